@@ -1,0 +1,7 @@
+"""Everything that talks to vetq from outside: the Python client, the CLI and the
+MCP server. Producers send tasks by name; importing this package pulls in no worker
+code and no provider SDK."""
+
+from api_client.client import Batch, Client, Job, NoWorkerError
+
+__all__ = ["Batch", "Client", "Job", "NoWorkerError"]

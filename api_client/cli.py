@@ -1,0 +1,286 @@
+"""The `vetq` command line. JSON on stdout, logs on stderr.
+
+Exit codes: 0 ok, 1 needs_review, 2 usage or input error, 3 pipeline or provider error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from core import __version__
+from core.errors import ConfigError, ErrorCode, VetqError
+
+EXIT_OK, EXIT_NEEDS_REVIEW, EXIT_INPUT, EXIT_PIPELINE = 0, 1, 2, 3
+INPUT_ERRORS = {ErrorCode.INVALID_INPUT.value, ErrorCode.BLINDNESS_LEAK.value}
+
+
+def exit_code_for(result: dict[str, Any]) -> int:
+    if "error" in result and isinstance(result["error"], dict):  # review error shape
+        return EXIT_INPUT if result["error"].get("code") in INPUT_ERRORS else EXIT_PIPELINE
+    status = result.get("status")
+    if status == "error":
+        return EXIT_INPUT if result.get("error_code") in INPUT_ERRORS else EXIT_PIPELINE
+    if status == "needs_review":
+        return EXIT_NEEDS_REVIEW
+    return EXIT_OK
+
+
+def emit(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def fail(code: ErrorCode, message: str, exit_code: int) -> int:
+    emit({"status": "error", "error_code": code.value, "error_message": message})
+    return exit_code
+
+
+def read_text(path: str | None) -> str:
+    if path and path != "-":
+        try:
+            with open(path, encoding="utf-8") as handle:
+                return handle.read()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise VetqError(f"cannot read {path}: {exc.__class__.__name__}: {exc}", code=ErrorCode.INVALID_INPUT) from None
+    if sys.stdin is None or sys.stdin.isatty():
+        raise VetqError("no input: pass --file FILE or pipe the document on stdin", code=ErrorCode.INVALID_INPUT)
+    return sys.stdin.read()
+
+
+def _threshold(value: str) -> float:
+    import math
+
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+    if not math.isfinite(number) or not 0.0 <= number <= 1.0:
+        raise argparse.ArgumentTypeError(f"{value!r} must be a number from 0 to 1")
+    return number
+
+
+def _positive_float(value: str) -> float:
+    try:
+        number = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+    if not number > 0:
+        raise argparse.ArgumentTypeError("must be greater than 0")
+    return number
+
+
+class _Parser(argparse.ArgumentParser):
+    """Usage errors exit 2 with the message on stderr, like every vetq input error."""
+
+    def error(self, message: str) -> None:  # type: ignore[override]
+        self.print_usage(sys.stderr)
+        sys.stderr.write(f"vetq: error: {message}\n")
+        raise SystemExit(EXIT_INPUT)
+
+
+def _add_job_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--file", "-f", help="read the document from FILE (default: stdin)")
+    parser.add_argument("--field-threshold", type=_threshold, help="flag fields below this confidence (0-1)")
+    parser.add_argument("--overall-threshold", type=_threshold, help="needs_review below this overall confidence (0-1)")
+    parser.add_argument("--heuristics-only", action="store_true", help="skip the Critic: deterministic checks only")
+    parser.add_argument("--no-wait", action="store_true", help="print the job id and return at once")
+    parser.add_argument("--batch", action="store_true", help="JSONL in, one JSON result per line out, in input order")
+    parser.add_argument("--timeout", type=_positive_float, help="seconds to wait for results (default VETQ_WAIT_TIMEOUT_S)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="vetq",
+        description="vetq: LLM jobs that check their own work. Extraction that verifies itself and "
+        "blind-first decision review, on Celery + Redis.",
+        epilog="Exit codes: 0 ok, 1 needs_review, 2 usage or input error, 3 pipeline or provider error. "
+        "VETQ_REDIS_URL unset means the embedded default (vetq's own Redis and an in-process worker).",
+    )
+    parser.add_argument("--version", action="version", version=f"vetq {__version__}")
+    verbs = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
+
+    extract = verbs.add_parser("extract", help="extract a verified invoice record from a document",
+                               description="Submit an extraction job, wait, print the result envelope.")
+    _add_job_flags(extract)
+    extract.set_defaults(handler=cmd_extract)
+
+    validate = verbs.add_parser("validate", help="verify a record you already have against its document",
+                                description="Submit a validation job (no Generator), wait, print the result.")
+    _add_job_flags(validate)
+    validate.add_argument("--data", help="the record as a JSON object (required unless --batch)")
+    validate.set_defaults(handler=cmd_validate)
+
+    status = verbs.add_parser("status", help="a job's status: queued, running, retrying, done or failed")
+    status.add_argument("job_id")
+    status.set_defaults(handler=cmd_status)
+
+    result = verbs.add_parser("result", help="wait for a job's result and print it")
+    result.add_argument("job_id")
+    result.add_argument("--timeout", type=_positive_float, help="seconds to wait (default VETQ_WAIT_TIMEOUT_S)")
+    result.set_defaults(handler=cmd_result)
+
+    worker = verbs.add_parser("worker", help="run a worker against VETQ_REDIS_URL in the foreground")
+    worker.add_argument("--queues", default="extract,review", help="comma-separated queues (default extract,review)")
+    worker.add_argument("--concurrency", type=int, default=None, help="parallel jobs (default: CPU count)")
+    worker.add_argument("--pool", choices=("prefork", "threads", "solo"), default="prefork")
+    worker.set_defaults(handler=cmd_worker)
+
+    up = verbs.add_parser("up", help="run the embedded Redis and N workers in the foreground")
+    up.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
+    up.add_argument("--concurrency", type=int, default=1, help="jobs per worker process (default 1)")
+    up.set_defaults(handler=cmd_up)
+    return parser
+
+
+def _client() -> Any:
+    from api_client.client import Client
+
+    return Client()
+
+
+def _options(args: argparse.Namespace) -> dict[str, Any]:
+    return {
+        "field_threshold": args.field_threshold,
+        "overall_threshold": args.overall_threshold,
+        "heuristics_only": args.heuristics_only,
+    }
+
+
+def _wait_timeout(args: argparse.Namespace) -> float:
+    from core.settings import load_settings
+
+    return args.timeout or load_settings().wait_timeout_s
+
+
+def _run_single(args: argparse.Namespace, request: dict[str, Any]) -> int:
+    timeout = _wait_timeout(args)
+    with _client() as client:
+        job = client.submit({**request, **_options(args)})
+        if args.no_wait:
+            emit({"job_id": job.id, "trace_id": job.trace_id, "status": job.status()})
+            if client._embedded is not None and client._embedded.worker is not None:
+                sys.stderr.write("vetq: note: embedded mode; the job runs when a worker next serves this Redis "
+                                 "(`vetq up`, or the next vetq command)\n")
+            return EXIT_OK
+        result = job.result(timeout=timeout)
+    emit(result)
+    return exit_code_for(result)
+
+
+def _run_batch(args: argparse.Namespace, kind: str) -> int:
+    from api_client.batch import Progress, parse_batch_line, read_lines
+
+    stream = open(args.file, encoding="utf-8") if args.file and args.file != "-" else sys.stdin  # noqa: SIM115
+    if stream is None or stream.isatty():
+        return fail(ErrorCode.INVALID_INPUT, "--batch reads JSONL from --file or stdin", EXIT_INPUT)
+    with stream:
+        parsed = [parse_batch_line(line, kind=kind, number=n) for n, line in read_lines(stream)]
+    timeout = _wait_timeout(args)
+    worst = EXIT_OK
+    with _client() as client:
+        requests = [line if line.get("status") == "error" else {**_options(args), **line} for _id, line in parsed]
+        batch = client.submit_batch(requests)
+        progress = Progress(len(batch))
+        ready: dict[int, dict[str, Any]] = {}
+        next_index = 0
+        for index, result in batch.as_completed(timeout=timeout):
+            ready[index] = result
+            progress.advance()
+            while next_index in ready:
+                line_id = parsed[next_index][0]
+                out = ready.pop(next_index)
+                if line_id is not None:
+                    out = {"id": line_id, **{k: v for k, v in out.items() if k != "id"}}
+                emit(out)
+                worst = max(worst, exit_code_for(out))
+                next_index += 1
+    return worst
+
+
+def cmd_extract(args: argparse.Namespace) -> int:
+    if args.batch:
+        return _run_batch(args, "extract")
+    return _run_single(args, {"kind": "extract", "text": read_text(args.file)})
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    if args.batch:
+        return _run_batch(args, "validate")
+    if args.data is None:
+        return fail(ErrorCode.INVALID_INPUT, "validate needs --data '{...}' (the record to check)", EXIT_INPUT)
+    try:
+        data = json.loads(args.data)
+    except ValueError as exc:
+        return fail(ErrorCode.INVALID_INPUT, f"--data is not valid JSON: {exc}", EXIT_INPUT)
+    if not isinstance(data, dict):
+        return fail(ErrorCode.INVALID_INPUT, "--data must be a JSON object", EXIT_INPUT)
+    return _run_single(args, {"kind": "validate", "text": read_text(args.file), "data": data})
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    with _client() as client:
+        emit({"job_id": args.job_id, "status": client.job(args.job_id).status()})
+    return EXIT_OK
+
+
+def cmd_result(args: argparse.Namespace) -> int:
+    with _client() as client:
+        result = client.job(args.job_id).result(timeout=_wait_timeout(args))
+    emit(result)
+    return exit_code_for(result)
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from api_client.service_cli import run_worker
+
+    return run_worker(args)
+
+
+def cmd_up(args: argparse.Namespace) -> int:
+    from api_client.service_cli import run_up
+
+    return run_up(args)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from core.logging import configure_logging
+
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "handler", None):
+        parser.print_help(sys.stderr)
+        return EXIT_INPUT
+    handler: Callable[[argparse.Namespace], int] = args.handler
+    try:
+        from core.settings import load_settings
+
+        settings = load_settings()
+        configure_logging(settings.log_level if args.verb in ("worker", "up") else _cli_log_level())
+        return handler(args)
+    except ConfigError as exc:
+        return fail(exc.code, exc.message, EXIT_INPUT)
+    except VetqError as exc:
+        exit_code = EXIT_INPUT if exc.code.value in INPUT_ERRORS else EXIT_PIPELINE
+        return fail(exc.code, exc.message, exit_code)
+    except KeyboardInterrupt:
+        sys.stderr.write("vetq: interrupted\n")
+        return 130
+
+
+def _cli_log_level() -> str:
+    import os
+
+    # A one-shot command keeps stderr quiet unless asked: warnings and errors only.
+    return os.environ.get("VETQ_LOG_LEVEL", "WARNING")
+
+
+def entrypoint() -> None:
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entrypoint()

@@ -1,0 +1,94 @@
+"""`vetq worker` and `vetq up`: the verbs that run the service rather than use it.
+They import workers/ lazily; the producer verbs never load this module."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import signal
+import sys
+import time
+from typing import Any
+
+import structlog
+
+from core.errors import ConfigError
+from core.queue import QUEUES
+from core.settings import load_settings
+
+log = structlog.get_logger("vetq.service")
+
+
+def _queues(raw: str) -> list[str]:
+    queues = [q.strip() for q in raw.split(",") if q.strip()]
+    unknown = [q for q in queues if q not in QUEUES]
+    if not queues or unknown:
+        raise ConfigError(f"--queues takes a comma-separated subset of {','.join(QUEUES)}; got {raw!r}")
+    return queues
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    from workers.app import UnsafeSettingsError, create_app
+    from workers.embedded_redis import running_embedded
+    from workers.runner import run_foreground
+
+    settings = load_settings()
+    queues = _queues(args.queues)
+    url = settings.redis_url
+    if url is None:
+        state = running_embedded(settings.home)
+        if state is None:
+            raise ConfigError(
+                "VETQ_REDIS_URL is not set and no embedded Redis is running: set VETQ_REDIS_URL to your Redis, "
+                "or run `vetq up` for a single machine"
+            )
+        url = state["url"]
+    try:
+        app = create_app(settings, url)
+    except UnsafeSettingsError as exc:
+        raise ConfigError(str(exc)) from None
+    concurrency = args.concurrency or os.cpu_count() or 1
+    log.info("worker_starting", queues=queues, concurrency=concurrency, pool=args.pool)
+    run_foreground(app, queues=queues, concurrency=concurrency, pool=args.pool, loglevel=settings.log_level)
+    return 0
+
+
+def run_up(args: argparse.Namespace) -> int:
+    from workers.embedded_redis import EmbeddedRedis
+    from workers.runner import spawn_worker_process, stop_processes
+
+    settings = load_settings()
+    if settings.redis_url:
+        raise ConfigError("`vetq up` runs the embedded Redis; unset VETQ_REDIS_URL, or run `vetq worker` against it")
+    if args.workers < 1:
+        raise ConfigError("--workers must be at least 1")
+    stopping = False
+
+    def request_stop(signum: int, _frame: Any) -> None:
+        nonlocal stopping
+        stopping = True
+
+    previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    redis = EmbeddedRedis(settings.home, role="up").start()
+    if not redis.owner:
+        redis.stop()
+        raise ConfigError(f"an embedded Redis already runs for {settings.home} at {redis.url}; use that one")
+    workers: list = []
+    try:
+        workers = [spawn_worker_process(redis.url, concurrency=args.concurrency) for _ in range(args.workers)]
+        sys.stdout.write(f"export VETQ_REDIS_URL={redis.url}\n")
+        sys.stdout.flush()
+        sys.stderr.write(f"vetq up: Redis at {redis.url}, {args.workers} worker process(es). Ctrl-C stops all.\n")
+        while not stopping:
+            for index, process in enumerate(workers):
+                if process.poll() is not None and not stopping:
+                    log.warning("worker_died_restarting", pid=process.pid, exit_code=process.returncode)
+                    workers[index] = spawn_worker_process(redis.url, concurrency=args.concurrency)
+            time.sleep(0.2)
+    finally:
+        sys.stderr.write("vetq up: stopping workers and Redis\n")
+        stop_processes(workers)
+        redis.stop()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+    return 0

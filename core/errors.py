@@ -1,0 +1,43 @@
+"""The one error vocabulary shared by extraction and review jobs."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class ErrorCode(StrEnum):
+    INVALID_INPUT = "INVALID_INPUT"
+    CONFIG_ERROR = "CONFIG_ERROR"
+    PROVIDER_HTTP_ERROR = "PROVIDER_HTTP_ERROR"
+    PROVIDER_NETWORK_ERROR = "PROVIDER_NETWORK_ERROR"
+    RATE_LIMITED = "RATE_LIMITED"
+    TIMEOUT = "TIMEOUT"
+    MALFORMED_RESPONSE = "MALFORMED_RESPONSE"
+    OUTPUT_TRUNCATED = "OUTPUT_TRUNCATED"
+    BUDGET_EXCEEDED = "BUDGET_EXCEEDED"
+    BLINDNESS_LEAK = "BLINDNESS_LEAK"
+    INTERNAL_ERROR = "INTERNAL_ERROR"
+
+
+class VetqError(Exception):
+    """A failure that becomes an error envelope: it carries its code and a message
+    safe to show a user (no document text, no secret)."""
+
+    code: ErrorCode = ErrorCode.INTERNAL_ERROR
+
+    def __init__(self, message: str, *, code: ErrorCode | None = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+
+    @property
+    def message(self) -> str:
+        return str(self.args[0]) if self.args else self.code.value
+
+
+class InvalidInputError(VetqError):
+    code = ErrorCode.INVALID_INPUT
+
+
+class ConfigError(VetqError):
+    code = ErrorCode.CONFIG_ERROR

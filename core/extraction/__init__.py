@@ -1,0 +1,1 @@
+"""Extraction that verifies itself: Generator -> heuristics -> Critic -> gate."""

@@ -1,0 +1,279 @@
+"""Parsing and finding money amounts written the ways people write them.
+
+Separator rules: when both ``.`` and ``,`` appear, the last one is the decimal
+separator. A single separator followed by exactly three digits (and an integer part
+of one to three digits) is a thousands separator (``1,234`` = ``1.234`` = 1234);
+followed by one or two digits it is decimal. Spaces (also NBSP U+00A0, narrow NBSP
+U+202F, thin space U+2009) and apostrophes (``1'234.56``) group thousands.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from bisect import bisect_right
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+
+from core.extraction.currencies import ISO_4217
+from core.extraction.dates import find_date_mentions
+
+__all__ = ["AmountMention", "parse_amount", "find_amounts", "to_cents", "CENT"]
+
+CENT = Decimal("0.01")
+_GROUP_CHARS = " \u00a0\u202f\u2009'\u2019"
+_ALL_SEPS = ".," + _GROUP_CHARS
+_CORE_RE = re.compile(r"[0-9][0-9.,'\u2019 \u00a0\u202f\u2009]*[0-9]|[0-9]")
+_GROUP_SPLIT = re.compile(r"[.,'\u2019 \u00a0\u202f\u2009]")
+_MINUS = "-\u2212"
+# letters glued to a number that still leave it an amount ("1.234,56EUR", "100zł")
+_GLUED_UNITS = frozenset({"zł", "kr", "fr", "kč", "ft", "lei", "lv", "kn"})
+_MAX_TOKEN = 40
+
+
+@dataclass(frozen=True)
+class AmountMention:
+    value: Decimal
+    start: int
+    end: int
+    raw: str
+
+
+def to_cents(value: Decimal) -> Decimal | None:
+    """``value`` rounded to cents, or None when it cannot be (huge / NaN)."""
+    try:
+        if not value.is_finite():
+            return None
+        return value.quantize(CENT, rounding=ROUND_HALF_UP)
+    except (InvalidOperation, ValueError, OverflowError):
+        return None
+
+
+def _valid_groups(int_part: str) -> bool:
+    groups = _GROUP_SPLIT.split(int_part)
+    if len(groups) == 1:
+        return bool(groups[0])
+    first, rest = groups[0], groups[1:]
+    if not (1 <= len(first) <= 3) or not first.isdigit():
+        return False
+    if all(len(g) == 3 and g.isdigit() for g in rest):
+        return True
+    # Indian grouping: 1,23,45,678
+    return (
+        len(first) <= 2
+        and len(rest[-1]) == 3
+        and all(len(g) == 2 and g.isdigit() for g in rest[:-1])
+        and rest[-1].isdigit()
+    )
+
+
+def _parse_core(s: str) -> Decimal | None:
+    """Parse digits with separators (no sign, no currency)."""
+    if not s or not _CORE_RE.fullmatch(s):
+        return None
+    dot, comma = s.rfind("."), s.rfind(",")
+    has_grouping = any(c in _GROUP_CHARS for c in s)
+    dec: int = -1  # index of the decimal separator
+    if dot >= 0 and comma >= 0:
+        dec = max(dot, comma)
+        thou = "," if dec == dot else "."
+        if s.count(s[dec]) != 1 or s.find(thou) > dec:
+            return None
+    elif dot >= 0 or comma >= 0:
+        sep = "." if dot >= 0 else ","
+        pos = max(dot, comma)
+        if s.count(sep) == 1:
+            before, after = s[:pos], s[pos + 1 :]
+            if (
+                len(after) == 3
+                and not has_grouping
+                and 1 <= len(before) <= 3
+                and before.isdigit()
+                and before[0] != "0"
+            ):
+                dec = -1  # thousands separator
+            else:
+                dec = pos
+        else:
+            dec = -1  # repeated: thousands separators
+    int_part = s if dec < 0 else s[:dec]
+    frac = "" if dec < 0 else s[dec + 1 :]
+    if frac and not frac.isdigit():
+        return None
+    if not int_part or not _valid_groups(int_part):
+        return None
+    digits = "".join(c for c in int_part if c.isdigit())
+    if not digits.isascii():
+        return None
+    try:
+        return Decimal(digits + ("." + frac if frac else ""))
+    except InvalidOperation:  # pragma: no cover - defensive
+        return None
+
+
+def _affix_ok(a: str) -> bool:
+    for ch in a:
+        if ch.isalpha() or ch in " .\u00a0\u202f\u2009:" or ch in _MINUS or ch == "+":
+            continue
+        try:
+            if unicodedata.category(ch) == "Sc":
+                continue
+        except (TypeError, ValueError):  # pragma: no cover
+            pass
+        return False
+    return True
+
+
+_PARSE_RE = re.compile(r"(?P<pre>[^0-9]*?)(?P<core>[0-9][0-9.,'\u2019 \u00a0\u202f\u2009]*[0-9]|[0-9])(?P<post>[^0-9]*)")
+
+
+def parse_amount(s: str) -> Decimal | None:
+    """Parse one written amount (``€1.234,56``, ``1 234,56 zł``, ``(12.50)``,
+    ``USD 1,234.56``...). None when ``s`` is not an amount."""
+    if not isinstance(s, str):
+        return None
+    s = s.strip()
+    if len(s) > 200:
+        return None
+    neg = False
+    if len(s) >= 2 and s[0] == "(" and s[-1] == ")":
+        neg = True
+        s = s[1:-1].strip()
+    m = _PARSE_RE.fullmatch(s)
+    if not m:
+        return None
+    pre, core, post = m.group("pre"), m.group("core"), m.group("post")
+    if not _affix_ok(pre) or not _affix_ok(post):
+        return None
+    signs = sum(pre.count(c) + post.count(c) for c in _MINUS)
+    if signs > 1:
+        return None
+    if signs == 1:
+        if neg:
+            return None
+        neg = True
+    value = _parse_core(core)
+    if value is None:
+        return None
+    return -value if neg else value
+
+
+_NUM_RE = re.compile(
+    r"(?<![0-9'\u2019])(?<![0-9][.,])"
+    r"(?P<sign>[-\u2212](?=[0-9]))?"
+    r"(?P<num>"
+    r"[1-9][0-9]{0,2}(?:,[0-9]{3})+(?:\.[0-9]+)?"
+    r"|[1-9][0-9]{0,2}(?:\.[0-9]{3})+(?:,[0-9]+)?"
+    r"|[1-9][0-9]?(?:,[0-9]{2})+,[0-9]{3}(?:\.[0-9]+)?"
+    r"|[1-9][0-9]{0,2}(?:[\u00a0\u202f\u2009][0-9]{3})+(?:[.,][0-9]+)?"
+    r"|[1-9][0-9]{0,2}(?: [0-9]{3})+(?:,[0-9]+)?(?![.][0-9])"
+    r"|[1-9][0-9]{0,2}(?:['\u2019][0-9]{3})+(?:[.,][0-9]+)?"
+    r"|[0-9]+(?:[.,][0-9]+)?"
+    r")"
+    r"(?![0-9]|[.,'\u2019][0-9])"
+)
+_PHONE_RE = re.compile(
+    r"\+[0-9][0-9 \-.()]{6,22}[0-9]"
+    r"|(?i:(?<![^\W_])(?:tel|phone|telephone|fax|mobile|mob|cell|ph)(?![^\W_])\.?:?[ \t]*)"
+    r"[+0-9(][0-9 \-.()/]{5,22}[0-9]"
+)
+
+
+def _letters_before(text: str, i: int) -> str:
+    j = i
+    while j > 0 and i - j < 12 and text[j - 1].isalpha():
+        j -= 1
+    return text[j:i]
+
+
+def _letters_after(text: str, i: int) -> str:
+    j = i
+    n = len(text)
+    while j < n and j - i < 12 and text[j].isalpha():
+        j += 1
+    return text[i:j]
+
+
+def _is_unit(word: str) -> bool:
+    return (word.isupper() and word in ISO_4217) or word.casefold() in _GLUED_UNITS
+
+
+def _merge(zones: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
+    zones.sort()
+    starts: list[int] = []
+    ends: list[int] = []
+    for s, e in zones:
+        if ends and s <= ends[-1]:
+            ends[-1] = max(ends[-1], e)
+        else:
+            starts.append(s)
+            ends.append(e)
+    return starts, ends
+
+
+def _in_zone(starts: list[int], ends: list[int], s: int, e: int) -> bool:
+    k = bisect_right(starts, e - 1) - 1
+    return k >= 0 and ends[k] > s
+
+
+def _keep(text: str, s: int, e: int) -> bool:
+    """Context filter: drop numbers glued to words, slashes, times, percents..."""
+    n = len(text)
+    if s > 0:
+        p = text[s - 1]
+        if p.isalpha():
+            if not _is_unit(_letters_before(text, s)):
+                return False
+        elif p in "/\\#@_+&" or p in _MINUS:
+            return False
+        elif p in ".:" and s > 1 and (text[s - 2].isdigit()):
+            return False
+        elif p == "." and (s == 1 or not text[s - 2].isalpha()):
+            return False
+        elif p.isdigit():  # a non-ASCII digit
+            return False
+    if e < n:
+        q = text[e]
+        if q.isalpha():
+            if not _is_unit(_letters_after(text, e)):
+                return False
+        elif q in "/\\@_%\u2030" or q.isdigit():
+            return False
+        elif q in _MINUS + ":" and e + 1 < n and text[e + 1].isdigit():
+            return False
+        else:
+            rest = text[e : e + 3].lstrip(" \u00a0\u202f\u2009")
+            if rest.startswith("%"):
+                return False
+    return True
+
+
+def find_amounts(text: str) -> list[AmountMention]:
+    """Every amount written in ``text``, in order. Numbers that are part of dates,
+    phone numbers, identifiers (``GLX/2026/778``), ordinals, times and percentages
+    are left out."""
+    if not isinstance(text, str) or not text:
+        return []
+    zones = [(d.start, d.end) for d in find_date_mentions(text)]
+    zones.extend(m.span() for m in _PHONE_RE.finditer(text))
+    zstarts, zends = _merge(zones)
+    out: list[AmountMention] = []
+    for m in _NUM_RE.finditer(text):
+        num = m.group("num")
+        if len(num) > _MAX_TOKEN:
+            continue
+        s, e = m.start(), m.end()
+        if not _keep(text, s, e):
+            continue
+        if zstarts and _in_zone(zstarts, zends, s, e):
+            continue
+        value = _parse_core(num)
+        if value is None:
+            continue
+        if m.group("sign"):
+            value = -value
+        elif s > 0 and e < len(text) and text[s - 1] == "(" and text[e] == ")":
+            value = -value
+            s, e = s - 1, e + 1
+        out.append(AmountMention(value=value, start=s, end=e, raw=text[s:e]))
+    return out

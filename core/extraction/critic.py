@@ -1,0 +1,96 @@
+"""The Critic: a second model scores every field of the candidate against the source."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from pydantic import ValidationError
+
+from core.extraction.generator import describe_validation_error
+from core.extraction.schema import FIELD_NAMES, CritiqueResult, InvoiceData
+from core.llm.client import LLMClient
+from core.llm.gate import CallGate
+from core.llm.structured import StructuredAnswer, UnusableAnswer, ask_structured
+from core.prompts import fence, load_prompt
+
+PROMPT_FILE = "critic_v1.md"
+
+
+def normalise_confidence(value: Any) -> Any:
+    """0.8, "0.8", "80%" and 80 all mean 0.8; anything else is left for validation."""
+    if isinstance(value, str):
+        text = value.strip()
+        percent = text.endswith("%")
+        try:
+            number = float(text.rstrip("%").strip())
+        except ValueError:
+            return value
+        return number / 100 if percent or number > 1 else number
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and 1 < value <= 100:
+        return value / 100
+    return value
+
+
+def _normalise_grounded(value: Any) -> Any:
+    if isinstance(value, str) and value.strip().lower() in {"true", "yes"}:
+        return True
+    if isinstance(value, str) and value.strip().lower() in {"false", "no"}:
+        return False
+    return value
+
+
+def parse_critique(obj: dict[str, Any]) -> CritiqueResult:
+    raw = obj.get("verdicts", obj.get("fields"))
+    if isinstance(raw, dict):  # {"vendor_name": {...}, ...}
+        raw = [{"field": name, **v} for name, v in raw.items() if isinstance(v, dict)]
+    if not isinstance(raw, list):
+        raise UnusableAnswer('"verdicts" must be a list with one entry per field')
+    verdicts = []
+    for item in raw:
+        if not isinstance(item, dict) or item.get("field") not in FIELD_NAMES:
+            continue  # a verdict for a field we do not have cannot move the gate
+        verdicts.append(
+            {
+                "field": item["field"],
+                "confidence": normalise_confidence(item.get("confidence")),
+                "grounded": _normalise_grounded(item.get("grounded")),
+                "reason": str(item.get("reason") or "")[:500],
+            }
+        )
+    try:
+        return CritiqueResult.model_validate(
+            {
+                "verdicts": verdicts,
+                "overall_confidence": normalise_confidence(obj.get("overall_confidence")),
+                "summary": str(obj.get("summary") or "")[:1000],
+            }
+        )
+    except ValidationError as exc:
+        raise UnusableAnswer(describe_validation_error(exc)) from None
+
+
+class Critic:
+    def __init__(self, client: LLMClient, gate: CallGate, *, max_tokens: int, repair_retries: int) -> None:
+        self.client = client
+        self.gate = gate
+        self.max_tokens = max_tokens
+        self.repair_retries = repair_retries
+
+    def run(self, text: str, candidate: InvoiceData) -> StructuredAnswer[CritiqueResult]:
+        candidate_json = json.dumps(candidate.model_dump(mode="json"), ensure_ascii=False, indent=1)
+        return ask_structured(
+            self.gate,
+            self.client,
+            stage="critic",
+            system=load_prompt("core.extraction", PROMPT_FILE),
+            user=(
+                "Check this candidate extraction against its source document.\n\n"
+                + fence("document", text)
+                + "\n\n"
+                + fence("candidate", candidate_json)
+            ),
+            parse=parse_critique,
+            max_tokens=self.max_tokens,
+            repair_retries=self.repair_retries,
+        )

@@ -1,0 +1,146 @@
+"""Finding dates in messy text in the forms people write them.
+
+``find_date_mentions`` returns every date-looking mention with the set of real
+dates it can mean (an ambiguous ``03/04/2026`` means both 3 April and 4 March).
+``find_date_spans`` filters those for one date.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime
+
+__all__ = ["DateMention", "find_date_mentions", "find_date_spans", "is_real_iso_date", "MONTHS"]
+
+_ISO_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+
+
+def is_real_iso_date(s: object) -> bool:
+    """True for a string ``YYYY-MM-DD`` naming a real calendar date."""
+    if not isinstance(s, str) or not _ISO_RE.fullmatch(s):
+        return False
+    try:
+        date.fromisoformat(s)
+    except ValueError:
+        return False
+    return True
+
+
+MONTHS: dict[str, int] = {}
+
+
+def _add(month: int, *names: str) -> None:
+    for n in names:
+        MONTHS[n] = month
+
+
+# English (full and abbreviated), German, French, Spanish, Italian, Dutch.
+_add(1, "january", "jan", "januar", "jänner", "jaenner", "janvier", "janv", "enero", "ene", "gennaio", "januari")
+_add(2, "february", "feb", "febr", "februar", "feber", "février", "fevrier", "févr", "fevr", "febrero", "febbraio", "februari")
+_add(3, "march", "mar", "märz", "maerz", "mars", "marzo", "maart", "mrt")
+_add(4, "april", "apr", "avril", "avr", "abril", "abr", "aprile")
+_add(5, "may", "mai", "mayo", "maggio", "mei")
+_add(6, "june", "jun", "juni", "juin", "junio", "giugno")
+_add(7, "july", "jul", "juli", "juillet", "juil", "julio", "luglio")
+_add(8, "august", "aug", "août", "aout", "agosto", "ago", "augustus")
+_add(9, "september", "sep", "sept", "septembre", "septiembre", "setiembre", "settembre")
+_add(10, "october", "oct", "oktober", "okt", "octobre", "octubre", "ottobre", "ott")
+_add(11, "november", "nov", "novembre", "noviembre")
+_add(12, "december", "dec", "dezember", "dez", "décembre", "decembre", "diciembre", "dic", "dicembre")
+
+_MONTH_ALT = "|".join(re.escape(n) for n in sorted(MONTHS, key=len, reverse=True))
+_MON = rf"(?<![^\W\d_])(?P<mon>{_MONTH_ALT})(?![^\W\d_])\.?"
+_GAP = r"[ \t\u00a0\u202f,./\-]{0,4}"
+_ORD = r"(?:st|nd|rd|th|er|º|°)?"
+
+# 28 February 2026, 28th Feb 2026, 28. Februar 2026, 28-Feb-2026, 1er mars 2026, 28 de febrero de 2026
+_DMY_NAMED = re.compile(
+    rf"(?<![0-9])(?P<d>[0-9]{{1,2}}){_ORD}{_GAP}(?:(?:of|de)[ \t]{{1,3}})?{_MON}{_GAP}"
+    rf"(?:(?:de|del)[ \t]{{1,3}})?(?P<y>[0-9]{{4}}|'?[0-9]{{2}})(?![0-9])",
+    re.IGNORECASE,
+)
+# Feb 28, 2026 / February 28th, 2026 / Feb. 28 2026
+_MDY_NAMED = re.compile(
+    rf"{_MON}{_GAP}(?P<d>[0-9]{{1,2}})(?![0-9]){_ORD}{_GAP}(?P<y>[0-9]{{4}}|'[0-9]{{2}})(?![0-9])",
+    re.IGNORECASE,
+)
+# 2026-02-28, 2026/02/28, 28.02.2026, 02/28/2026, 28-02-2026, 28.02.26, 3/7/2026
+_NUMERIC = re.compile(
+    r"(?<![0-9.,/\-])(?P<a>[0-9]{1,4})(?P<sep>[./\-])(?P<b>[0-9]{1,2})(?P=sep)(?P<c>[0-9]{4}|[0-9]{2})"
+    r"(?![0-9]|[.,/\-][0-9])"
+)
+
+
+@dataclass(frozen=True)
+class DateMention:
+    start: int
+    end: int
+    dates: frozenset[date]
+
+
+def _mk(y: int, m: int, d: int) -> date | None:
+    try:
+        return date(y, m, d)
+    except (ValueError, OverflowError):
+        return None
+
+
+def _year(s: str) -> int:
+    s = s.lstrip("'")
+    y = int(s)
+    if len(s) == 2:
+        y += 2000 if y < 70 else 1900
+    return y
+
+
+def _named_dates(m: re.Match[str]) -> frozenset[date]:
+    mon = MONTHS.get(m.group("mon").casefold())
+    if mon is None:
+        return frozenset()
+    got = _mk(_year(m.group("y")), mon, int(m.group("d")))
+    return frozenset({got}) if got else frozenset()
+
+
+def _numeric_dates(m: re.Match[str]) -> frozenset[date]:
+    a, b, c, sep = m.group("a"), m.group("b"), m.group("c"), m.group("sep")
+    out: set[date | None] = set()
+    if len(a) == 4:
+        if len(c) == 2:
+            out.add(_mk(int(a), int(b), int(c)))
+    elif len(a) <= 2:
+        y = _year(c)
+        out.add(_mk(y, int(b), int(a)))  # day-month-year
+        if sep != ".":
+            out.add(_mk(y, int(a), int(b)))  # month/day/year
+    out.discard(None)
+    return frozenset(d for d in out if d is not None)
+
+
+def find_date_mentions(text: str) -> list[DateMention]:
+    """Every date-like mention in ``text`` with the real dates it can mean (mentions
+    that name no real date are left out). Sorted by position."""
+    if not isinstance(text, str) or not text:
+        return []
+    found: dict[tuple[int, int], set[date]] = {}
+    for rx, interp in ((_NUMERIC, _numeric_dates), (_DMY_NAMED, _named_dates), (_MDY_NAMED, _named_dates)):
+        for m in rx.finditer(text):
+            ds = interp(m)
+            if not ds:
+                continue
+            end = m.end()
+            # a trailing '.' of an abbreviation-free match is punctuation, not date
+            found.setdefault((m.start(), end), set()).update(ds)
+    return [DateMention(s, e, frozenset(ds)) for (s, e), ds in sorted(found.items())]
+
+
+def find_date_spans(text: str, value: date) -> list[tuple[int, int]]:
+    """Spans of every written form of ``value`` in ``text``."""
+    if isinstance(value, datetime):
+        value = value.date()
+    if not isinstance(value, date):
+        if is_real_iso_date(value):
+            value = date.fromisoformat(value)  # type: ignore[arg-type]
+        else:
+            return []
+    return [(m.start, m.end) for m in find_date_mentions(text) if value in m.dates]

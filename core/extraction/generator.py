@@ -1,0 +1,53 @@
+"""The Generator: one model turns the document into a candidate InvoiceData."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import ValidationError
+
+from core.extraction.schema import FIELD_NAMES, InvoiceData
+from core.llm.client import LLMClient
+from core.llm.gate import CallGate
+from core.llm.structured import StructuredAnswer, UnusableAnswer, ask_structured
+from core.prompts import fence, load_prompt
+
+PROMPT_FILE = "generator_v1.md"
+
+
+def describe_validation_error(exc: ValidationError) -> str:
+    parts = []
+    for error in exc.errors()[:5]:
+        where = ".".join(str(p) for p in error["loc"]) or "value"
+        parts.append(f"{where}: {error['msg'].removeprefix('Value error, ')}")
+    return "; ".join(parts)
+
+
+def parse_invoice(obj: dict[str, Any]) -> InvoiceData:
+    # Keys outside the schema are dropped rather than refused: a model that adds a
+    # "notes" key has still answered the question.
+    known = {key: obj.get(key) for key in FIELD_NAMES}
+    try:
+        return InvoiceData.model_validate(known)
+    except ValidationError as exc:
+        raise UnusableAnswer(describe_validation_error(exc)) from None
+
+
+class Generator:
+    def __init__(self, client: LLMClient, gate: CallGate, *, max_tokens: int, repair_retries: int) -> None:
+        self.client = client
+        self.gate = gate
+        self.max_tokens = max_tokens
+        self.repair_retries = repair_retries
+
+    def run(self, text: str) -> StructuredAnswer[InvoiceData]:
+        return ask_structured(
+            self.gate,
+            self.client,
+            stage="generator",
+            system=load_prompt("core.extraction", PROMPT_FILE),
+            user="Extract the invoice fields from this document.\n\n" + fence("document", text),
+            parse=parse_invoice,
+            max_tokens=self.max_tokens,
+            repair_retries=self.repair_retries,
+        )

@@ -1,0 +1,211 @@
+"""One extraction or validation run: input checks, Generator, heuristics, Critic and
+the confidence gate, returning a result envelope. Never raises for a domain failure."""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+from pydantic import ValidationError
+
+from core.errors import ErrorCode, InvalidInputError, VetqError
+from core.extraction.critic import Critic
+from core.extraction.gate import BASE_CONFIDENCE_WITHOUT_CRITIC, decide
+from core.extraction.generator import Generator
+from core.extraction.heuristics import run_heuristics
+from core.extraction.schema import (
+    ErrorEnvelope,
+    ExtractionOutcome,
+    ExtractionRequest,
+    ExtractionResult,
+    InvoiceData,
+    ValidationRequest,
+)
+from core.llm.client import LLMClient, ModelSpec
+from core.llm.errors import LLMError
+from core.llm.factory import make_client
+from core.llm.gate import CallGate, DirectGate
+from core.llm.types import Usage
+from core.settings import VetqSettings, load_settings
+from core.validation import explain, parse_model
+
+log = structlog.get_logger("vetq.extraction")
+
+ClientFactory = Callable[[ModelSpec], LLMClient]
+
+
+def parse_extraction_payload(payload: Any) -> ExtractionRequest | ValidationRequest:
+    """A task's JSON payload as the request model it names (kind: extract | validate)."""
+    kind = payload.get("kind", "extract") if isinstance(payload, dict) else None
+    model = ValidationRequest if kind == "validate" else ExtractionRequest
+    return parse_model(model, payload, what=f"{kind or 'extraction'} request")
+
+
+class ExtractionPipeline:
+    """Built once per process; clients are made the first time a role needs one, so a
+    heuristics-only validation builds no provider client at all."""
+
+    def __init__(
+        self,
+        settings: VetqSettings | None = None,
+        *,
+        generator_client: LLMClient | None = None,
+        critic_client: LLMClient | None = None,
+        client_factory: ClientFactory | None = None,
+        gate: CallGate | None = None,
+    ) -> None:
+        self.settings = settings or load_settings()
+        self.gate: CallGate = gate or DirectGate()
+        self._clients: dict[str, LLMClient] = {}
+        if generator_client is not None:
+            self._clients["generator"] = generator_client
+        if critic_client is not None:
+            self._clients["critic"] = critic_client
+        self._client_factory = client_factory or (
+            lambda spec: make_client(spec, timeout_s=self.settings.provider_timeout_s)
+        )
+
+    def client(self, role: str) -> LLMClient:
+        if role not in self._clients:
+            self._clients[role] = self._client_factory(self.settings.spec(role))
+        return self._clients[role]
+
+    # Convenience faces for in-process callers.
+    def extract(self, text: str, **options: Any) -> ExtractionOutcome:
+        return self.run({"kind": "extract", "text": text, **options})
+
+    def validate(self, text: str, data: Any, **options: Any) -> ExtractionOutcome:
+        return self.run({"kind": "validate", "text": text, "data": data, **options})
+
+    def run(self, payload: Any, *, raise_retryable: bool = False) -> ExtractionOutcome:
+        """Run one job. With raise_retryable, a transient provider failure (429, 5xx,
+        network, timeout) propagates so the queue can retry the job; otherwise every
+        failure is an error envelope."""
+        trace_id = _trace_id_of(payload)
+        with structlog.contextvars.bound_contextvars(trace_id=trace_id):
+            usage: dict[str, Usage] = {}
+            try:
+                request = parse_extraction_payload(payload)
+                return self._run(request, trace_id, usage)
+            except LLMError as exc:
+                _merge_partial_usage(usage, exc)
+                if raise_retryable and exc.retryable:
+                    raise
+                log.warning("extraction_failed", error_code=exc.code.value, error=exc.message)
+                return ErrorEnvelope(error_code=exc.code, error_message=exc.message, trace_id=trace_id, usage=usage)
+            except VetqError as exc:
+                log.warning("extraction_failed", error_code=exc.code.value, error=exc.message)
+                return ErrorEnvelope(error_code=exc.code, error_message=exc.message, trace_id=trace_id, usage=usage)
+            except Exception as exc:  # a bug must still end as an envelope, never a lost job
+                log.exception("extraction_internal_error")
+                return ErrorEnvelope(
+                    error_code=ErrorCode.INTERNAL_ERROR,
+                    error_message=f"internal error ({type(exc).__name__}); see the worker log for trace {trace_id}",
+                    trace_id=trace_id,
+                    usage=usage,
+                )
+
+    def _check_text(self, text: str) -> None:
+        if not text.strip():
+            raise InvalidInputError("text is empty: send the document's text")
+        if len(text) > self.settings.max_document_chars:
+            raise InvalidInputError(
+                f"text is {len(text):,} characters; the limit is {self.settings.max_document_chars:,} "
+                "(VETQ_MAX_DOCUMENT_CHARS): split the document or raise the limit"
+            )
+
+    def _run(
+        self, request: ExtractionRequest | ValidationRequest, trace_id: str, usage: dict[str, Usage]
+    ) -> ExtractionResult:
+        started = time.perf_counter()
+        self._check_text(request.text)
+        field_threshold = _pick(request.field_threshold, self.settings.field_threshold)
+        overall_threshold = _pick(request.overall_threshold, self.settings.overall_threshold)
+        notes: list[str] = []
+
+        if isinstance(request, ValidationRequest):
+            try:
+                data = InvoiceData.model_validate(request.data)
+            except ValidationError as exc:
+                raise InvalidInputError(f"data does not fit InvoiceData: {explain(exc)}") from None
+            notes.append("generator off: data supplied by the caller")
+        else:
+            generator = Generator(
+                self.client("generator"),
+                self.gate,
+                max_tokens=self.settings.generator_max_tokens,
+                repair_retries=self.settings.parse_retries,
+            )
+            answer = generator.run(request.text)
+            usage["generator"] = answer.usage
+            data = answer.value
+            if answer.attempts > 1:
+                notes.append(f"generator answer repaired after {answer.attempts - 1} unusable attempt(s)")
+
+        checks = run_heuristics(request.text, data)
+
+        critique = None
+        critic_summary = None
+        if request.heuristics_only:
+            notes.append(f"critic off: committed fields start from {BASE_CONFIDENCE_WITHOUT_CRITIC} before the heuristics")
+        elif data.committed():
+            critic = Critic(
+                self.client("critic"),
+                self.gate,
+                max_tokens=self.settings.critic_max_tokens,
+                repair_retries=self.settings.parse_retries,
+            )
+            answer_c = critic.run(request.text, data)
+            usage["critic"] = answer_c.usage
+            critique = answer_c.value
+            critic_summary = critique.summary or None
+        else:
+            notes.append("nothing was extracted, so the critic was not asked")
+
+        decision = decide(
+            data, checks, critique, field_threshold=field_threshold, overall_threshold=overall_threshold
+        )
+        result = ExtractionResult(
+            status=decision.status,
+            data=data,
+            field_confidence=decision.field_confidence,
+            overall_confidence=decision.overall_confidence,
+            flagged_fields=decision.flagged_fields,
+            field_provenance={name: check.spans for name, check in checks.items() if check.spans},
+            trace_id=trace_id,
+            critic_summary=critic_summary,
+            notes=notes + decision.notes,
+            usage=usage,
+        )
+        log.info(
+            "extraction_done",
+            status=result.status,
+            flagged=[f.field for f in result.flagged_fields],
+            overall_confidence=result.overall_confidence,
+            total_tokens=sum(u.total_tokens for u in usage.values()),
+            duration_ms=round((time.perf_counter() - started) * 1000, 1),
+        )
+        return result
+
+
+def _pick(requested: float | None, default: float) -> float:
+    return default if requested is None else requested
+
+
+def _trace_id_of(payload: Any) -> str:
+    if isinstance(payload, dict):
+        candidate = payload.get("trace_id")
+        if isinstance(candidate, str) and 0 < len(candidate) <= 128:
+            return candidate
+    elif getattr(payload, "trace_id", None):
+        return str(payload.trace_id)
+    return uuid.uuid4().hex
+
+
+def _merge_partial_usage(usage: dict[str, Usage], exc: LLMError) -> None:
+    partial = getattr(exc, "partial_usage", None)
+    if isinstance(partial, Usage) and partial.total_tokens:
+        usage["failed_stage"] = usage.get("failed_stage", Usage()) + partial

@@ -1,0 +1,112 @@
+"""Normalised string matching that maps matches back to original character offsets.
+
+The source is folded once (casefold, compatibility decomposition, combining marks
+dropped) while an index map remembers, for every folded character, the original
+character it came from. A committed value is then matched against the folded text
+letter by letter and digit by digit, with any run of whitespace / punctuation
+allowed between them, and on token boundaries at both ends. So "GLOBEX LTD."
+matches "Globex Ltd", "GLX-2026-778" matches "GLX/2026/778", and "Ex" does not
+match inside "Globex".
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from array import array
+from functools import lru_cache
+
+__all__ = ["fold_with_map", "NormalizedText", "find_normalized", "alnum_key"]
+
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+_MAX_NEEDLE_CHARS = 600
+_MAX_HITS = 200
+
+
+@lru_cache(maxsize=65536)
+def _fold_char(ch: str) -> str:
+    try:
+        s = unicodedata.normalize("NFKD", ch.casefold())
+        s = "".join(c for c in s if not unicodedata.combining(c))
+        return s.casefold()
+    except Exception:  # pragma: no cover - defensive
+        return ch
+
+
+def fold_with_map(text: str) -> tuple[str, array | None]:
+    """Fold ``text`` for matching. Returns the folded string and a map from folded
+    index to original index (``None`` when the mapping is the identity)."""
+    if text.isascii():
+        return text.lower(), None
+    parts: list[str] = []
+    idx = array("q")
+    pos = 0
+    for m in _NON_ASCII_RUN.finditer(text):
+        s, e = m.span()
+        if s > pos:
+            parts.append(text[pos:s].lower())
+            idx.extend(range(pos, s))
+        for i in range(s, e):
+            f = _fold_char(text[i])
+            if f:
+                parts.append(f)
+                idx.extend([i] * len(f))
+        pos = e
+    if pos < len(text):
+        parts.append(text[pos:].lower())
+        idx.extend(range(pos, len(text)))
+    return "".join(parts), idx
+
+
+def alnum_key(value: str) -> str:
+    """The folded letters and digits of ``value`` (what matching compares)."""
+    folded, _ = fold_with_map(value)
+    return "".join(c for c in folded if c.isalnum())
+
+
+class NormalizedText:
+    """A source text folded once, searchable many times."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.folded, self._map = fold_with_map(text)
+
+    def _to_original(self, fs: int, fe: int) -> tuple[int, int]:
+        if self._map is None:
+            return fs, fe
+        start = self._map[fs]
+        end = self._map[fe - 1] + 1
+        text = self.text
+        # keep trailing combining marks with their base character
+        while end < len(text) and unicodedata.combining(text[end]):
+            end += 1
+        return start, end
+
+    def find(self, value: str) -> list[tuple[int, int]]:
+        """Original-offset spans of every normalised occurrence of ``value``."""
+        if not isinstance(value, str):
+            value = str(value)
+        chars = alnum_key(value)
+        if not chars or len(chars) > _MAX_NEEDLE_CHARS:
+            return []
+        pattern = r"(?<![^\W_])" + r"[\W_]*".join(re.escape(c) for c in chars) + r"(?![^\W_])"
+        try:
+            rx = re.compile(pattern)
+        except re.error:  # pragma: no cover - defensive
+            return []
+        spans: list[tuple[int, int]] = []
+        for m in rx.finditer(self.folded):
+            spans.append(self._to_original(m.start(), m.end()))
+            if len(spans) >= _MAX_HITS:
+                break
+        # de-duplicate (expansions like "ß" -> "ss" can map two hits to one char)
+        out: list[tuple[int, int]] = []
+        for sp in spans:
+            if not out or out[-1] != sp:
+                out.append(sp)
+        return out
+
+
+def find_normalized(text: str, value: str) -> list[tuple[int, int]]:
+    """Convenience wrapper: spans of ``value`` in ``text`` (original offsets)."""
+    return NormalizedText(text).find(value)

@@ -1,0 +1,179 @@
+"""Request and response types every provider speaks, and the rate-limit facts a
+provider sends back in its headers."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Mapping
+from datetime import datetime, timezone
+from email.utils import parsedate_to_datetime
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Message(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["user", "assistant"]
+    content: str
+
+
+class LLMRequest(BaseModel):
+    """What a stage asks of a model. Carries no tools: vetq's models only answer."""
+
+    model_config = ConfigDict(frozen=True)
+
+    system: str
+    messages: tuple[Message, ...]
+    max_tokens: int = Field(default=1024, ge=1)
+    temperature: float | None = 0.0
+    json_mode: bool = False
+    # OpenAI-compatible servers differ: some want max_completion_tokens, some take a
+    # reasoning effort. The review session drops or renames these on a 400/422.
+    reasoning_effort: str | None = None
+    max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
+    # A caller may bypass the response cache (for example a deliberate re-ask).
+    use_cache: bool = True
+
+    def fingerprint(self) -> str:
+        """A stable hash of everything that shapes the answer (not the model)."""
+        canonical = json.dumps(self.model_dump(mode="json", exclude={"use_cache"}), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class Usage(BaseModel):
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    total_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            prompt_tokens=self.prompt_tokens + other.prompt_tokens,
+            completion_tokens=self.completion_tokens + other.completion_tokens,
+            total_tokens=self.total_tokens + other.total_tokens,
+        )
+
+    @classmethod
+    def of(cls, prompt_tokens: int | None, completion_tokens: int | None) -> Usage:
+        prompt, completion = int(prompt_tokens or 0), int(completion_tokens or 0)
+        return cls(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion)
+
+
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
+
+
+def _parse_duration_s(value: str) -> float | None:
+    """OpenAI's reset headers: '1s', '6m0s', '20ms', '1h2m3.5s'."""
+    total, matched = 0.0, False
+    for number, unit in _DURATION_PART.findall(value):
+        matched = True
+        total += float(number) * {"ms": 0.001, "s": 1.0, "m": 60.0, "h": 3600.0}[unit]
+    return total if matched else None
+
+
+def _seconds_until(value: str, now: datetime | None) -> float | None:
+    """A reset time given as seconds, a duration, an RFC 3339 or an HTTP date."""
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    duration = _parse_duration_s(value)
+    if duration is not None and not value[:4].isdigit():
+        return duration
+    now = now or datetime.now(timezone.utc)
+    try:
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError:
+        try:
+            moment = parsedate_to_datetime(value)
+        except (TypeError, ValueError, IndexError):
+            return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return max(0.0, (moment - now).total_seconds())
+
+
+def _int_or_none(value: str | None) -> int | None:
+    try:
+        return int(value) if value is not None else None
+    except ValueError:
+        return None
+
+
+class RateLimitInfo(BaseModel):
+    """Rate-limit facts from OpenAI's x-ratelimit-* or Anthropic's
+    anthropic-ratelimit-* headers (and retry-after), all as seconds from now."""
+
+    retry_after_s: float | None = None
+    limit_requests: int | None = None
+    limit_tokens: int | None = None
+    remaining_requests: int | None = None
+    remaining_tokens: int | None = None
+    reset_requests_s: float | None = None
+    reset_tokens_s: float | None = None
+
+    @classmethod
+    def from_headers(cls, headers: Mapping[str, str] | None, *, now: datetime | None = None) -> RateLimitInfo:
+        if not headers:
+            return cls()
+        h = {str(k).lower(): str(v) for k, v in headers.items()}
+
+        def first(*names: str) -> str | None:
+            return next((h[n] for n in names if n in h), None)
+
+        def seconds(*names: str) -> float | None:
+            raw = first(*names)
+            return _seconds_until(raw, now) if raw is not None else None
+
+        retry_after = None
+        if "retry-after-ms" in h:
+            ms = _int_or_none(h["retry-after-ms"])
+            retry_after = ms / 1000.0 if ms is not None else None
+        if retry_after is None and "retry-after" in h:
+            retry_after = _seconds_until(h["retry-after"], now)
+        return cls(
+            retry_after_s=retry_after,
+            limit_requests=_int_or_none(first("x-ratelimit-limit-requests", "anthropic-ratelimit-requests-limit")),
+            limit_tokens=_int_or_none(first("x-ratelimit-limit-tokens", "anthropic-ratelimit-tokens-limit")),
+            remaining_requests=_int_or_none(
+                first("x-ratelimit-remaining-requests", "anthropic-ratelimit-requests-remaining")
+            ),
+            remaining_tokens=_int_or_none(
+                first("x-ratelimit-remaining-tokens", "anthropic-ratelimit-tokens-remaining")
+            ),
+            reset_requests_s=seconds("x-ratelimit-reset-requests", "anthropic-ratelimit-requests-reset"),
+            reset_tokens_s=seconds("x-ratelimit-reset-tokens", "anthropic-ratelimit-tokens-reset"),
+        )
+
+    def wait_hint_s(self) -> float | None:
+        """How long the provider asked us to wait: Retry-After first, then the
+        reset time of whichever budget is exhausted."""
+        if self.retry_after_s is not None:
+            return self.retry_after_s
+        hints = []
+        if self.remaining_requests == 0 and self.reset_requests_s is not None:
+            hints.append(self.reset_requests_s)
+        if self.remaining_tokens == 0 and self.reset_tokens_s is not None:
+            hints.append(self.reset_tokens_s)
+        return max(hints) if hints else None
+
+
+TRUNCATION_REASONS = frozenset({"length", "max_tokens"})
+
+
+class LLMResponse(BaseModel):
+    text: str
+    finish_reason: str | None = None
+    model: str = ""
+    usage: Usage = Field(default_factory=Usage)
+    rate_limit: RateLimitInfo = Field(default_factory=RateLimitInfo)
+    has_tool_calls: bool = False
+    cached: bool = False
+
+    @property
+    def truncated(self) -> bool:
+        return (self.finish_reason or "") in TRUNCATION_REASONS

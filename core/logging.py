@@ -1,0 +1,95 @@
+"""structlog, configured once: JSON lines on stderr with ISO timestamps, the level,
+the event and whatever is bound in contextvars (trace_id, job_id, stage, ...).
+
+Log calls pass ids, counts and durations, never document text. A redaction
+processor masks anything that looks like a secret in case one slips through."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+from typing import Any
+
+import structlog
+
+_configured = False
+
+_SECRET_PATTERNS = [
+    re.compile(r"sk-(?:ant-)?[A-Za-z0-9_\-]{12,}"),
+    re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}"),
+    # Passwords in URLs: redis://user:secret@host, rediss://:secret@host
+    re.compile(r"(?i)([a-z][a-z0-9+.\-]*://[^:/@\s]*:)[^@\s/]+(@)"),
+]
+_SECRET_ENV = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+
+
+def redact_text(text: str) -> str:
+    for name in _SECRET_ENV:
+        value = os.environ.get(name)
+        if value and len(value) >= 6:
+            text = text.replace(value, "[REDACTED]")
+    for pattern in _SECRET_PATTERNS:
+        if pattern.groups >= 2:
+            text = pattern.sub(lambda m: f"{m.group(1)}[REDACTED]{m.group(2)}", text)
+        elif pattern.groups == 1:
+            text = pattern.sub(lambda m: f"{m.group(1)}[REDACTED]", text)
+        else:
+            text = pattern.sub("[REDACTED]", text)
+    return text
+
+
+def _redact_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return redact_text(value)
+    if isinstance(value, dict):
+        return {k: _redact_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_redact_value(v) for v in value]
+    return value
+
+
+def redact_secrets(_logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+    return {key: _redact_value(value) for key, value in event_dict.items()}
+
+
+def configure_logging(level: str | None = None, *, force: bool = False) -> None:
+    global _configured
+    if _configured and not force:
+        return
+    level_name = (level or os.environ.get("VETQ_LOG_LEVEL") or "INFO").upper()
+    numeric = logging.getLevelName(level_name)
+    if not isinstance(numeric, int):
+        numeric = logging.INFO
+    shared = [
+        structlog.contextvars.merge_contextvars,
+        structlog.processors.add_log_level,
+        structlog.processors.TimeStamper(fmt="iso", utc=True),
+        structlog.processors.format_exc_info,
+        redact_secrets,
+    ]
+    structlog.configure(
+        processors=[*shared, structlog.processors.JSONRenderer()],
+        wrapper_class=structlog.make_filtering_bound_logger(numeric),
+        logger_factory=structlog.WriteLoggerFactory(file=sys.stderr),
+        cache_logger_on_first_use=False,
+    )
+    # Library loggers (Celery, kombu, httpx) go to stderr as the same JSON lines.
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        structlog.stdlib.ProcessorFormatter(
+            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, structlog.processors.JSONRenderer()],
+            foreign_pre_chain=[*shared, structlog.stdlib.add_logger_name],
+        )
+    )
+    root = logging.getLogger()
+    root.handlers = [handler]
+    root.setLevel(max(numeric, logging.INFO) if numeric < logging.INFO else numeric)
+    for noisy in ("httpx", "httpcore", "anthropic", "openai"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    _configured = True
+
+
+def get_logger(name: str | None = None) -> Any:
+    return structlog.get_logger(name)

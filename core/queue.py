@@ -1,0 +1,89 @@
+"""The queue contract shared by producers (api_client) and workers: task names,
+queues, routing and the Celery configuration as plain data.
+
+Producers send tasks by name with this configuration, so they need no worker code;
+workers start from the same dict, so both sides always agree on serializer,
+result backend and expiry."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from core.settings import VetqSettings
+
+EXTRACT_QUEUE = "extract"
+REVIEW_QUEUE = "review"
+QUEUES = (EXTRACT_QUEUE, REVIEW_QUEUE)
+
+TASK_EXTRACT = "vetq.extract"
+TASK_VALIDATE = "vetq.validate"
+TASK_REVIEW = "vetq.review"
+
+TASK_QUEUES = {
+    TASK_EXTRACT: EXTRACT_QUEUE,
+    TASK_VALIDATE: EXTRACT_QUEUE,
+    TASK_REVIEW: REVIEW_QUEUE,
+}
+
+TRACE_HEADER = "trace_id"
+KIND_OF_TASK = {TASK_EXTRACT: "extract", TASK_VALIDATE: "validate", TASK_REVIEW: "review"}
+
+
+def celery_config(settings: VetqSettings, redis_url: str) -> dict[str, Any]:
+    """Everything both sides must agree on. Why each setting is there:
+
+    - JSON only: a pickled message could run code in the worker; it is refused.
+    - acks_late + reject_on_worker_lost: a job is acknowledged only after it ends,
+      so a worker killed mid-job gives the job back instead of losing it.
+    - prefetch 1: a worker holds one waiting job, not a pile a dying worker strands.
+    - visibility timeout > hard time limit: Redis redelivers an unacknowledged job
+      only after it could no longer be running, so a job never runs twice at once.
+    - result_expires: results are kept for VETQ_RESULT_TTL_S, then Redis reclaims them.
+    """
+    return {
+        "broker_url": redis_url,
+        "result_backend": redis_url,
+        "task_serializer": "json",
+        "result_serializer": "json",
+        "accept_content": list(settings.accept_content),
+        "result_accept_content": ["json"],
+        "task_acks_late": True,
+        "task_reject_on_worker_lost": True,
+        "worker_prefetch_multiplier": 1,
+        "task_track_started": True,
+        "task_time_limit": settings.task_time_limit_s,
+        "task_soft_time_limit": max(1, settings.task_time_limit_s - 10),
+        "result_expires": settings.result_ttl_s,
+        "result_extended": True,
+        "broker_transport_options": {"visibility_timeout": settings.visibility_timeout_s},
+        "result_backend_transport_options": {"visibility_timeout": settings.visibility_timeout_s},
+        "broker_connection_retry_on_startup": True,
+        "broker_connection_max_retries": 10,
+        "task_routes": {name: {"queue": queue} for name, queue in TASK_QUEUES.items()},
+        "task_default_queue": EXTRACT_QUEUE,
+        "task_create_missing_queues": True,
+        "worker_hijack_root_logger": False,
+        "worker_redirect_stdouts": False,
+        "worker_send_task_events": False,
+        "enable_utc": True,
+    }
+
+
+def unsafe_settings(config: dict[str, Any]) -> list[str]:
+    """What would let a job run twice, run code from a message, or be lost."""
+    problems = []
+    accepted = set(config.get("accept_content") or [])
+    if accepted - {"json", "application/json"}:
+        problems.append(f"accept_content allows {sorted(accepted - {'json', 'application/json'})}: only JSON is safe")
+    if config.get("task_serializer") != "json":
+        problems.append(f"task_serializer is {config.get('task_serializer')!r}, not json")
+    visibility = (config.get("broker_transport_options") or {}).get("visibility_timeout", 3600)
+    limit = config.get("task_time_limit") or 0
+    if visibility <= limit:
+        problems.append(
+            f"visibility timeout ({visibility}s, VETQ_VISIBILITY_TIMEOUT_S) is not longer than the hard time limit "
+            f"({limit}s, VETQ_TASK_TIME_LIMIT_S): a slow job would be delivered to a second worker while it still runs"
+        )
+    if not config.get("task_acks_late"):
+        problems.append("task_acks_late is off: a worker killed mid-job would lose it")
+    return problems

@@ -1,0 +1,159 @@
+"""The entry point of a review: blindness check, then the mode, then the result.
+
+Error/retry contract
+--------------------
+`run_review` returns a ReviewResult, or a ReviewError for every failure a retry
+would not fix (BLINDNESS_LEAK, BUDGET_EXCEEDED, MALFORMED_RESPONSE,
+OUTPUT_TRUNCATED, TIMEOUT of the review, PROVIDER_HTTP_ERROR 4xx, CONFIG_ERROR,
+...). It RAISES the core.llm.errors.LLMError whose `.retryable` is True
+(RateLimitedError, ProviderNetworkError, ProviderTimeoutError, ProviderHTTPError
+5xx/408/409) so the queue layer can retry the job. Exceptions that are not a
+VetqError (bugs) propagate unchanged.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import structlog
+
+from core.errors import ErrorCode, VetqError
+from core.llm.client import LLMClient
+from core.llm.gate import CallGate
+from core.review.blindness import BlindnessReport, check_blindness
+from core.review.budget import BudgetLedger, LocalBudget
+from core.review.modes import MODES
+from core.review.schema import (
+    FalsificationProbe,
+    ReviewConfig,
+    ReviewError,
+    ReviewErrorMeta,
+    ReviewMeta,
+    ReviewRequest,
+    ReviewResult,
+)
+from core.review.session import ReviewSession
+from core.review.telemetry import TelemetrySink, build_review_record
+
+log = structlog.get_logger("vetq.review")
+
+
+def preflight(request: ReviewRequest, config: ReviewConfig) -> BlindnessReport | ReviewError:
+    """The blindness check alone: a ReviewError (BLINDNESS_LEAK) when a
+    blind_first review must be refused, else the report. Callers may run it
+    before building a client; run_review runs it first thing."""
+    report = check_blindness(request, leak=config.blindness_leak, warn=config.blindness_warn)
+    if request.review_mode == "blind_first" and report.leaked:
+        return ReviewError.of(
+            ErrorCode.BLINDNESS_LEAK,
+            report.leak_message(),
+            meta=ReviewErrorMeta(review_mode=request.review_mode, trace_id=request.trace_id),
+        )
+    return report
+
+
+def _model_name(client: LLMClient) -> str:
+    return f"{getattr(client, 'provider', 'unknown')}:{getattr(client, 'model', 'unknown')}"
+
+
+def run_review(
+    request: ReviewRequest,
+    client: LLMClient | Callable[[], LLMClient],
+    *,
+    gate: CallGate,
+    config: ReviewConfig | None = None,
+    budget: BudgetLedger | None = None,
+    trace_id: str | None = None,
+    clock: Callable[[], float] = time.monotonic,
+    telemetry: TelemetrySink | None = None,
+) -> ReviewResult | ReviewError:
+    """Run one review. `client` may be a zero-argument factory: it is then only
+    called after the blindness check passed, so a refused review never builds a
+    client. `budget` defaults to LocalBudget(config.max_review_tokens)."""
+    config = config or ReviewConfig()
+    trace_id = trace_id or request.trace_id
+    review_id = uuid.uuid4().hex
+    mode = request.review_mode
+    started = time.monotonic()
+
+    report = preflight(request, config)
+    if isinstance(report, ReviewError):
+        # Refused before any client is built or any token is spent.
+        log.warning("review.blindness_leak", review_id=review_id, mode=mode, trace_id=trace_id)
+        error = report.model_copy(
+            update={"meta": ReviewErrorMeta(review_id=review_id, review_mode=mode, trace_id=trace_id, latency_ms=0)}
+        )
+        _emit(telemetry, error, request, mode=mode, model="")
+        return error
+
+    if not isinstance(client, LLMClient) and callable(client):
+        client = client()
+    model = _model_name(client)
+    session = ReviewSession(client, gate, budget or LocalBudget(config.max_review_tokens), config, clock=clock)
+
+    def elapsed_ms() -> int:
+        return int((time.monotonic() - started) * 1000)
+
+    def error_meta() -> ReviewErrorMeta:
+        return ReviewErrorMeta(
+            review_id=review_id,
+            review_mode=mode,
+            model=model,
+            phases=0,
+            usage=session.usage,
+            latency_ms=elapsed_ms(),
+            fallbacks=list(session.fallbacks),
+            trace_id=trace_id,
+        )
+
+    log.info("review.start", review_id=review_id, mode=mode, model=model, trace_id=trace_id,
+             blindness_score=round(report.score, 3))
+    try:
+        outcome = MODES[mode](request, session)
+    except VetqError as exc:
+        if getattr(exc, "retryable", False):
+            log.warning("review.retryable_error", review_id=review_id, code=exc.code.value, calls=session.calls)
+            raise
+        log.warning("review.failed", review_id=review_id, code=exc.code.value, calls=session.calls)
+        error = ReviewError.of(exc.code, exc.message, meta=error_meta())
+        _emit(telemetry, error, request, mode=mode, model=model)
+        return error
+
+    answer = outcome.verdict
+    result = ReviewResult(
+        verdict=answer["verdict"],
+        recommendation=answer["recommendation"],
+        critical_assumptions=answer["critical_assumptions"],
+        material_risks=answer["material_risks"],
+        better_alternative=answer.get("better_alternative"),
+        falsification_probe=FalsificationProbe(**answer["falsification_probe"]),
+        confidence=answer["confidence"],
+        meta=ReviewMeta(
+            review_id=review_id,
+            review_mode=mode,
+            model=model,
+            phases=outcome.phases,
+            usage=session.usage,
+            latency_ms=elapsed_ms(),
+            budget_exhausted=True if outcome.budget_exhausted else None,
+            blindness_warning=report.warning,
+            fallbacks=list(session.fallbacks),
+            trace_id=trace_id,
+        ),
+    )
+    log.info("review.done", review_id=review_id, verdict=result.verdict, calls=session.calls,
+             total_tokens=session.usage.total_tokens)
+    _emit(telemetry, result, request, mode=mode, model=model)
+    return result
+
+
+def _emit(sink: TelemetrySink | None, outcome: Any, request: ReviewRequest, *, mode: str, model: str) -> None:
+    if sink is None:
+        return
+    try:
+        sink.write(build_review_record(outcome, request, mode=mode, model=model))
+    except Exception:  # noqa: BLE001 - telemetry never breaks a review
+        log.warning("review.telemetry_failed", exc_info=True)

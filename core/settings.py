@@ -1,0 +1,102 @@
+"""Every VETQ_* setting, validated once at start. A bad value stops the process with
+a message naming the variable; provider keys keep their SDKs' own names."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from core.errors import ConfigError
+from core.llm.client import ModelSpec
+
+
+def _default_home() -> Path:
+    from platformdirs import user_data_path
+
+    return user_data_path("vetq", appauthor=False)
+
+
+class VetqSettings(BaseSettings):
+    model_config = SettingsConfigDict(env_prefix="VETQ_", extra="ignore", validate_default=True)
+
+    # Models, one per role, as provider:model.
+    generator: str = Field("anthropic:claude-sonnet-4-5", description="Generator model (provider:model)")
+    critic: str = Field("anthropic:claude-haiku-4-5", description="Critic model; another family is one variable away")
+    reviewer: str = Field("anthropic:claude-sonnet-4-5", description="Reviewer model for review jobs")
+    provider_timeout_s: float = Field(60.0, gt=0, description="Timeout of one model call")
+
+    # Extraction gate.
+    field_threshold: float = Field(0.70, ge=0, le=1, description="Fields below this are flagged")
+    overall_threshold: float = Field(0.75, ge=0, le=1, description="Overall confidence below this is needs_review")
+    max_document_chars: int = Field(200_000, gt=0, description="Longest document accepted")
+    parse_retries: int = Field(1, ge=0, le=5, description="Repair retries when a model answer does not parse")
+    generator_max_tokens: int = Field(1024, ge=64, description="max_tokens of a Generator call")
+    critic_max_tokens: int = Field(2048, ge=64, description="max_tokens of a Critic call")
+
+    # Review jobs.
+    max_tokens_per_call: int = Field(4000, ge=256, description="Largest max_tokens of one review call")
+    max_review_tokens: int = Field(20_000, ge=256, description="Token budget of one review")
+    blindness_leak: float = Field(0.5, ge=0, le=1, description="Proposal overlap that refuses a blind review")
+    blindness_warn: float = Field(0.15, ge=0, le=1, description="Proposal overlap that adds a warning")
+    review_timeout_s: float = Field(120.0, gt=0, description="Model time one review may spend")
+    telemetry: bool = Field(False, description="Write review telemetry records (on/off)")
+
+    # Queue and workers.
+    redis_url: str | None = Field(None, description="Redis for broker and results; unset = embedded Redis")
+    home: Path = Field(default_factory=_default_home, description="Data directory of the embedded Redis")
+    task_time_limit_s: int = Field(300, ge=10, description="Hard time limit of one job")
+    visibility_timeout_s: int | None = Field(None, description="Broker redelivery timeout (default: time limit x 2 + 60)")
+    result_ttl_s: int = Field(7 * 24 * 3600, ge=60, description="How long results are kept")
+    wait_timeout_s: float = Field(600.0, gt=0, description="How long the CLI waits for a result")
+    accept_content: list[str] = Field(
+        default_factory=lambda: ["json"], description="Message formats workers accept; anything but json is refused"
+    )
+
+    log_level: str = Field("INFO", description="DEBUG, INFO, WARNING or ERROR")
+
+    @field_validator("generator", "critic", "reviewer")
+    @classmethod
+    def _model_spec(cls, value: str) -> str:
+        try:
+            ModelSpec.parse(value)
+        except ConfigError as exc:
+            raise ValueError(exc.message) from None
+        return value
+
+    @field_validator("field_threshold", "overall_threshold", "blindness_leak", "blindness_warn", "provider_timeout_s")
+    @classmethod
+    def _finite(cls, value: float) -> float:
+        if not math.isfinite(value):
+            raise ValueError("must be a finite number")
+        return value
+
+    @field_validator("log_level")
+    @classmethod
+    def _level(cls, value: str) -> str:
+        if value.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
+            raise ValueError("must be DEBUG, INFO, WARNING or ERROR")
+        return value.upper()
+
+    @model_validator(mode="after")
+    def _visibility_default(self) -> VetqSettings:
+        if self.visibility_timeout_s is None:
+            self.visibility_timeout_s = self.task_time_limit_s * 2 + 60
+        return self
+
+    def spec(self, role: str) -> ModelSpec:
+        return ModelSpec.parse(getattr(self, role), variable=f"VETQ_{role.upper()}")
+
+
+def load_settings(**overrides: object) -> VetqSettings:
+    """Settings from the environment; a bad value raises ConfigError naming it."""
+    try:
+        return VetqSettings(**overrides)  # type: ignore[arg-type]
+    except ValidationError as exc:
+        problems = []
+        for error in exc.errors():
+            name = "VETQ_" + "_".join(str(p) for p in error["loc"]).upper() if error["loc"] else "VETQ settings"
+            problems.append(f"{name}: {error['msg'].removeprefix('Value error, ')}")
+        raise ConfigError("invalid configuration: " + "; ".join(problems)) from None

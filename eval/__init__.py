@@ -1,0 +1,1 @@
+"""Evaluation helpers: the fake model provider and the harnesses built on it."""

@@ -1,0 +1,31 @@
+"""The one Celery app of a worker process, configured from validated settings."""
+
+from __future__ import annotations
+
+from celery import Celery
+
+from core.queue import celery_config, unsafe_settings
+from core.settings import VetqSettings
+
+
+class UnsafeSettingsError(RuntimeError):
+    pass
+
+
+def create_app(settings: VetqSettings, redis_url: str, *, check_safety: bool = True) -> Celery:
+    config = celery_config(settings, redis_url)
+    if check_safety:
+        problems = unsafe_settings(config)
+        if problems:
+            raise UnsafeSettingsError("refusing to start a worker: " + "; ".join(problems))
+    app = Celery("vetq", set_as_current=True)
+    app.conf.update(config)
+    # Celery's pools look tasks up on the current/default app; in a thread worker
+    # the pool threads see only the default, so this app must be it.
+    app.set_default()
+    # Importing the task and signal modules registers them on this app.
+    from workers import signals, tasks
+
+    tasks.register(app, settings)
+    signals.connect()
+    return app

@@ -1,0 +1,112 @@
+"""Ways to run workers: in a thread of this process (the embedded default and the
+tests), in the foreground as `vetq worker`, or as N child processes for `vetq up`."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+
+import structlog
+from celery import Celery
+from celery.worker import WorkController
+
+from core.queue import QUEUES
+
+log = structlog.get_logger("vetq.worker")
+
+
+def _hostname(tag: str) -> str:
+    return f"vetq-{tag}-{os.getpid()}-{uuid.uuid4().hex[:6]}@{socket.gethostname()}"
+
+
+class ThreadWorker:
+    """A real Celery worker consuming in a background thread of this process."""
+
+    def __init__(self, app: Celery, *, queues: Sequence[str] = QUEUES, concurrency: int = 2, pool: str = "threads"):
+        self.app = app
+        self.controller = WorkController(
+            app=app,
+            hostname=_hostname("inproc"),
+            queues=list(queues),
+            concurrency=concurrency,
+            pool=pool,
+            loglevel="WARNING",
+            without_heartbeat=True,
+            without_mingle=True,
+            without_gossip=True,
+        )
+        self.thread = threading.Thread(target=self.controller.start, name="vetq-worker", daemon=True)
+
+    def start(self) -> ThreadWorker:
+        self.thread.start()
+        # Ready once the consumer is attached to the broker.
+        deadline = time.monotonic() + 30
+        while not self._consuming() and time.monotonic() < deadline:
+            if not self.thread.is_alive():
+                raise RuntimeError("the in-process worker stopped while starting; see the log above")
+            time.sleep(0.02)
+        return self
+
+    def _consuming(self) -> bool:
+        consumer = getattr(self.controller, "consumer", None)
+        blueprint = getattr(consumer, "blueprint", None)
+        return blueprint is not None and blueprint.state == 1  # RUN
+
+    def stop(self, timeout: float = 15.0) -> None:
+        self.controller.stop(in_sighandler=False)
+        self.thread.join(timeout)
+
+    def __enter__(self) -> ThreadWorker:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def run_foreground(app: Celery, *, queues: Sequence[str], concurrency: int, pool: str, loglevel: str) -> None:
+    """`vetq worker`: a normal Celery worker with its own signal handling
+    (SIGTERM: warm shutdown, the current job finishes or is given back)."""
+    worker = app.Worker(
+        hostname=_hostname("worker"),
+        queues=list(queues),
+        concurrency=concurrency,
+        pool=pool,
+        loglevel=loglevel,
+        without_mingle=True,
+        without_gossip=True,
+        quiet=True,
+    )
+    worker.start()
+    sys.exit(worker.exitcode or 0)
+
+
+def spawn_worker_process(
+    redis_url: str, *, queues: Sequence[str] = QUEUES, concurrency: int = 1, pool: str = "prefork", extra_env: dict | None = None
+) -> subprocess.Popen:
+    env = {**os.environ, "VETQ_REDIS_URL": redis_url, **(extra_env or {})}
+    command = [
+        sys.executable, "-m", "api_client.cli", "worker",
+        "--queues", ",".join(queues), "--concurrency", str(concurrency), "--pool", pool,
+    ]  # fmt: skip
+    return subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL)
+
+
+def stop_processes(processes: Sequence[subprocess.Popen], timeout: float = 20.0) -> None:
+    for process in processes:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    for process in processes:
+        remaining = max(0.1, deadline - time.monotonic())
+        try:
+            process.wait(timeout=remaining)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait(timeout=5)
