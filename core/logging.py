@@ -54,6 +54,17 @@ def redact_secrets(_logger: Any, _method: str, event_dict: dict[str, Any]) -> di
     return {key: _redact_value(value) for key, value in event_dict.items()}
 
 
+class _CurrentStderr:
+    """Writes to whatever sys.stderr is at the moment of writing, so a redirected or
+    replaced stderr (tests, daemons) never leaves the logger holding a closed file."""
+
+    def write(self, text: str) -> int:
+        return sys.stderr.write(text)
+
+    def flush(self) -> None:
+        sys.stderr.flush()
+
+
 def configure_logging(level: str | None = None, *, force: bool = False) -> None:
     global _configured
     if _configured and not force:
@@ -72,11 +83,11 @@ def configure_logging(level: str | None = None, *, force: bool = False) -> None:
     structlog.configure(
         processors=[*shared, structlog.processors.JSONRenderer()],
         wrapper_class=structlog.make_filtering_bound_logger(numeric),
-        logger_factory=structlog.WriteLoggerFactory(file=sys.stderr),
+        logger_factory=structlog.WriteLoggerFactory(file=_CurrentStderr()),  # type: ignore[arg-type]
         cache_logger_on_first_use=False,
     )
     # Library loggers (Celery, kombu, httpx) go to stderr as the same JSON lines.
-    handler = logging.StreamHandler(sys.stderr)
+    handler = logging.StreamHandler(_CurrentStderr())  # type: ignore[arg-type]
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, structlog.processors.JSONRenderer()],

@@ -12,46 +12,51 @@ from celery import Celery, Task
 from core.extraction.pipeline import ExtractionPipeline
 from core.queue import TASK_EXTRACT, TASK_VALIDATE
 from core.settings import VetqSettings
+from workers.signals import trace_id_of
 
 log = structlog.get_logger("vetq.worker")
 
-_pipeline: ExtractionPipeline | None = None
-_pipeline_lock = threading.Lock()
-_pipeline_override: ExtractionPipeline | None = None
+
+class PipelineHolder:
+    """One pipeline per worker app (so per worker process), built on first use."""
+
+    def __init__(self, settings: VetqSettings) -> None:
+        self.settings = settings
+        self._pipeline: ExtractionPipeline | None = None
+        self._lock = threading.Lock()
+
+    def get(self) -> ExtractionPipeline:
+        with self._lock:
+            if self._pipeline is None:
+                self._pipeline = ExtractionPipeline(self.settings)
+            return self._pipeline
+
+    def replace(self, pipeline: ExtractionPipeline) -> None:
+        """Serve jobs with a prepared pipeline (tests inject scripted models here)."""
+        with self._lock:
+            self._pipeline = pipeline
 
 
-def use_pipeline(pipeline: ExtractionPipeline | None) -> None:
-    """Run jobs in this process with the given pipeline (tests, the demo's replay run)."""
-    global _pipeline_override
-    _pipeline_override = pipeline
-
-
-def pipeline_for(settings: VetqSettings) -> ExtractionPipeline:
-    """Built once per worker process and reused by every job it runs."""
-    global _pipeline
-    if _pipeline_override is not None:
-        return _pipeline_override
-    with _pipeline_lock:
-        if _pipeline is None:
-            _pipeline = ExtractionPipeline(settings)
-        return _pipeline
+def with_trace(task: Task, payload: Any, kind: str) -> Any:
+    """The payload as the pipeline reads it: its kind fixed by the task name, and the
+    trace id from the message headers when the payload carries none."""
+    if not isinstance(payload, dict):
+        return payload
+    payload = {**payload, "kind": kind}
+    if not payload.get("trace_id"):
+        payload["trace_id"] = trace_id_of(task.request)
+    return payload
 
 
 def register(app: Celery, settings: VetqSettings) -> None:
-    def run_extraction(task: Task, payload: Any, kind: str) -> dict[str, Any]:
-        if isinstance(payload, dict):
-            payload = {**payload, "kind": kind}
-            from workers.signals import trace_id_of
+    holder = PipelineHolder(settings)
+    app.conf.vetq_pipeline = holder
 
-            if not payload.get("trace_id"):
-                payload["trace_id"] = trace_id_of(task.request)
-        outcome = pipeline_for(settings).run(payload)
-        return outcome.model_dump(mode="json")
-
+    # shared=False: these tasks belong to this app only, never to Celery's default app.
     @app.task(name=TASK_EXTRACT, bind=True, shared=False)
     def extract(self: Task, payload: Any) -> dict[str, Any]:
-        return run_extraction(self, payload, "extract")
+        return holder.get().run(with_trace(self, payload, "extract")).model_dump(mode="json")
 
     @app.task(name=TASK_VALIDATE, bind=True, shared=False)
     def validate(self: Task, payload: Any) -> dict[str, Any]:
-        return run_extraction(self, payload, "validate")
+        return holder.get().run(with_trace(self, payload, "validate")).model_dump(mode="json")

@@ -1,0 +1,101 @@
+"""Shared fixtures. Every test is offline: models are scripted or served by the fake
+provider on 127.0.0.1, and Redis is the embedded one, started by the tests."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+# Tests never reach a real provider or a developer's own Redis, whatever the shell has.
+for _name in ("VETQ_REDIS_URL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
+    os.environ.pop(_name, None)
+
+GLOBEX = (
+    "Hi team, forwarding the bill from Globex Ltd below.\n"
+    "Ref: GLX/2026/778\n"
+    "Billing date 2026-02-28.\n"
+    "Items came to 540.00 before tax, tax was 43.20, and the amount due is 583.20. Please pay in GBP. Thanks!\n"
+)
+GLOBEX_DATA = {
+    "vendor_name": "Globex Ltd",
+    "invoice_number": "GLX/2026/778",
+    "invoice_date": "2026-02-28",
+    "subtotal": 540.00,
+    "tax": 43.20,
+    "total": 583.20,
+    "currency": "GBP",
+}
+FIELDS = tuple(GLOBEX_DATA)
+
+
+def critic_answer(overrides: dict | None = None, *, overall: float = 0.93, summary: str = "checked") -> str:
+    """A Critic answer: every field grounded at 0.95 unless overridden by
+    {field: (confidence, grounded, reason)}."""
+    overrides = overrides or {}
+    verdicts = []
+    for field in FIELDS:
+        confidence, grounded, reason = overrides.get(field, (0.95, True, "stated in the document"))
+        verdicts.append({"field": field, "confidence": confidence, "grounded": grounded, "reason": reason})
+    return json.dumps({"verdicts": verdicts, "overall_confidence": overall, "summary": summary})
+
+
+@pytest.fixture
+def globex():
+    return GLOBEX, dict(GLOBEX_DATA)
+
+
+# --- queue fixtures: a real Redis (embedded) and real Celery workers -------------
+
+
+@pytest.fixture(scope="session")
+def redis_server(tmp_path_factory):
+    from workers.embedded_redis import EmbeddedRedis
+
+    server = EmbeddedRedis(tmp_path_factory.mktemp("redis-home"), role="tests").start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server):
+    import redis
+
+    redis.Redis.from_url(redis_server.url).flushall()
+    return redis_server.url
+
+
+@pytest.fixture
+def queue_settings(tmp_path):
+    from core.settings import load_settings
+
+    return load_settings(home=tmp_path / "home")
+
+
+class Service:
+    """A worker app with an in-process worker thread and a producer client."""
+
+    def __init__(self, settings, url, *, concurrency=2):
+        from api_client.client import Client
+        from workers.app import create_app
+        from workers.runner import ThreadWorker
+
+        self.settings = settings
+        self.app = create_app(settings, url)
+        self.worker = ThreadWorker(self.app, concurrency=concurrency).start()
+        self.client = Client(url, settings=settings)
+
+    def use(self, pipeline):
+        self.app.conf.vetq_pipeline.replace(pipeline)
+
+    def close(self):
+        self.client.close()
+        self.worker.stop()
+
+
+@pytest.fixture
+def service(redis_url, queue_settings):
+    svc = Service(queue_settings, redis_url)
+    yield svc
+    svc.close()

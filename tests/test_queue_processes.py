@@ -1,0 +1,101 @@
+"""Worker processes (not threads): the ones a test kills, and `vetq up`."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from api_client.client import Client
+from eval.fake_provider import FakeProvider
+from tests.conftest import GLOBEX, GLOBEX_DATA, critic_answer
+from workers.runner import spawn_worker_process, stop_processes
+
+
+def answer_like_a_model(path, body):
+    """Generator and Critic answers, told apart by the model the request names."""
+    return critic_answer() if body.get("model") == "fake-critic" else json.dumps(GLOBEX_DATA)
+
+
+def wait_for(predicate, timeout=30.0, interval=0.1):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError("condition not reached in time")
+
+
+@pytest.fixture
+def slow_fake():
+    with FakeProvider(latency_ms=2500) as fake:
+        fake.set_responder(answer_like_a_model)
+        yield fake
+
+
+def worker_env(fake, home):
+    return {
+        "VETQ_GENERATOR": "openai:fake-generator",
+        "VETQ_CRITIC": "openai:fake-critic",
+        "OPENAI_BASE_URL": fake.base_url_openai,
+        "OPENAI_API_KEY": "test-key-not-real",
+        "VETQ_HOME": str(home),
+        "VETQ_LOG_LEVEL": "WARNING",
+    }
+
+
+def test_job_survives_its_worker_process_being_killed(redis_url, queue_settings, slow_fake, tmp_path):
+    env = worker_env(slow_fake, tmp_path)
+    workers = [spawn_worker_process(redis_url, concurrency=1, extra_env=env) for _ in range(2)]
+    try:
+        with Client(redis_url, settings=queue_settings) as client:
+            wait_for(lambda: len(client.workers()) == 2, timeout=60)
+            job = client.submit_extraction(GLOBEX)
+            # Mid-job: the Generator call has reached the (slow) provider.
+            wait_for(lambda: any(e["model"] == "fake-generator" for e in slow_fake.log))
+            active = wait_for(lambda: [t for ts in (client.app.control.inspect(timeout=1).active() or {}).values() for t in ts])
+            victim = active[0]["worker_pid"]
+            os.kill(victim, signal.SIGKILL)
+
+            result = job.result(timeout=90)
+            assert result["status"] == "ok", result
+            assert result["data"]["total"] == 583.2
+            generator_calls = [e for e in slow_fake.log if e["model"] == "fake-generator"]
+            assert len(generator_calls) == 2  # the interrupted call and the redelivered one
+            assert all(w.poll() is None for w in workers)  # the worker nodes kept serving
+    finally:
+        stop_processes(workers)
+
+
+def test_vetq_up_serves_jobs_and_stops_without_orphans(tmp_path):
+    env = {**os.environ, "VETQ_HOME": str(tmp_path / "home"), "VETQ_LOG_LEVEL": "WARNING"}
+    env.pop("VETQ_REDIS_URL", None)
+    up = subprocess.Popen(
+        [sys.executable, "-m", "api_client.cli", "up", "--workers", "2"],
+        env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+    )
+    try:
+        line = up.stdout.readline().strip()
+        assert line.startswith("export VETQ_REDIS_URL=redis://127.0.0.1:"), line
+        url = line.split("=", 1)[1]
+        from core.settings import load_settings
+
+        with Client(url, settings=load_settings(home=tmp_path / "other")) as client:
+            wait_for(lambda: len(client.workers()) == 2, timeout=60)
+            children = subprocess.run(["pgrep", "-P", str(up.pid)], capture_output=True, text=True).stdout.split()
+            job = client.submit_validation(GLOBEX, GLOBEX_DATA, heuristics_only=True)
+            assert job.result(timeout=30)["status"] == "ok"
+        up.send_signal(signal.SIGTERM)
+        assert up.wait(timeout=60) == 0
+        assert children, "vetq up started no child processes"
+        for pid in children:
+            wait_for(lambda: not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z", timeout=20)
+    finally:
+        if up.poll() is None:
+            up.kill()

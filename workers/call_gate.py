@@ -1,0 +1,282 @@
+"""The fleet-wide call gate: every model call of every stage of every job passes
+here, and its state lives in Redis, so it holds across worker processes and hosts.
+
+One `call()`:
+
+1. response cache: a hit is returned as is (no limiter, no budget charge);
+2. budget: reserve `estimate_prompt_tokens(request) + max_tokens` on
+   `budget_scopes`; when it does not fit, BudgetExceededError (nothing is sent);
+3. rate limiter for `provider:model`: a wait up to `max_sleep_s` is slept in place,
+   a longer one raises RateLimitWaitError(retry_after_s=wait) so the Celery task can
+   give its worker slot back with `retry(countdown=exc.retry_after_s)`;
+4. the provider call (SDK retries are off: one complete() is one HTTP request);
+5. success: budget settled with the provider's usage (the estimate when it reported
+   0), limiter entry corrected, limiter learns from the rate-limit headers, answer
+   cached, one `model_call` log line;
+6. a provider 429: shared cooldown from Retry-After (or the reset hint, or full-jitter
+   backoff), reservation released, `rate_limited` logged; back to 3 (which waits the
+   cooldown out, so no retry goes out before Retry-After) while the cooldown is at
+   most `max_sleep_s`, else RateLimitWaitError. After `max_attempts` 429s for the same
+   request: RateLimitExhaustedError (not retryable: the job ends RATE_LIMITED);
+7. any other failure: reservation released, error re-raised.
+
+Attempt counting across Celery retries: pass `attempt_key` (e.g. "job:<id>"). The
+429s of one request are then counted in Redis under
+`<attempt_prefix>:<attempt_key>:<provider:model>:<request fingerprint>` (TTL
+`attempt_ttl_s`, deleted when the request succeeds), so a re-run of the job with a
+new gate continues the count. Without `attempt_key` the count is per `call()`.
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import structlog
+
+from core.errors import ErrorCode
+from core.llm.client import LLMClient
+from core.llm.errors import LLMError, RateLimitedError
+from core.llm.tokens import estimate_prompt_tokens
+from core.llm.types import LLMRequest, LLMResponse, RateLimitInfo
+from workers.budget_ledger import RedisBudgetLedger
+from workers.rate_limiter import RedisRateLimiter
+from workers.response_cache import RedisResponseCache
+
+__all__ = ["BudgetExceededError", "RateLimitExhaustedError", "RateLimitWaitError", "RedisCallGate"]
+
+log = structlog.get_logger("vetq.gate")
+
+MAX_BACKOFF_S = 60.0
+
+
+class BudgetExceededError(LLMError):
+    """The call's token estimate does not fit a budget scope; nothing was sent."""
+
+    code = ErrorCode.BUDGET_EXCEEDED
+    retryable = False
+
+
+class RateLimitWaitError(RateLimitedError):
+    """The model is rate limited for longer than the gate sleeps in place: retry the
+    job after `retry_after_s` seconds."""
+
+    retryable = True
+
+    def __init__(self, message: str, *, retry_after_s: float, rate_limit: RateLimitInfo | None = None):
+        super().__init__(message, retry_after_s=retry_after_s, rate_limit=rate_limit)
+        self.retry_after_s = float(retry_after_s)
+
+
+class RateLimitExhaustedError(RateLimitedError):
+    """Still rate limited after max_attempts (or a request no window can hold): the job
+    ends RATE_LIMITED."""
+
+    retryable = False
+
+
+class RedisCallGate:
+    """core.llm.gate.CallGate backed by Redis. `limiter`, `ledger` and `cache` may each
+    be None (no rate limit / no budget / no cache)."""
+
+    def __init__(
+        self,
+        redis_client: Any,
+        *,
+        limiter: RedisRateLimiter | None,
+        ledger: RedisBudgetLedger | None,
+        cache: RedisResponseCache | None,
+        budget_scopes: Sequence[str] = (),
+        job_scope_tokens: int | None = None,
+        budget_ttl_s: int = 7 * 24 * 3600,
+        max_sleep_s: float = 10.0,
+        max_attempts: int = 6,
+        attempt_key: str | None = None,
+        attempt_prefix: str = "vetq:attempts",
+        attempt_ttl_s: int = 24 * 3600,
+        sleep: Callable[[float], None] = time.sleep,
+        clock: Callable[[], float] = time.monotonic,
+        rng: random.Random | None = None,
+    ) -> None:
+        if max_attempts < 1:
+            raise ValueError("max_attempts must be at least 1")
+        self.redis = redis_client
+        self.limiter = limiter
+        self.ledger = ledger
+        self.cache = cache
+        self.budget_scopes = list(dict.fromkeys(budget_scopes))
+        self.max_sleep_s = float(max_sleep_s)
+        self.max_attempts = int(max_attempts)
+        self.attempt_key = attempt_key
+        self.attempt_prefix = attempt_prefix
+        self.attempt_ttl_s = int(attempt_ttl_s)
+        self.sleep = sleep
+        self.clock = clock
+        self.rng = rng or random.Random()
+        self._lock = threading.Lock()
+        self.stats: dict[str, float] = {
+            "calls": 0, "cache_hits": 0, "waits_s": 0.0, "rate_limited": 0,
+            "limiter_waits": 0, "budget_refused": 0, "errors": 0,
+        }
+        # A job's budget is set once: a re-delivered job keeps what it already spent.
+        if job_scope_tokens is not None and ledger is not None:
+            for scope in self.budget_scopes:
+                if scope.startswith("job:"):
+                    ledger.set_limit(scope, int(job_scope_tokens), budget_ttl_s)
+
+    # ------------------------------------------------------------------ helpers
+
+    def _count(self, name: str, amount: float = 1) -> None:
+        with self._lock:
+            self.stats[name] += amount
+
+    def _attempt_counter(self, model_key: str, request: LLMRequest) -> str | None:
+        if self.attempt_key is None:
+            return None
+        return f"{self.attempt_prefix}:{self.attempt_key}:{model_key}:{request.fingerprint()}"
+
+    def attempts_so_far(self, client: LLMClient, request: LLMRequest) -> int:
+        """Provider 429s recorded in Redis for this request (0 without attempt_key)."""
+        counter = self._attempt_counter(f"{client.provider}:{client.model}", request)
+        return int(self.redis.get(counter) or 0) if counter else 0
+
+    def _reserve(self, est: int, model_key: str, stage: str) -> str | None:
+        if self.ledger is None or not self.budget_scopes:
+            return None
+        reservation = self.ledger.reserve(self.budget_scopes, est)
+        if reservation is None:
+            self._count("budget_refused")
+            left = {s: self.ledger.remaining(s) for s in self.budget_scopes}
+            log.warning("budget_refused", stage=stage, model_key=model_key, estimate=est, remaining=left)
+            raise BudgetExceededError(
+                f"token budget exhausted: the call needs about {est} tokens, "
+                + ", ".join(f"{s} has {n} left" for s, n in left.items())
+            )
+        return reservation
+
+    def _release(self, reservation: str | None) -> None:
+        if reservation is not None and self.ledger is not None:
+            self.ledger.release(reservation)
+
+    def _admit(self, model_key: str, est: int, entry_id: str) -> float:
+        """Wait (in place, up to max_sleep_s per wait) until the limiter admits the
+        call; returns the seconds slept. Raises RateLimitWaitError for longer waits."""
+        if self.limiter is None:
+            return 0.0
+        waited = 0.0
+        while True:
+            wait = self.limiter.acquire(model_key, est, entry_id=entry_id)
+            if wait <= 0:
+                return waited
+            self._count("limiter_waits")
+            if wait > self.max_sleep_s:
+                raise RateLimitWaitError(
+                    f"{model_key} is rate limited for {wait:.1f}s more (over the {self.max_sleep_s:g}s "
+                    f"this worker waits in place); retry later",
+                    retry_after_s=wait,
+                )
+            self.sleep(wait)
+            waited += wait
+            self._count("waits_s", wait)
+
+    def _backoff_s(self, exc: RateLimitedError, attempt: int) -> float:
+        hint = exc.retry_after_s
+        if hint is None and exc.rate_limit is not None:
+            hint = exc.rate_limit.wait_hint_s()
+        if hint is not None:
+            return max(0.0, float(hint))
+        return self.rng.uniform(0, min(MAX_BACKOFF_S, 1 * 2**attempt))
+
+    # ------------------------------------------------------------------ the call
+
+    def call(self, client: LLMClient, request: LLMRequest, *, stage: str) -> LLMResponse:
+        provider, model = client.provider, client.model
+        model_key = f"{provider}:{model}"
+        if self.cache is not None:
+            hit = self.cache.get(provider, model, request, stage=stage)
+            if hit is not None:
+                self._count("cache_hits")
+                return hit
+
+        est = estimate_prompt_tokens(request) + request.max_tokens
+        limit = self.limiter.limit_for(model_key) if self.limiter is not None else None
+        if limit is not None and limit.tpm is not None and est > limit.tpm:
+            raise RateLimitExhaustedError(
+                f"{model_key}: the call needs about {est} tokens, more than its limit of {limit.tpm} tokens "
+                f"per window; it can never be admitted"
+            )
+
+        counter = self._attempt_counter(model_key, request)
+        local_attempts = 0
+        waited = 0.0
+        started = self.clock()
+        while True:
+            reservation = self._reserve(est, model_key, stage)
+            entry_id = uuid.uuid4().hex
+            try:
+                waited += self._admit(model_key, est, entry_id)
+            except BaseException:
+                self._release(reservation)
+                raise
+            attempt = local_attempts + 1
+            if counter is not None:
+                attempt = int(self.redis.get(counter) or 0) + 1
+            self._count("calls")
+            try:
+                response = client.complete(request)
+            except RateLimitedError as exc:
+                self._release(reservation)
+                self._count("rate_limited")
+                local_attempts += 1
+                attempts = local_attempts
+                if counter is not None:
+                    pipe = self.redis.pipeline()
+                    pipe.incr(counter)
+                    pipe.expire(counter, self.attempt_ttl_s)
+                    attempts = int(pipe.execute()[0])
+                wanted = self._backoff_s(exc, attempts)
+                cooldown = self.limiter.cooldown(model_key, wanted) if self.limiter is not None else wanted
+                log.warning("rate_limited", stage=stage, provider=provider, model=model,
+                            retry_after=exc.retry_after_s, cooldown_s=round(cooldown, 3),
+                            attempt=attempts, max_attempts=self.max_attempts)
+                if attempts >= self.max_attempts:
+                    raise RateLimitExhaustedError(
+                        f"{model_key} still rate limited after {attempts} attempts", retry_after_s=cooldown,
+                        rate_limit=exc.rate_limit,
+                    ) from exc
+                if cooldown > self.max_sleep_s:
+                    raise RateLimitWaitError(
+                        f"{model_key} is rate limited (HTTP 429); retry after {cooldown:.1f}s",
+                        retry_after_s=cooldown, rate_limit=exc.rate_limit,
+                    ) from exc
+                if self.limiter is None and cooldown > 0:
+                    self.sleep(cooldown)
+                    waited += cooldown
+                    self._count("waits_s", cooldown)
+                continue  # step 3 waits the shared cooldown out
+            except BaseException:
+                self._release(reservation)
+                self._count("errors")
+                raise
+            break
+
+        usage = response.usage
+        actual = usage.total_tokens if usage.total_tokens > 0 else est
+        if reservation is not None and self.ledger is not None:
+            self.ledger.settle(reservation, actual)
+        if self.limiter is not None:
+            self.limiter.settle(model_key, entry_id, actual)
+            self.limiter.learn(model_key, response.rate_limit)
+        if counter is not None:
+            self.redis.delete(counter)
+        if self.cache is not None:
+            self.cache.put(provider, model, request, response, stage=stage)
+        log.info("model_call", stage=stage, provider=provider, model=model,
+                 prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
+                 waited_s=round(waited, 3), attempt=attempt, cached=False,
+                 latency_ms=int((self.clock() - started) * 1000))
+        return response

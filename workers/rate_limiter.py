@@ -1,0 +1,135 @@
+"""The fleet-wide rate limiter: one sliding window per `provider:model`, kept in
+Redis, so it holds across every worker process and host.
+
+Redis layout (all keys of one model share the hash tag `{provider:model}`):
+
+    <prefix>:{provider:model}:w    sorted set: admitted entry ids, scored by time (ms, Redis TIME)
+    <prefix>:{provider:model}:t    hash: entry id -> tokens (estimate, corrected by settle)
+    <prefix>:{provider:model}:cd   cooldown: exists while every worker must wait (PTTL = time left)
+
+The window and token keys expire one window after their last write. Every decision
+is one Lua script, so admission is atomic and uses Redis's clock, not the workers'.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import uuid
+from collections.abc import Mapping
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import structlog
+
+from core.llm.types import RateLimitInfo
+from workers.limits import Limit
+
+__all__ = ["DEFAULT_WINDOW_S", "RedisRateLimiter", "load_lua"]
+
+log = structlog.get_logger("vetq.rate_limiter")
+
+DEFAULT_WINDOW_S = 60.0
+LUA_DIR = Path(__file__).with_name("lua")
+
+
+@lru_cache(maxsize=None)
+def load_lua(name: str) -> str:
+    """The text of workers/lua/<name>.lua."""
+    return (LUA_DIR / f"{name}.lua").read_text(encoding="utf-8")
+
+
+class RedisRateLimiter:
+    """Admit model calls within `rpm` requests and `tpm` tokens per `window_s` window.
+
+    `acquire` returns 0.0 when the call is admitted (and recorded), else the seconds
+    to wait before asking again. Models missing from `limits` are not counted, but a
+    shared cooldown (set by `cooldown` or `learn`) still holds them back."""
+
+    def __init__(self, redis_client: Any, limits: Mapping[str, Limit] | None = None, *,
+                 key_prefix: str = "vetq:rl", window_s: float = DEFAULT_WINDOW_S) -> None:
+        if window_s <= 0:
+            raise ValueError("window_s must be positive")
+        self.redis = redis_client
+        self.limits: dict[str, Limit] = dict(limits or {})
+        self.key_prefix = key_prefix
+        self.window_s = float(window_s)
+        self._window_ms = int(round(self.window_s * 1000))
+        self._acquire = redis_client.register_script(load_lua("rl_acquire"))
+        self._settle = redis_client.register_script(load_lua("rl_settle"))
+        self._cooldown = redis_client.register_script(load_lua("rl_cooldown"))
+        self._local = threading.local()
+
+    # ------------------------------------------------------------------ keys
+
+    def _keys(self, model_key: str) -> list[str]:
+        base = f"{self.key_prefix}:{{{model_key}}}"
+        return [f"{base}:w", f"{base}:t", f"{base}:cd"]
+
+    def limit_for(self, model_key: str) -> Limit | None:
+        return self.limits.get(model_key)
+
+    @property
+    def last_entry_id(self) -> str | None:
+        """The entry id of this thread's last admitted acquire (for settle)."""
+        return getattr(self._local, "entry_id", None)
+
+    # ------------------------------------------------------------------ API
+
+    def acquire(self, model_key: str, est_tokens: int, *, entry_id: str | None = None) -> float:
+        """0.0 = admitted (the entry `entry_id`, or a fresh id kept in `last_entry_id`,
+        is recorded with `est_tokens`); otherwise the seconds to wait. A request larger
+        than the tpm limit never fits: it gets a full window's wait every time (the
+        call gate refuses such requests before asking)."""
+        limit = self.limits.get(model_key) or Limit()
+        entry = entry_id or uuid.uuid4().hex
+        window, tokens, cooldown = self._keys(model_key)
+        wait_ms = int(self._acquire(
+            keys=[window, tokens, cooldown],
+            args=[int(limit.rpm or 0), int(limit.tpm or 0), max(0, int(est_tokens)), self._window_ms, entry],
+        ))
+        if wait_ms <= 0:
+            self._local.entry_id = entry
+            return 0.0
+        return wait_ms / 1000.0
+
+    def settle(self, model_key: str, entry_id: str, actual_tokens: int) -> bool:
+        """Correct an admitted entry to what the provider counted (and date it now,
+        the conservative end of when the provider saw it). False if it has left the
+        window (or the model is not counted)."""
+        window, tokens, _ = self._keys(model_key)
+        return bool(self._settle(keys=[window, tokens],
+                                 args=[entry_id, max(0, int(actual_tokens)), self._window_ms]))
+
+    def cooldown(self, model_key: str, seconds: float) -> float:
+        """Make every worker wait `seconds` before the next call to this model; an
+        existing longer cooldown is kept (never shortened). Returns the seconds left."""
+        ms = int(math.ceil(max(0.0, float(seconds)) * 1000))
+        left_ms = int(self._cooldown(keys=[self._keys(model_key)[2]], args=[ms]))
+        return max(0, left_ms) / 1000.0
+
+    def cooldown_left(self, model_key: str) -> float:
+        left_ms = int(self.redis.pttl(self._keys(model_key)[2]))
+        return max(0, left_ms) / 1000.0
+
+    def learn(self, model_key: str, rate_limit: RateLimitInfo | None) -> float:
+        """When the provider says no requests (or tokens) remain, cool down until its
+        reset time. Returns the cooldown set (0.0 when none was needed)."""
+        if rate_limit is None:
+            return 0.0
+        waits = []
+        if rate_limit.remaining_requests == 0 and rate_limit.reset_requests_s is not None:
+            waits.append(rate_limit.reset_requests_s)
+        if rate_limit.remaining_tokens == 0 and rate_limit.reset_tokens_s is not None:
+            waits.append(rate_limit.reset_tokens_s)
+        wait = max(waits) if waits else 0.0
+        if wait <= 0:
+            return 0.0
+        log.info("rate_limit_learned", model_key=model_key, cooldown_s=round(wait, 3))
+        return self.cooldown(model_key, wait)
+
+    def in_window(self, model_key: str) -> int:
+        """How many entries the model's window holds (expired ones included until the
+        next acquire prunes them); for tests and metrics."""
+        return int(self.redis.zcard(self._keys(model_key)[0]))
