@@ -181,23 +181,35 @@ def _run_batch(args: argparse.Namespace, kind: str) -> int:
         parsed = [parse_batch_line(line, kind=kind, number=n) for n, line in read_lines(stream)]
     timeout = _wait_timeout(args)
     worst = EXIT_OK
-    with _client() as client:
-        requests = [line if line.get("status") == "error" else {**_options(args), **line} for _id, line in parsed]
-        batch = client.submit_batch(requests)
-        progress = Progress(len(batch))
-        ready: dict[int, dict[str, Any]] = {}
-        next_index = 0
-        for index, result in batch.as_completed(timeout=timeout):
-            ready[index] = result
+    outputs: dict[int, dict[str, Any]] = {}
+    good = [i for i, (_id, line) in enumerate(parsed) if line.get("status") != "error"]
+    progress = Progress(len(parsed))
+    for i, (_id, line) in enumerate(parsed):
+        if line.get("status") == "error":
+            outputs[i] = line
             progress.advance()
-            while next_index in ready:
-                line_id = parsed[next_index][0]
-                out = ready.pop(next_index)
-                if line_id is not None:
-                    out = {"id": line_id, **{k: v for k, v in out.items() if k != "id"}}
-                emit(out)
-                worst = max(worst, exit_code_for(out))
-                next_index += 1
+    next_index = 0
+
+    def flush() -> None:
+        nonlocal next_index, worst
+        while next_index in outputs:
+            line_id = parsed[next_index][0]
+            out = outputs.pop(next_index)
+            if line_id is not None:
+                out = {"id": line_id, **{k: v for k, v in out.items() if k != "id"}}
+            emit(out)
+            worst = max(worst, exit_code_for(out))
+            next_index += 1
+
+    flush()
+    if good:
+        with _client() as client:
+            batch = client.submit_batch({**_options(args), **parsed[i][1]} for i in good)
+            for batch_index, result in batch.as_completed(timeout=timeout):
+                outputs[good[batch_index]] = result
+                progress.advance()
+                flush()
+    flush()
     return worst
 
 

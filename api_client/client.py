@@ -215,7 +215,10 @@ class Client:
     in-process worker for the life of the client."""
 
     def __init__(self, redis_url: str | None = None, *, settings: VetqSettings | None = None) -> None:
+        from core.logging import configure_logging
+
         self.settings = settings or load_settings()
+        configure_logging(self.settings.log_level)
         self._embedded = None
         url = redis_url or self.settings.redis_url
         if url is None:

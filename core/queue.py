@@ -18,11 +18,13 @@ QUEUES = (EXTRACT_QUEUE, REVIEW_QUEUE)
 TASK_EXTRACT = "vetq.extract"
 TASK_VALIDATE = "vetq.validate"
 TASK_REVIEW = "vetq.review"
+TASK_NOOP = "vetq.noop"
 
 TASK_QUEUES = {
     TASK_EXTRACT: EXTRACT_QUEUE,
     TASK_VALIDATE: EXTRACT_QUEUE,
     TASK_REVIEW: REVIEW_QUEUE,
+    TASK_NOOP: EXTRACT_QUEUE,
 }
 
 TRACE_HEADER = "trace_id"
@@ -54,7 +56,6 @@ def celery_config(settings: VetqSettings, redis_url: str) -> dict[str, Any]:
         "task_time_limit": settings.task_time_limit_s,
         "task_soft_time_limit": max(1, settings.task_time_limit_s - 10),
         "result_expires": settings.result_ttl_s,
-        "result_extended": True,
         "broker_transport_options": {"visibility_timeout": settings.visibility_timeout_s},
         "result_backend_transport_options": {"visibility_timeout": settings.visibility_timeout_s},
         "broker_connection_retry_on_startup": True,

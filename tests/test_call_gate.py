@@ -404,7 +404,8 @@ def test_cache_hit_costs_no_budget_and_logs_no_text(r, fake, capsys):
     assert spent > 0
     assert gate.call(client, request("secret-document-text"), stage="critic").cached
     assert ledger.spent("job:c") == spent and ledger.reserved("job:c") == 0
-    out = capsys.readouterr().out
+    captured = capsys.readouterr()
+    out = captured.out + captured.err  # structlog writes to stdout or, once configured, stderr
     assert "cache_hit" in out and "cache_miss" in out and "model_call" in out
     assert "secret-document-text" not in out
 

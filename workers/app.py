@@ -13,6 +13,9 @@ class UnsafeSettingsError(RuntimeError):
 
 
 def create_app(settings: VetqSettings, redis_url: str, *, check_safety: bool = True) -> Celery:
+    from core.logging import configure_logging
+
+    configure_logging(settings.log_level)
     config = celery_config(settings, redis_url)
     if check_safety:
         problems = unsafe_settings(config)

@@ -9,6 +9,10 @@ Redis layout (all keys of one model share the hash tag `{provider:model}`):
 
 The window and token keys expire one window after their last write. Every decision
 is one Lua script, so admission is atomic and uses Redis's clock, not the workers'.
+`settle` re-dates an entry to the moment the answer came back: the provider saw the
+request somewhere between admission and then, so the later time never lets the next
+request arrive inside the provider's window. An entry whose call failed (a 429
+included) stays in the window: counting it is the safe side.
 """
 
 from __future__ import annotations

@@ -10,7 +10,7 @@ import structlog
 from celery import Celery, Task
 
 from core.extraction.pipeline import ExtractionPipeline
-from core.queue import TASK_EXTRACT, TASK_VALIDATE
+from core.queue import TASK_EXTRACT, TASK_NOOP, TASK_VALIDATE
 from core.settings import VetqSettings
 from workers.signals import trace_id_of
 
@@ -60,3 +60,8 @@ def register(app: Celery, settings: VetqSettings) -> None:
     @app.task(name=TASK_VALIDATE, bind=True, shared=False)
     def validate(self: Task, payload: Any) -> dict[str, Any]:
         return holder.get().run(with_trace(self, payload, "validate")).model_dump(mode="json")
+
+    @app.task(name=TASK_NOOP, shared=False)
+    def noop(payload: Any = None) -> dict[str, Any]:
+        """Does nothing: the raw-Celery baseline of the queue benchmark, and a probe."""
+        return {"status": "ok"}

@@ -29,6 +29,9 @@ _MINUS = "-\u2212"
 # letters glued to a number that still leave it an amount ("1.234,56EUR", "100zł")
 _GLUED_UNITS = frozenset({"zł", "kr", "fr", "kč", "ft", "lei", "lv", "kn"})
 _MAX_TOKEN = 40
+# A document with more numbers than this is not an invoice; stop looking.
+MAX_MENTIONS = 100_000
+_SIMPLE = re.compile(r"[0-9]{1,15}(?:\.[0-9]{1,2})?")
 
 
 @dataclass(frozen=True)
@@ -267,7 +270,7 @@ def find_amounts(text: str) -> list[AmountMention]:
             continue
         if zstarts and _in_zone(zstarts, zends, s, e):
             continue
-        value = _parse_core(num)
+        value = Decimal(num) if _SIMPLE.fullmatch(num) else _parse_core(num)
         if value is None:
             continue
         if m.group("sign"):
@@ -276,4 +279,6 @@ def find_amounts(text: str) -> list[AmountMention]:
             value = -value
             s, e = s - 1, e + 1
         out.append(AmountMention(value=value, start=s, end=e, raw=text[s:e]))
+        if len(out) >= MAX_MENTIONS:
+            break
     return out

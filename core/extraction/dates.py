@@ -117,20 +117,37 @@ def _numeric_dates(m: re.Match[str]) -> frozenset[date]:
     return frozenset(d for d in out if d is not None)
 
 
+_WORD = re.compile(r"[^\W\d_]+")
+_DAY_BEFORE = re.compile(r"(?<![0-9])[0-9]")
+
+
 def find_date_mentions(text: str) -> list[DateMention]:
     """Every date-like mention in ``text`` with the real dates it can mean (mentions
     that name no real date are left out). Sorted by position."""
     if not isinstance(text, str) or not text:
         return []
     found: dict[tuple[int, int], set[date]] = {}
-    for rx, interp in ((_NUMERIC, _numeric_dates), (_DMY_NAMED, _named_dates), (_MDY_NAMED, _named_dates)):
-        for m in rx.finditer(text):
-            ds = interp(m)
-            if not ds:
-                continue
-            end = m.end()
-            # a trailing '.' of an abbreviation-free match is punctuation, not date
-            found.setdefault((m.start(), end), set()).update(ds)
+
+    def add(m: re.Match[str] | None, ds: frozenset[date]) -> None:
+        if m is not None and ds:
+            found.setdefault((m.start(), m.end()), set()).update(ds)
+
+    for m in _NUMERIC.finditer(text):
+        add(m, _numeric_dates(m))
+    # month names: find candidate words first (cheap), then match anchored around them
+    for w in _WORD.finditer(text):
+        if w.end() - w.start() > 10 or w.group().casefold() not in MONTHS:
+            continue
+        ws = w.start()
+        m = _MDY_NAMED.match(text, ws)
+        if m is not None:
+            add(m, _named_dates(m))
+        lo = max(0, ws - 14)
+        for d in _DAY_BEFORE.finditer(text, lo, ws):
+            m = _DMY_NAMED.match(text, d.start())
+            if m is not None and m.start("mon") == ws:
+                add(m, _named_dates(m))
+                break
     return [DateMention(s, e, frozenset(ds)) for (s, e), ds in sorted(found.items())]
 
 

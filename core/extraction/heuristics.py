@@ -102,6 +102,25 @@ _LABEL_RE = re.compile(
     re.IGNORECASE,
 )
 _WS_RE = re.compile(r"\s+")
+_WORD_RE = re.compile(r"[^\W\d_]+")
+_LABEL_FIRST_WORDS = frozenset(_WORD_RE.match(p).group() for p in _PHRASE_ROLE)  # type: ignore[union-attr]
+MAX_LABELS = 100_000
+
+
+def _iter_labels(text: str):  # type: ignore[no-untyped-def]
+    """Label matches, found by scanning words and matching anchored (fast on big text)."""
+    pos = 0
+    count = 0
+    for w in _WORD_RE.finditer(text):
+        if w.start() < pos or w.end() - w.start() > 20 or w.group().casefold() not in _LABEL_FIRST_WORDS:
+            continue
+        m = _LABEL_RE.match(text, w.start())
+        if m is not None:
+            yield m
+            pos = m.end()
+            count += 1
+            if count >= MAX_LABELS:
+                return
 _TRAILING_PREFIXES = ("before", "excl", "excluding", "ex ", "ex.", "incl", "including", "inc ", "inc.", "pre",
                       "ht", "ttc", "netto", "brutto", "total ht", "total ttc")
 _CLAUSE_BREAK = re.compile(r"[,;]|\.(?![0-9])")
@@ -150,7 +169,7 @@ class _Source:
         self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
         self.amounts: list[AmountMention] = find_amounts(text)
         self.labels: list[_Label] = []
-        for m in _LABEL_RE.finditer(text):
+        for m in _iter_labels(text):
             key = _WS_RE.sub(" ", m.group().casefold())
             role = _PHRASE_ROLE.get(key) or _PHRASE_ROLE.get(key.rstrip("."))
             if role:
@@ -392,80 +411,81 @@ def _check_arithmetic(checks: dict[str, FieldCheck], status: dict[str, _AmountSt
         checks[f].penalise(ARITHMETIC_FACTOR, reason)
 
 
-def _find_word(text: str, word: str, *, ignore_case: bool) -> list[tuple[int, int]]:
-    flags = re.IGNORECASE if ignore_case else 0
-    rx = re.compile(r"(?<![^\W\d_])" + re.escape(word) + r"(?![^\W\d_])", flags)
-    return [m.span() for m in rx.finditer(text)][:100]
+_SYMBOLS: dict[str, str | None] = {**{sym: c for sym, c in UNAMBIGUOUS_SYMBOLS.items()},
+                                   **{sym: None for sym in AMBIGUOUS_SYMBOLS}}
+_SYMBOL_RE = re.compile("|".join(re.escape(x) for x in sorted(_SYMBOLS, key=len, reverse=True)))
+_CUR_WORDS: dict[str, str | None] = {**CURRENCY_WORDS, "dollar": None, "dollars": None}
+_CUR_WORD_RE = re.compile(
+    r"(?<![^\W\d_])(?:" + "|".join(_phrase_rx(w) for w in sorted(_CUR_WORDS, key=len, reverse=True)) + r")(?![^\W\d_])",
+    re.IGNORECASE,
+)
+_CAPS3_RE = re.compile(r"[A-Z]{3}")
+_MAX_CURRENCY_HITS = 1000
 
 
-def _find_symbol(text: str, sym: str) -> list[tuple[int, int]]:
-    if sym[0].isalpha():  # "zł", "CHF", "Fr.", "US$": must start a word
-        return _find_word(text, sym, ignore_case=False) if sym[-1].isalpha() else [
-            m.span() for m in re.finditer(r"(?<![^\W\d_])" + re.escape(sym), text)
-        ][:100]
-    out: list[tuple[int, int]] = []
-    i = text.find(sym)
-    while i >= 0 and len(out) < 100:
-        out.append((i, i + len(sym)))
-        i = text.find(sym, i + len(sym))
-    return out
+def _letter(text: str, i: int) -> bool:
+    return 0 <= i < len(text) and text[i].isalpha()
 
 
-def _currency_evidence(text: str, code: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
-    """(strong spans, ambiguous-symbol spans) for ``code``."""
-    strong: list[tuple[int, int]] = []
-    if code in ISO_4217:
-        strong += _find_word(text, code, ignore_case=False)
-    claimed: list[tuple[int, int]] = []  # spans of unambiguous symbols of any currency
-    for sym, c in UNAMBIGUOUS_SYMBOLS.items():
-        spans = _find_symbol(text, sym)
-        claimed += spans
-        if c == code:
-            strong += spans
-    for word, c in CURRENCY_WORDS.items():
-        if c == code:
-            strong += _find_word(text, word, ignore_case=True)
-    ambiguous: list[tuple[int, int]] = []
-    if not strong:
-        for sym, codes in AMBIGUOUS_SYMBOLS.items():
-            if code not in codes:
-                continue
-            spans = _find_word(text, sym, ignore_case=False) if sym.isalpha() else _find_symbol(text, sym)
-            ambiguous += [sp for sp in spans if not any(a <= sp[0] and sp[1] <= b for a, b in claimed)]
-        if code in AMBIGUOUS_SYMBOLS["$"]:
-            ambiguous += _find_word(text, "dollars", ignore_case=True) + _find_word(text, "dollar", ignore_case=True)
-    return sorted(set(strong)), sorted(set(ambiguous))
+@dataclass
+class _CurrencyHit:
+    start: int
+    end: int
+    codes: frozenset[str]
+    strong: bool  # names exactly one currency
 
 
-def _other_currencies(text: str, code: str) -> list[str]:
-    named: list[str] = []
-    for sym, c in UNAMBIGUOUS_SYMBOLS.items():
-        if c != code and c not in named and _find_symbol(text, sym):
-            named.append(c)
-    for c in sorted(ISO_4217 - {code}):
-        if len(named) >= 4:
+def _currency_hits(text: str) -> list[_CurrencyHit]:
+    hits: list[_CurrencyHit] = []
+    for m in _CAPS3_RE.finditer(text):
+        if m.group() in ISO_4217 and not _letter(text, m.start() - 1) and not _letter(text, m.end()):
+            hits.append(_CurrencyHit(m.start(), m.end(), frozenset({m.group()}), True))
+            if len(hits) >= _MAX_CURRENCY_HITS:
+                break
+    for m in _SYMBOL_RE.finditer(text):
+        sym = m.group()
+        if sym[0].isalpha() and _letter(text, m.start() - 1):
+            continue
+        if sym[-1].isalpha() and _letter(text, m.end()):
+            continue
+        code = _SYMBOLS[sym]
+        if code is not None:
+            hits.append(_CurrencyHit(m.start(), m.end(), frozenset({code}), True))
+        else:
+            hits.append(_CurrencyHit(m.start(), m.end(), AMBIGUOUS_SYMBOLS[sym], False))
+        if len(hits) >= 2 * _MAX_CURRENCY_HITS:
             break
-        if c not in named and c in text and _find_word(text, c, ignore_case=False):
-            named.append(c)
-    return named[:4]
+    for m in _CUR_WORD_RE.finditer(text):
+        key = _WS_RE.sub(" ", m.group().casefold())
+        code = _CUR_WORDS.get(key)
+        if code is not None:
+            hits.append(_CurrencyHit(m.start(), m.end(), frozenset({code}), True))
+        elif key in ("dollar", "dollars"):
+            hits.append(_CurrencyHit(m.start(), m.end(), AMBIGUOUS_SYMBOLS["$"], False))
+        if len(hits) >= 3 * _MAX_CURRENCY_HITS:
+            break
+    hits.sort(key=lambda h: h.start)
+    return hits
 
 
 def _check_currency(src: _Source, value: Any) -> FieldCheck:
     fc = FieldCheck("currency")
     code = str(value).strip().upper()
-    strong, ambiguous = _currency_evidence(src.text, code)
+    hits = _currency_hits(src.text)
+    strong = [h for h in hits if h.strong and code in h.codes]
     if strong:
-        fc.spans = [_span(src.text, s, e) for s, e in strong]
+        fc.spans = [_span(src.text, h.start, h.end) for h in strong]
         return fc
+    ambiguous = [h for h in hits if not h.strong and code in h.codes]
     if ambiguous:
-        fc.spans = [_span(src.text, s, e) for s, e in ambiguous]
-        sym = src.text[ambiguous[0][0] : ambiguous[0][1]]
+        fc.spans = [_span(src.text, h.start, h.end) for h in ambiguous]
+        sym = src.text[ambiguous[0].start : ambiguous[0].end]
         fc.penalise(
             AMBIGUOUS_CURRENCY_FACTOR,
             f"only the ambiguous symbol '{sym}' supports {_short(code, 10)} (no ISO code or unambiguous symbol)",
         )
         return fc
-    others = _other_currencies(src.text, code)
+    others = list(dict.fromkeys(c for h in hits if h.strong for c in h.codes))[:4]
     if others:
         fc.penalise(UNGROUNDED_FACTOR, f"the source names {', '.join(others)}, not {_short(code, 10)}")
     else:

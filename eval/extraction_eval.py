@@ -1,0 +1,427 @@
+"""The extraction golden set, graded end to end through the real queue.
+
+    python -m eval.extraction_eval                 # offline: replayed Generator and Critic
+    python -m eval.extraction_eval --json          # the report as one JSON object
+    python -m eval.extraction_eval --heuristics-only
+    python -m eval.extraction_eval --live          # the configured providers (costs tokens)
+
+Every labeled example is submitted as an extraction job through an
+`api_client.client.Client` (one batch), the results come back in input order and
+each of the seven fields is graded against the label:
+
+- a field is correct when the result's value equals the expected one: amounts to
+  the cent, strings case- and whitespace-insensitively, dates as ISO strings, and
+  null == null. An error result counts all seven fields wrong (nothing is committed,
+  so nothing is silent: its fields count as caught, and its failure lines say ERROR).
+- a wrong field is *caught* when the result names it in flagged_fields and *silent*
+  otherwise; a correct field that is flagged is a false alarm.
+- calibration: for field thresholds 0.50, 0.55, ... 0.95, the precision and coverage
+  of the committed fields whose confidence reaches the threshold, and the lowest
+  threshold whose precision reaches the target.
+
+The gate (exit 1) fails when field accuracy is below --min-accuracy or more than
+--max-silent-wrong wrong fields went unflagged.
+
+Files under eval/golden/: cases.jsonl is the source of truth (document, label,
+authored Generator and Critic answers, the injected error if any); dataset.jsonl is
+derived from it (id, text, expected) by `write_dataset`; replay.json is recorded
+from it by `record_replay` (`python -m eval.extraction_eval --rebuild-golden`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation, ROUND_HALF_UP
+from pathlib import Path
+from typing import Any
+
+from core.extraction.schema import AMOUNT_FIELDS, FIELD_NAMES
+
+GOLDEN = Path(__file__).parent / "golden"
+CASES_PATH = GOLDEN / "cases.jsonl"
+DATASET_PATH = GOLDEN / "dataset.jsonl"
+REPLAY_PATH = GOLDEN / "replay.json"
+
+THRESHOLDS: tuple[float, ...] = tuple(round(0.50 + 0.05 * i, 2) for i in range(10))
+DEFAULT_TARGET_PRECISION = 0.99
+DEFAULT_MIN_ACCURACY = 0.90
+DEFAULT_MAX_SILENT_WRONG = 0
+DEFAULT_TIMEOUT_S = 300.0
+
+REPORT_KEYS = (
+    "examples",
+    "field_accuracy",
+    "exact_match",
+    "needs_review_rate",
+    "catch_rate",
+    "silent_wrong",
+    "false_alarms",
+    "failures",
+    "calibration",
+)
+
+
+# --- the golden files ----------------------------------------------------------------
+def load_jsonl(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def dataset_rows(cases: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The labeled set without the authored answers: {"id", "text", "expected"}."""
+    return [{"id": c["id"], "text": c["text"], "expected": c["expected"]} for c in cases]
+
+
+def dataset_jsonl(cases: Iterable[Mapping[str, Any]]) -> str:
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in dataset_rows(cases))
+
+
+def write_dataset(cases_path: str | os.PathLike[str] = CASES_PATH,
+                  dataset_path: str | os.PathLike[str] = DATASET_PATH) -> int:
+    """Derive dataset.jsonl from cases.jsonl; returns the number of rows."""
+    cases = load_jsonl(cases_path)
+    Path(dataset_path).write_text(dataset_jsonl(cases), encoding="utf-8")
+    return len(cases)
+
+
+def record_replay(cases_path: str | os.PathLike[str] = CASES_PATH,
+                  fixture_path: str | os.PathLike[str] = REPLAY_PATH) -> int:
+    """Record the replay fixture of the golden set from its authored answers."""
+    from eval.fixtures import record_cases
+
+    cases = [{"id": c["id"], "text": c["text"], "generator": c["generator"], "critic": c["critic"]}
+             for c in load_jsonl(cases_path)]
+    return record_cases(cases, fixture_path)
+
+
+# --- grading ---------------------------------------------------------------------------
+def _cents(value: Any) -> Decimal | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        number = Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        return None
+    if not number.is_finite():
+        return None
+    return number.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+
+
+def _norm_text(value: Any) -> str:
+    return " ".join(str(value).split()).casefold()
+
+
+def values_equal(name: str, got: Any, expected: Any) -> bool:
+    """The grading rule for one field (see the module docstring)."""
+    if got is None or expected is None:
+        return got is None and expected is None
+    if name in AMOUNT_FIELDS:
+        a, b = _cents(got), _cents(expected)
+        return a is not None and a == b
+    if name == "invoice_date":
+        return str(got).strip()[:10] == str(expected).strip()[:10] and len(str(got).strip()) >= 10
+    return _norm_text(got) == _norm_text(expected)
+
+
+@dataclass
+class FieldGrade:
+    case_id: str
+    field: str
+    got: Any
+    expected: Any
+    correct: bool
+    flagged: bool
+    confidence: float | None = None
+    error: bool = False
+
+
+@dataclass
+class CaseGrade:
+    id: str
+    status: str
+    fields: list[FieldGrade]
+    error: str | None = None
+
+    @property
+    def exact(self) -> bool:
+        return all(f.correct for f in self.fields)
+
+
+def grade_case(case_id: str, expected: Mapping[str, Any], result: Mapping[str, Any] | None) -> CaseGrade:
+    status = str((result or {}).get("status", "error"))
+    data = (result or {}).get("data")
+    if status == "error" or not isinstance(data, Mapping):
+        message = (result or {}).get("error_message") or "no result"
+        code = (result or {}).get("error_code") or "ERROR"
+        grades = [FieldGrade(case_id, name, None, expected.get(name), False, True, None, error=True)
+                  for name in FIELD_NAMES]
+        return CaseGrade(case_id, "error", grades, error=f"{code}: {message}")
+    flagged = {f.get("field") for f in result.get("flagged_fields") or [] if isinstance(f, Mapping)}
+    confidence = result.get("field_confidence") or {}
+    grades = []
+    for name in FIELD_NAMES:
+        got, want = data.get(name), expected.get(name)
+        grades.append(FieldGrade(case_id, name, got, want, values_equal(name, got, want), name in flagged,
+                                 confidence.get(name)))
+    return CaseGrade(case_id, status, grades)
+
+
+def calibration_table(pairs: Iterable[tuple[float, bool]], *, thresholds: Sequence[float] = THRESHOLDS,
+                      target_precision: float = DEFAULT_TARGET_PRECISION) -> dict[str, Any]:
+    """Precision and coverage of the committed fields that would pass at each field
+    threshold. `pairs` holds (field confidence, correct) for every committed field."""
+    pairs = [(float(c), bool(ok)) for c, ok in pairs if c is not None and math.isfinite(float(c))]
+    total = len(pairs)
+    table = []
+    recommended = None
+    for t in thresholds:
+        passing = [ok for c, ok in pairs if c >= t - 1e-9]
+        correct = sum(passing)
+        precision = round(correct / len(passing), 4) if passing else None
+        coverage = round(len(passing) / total, 4) if total else 0.0
+        table.append({"threshold": round(t, 2), "precision": precision, "coverage": coverage,
+                      "fields": len(passing), "correct": correct})
+        if recommended is None and precision is not None and precision >= target_precision - 1e-12:
+            recommended = round(t, 2)
+    return {"target_precision": target_precision, "recommended_field_threshold": recommended, "table": table}
+
+
+def _show(value: Any) -> str:
+    return "null" if value is None else json.dumps(value, ensure_ascii=False) if isinstance(value, str) else str(value)
+
+
+@dataclass
+class EvalReport:
+    examples: int
+    field_accuracy: float
+    exact_match: float
+    needs_review_rate: float
+    catch_rate: float
+    silent_wrong: int
+    false_alarms: int
+    failures: list[str]
+    calibration: dict[str, Any]
+    mode: str = "critic"
+    cases: list[CaseGrade] = field(default_factory=list, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {key: getattr(self, key) for key in REPORT_KEYS}
+
+    def gate_failures(self, *, min_accuracy: float = DEFAULT_MIN_ACCURACY,
+                      max_silent_wrong: int = DEFAULT_MAX_SILENT_WRONG) -> list[str]:
+        """Why the gate fails (empty when it passes)."""
+        problems = []
+        if self.field_accuracy < min_accuracy:
+            problems.append(f"field accuracy {self.field_accuracy:.4f} is below {min_accuracy:.4f}")
+        if self.silent_wrong > max_silent_wrong:
+            problems.append(f"{self.silent_wrong} wrong field(s) went unflagged (allowed: {max_silent_wrong})")
+        return problems
+
+    def to_text(self) -> str:
+        errors = sum(1 for c in self.cases if c.status == "error")
+        wrong = sum(1 for c in self.cases for f in c.fields if not f.correct)
+        lines = [
+            f"vetq extraction eval ({self.mode}): {self.examples} examples, {self.examples * len(FIELD_NAMES)} fields",
+            f"  field accuracy     {self.field_accuracy:.2%}",
+            f"  exact match        {self.exact_match:.2%}",
+            f"  needs_review rate  {self.needs_review_rate:.2%}",
+            f"  catch rate         {self.catch_rate:.2%}  ({wrong} wrong field(s))",
+            f"  silent wrong       {self.silent_wrong}",
+            f"  false alarms       {self.false_alarms}",
+        ]
+        if errors:
+            lines.append(f"  error results      {errors}")
+        cal = self.calibration
+        rec = cal["recommended_field_threshold"]
+        lines.append("")
+        lines.append(f"calibration (target precision {cal['target_precision']:.2%}; "
+                     f"recommended field threshold: {'none reaches it' if rec is None else f'{rec:.2f}'})")
+        lines.append("  threshold  precision  coverage  fields")
+        for row in cal["table"]:
+            precision = "    -    " if row["precision"] is None else f"{row['precision']:9.2%}"
+            lines.append(f"  {row['threshold']:9.2f}  {precision}  {row['coverage']:8.2%}  {row['fields']:6d}")
+        lines.append("")
+        if self.failures:
+            lines.append(f"failures ({len(self.failures)}):")
+            lines.extend(f"  {line}" for line in self.failures)
+        else:
+            lines.append("failures: none")
+        return "\n".join(lines)
+
+
+def grade(cases: Sequence[Mapping[str, Any]], results: Sequence[Mapping[str, Any] | None], *,
+          target_precision: float = DEFAULT_TARGET_PRECISION, mode: str = "critic") -> EvalReport:
+    """Grade results (in the order of cases) against each case's "expected"."""
+    if len(cases) != len(results):
+        raise ValueError(f"{len(cases)} case(s) but {len(results)} result(s)")
+    graded = [grade_case(str(c["id"]), c["expected"], r) for c, r in zip(cases, results)]
+    all_fields = [f for g in graded for f in g.fields]
+    wrong = [f for f in all_fields if not f.correct]
+    caught = [f for f in wrong if f.flagged]
+    silent = [f for f in wrong if not f.flagged]
+    false_alarms = [f for f in all_fields if f.correct and f.flagged]
+    failures = []
+    for g in graded:
+        if g.status == "error":
+            failures.append(f"{g.id}: ERROR {g.error} (all {len(FIELD_NAMES)} fields wrong)")
+            continue
+        for f in g.fields:
+            if not f.correct:
+                failures.append(f"{g.id} {f.field}: got {_show(f.got)}, expected {_show(f.expected)} "
+                                f"({'flagged' if f.flagged else 'SILENT'})")
+    pairs = [(f.confidence, f.correct) for g in graded if g.status != "error" for f in g.fields
+             if f.got is not None and f.confidence is not None]
+    n = len(graded)
+    return EvalReport(
+        examples=n,
+        field_accuracy=round(sum(f.correct for f in all_fields) / len(all_fields), 4) if all_fields else 0.0,
+        exact_match=round(sum(g.exact for g in graded) / n, 4) if n else 0.0,
+        needs_review_rate=round(sum(g.status == "needs_review" for g in graded) / n, 4) if n else 0.0,
+        catch_rate=round(len(caught) / len(wrong), 4) if wrong else 1.0,
+        silent_wrong=len(silent),
+        false_alarms=len(false_alarms),
+        failures=failures,
+        calibration=calibration_table(pairs, target_precision=target_precision),
+        mode=mode,
+        cases=graded,
+    )
+
+
+# --- running -----------------------------------------------------------------------------
+def run_eval(*, client: Any, cases: Sequence[Mapping[str, Any]], heuristics_only: bool = False,
+             timeout: float = DEFAULT_TIMEOUT_S, target_precision: float = DEFAULT_TARGET_PRECISION) -> EvalReport:
+    """Submit every case as an extraction job through `client` (one batch), wait for
+    the results in input order and grade them."""
+    cases = list(cases)
+    batch = client.submit_batch(
+        {"kind": "extract", "text": c["text"], "heuristics_only": heuristics_only, "trace_id": f"eval-{c['id']}"[:128]}
+        for c in cases
+    )
+    results = batch.results(timeout=timeout)
+    return grade(cases, results, target_precision=target_precision,
+                 mode="heuristics only" if heuristics_only else "critic")
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="python -m eval.extraction_eval",
+                                description="Grade the extraction golden set through the real queue.")
+    p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p.add_argument("--min-accuracy", type=float, default=DEFAULT_MIN_ACCURACY,
+                   help="fail (exit 1) below this field accuracy (default %(default)s)")
+    p.add_argument("--max-silent-wrong", type=int, default=DEFAULT_MAX_SILENT_WRONG,
+                   help="fail (exit 1) with more unflagged wrong fields than this (default %(default)s)")
+    p.add_argument("--heuristics-only", action="store_true", help="run with the Critic off")
+    p.add_argument("--target-precision", type=float, default=DEFAULT_TARGET_PRECISION,
+                   help="precision the recommended field threshold must reach (default %(default)s)")
+    p.add_argument("--live", action="store_true", help="use the configured providers instead of the replay fixture")
+    p.add_argument("--token-budget", type=int, default=None, help="with --live: a token budget for the run")
+    p.add_argument("--record", metavar="PATH", default=None, help="with --live: record the answers into PATH")
+    p.add_argument("--dataset", metavar="PATH", default=str(DATASET_PATH),
+                   help="JSONL of {id, text, expected} (default: eval/golden/dataset.jsonl)")
+    p.add_argument("--fixture", metavar="PATH", default=str(REPLAY_PATH),
+                   help="replay fixture of the offline run (default: eval/golden/replay.json)")
+    p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds to wait for the batch")
+    p.add_argument("--rebuild-golden", action="store_true",
+                   help="re-derive dataset.jsonl and re-record replay.json from cases.jsonl, then exit")
+    return p
+
+
+def _client_supports_token_budget() -> bool:
+    import inspect
+
+    from api_client.client import Client
+
+    params = set(inspect.signature(Client.__init__).parameters) | set(inspect.signature(Client.submit_batch).parameters)
+    return "token_budget" in params
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+
+    if args.rebuild_golden:
+        from core.logging import configure_logging
+
+        configure_logging("WARNING")
+        rows = write_dataset()
+        recorded = record_replay()
+        print(f"wrote {DATASET_PATH} ({rows} rows) and recorded {recorded} case(s) into {REPLAY_PATH}")
+        return 0
+    if args.record is not None:
+        print("error: --record is not supported yet (record fixtures from authored answers with "
+              "`python -m eval.extraction_eval --rebuild-golden`)", file=sys.stderr)
+        return 2
+    if args.token_budget is not None:
+        if not args.live:
+            print("error: --token-budget only applies with --live", file=sys.stderr)
+            return 2
+        if not _client_supports_token_budget():
+            print("error: --token-budget is not supported yet: the client has no token budget", file=sys.stderr)
+            return 2
+
+    try:
+        cases = load_jsonl(args.dataset)
+    except (OSError, ValueError) as exc:
+        print(f"error: cannot read the dataset {args.dataset}: {exc}", file=sys.stderr)
+        return 2
+    bad = [str(c.get("id", i)) for i, c in enumerate(cases) if not isinstance(c.get("expected"), dict)
+           or not isinstance(c.get("text"), str)]
+    if bad or not cases:
+        print(f"error: every dataset line needs id, text and expected ({', '.join(bad[:5]) or 'empty'})",
+              file=sys.stderr)
+        return 2
+
+    if not args.live:
+        fixture = Path(args.fixture).resolve()
+        # Set before the settings are read: the in-process worker builds its models from them.
+        os.environ["VETQ_GENERATOR"] = f"replay:{fixture}"
+        os.environ["VETQ_CRITIC"] = f"replay:{fixture}"
+        os.environ.setdefault("VETQ_LOG_LEVEL", "WARNING")
+
+    from api_client.client import Client
+    from core.errors import VetqError
+    from core.logging import configure_logging
+    from core.settings import load_settings
+
+    try:
+        settings = load_settings()
+    except VetqError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 2
+    configure_logging(settings.log_level)
+    if not args.live:
+        # Its own embedded Redis and worker: a `vetq up` (or VETQ_REDIS_URL) serving live
+        # models must never answer the replayed run.
+        settings = settings.model_copy(update={"home": settings.home / "eval", "redis_url": None})
+
+    client_kwargs: dict[str, Any] = {"settings": settings}
+    if args.live and args.token_budget is not None:
+        client_kwargs["token_budget"] = args.token_budget  # pragma: no cover - not supported yet
+    try:
+        with Client(**client_kwargs) as client:
+            report = run_eval(client=client, cases=cases, heuristics_only=args.heuristics_only,
+                              timeout=args.timeout, target_precision=args.target_precision)
+    except VetqError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        return 2
+
+    if args.json:
+        print(json.dumps(report.to_dict(), ensure_ascii=False, indent=2))
+    else:
+        print(report.to_text())
+    problems = report.gate_failures(min_accuracy=args.min_accuracy, max_silent_wrong=args.max_silent_wrong)
+    if problems:
+        print("GATE FAILED: " + "; ".join(problems), file=sys.stderr)
+        return 1
+    if not args.json:
+        print("\ngate passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
