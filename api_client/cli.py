@@ -129,11 +129,136 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--pool", choices=("prefork", "threads", "solo"), default="prefork")
     worker.set_defaults(handler=cmd_worker)
 
+    review = verbs.add_parser("review", help="blind-first review of an engineering decision",
+                              description="Submit a review request (JSON: objective, constraints, context, "
+                              "proposed_solution, decision_type, risk_level, ...), wait, print the verdict. "
+                              "Describe the problem in the blind fields and the plan only in proposed_solution.")
+    review.add_argument("--file", "-f", help="the request as a JSON file (default: stdin)")
+    review.add_argument("--mode", choices=("blind_first", "proposal_first"), help="override review_mode")
+    review.add_argument("--no-wait", action="store_true", help="print the job id and return at once")
+    review.add_argument("--timeout", type=_positive_float, help="seconds to wait (default VETQ_WAIT_TIMEOUT_S)")
+    review.set_defaults(handler=cmd_review)
+
+    gate = verbs.add_parser("should-review", help="does this decision deserve a review? (deterministic, no model)",
+                            description="Read a JSON object (decision_type, risk_level, summary, counts, flags) "
+                            "and print {should_review, reasons}.")
+    gate.add_argument("--file", "-f", help="the JSON input (default: stdin)")
+    gate.set_defaults(handler=cmd_should_review)
+
+    outcome = verbs.add_parser("outcome", help="record what became of a review (VETQ_TELEMETRY=on)")
+    outcome.add_argument("review_id")
+    outcome.add_argument("--accepted", type=_bool, help="was the review's advice taken? (true/false)")
+    outcome.add_argument("--rework", type=_bool, help="was rework needed later? (true/false)")
+    outcome.add_argument("--useful", type=_bool, help="was the review useful? (true/false)")
+    outcome.set_defaults(handler=cmd_outcome)
+
+    telemetry = verbs.add_parser("telemetry", help="review telemetry")
+    telemetry_verbs = telemetry.add_subparsers(dest="telemetry_verb", metavar="ACTION", parser_class=_Parser)
+    export = telemetry_verbs.add_parser("export", help="write every telemetry record as JSONL")
+    export.add_argument("--out", help="file to write (default: stdout)")
+    export.set_defaults(handler=cmd_telemetry_export)
+
     up = verbs.add_parser("up", help="run the embedded Redis and N workers in the foreground")
     up.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
     up.add_argument("--concurrency", type=int, default=1, help="jobs per worker process (default 1)")
     up.set_defaults(handler=cmd_up)
     return parser
+
+
+def _bool(value: str) -> bool:
+    lowered = value.strip().lower()
+    if lowered in ("true", "yes", "1", "y"):
+        return True
+    if lowered in ("false", "no", "0", "n"):
+        return False
+    raise argparse.ArgumentTypeError(f"{value!r} is not true or false")
+
+
+def _review_error(code: ErrorCode, message: str) -> dict[str, Any]:
+    return {"error": {"code": code.value, "message": message}}
+
+
+def _read_json_object(path: str | None, what: str) -> dict[str, Any]:
+    raw = read_text(path)
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise VetqError(f"{what} is not valid JSON: {exc}", code=ErrorCode.INVALID_INPUT) from None
+    if not isinstance(value, dict):
+        raise VetqError(f"{what} must be a JSON object", code=ErrorCode.INVALID_INPUT)
+    return value
+
+
+def cmd_review(args: argparse.Namespace) -> int:
+    from api_client.client import BlindnessLeakError
+
+    try:
+        request = _read_json_object(args.file, "the review request")
+        if args.mode:
+            request["review_mode"] = args.mode
+        # Checked here, before anything starts: input errors and blindness leaks need no provider.
+        from core.review.schema import ReviewRequest
+        from core.validation import parse_model
+
+        parse_model(ReviewRequest, request, what="review request")
+    except VetqError as exc:
+        emit(_review_error(exc.code, exc.message))
+        return EXIT_INPUT
+    with _client() as client:
+        try:
+            job = client.submit_review(request)
+        except (BlindnessLeakError, VetqError) as exc:
+            emit(_review_error(exc.code, exc.message))
+            return EXIT_INPUT if exc.code.value in INPUT_ERRORS else EXIT_PIPELINE
+        if args.no_wait:
+            emit({"job_id": job.id, "trace_id": job.trace_id, "status": job.status()})
+            return EXIT_OK
+        result = job.result(timeout=_wait_timeout(args))
+    emit(result)
+    return exit_code_for(result)
+
+
+def cmd_should_review(args: argparse.Namespace) -> int:
+    from api_client.client import Client
+
+    try:
+        result = Client.should_review(_read_json_object(args.file, "the should-review input"))
+    except VetqError as exc:
+        emit(_review_error(exc.code, exc.message))
+        return EXIT_INPUT
+    emit(result)
+    return EXIT_OK
+
+
+def cmd_outcome(args: argparse.Namespace) -> int:
+    with _client() as client:
+        try:
+            record = client.record_outcome(
+                args.review_id,
+                accepted_review=args.accepted,
+                later_rework_required=args.rework,
+                review_was_useful=args.useful,
+            )
+        except VetqError as exc:
+            emit(_review_error(exc.code, exc.message))
+            return EXIT_INPUT
+    emit(record)
+    return EXIT_OK
+
+
+def cmd_telemetry_export(args: argparse.Namespace) -> int:
+    out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout  # noqa: SIM115
+    count = 0
+    try:
+        with _client() as client:
+            for record in client.export_telemetry():
+                out.write(json.dumps(record, sort_keys=True) + "\n")
+                count += 1
+    finally:
+        if args.out:
+            out.close()
+    sys.stderr.write(f"vetq: exported {count} telemetry record(s)\n")
+    return EXIT_OK
 
 
 def _client() -> Any:

@@ -16,7 +16,16 @@ from celery.result import AsyncResult, ResultSet
 
 from core.errors import ErrorCode, InvalidInputError, VetqError
 from core.extraction.schema import ErrorEnvelope, ExtractionRequest, ValidationRequest
-from core.queue import QUEUES, TASK_EXTRACT, TASK_QUEUES, TASK_VALIDATE, TRACE_HEADER, celery_config
+from core.queue import (
+    QUEUES,
+    TASK_EXTRACT,
+    TASK_QUEUES,
+    TASK_REVIEW,
+    TASK_VALIDATE,
+    TELEMETRY_STREAM,
+    TRACE_HEADER,
+    celery_config,
+)
 from core.settings import VetqSettings, load_settings
 from core.validation import parse_model
 
@@ -40,6 +49,10 @@ class NoWorkerError(VetqError):
     """Nothing consumes the queue a job waits in."""
 
     code = ErrorCode.CONFIG_ERROR
+
+
+class BlindnessLeakError(InvalidInputError):
+    code = ErrorCode.BLINDNESS_LEAK
 
 
 class WaitTimeout(VetqError):
@@ -72,7 +85,7 @@ class Job:
         status = STATUS_OF_STATE.get(state, "queued")
         if status == "done":
             result = self._async_result.result
-            if isinstance(result, dict) and result.get("status") == "error":
+            if isinstance(result, dict) and (result.get("status") == "error" or "error" in result):
                 return "failed"
         return status
 
@@ -299,6 +312,71 @@ class Client:
             except VetqError as exc:
                 entries.append(ErrorEnvelope(error_code=exc.code, error_message=exc.message).model_dump(mode="json"))
         return Batch(self, entries, uuid.uuid4().hex)
+
+    # --- review jobs ------------------------------------------------------
+    def submit_review(self, request: Any) -> Job:
+        """Validate a review request, refuse a blindness leak here (no job, no tokens),
+        and queue the review. Raises InvalidInputError or BlindnessLeakError."""
+        from core.review.schema import ReviewError, ReviewRequest
+        from core.review.service import config_from_settings, preflight
+
+        model = parse_model(ReviewRequest, request, what="review request")
+        leak = preflight(model, config_from_settings(self.settings))
+        if isinstance(leak, ReviewError):
+            raise BlindnessLeakError(leak.error.message)
+        trace_id = model.trace_id or uuid.uuid4().hex
+        payload = model.model_dump(mode="json", exclude_none=True) | {"trace_id": trace_id}
+        return self._send(TASK_REVIEW, payload, trace_id)
+
+    @staticmethod
+    def should_review(request: Any = None, **fields: Any) -> dict[str, Any]:
+        """The deterministic should-review gate, run locally: no queue, no model."""
+        from core.review.should_review import ShouldReviewRequest, should_review
+
+        model = parse_model(ShouldReviewRequest, request if request is not None else fields, what="should_review request")
+        return should_review(model).model_dump(mode="json")
+
+    def record_outcome(
+        self,
+        review_id: str,
+        *,
+        accepted_review: bool | None = None,
+        later_rework_required: bool | None = None,
+        review_was_useful: bool | None = None,
+    ) -> dict[str, Any]:
+        """Add what became of a review to the fleet's telemetry stream (VETQ_TELEMETRY=on)."""
+        from core.errors import ConfigError
+        from core.review.telemetry import StreamSink, build_outcome_record
+
+        if not self.settings.telemetry:
+            raise ConfigError("telemetry is off: set VETQ_TELEMETRY=on to record outcomes")
+        if not isinstance(review_id, str) or not review_id.strip() or len(review_id) > 128:
+            raise InvalidInputError("review_id must be the review's id (meta.review_id)")
+        record = build_outcome_record(review_id, accepted_review, later_rework_required, review_was_useful)
+        StreamSink(self.redis(), TELEMETRY_STREAM).write(record)
+        return record
+
+    def export_telemetry(self) -> Iterator[dict[str, Any]]:
+        """Every telemetry record in the stream, oldest first."""
+        import json
+
+        last = "-"
+        while True:
+            entries = self.redis().xrange(TELEMETRY_STREAM, min=last, max="+", count=1000)
+            if last != "-":
+                entries = entries[1:]
+            if not entries:
+                return
+            for entry_id, fields in entries:
+                yield json.loads(fields[b"record"])
+                last = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
+
+    def redis(self) -> Any:
+        import redis
+
+        if getattr(self, "_redis", None) is None:
+            self._redis = redis.Redis.from_url(self.redis_url)
+        return self._redis
 
     def job(self, job_id: str, *, queue: str | None = None) -> Job:
         """A handle on a job submitted earlier, by its id."""

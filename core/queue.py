@@ -28,6 +28,7 @@ TASK_QUEUES = {
 }
 
 TRACE_HEADER = "trace_id"
+TELEMETRY_STREAM = "vetq:telemetry"
 KIND_OF_TASK = {TASK_EXTRACT: "extract", TASK_VALIDATE: "validate", TASK_REVIEW: "review"}
 
 

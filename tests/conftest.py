@@ -87,7 +87,7 @@ class Service:
         self.client = Client(url, settings=settings)
 
     def use(self, pipeline):
-        self.app.conf.vetq_pipeline.replace(pipeline)
+        self.app.conf.vetq_context.replace(pipeline)
 
     def close(self):
         self.client.close()

@@ -29,6 +29,6 @@ def create_app(settings: VetqSettings, redis_url: str, *, check_safety: bool = T
     # Importing the task and signal modules registers them on this app.
     from workers import signals, tasks
 
-    tasks.register(app, settings)
+    tasks.register(app, settings, redis_url)
     signals.connect()
     return app

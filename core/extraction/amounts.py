@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 from core.extraction.currencies import ISO_4217
-from core.extraction.dates import find_date_mentions
+from core.extraction.dates import DateMention, find_date_mentions
 
 __all__ = ["AmountMention", "parse_amount", "find_amounts", "to_cents", "CENT"]
 
@@ -251,13 +251,15 @@ def _keep(text: str, s: int, e: int) -> bool:
     return True
 
 
-def find_amounts(text: str) -> list[AmountMention]:
+def find_amounts(text: str, *, date_mentions: list[DateMention] | None = None) -> list[AmountMention]:
     """Every amount written in ``text``, in order. Numbers that are part of dates,
     phone numbers, identifiers (``GLX/2026/778``), ordinals, times and percentages
     are left out."""
     if not isinstance(text, str) or not text:
         return []
-    zones = [(d.start, d.end) for d in find_date_mentions(text)]
+    if date_mentions is None:
+        date_mentions = find_date_mentions(text)
+    zones = [(d.start, d.end) for d in date_mentions]
     zones.extend(m.span() for m in _PHONE_RE.finditer(text))
     zstarts, zends = _merge(zones)
     out: list[AmountMention] = []

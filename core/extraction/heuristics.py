@@ -16,7 +16,7 @@ from typing import Any
 
 from core.extraction.amounts import AmountMention, find_amounts, parse_amount, to_cents
 from core.extraction.currencies import AMBIGUOUS_SYMBOLS, CURRENCY_WORDS, ISO_4217, UNAMBIGUOUS_SYMBOLS
-from core.extraction.dates import find_date_spans, is_real_iso_date
+from core.extraction.dates import find_date_mentions, is_real_iso_date
 from core.extraction.schema import AMOUNT_FIELDS, FIELD_NAMES, InvoiceData, Span
 from core.extraction.text_match import NormalizedText
 
@@ -167,7 +167,8 @@ class _Source:
         self.text = text
         self._norm: NormalizedText | None = None
         self.line_starts = [0] + [m.end() for m in re.finditer("\n", text)]
-        self.amounts: list[AmountMention] = find_amounts(text)
+        self.date_mentions = find_date_mentions(text)
+        self.amounts: list[AmountMention] = find_amounts(text, date_mentions=self.date_mentions)
         self.labels: list[_Label] = []
         for m in _iter_labels(text):
             key = _WS_RE.sub(" ", m.group().casefold())
@@ -310,7 +311,7 @@ def _check_date(src: _Source, value: Any) -> FieldCheck:
     if not isinstance(value, date):
         fc.penalise(INVALID_DATE_FACTOR, f"{_short(value)!r} is not a date")
         return fc
-    spans = find_date_spans(src.text, value)
+    spans = [(m.start, m.end) for m in src.date_mentions if value in m.dates]
     if not spans:
         fc.penalise(UNGROUNDED_FACTOR, f"date {value.isoformat()} not found in the source in any written form")
     else:
@@ -420,6 +421,7 @@ _CUR_WORD_RE = re.compile(
     re.IGNORECASE,
 )
 _CAPS3_RE = re.compile(r"[A-Z]{3}")
+_CUR_FIRST_WORDS = frozenset(_WORD_RE.match(w).group() for w in _CUR_WORDS)  # type: ignore[union-attr]
 _MAX_CURRENCY_HITS = 1000
 
 
@@ -455,7 +457,13 @@ def _currency_hits(text: str) -> list[_CurrencyHit]:
             hits.append(_CurrencyHit(m.start(), m.end(), AMBIGUOUS_SYMBOLS[sym], False))
         if len(hits) >= 2 * _MAX_CURRENCY_HITS:
             break
-    for m in _CUR_WORD_RE.finditer(text):
+    first_words = _CUR_FIRST_WORDS
+    for w in _WORD_RE.finditer(text):
+        if w.end() - w.start() > 12 or w.group().casefold() not in first_words:
+            continue
+        m = _CUR_WORD_RE.match(text, w.start())
+        if m is None:
+            continue
         key = _WS_RE.sub(" ", m.group().casefold())
         code = _CUR_WORDS.get(key)
         if code is not None:

@@ -157,3 +157,14 @@ def _emit(sink: TelemetrySink | None, outcome: Any, request: ReviewRequest, *, m
         sink.write(build_review_record(outcome, request, mode=mode, model=model))
     except Exception:  # noqa: BLE001 - telemetry never breaks a review
         log.warning("review.telemetry_failed", exc_info=True)
+
+
+def config_from_settings(settings: Any) -> ReviewConfig:
+    """The review knobs of VetqSettings, in the shape the review core takes."""
+    return ReviewConfig(
+        max_tokens_per_call=settings.max_tokens_per_call,
+        max_review_tokens=settings.max_review_tokens,
+        blindness_leak=settings.blindness_leak,
+        blindness_warn=settings.blindness_warn,
+        review_timeout_s=settings.review_timeout_s,
+    )

@@ -122,3 +122,18 @@ def build_outcome_record(
         "review_was_useful": flag(review_was_useful),
     }
     return _allow(record, OUTCOME_RECORD_FIELDS)
+
+
+class StreamSink:
+    """Appends records to one stream shared by the whole fleet (a Redis stream). The
+    client is any object with redis-py's `xadd`, so core imports no Redis code."""
+
+    def __init__(self, client: Any, stream: str, *, maxlen: int = 1_000_000) -> None:
+        self.client = client
+        self.stream = stream
+        self.maxlen = maxlen
+
+    def write(self, record: dict[str, Any]) -> None:
+        import json
+
+        self.client.xadd(self.stream, {"record": json.dumps(record, sort_keys=True)}, maxlen=self.maxlen, approximate=True)

@@ -1,0 +1,134 @@
+"""Review jobs through the queue, the client's review faces and the review CLI."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from api_client.client import BlindnessLeakError, Client
+from core.errors import ConfigError, InvalidInputError
+from core.llm.scripted import ScriptedLLMClient
+from tests.test_review_service import POS, VER, make_request
+
+SECRET = "sk-ant-PLANTEDsecretVALUE0123456789"
+
+
+def request_dict(**overrides):
+    return make_request(**overrides).model_dump(mode="json", exclude_none=True)
+
+
+def test_review_end_to_end_through_the_queue(service):
+    reviewer = ScriptedLLMClient([POS, VER])
+    service.app.conf.vetq_context.replace_reviewer(reviewer)
+    job = service.client.submit_review(request_dict())
+    assert job.queue == "review"
+    result = job.result(timeout=30)
+    assert result["verdict"] == "MODIFY"
+    assert result["meta"]["phases"] == 2
+    assert result["meta"]["trace_id"] == job.trace_id
+    assert result["meta"]["usage"]["total_tokens"] > 0
+    assert "position" not in json.dumps(result).lower()  # the Phase-1 position is never returned
+    assert len(reviewer.requests) == 2
+    assert job.status() == "done"
+
+
+def test_blindness_leak_is_refused_at_submission_with_no_job(service):
+    leaky = request_dict(context="We will do this: " + make_request().proposed_solution)
+    with pytest.raises(BlindnessLeakError) as info:
+        service.client.submit_review(leaky)
+    assert info.value.code.value == "BLINDNESS_LEAK"
+
+
+def test_invalid_review_request_is_refused_at_submission(service):
+    with pytest.raises(InvalidInputError, match="unknown field"):
+        service.client.submit_review({**request_dict(), "surprise": True})
+
+
+def test_worker_refuses_a_leak_sent_past_the_client_with_zero_model_calls(service):
+    reviewer = ScriptedLLMClient([])  # raises if asked anything
+    service.app.conf.vetq_context.replace_reviewer(reviewer)
+    leaky = request_dict(objective=make_request().proposed_solution)
+    service.client.app.send_task("vetq.review", args=[leaky], task_id="leak-job", queue="review")
+    result = service.client.job("leak-job").result(timeout=30)
+    assert result["error"]["code"] == "BLINDNESS_LEAK"
+    assert reviewer.requests == []
+    assert service.client.job("leak-job").status() == "failed"
+
+
+def test_should_review_runs_locally():
+    result = Client.should_review(decision_type="database", risk_level="low", includes_migration=True)
+    assert result["should_review"] is True and any("migration" in r for r in result["reasons"])
+    with pytest.raises(InvalidInputError):
+        Client.should_review({"decision_type": "database", "risk_level": "low", "bogus": 1})
+
+
+def test_telemetry_stream_and_outcomes_carry_no_text(redis_url, queue_settings):
+    from tests.conftest import Service
+
+    settings = queue_settings.model_copy(update={"telemetry": True})
+    svc = Service(settings, redis_url)
+    try:
+        svc.app.conf.vetq_context.replace_reviewer(ScriptedLLMClient([POS, json.dumps({**json.loads(VER), "recommendation": SECRET})]))
+        request = request_dict(objective=f"Objective {SECRET}", context=f"Context {SECRET}")
+        result = svc.client.submit_review(request).result(timeout=30)
+        review_id = result["meta"]["review_id"]
+        svc.client.record_outcome(review_id, accepted_review=True, later_rework_required=False, review_was_useful=True)
+        records = list(svc.client.export_telemetry())
+    finally:
+        svc.close()
+    assert [r["record_type"] for r in records] == ["review", "review_outcome"]
+    assert records[0]["review_id"] == review_id == records[1]["review_id"]
+    assert records[0]["verdict"] == "MODIFY"
+    assert SECRET not in json.dumps(records) and "PLANTED" not in json.dumps(records)
+
+
+def test_outcome_with_telemetry_off_says_how_to_turn_it_on(service):
+    with pytest.raises(ConfigError, match="VETQ_TELEMETRY"):
+        service.client.record_outcome("abc", accepted_review=True)
+
+
+# --- the CLI -----------------------------------------------------------------------
+
+
+def vetq(*args, input=None, env=None):
+    return subprocess.run(
+        [sys.executable, "-m", "api_client.cli", *args], input=input, capture_output=True, text=True,
+        timeout=120, env={**os.environ, **(env or {})},
+    )
+
+
+@pytest.mark.parametrize(
+    "request_json, code",
+    [
+        (json.dumps(request_dict(context="Plan: " + make_request().proposed_solution)), "BLINDNESS_LEAK"),
+        (json.dumps({**request_dict(), "unknown_key": 1}), "INVALID_INPUT"),
+        (json.dumps({**request_dict(), "risk_level": "extreme"}), "INVALID_INPUT"),
+        ("{broken", "INVALID_INPUT"),
+    ],
+)
+def test_review_cli_input_errors_exit_2_without_any_provider(request_json, code, tmp_path):
+    # No key, no SDK configuration, no Redis: refused before anything starts.
+    done = vetq("review", input=request_json, env={"VETQ_HOME": str(tmp_path), "VETQ_REVIEWER": "openai:none"})
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert json.loads(done.stdout)["error"]["code"] == code
+
+
+def test_should_review_cli():
+    done = vetq("should-review", input=json.dumps({"decision_type": "other", "risk_level": "low", "trivial_kind": "docs"}))
+    assert done.returncode == 0
+    result = json.loads(done.stdout)
+    assert result["should_review"] is False and result["reasons"]
+    bad = vetq("should-review", input=json.dumps({"decision_type": "nope", "risk_level": "low"}))
+    assert bad.returncode == 2 and json.loads(bad.stdout)["error"]["code"] == "INVALID_INPUT"
+
+
+def test_review_cli_runs_a_review_against_a_service(service, redis_url, tmp_path):
+    service.app.conf.vetq_context.replace_reviewer(ScriptedLLMClient([POS, VER]))
+    done = vetq("review", "--mode", "blind_first", input=json.dumps(request_dict()),
+                env={"VETQ_REDIS_URL": redis_url, "VETQ_HOME": str(tmp_path)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(done.stdout)["verdict"] == "MODIFY"
