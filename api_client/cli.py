@@ -63,6 +63,16 @@ def _threshold(value: str) -> float:
     return number
 
 
+def _positive_int(value: str) -> int:
+    try:
+        number = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a whole number") from None
+    if number < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return number
+
+
 def _positive_float(value: str) -> float:
     try:
         number = float(value)
@@ -90,6 +100,7 @@ def _add_job_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--no-wait", action="store_true", help="print the job id and return at once")
     parser.add_argument("--batch", action="store_true", help="JSONL in, one JSON result per line out, in input order")
     parser.add_argument("--timeout", type=_positive_float, help="seconds to wait for results (default VETQ_WAIT_TIMEOUT_S)")
+    parser.add_argument("--token-budget", type=_positive_int, help="with --batch: tokens the whole batch may spend")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -329,7 +340,7 @@ def _run_batch(args: argparse.Namespace, kind: str) -> int:
     flush()
     if good:
         with _client() as client:
-            batch = client.submit_batch({**_options(args), **parsed[i][1]} for i in good)
+            batch = client.submit_batch(({**_options(args), **parsed[i][1]} for i in good), token_budget=args.token_budget)
             for batch_index, result in batch.as_completed(timeout=timeout):
                 outputs[good[batch_index]] = result
                 progress.advance()

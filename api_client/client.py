@@ -244,11 +244,11 @@ class Client:
         self.app.conf.update(celery_config(self.settings, url))
 
     # --- submission -------------------------------------------------------
-    def _send(self, task_name: str, payload: dict[str, Any], trace_id: str) -> Job:
+    def _send(self, task_name: str, payload: dict[str, Any], trace_id: str, headers: dict[str, Any] | None = None) -> Job:
         queue = TASK_QUEUES[task_name]
         job_id = uuid.uuid4().hex
         self.app.send_task(
-            task_name, args=[payload], task_id=job_id, queue=queue, headers={TRACE_HEADER: trace_id}
+            task_name, args=[payload], task_id=job_id, queue=queue, headers={TRACE_HEADER: trace_id, **(headers or {})}
         )
         log.info("job_submitted", job_id=job_id, trace_id=trace_id, task=task_name, queue=queue)
         return Job(self, job_id, trace_id, queue)
@@ -271,9 +271,11 @@ class Client:
         task = TASK_VALIDATE if isinstance(model, ValidationRequest) else TASK_EXTRACT
         return task, payload, trace_id
 
-    def submit(self, request: ExtractionRequest | ValidationRequest | dict[str, Any]) -> Job:
+    def submit(
+        self, request: ExtractionRequest | ValidationRequest | dict[str, Any], *, headers: dict[str, Any] | None = None
+    ) -> Job:
         task, payload, trace_id = self._prepare(request)
-        return self._send(task, payload, trace_id)
+        return self._send(task, payload, trace_id, headers)
 
     def submit_extraction(
         self,
@@ -304,14 +306,26 @@ class Client:
              "overall_threshold": overall_threshold, "heuristics_only": heuristics_only, "trace_id": trace_id}
         )
 
-    def submit_batch(self, requests: Iterable[ExtractionRequest | ValidationRequest | dict[str, Any]]) -> Batch:
+    def submit_batch(
+        self,
+        requests: Iterable[ExtractionRequest | ValidationRequest | dict[str, Any]],
+        *,
+        token_budget: int | None = None,
+    ) -> Batch:
+        """Submit many jobs. With `token_budget`, every model call of every job in the
+        batch draws on one shared budget; a call that does not fit is not made and its
+        job ends BUDGET_EXCEEDED."""
+        if token_budget is not None and (isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1):
+            raise InvalidInputError("token_budget must be a positive whole number of tokens")
+        batch_id = uuid.uuid4().hex
+        headers = {"batch_id": batch_id, "batch_token_budget": token_budget} if token_budget is not None else None
         entries: list[Job | dict[str, Any]] = []
         for request in requests:
             try:
-                entries.append(self.submit(request))
+                entries.append(self.submit(request, headers=headers))
             except VetqError as exc:
                 entries.append(ErrorEnvelope(error_code=exc.code, error_message=exc.message).model_dump(mode="json"))
-        return Batch(self, entries, uuid.uuid4().hex)
+        return Batch(self, entries, batch_id)
 
     # --- review jobs ------------------------------------------------------
     def submit_review(self, request: Any) -> Job:

@@ -55,6 +55,13 @@ class VetqSettings(BaseSettings):
         default_factory=lambda: ["json"], description="Message formats workers accept; anything but json is refused"
     )
 
+    # The fleet-wide call gate.
+    limits: str = Field("", description="Per-model limits for the whole fleet, e.g. openai:gpt-5-mini=500rpm,200000tpm")
+    max_attempts: int = Field(6, ge=1, le=50, description="Attempts of one request under rate limiting before RATE_LIMITED")
+    max_sleep_s: float = Field(10.0, ge=0, description="Longest rate-limit wait slept in place; longer ones requeue the job")
+    max_job_tokens: int = Field(50_000, ge=256, description="Token budget of one extraction job")
+    cache_ttl_s: int = Field(86_400, ge=0, description="How long model answers are cached (0 turns the cache off)")
+
     log_level: str = Field("INFO", description="DEBUG, INFO, WARNING or ERROR")
 
     @field_validator("generator", "critic", "reviewer")
@@ -71,6 +78,17 @@ class VetqSettings(BaseSettings):
     def _finite(cls, value: float) -> float:
         if not math.isfinite(value):
             raise ValueError("must be a finite number")
+        return value
+
+    @field_validator("limits")
+    @classmethod
+    def _limits(cls, value: str) -> str:
+        from core.llm.limits import parse_limits
+
+        try:
+            parse_limits(value)
+        except ConfigError as exc:
+            raise ValueError(exc.message.removeprefix("VETQ_LIMITS: ")) from None
         return value
 
     @field_validator("log_level")

@@ -295,13 +295,17 @@ def grade(cases: Sequence[Mapping[str, Any]], results: Sequence[Mapping[str, Any
 
 # --- running -----------------------------------------------------------------------------
 def run_eval(*, client: Any, cases: Sequence[Mapping[str, Any]], heuristics_only: bool = False,
-             timeout: float = DEFAULT_TIMEOUT_S, target_precision: float = DEFAULT_TARGET_PRECISION) -> EvalReport:
+             timeout: float = DEFAULT_TIMEOUT_S, target_precision: float = DEFAULT_TARGET_PRECISION,
+             token_budget: int | None = None) -> EvalReport:
     """Submit every case as an extraction job through `client` (one batch), wait for
     the results in input order and grade them."""
     cases = list(cases)
     batch = client.submit_batch(
-        {"kind": "extract", "text": c["text"], "heuristics_only": heuristics_only, "trace_id": f"eval-{c['id']}"[:128]}
-        for c in cases
+        (
+            {"kind": "extract", "text": c["text"], "heuristics_only": heuristics_only, "trace_id": f"eval-{c['id']}"[:128]}
+            for c in cases
+        ),
+        token_budget=token_budget,
     )
     results = batch.results(timeout=timeout)
     return grade(cases, results, target_precision=target_precision,
@@ -332,15 +336,6 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _client_supports_token_budget() -> bool:
-    import inspect
-
-    from api_client.client import Client
-
-    params = set(inspect.signature(Client.__init__).parameters) | set(inspect.signature(Client.submit_batch).parameters)
-    return "token_budget" in params
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
 
@@ -359,9 +354,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.token_budget is not None:
         if not args.live:
             print("error: --token-budget only applies with --live", file=sys.stderr)
-            return 2
-        if not _client_supports_token_budget():
-            print("error: --token-budget is not supported yet: the client has no token budget", file=sys.stderr)
             return 2
 
     try:
@@ -399,13 +391,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         # models must never answer the replayed run.
         settings = settings.model_copy(update={"home": settings.home / "eval", "redis_url": None})
 
-    client_kwargs: dict[str, Any] = {"settings": settings}
-    if args.live and args.token_budget is not None:
-        client_kwargs["token_budget"] = args.token_budget  # pragma: no cover - not supported yet
     try:
-        with Client(**client_kwargs) as client:
+        with Client(settings=settings) as client:
             report = run_eval(client=client, cases=cases, heuristics_only=args.heuristics_only,
-                              timeout=args.timeout, target_precision=args.target_precision)
+                              timeout=args.timeout, target_precision=args.target_precision,
+                              token_budget=args.token_budget)
     except VetqError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 2

@@ -25,7 +25,7 @@ from eval.fake_provider import FakeProvider
 from workers.budget_ledger import UNLIMITED, RedisBudgetLedger, ScopedBudget
 from workers.call_gate import BudgetExceededError, RateLimitExhaustedError, RateLimitWaitError, RedisCallGate
 from workers.embedded_redis import EmbeddedRedis
-from workers.limits import Limit, limits_from_env, parse_limits
+from core.llm.limits import Limit, limits_from_env, parse_limits
 from workers.rate_limiter import RedisRateLimiter
 from workers.response_cache import RedisResponseCache
 
@@ -159,7 +159,7 @@ import redis
 from core.llm.providers import OpenAIClient
 from core.llm.types import LLMRequest, Message
 from workers.call_gate import RedisCallGate
-from workers.limits import parse_limits
+from core.llm.limits import parse_limits
 from workers.rate_limiter import RedisRateLimiter
 from workers.budget_ledger import RedisBudgetLedger
 

@@ -264,7 +264,7 @@ def test_main_fails_the_gate_on_a_modified_dataset(tmp_path, monkeypatch, capsys
 
 
 @pytest.mark.parametrize("argv", [["--record", "x.json"], ["--live", "--record", "x.json"],
-                                  ["--token-budget", "1000"], ["--live", "--token-budget", "1000"]])
+                                  ["--token-budget", "1000"]])
 def test_main_refuses_what_it_does_not_support(argv, capsys):
     assert ev.main(argv) == 2
     err = capsys.readouterr().err

@@ -28,7 +28,7 @@ from typing import Any
 import structlog
 
 from core.llm.types import RateLimitInfo
-from workers.limits import Limit
+from core.llm.limits import Limit
 
 __all__ = ["DEFAULT_WINDOW_S", "RedisRateLimiter", "load_lua"]
 

@@ -80,16 +80,18 @@ class ExtractionPipeline:
     def validate(self, text: str, data: Any, **options: Any) -> ExtractionOutcome:
         return self.run({"kind": "validate", "text": text, "data": data, **options})
 
-    def run(self, payload: Any, *, raise_retryable: bool = False) -> ExtractionOutcome:
+    def run(self, payload: Any, *, raise_retryable: bool = False, gate: CallGate | None = None) -> ExtractionOutcome:
         """Run one job. With raise_retryable, a transient provider failure (429, 5xx,
         network, timeout) propagates so the queue can retry the job; otherwise every
-        failure is an error envelope."""
+        failure is an error envelope. `gate` replaces the pipeline's call gate for this
+        run (a worker gives each job one bound to that job's budgets)."""
         trace_id = _trace_id_of(payload)
+        gate = gate or self.gate
         with structlog.contextvars.bound_contextvars(trace_id=trace_id):
             usage: dict[str, Usage] = {}
             try:
                 request = parse_extraction_payload(payload)
-                return self._run(request, trace_id, usage)
+                return self._run(request, trace_id, usage, gate)
             except LLMError as exc:
                 _merge_partial_usage(usage, exc)
                 if raise_retryable and exc.retryable:
@@ -118,7 +120,7 @@ class ExtractionPipeline:
             )
 
     def _run(
-        self, request: ExtractionRequest | ValidationRequest, trace_id: str, usage: dict[str, Usage]
+        self, request: ExtractionRequest | ValidationRequest, trace_id: str, usage: dict[str, Usage], gate: CallGate
     ) -> ExtractionResult:
         started = time.perf_counter()
         self._check_text(request.text)
@@ -135,7 +137,7 @@ class ExtractionPipeline:
         else:
             generator = Generator(
                 self.client("generator"),
-                self.gate,
+                gate,
                 max_tokens=self.settings.generator_max_tokens,
                 repair_retries=self.settings.parse_retries,
             )
@@ -154,7 +156,7 @@ class ExtractionPipeline:
         elif data.committed():
             critic = Critic(
                 self.client("critic"),
-                self.gate,
+                gate,
                 max_tokens=self.settings.critic_max_tokens,
                 repair_retries=self.settings.parse_retries,
             )

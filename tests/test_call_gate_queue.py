@@ -1,0 +1,81 @@
+"""The call gate inside real jobs: batch budgets, and a Critic 429 retried through
+the queue without paying for the Generator twice."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import redis
+
+from eval.fake_provider import FakeProvider
+from tests.conftest import GLOBEX, GLOBEX_DATA, Service, critic_answer
+
+
+def answer_like_a_model(path, body):
+    return critic_answer() if body.get("model") == "fake-critic" else json.dumps(GLOBEX_DATA)
+
+
+@pytest.fixture
+def fake(monkeypatch):
+    with FakeProvider() as provider:
+        provider.set_responder(answer_like_a_model)
+        monkeypatch.setenv("OPENAI_BASE_URL", provider.base_url_openai)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-real")
+        yield provider
+
+
+def model_settings(queue_settings, **extra):
+    return queue_settings.model_copy(
+        update={"generator": "openai:fake-generator", "critic": "openai:fake-critic", **extra}
+    )
+
+
+def test_critic_429_is_retried_by_the_queue_and_the_generator_is_paid_once(fake, redis_url, queue_settings):
+    svc = Service(model_settings(queue_settings, max_sleep_s=0.2), redis_url)
+    try:
+        fake.push_fault({"kind": "429", "retry_after": 2}, model="fake-critic")
+        job = svc.client.submit_extraction(GLOBEX)
+        result = job.result(timeout=60)
+    finally:
+        svc.close()
+    assert result["status"] == "ok", result
+    by_model = {}
+    for entry in fake.log:
+        by_model.setdefault(entry["model"], []).append(entry["outcome"])
+    assert by_model["fake-generator"] == ["ok"]  # the retried job got it from the cache
+    assert by_model["fake-critic"] == ["429", "ok"]
+    critic_times = [e["time"] for e in fake.log if e["model"] == "fake-critic"]
+    assert critic_times[1] - critic_times[0] >= 2.0  # nothing before Retry-After
+    assert not any(e.get("early") for e in fake.log)
+
+
+def test_batch_token_budget_is_never_passed_and_nothing_is_charged_twice(fake, redis_url, queue_settings):
+    budget = 12_000
+    svc = Service(model_settings(queue_settings, cache_ttl_s=0), redis_url, concurrency=4)
+    try:
+        docs = [GLOBEX.replace("Thanks!", f"Thanks! (copy {i})") for i in range(20)]
+        batch = svc.client.submit_batch(({"kind": "extract", "text": d} for d in docs), token_budget=budget)
+        results = batch.results(timeout=120)
+    finally:
+        svc.close()
+    ledger = redis.Redis.from_url(redis_url)
+    scope = ledger.hgetall(f"vetq:budget:scope:batch:{batch.id}")
+    spent, reserved = int(scope[b"spent"]), int(scope.get(b"reserved", 0))
+    statuses = [r["status"] for r in results]
+    codes = {r.get("error_code") for r in results if r["status"] == "error"}
+    assert "ok" in statuses and "error" in statuses
+    assert codes == {"BUDGET_EXCEEDED"}
+    assert spent <= budget and reserved == 0
+    charged = sum(u["total_tokens"] for r in results for u in r["usage"].values())
+    assert charged == spent  # every token the results report was charged exactly once
+    assert len(fake.log) == sum(len(r["usage"]) for r in results)  # no call was made that was not accounted
+
+
+def test_bad_limits_setting_names_the_variable(monkeypatch):
+    from core.errors import ConfigError
+    from core.settings import load_settings
+
+    monkeypatch.setenv("VETQ_LIMITS", "openai:gpt-5-mini=fast")
+    with pytest.raises(ConfigError, match="VETQ_LIMITS"):
+        load_settings()
