@@ -57,6 +57,8 @@ class VetqSettings(BaseSettings):
 
     # The fleet-wide call gate.
     limits: str = Field("", description="Per-model limits for the whole fleet, e.g. openai:gpt-5-mini=500rpm,200000tpm")
+    limit_window_s: float = Field(60.0, gt=0, description="Length of the rate-limit window (providers count per minute)")
+    fleet_limiter: bool = Field(True, description="Share rate limits and 429 cooldowns across the fleet (off only to compare)")
     max_attempts: int = Field(6, ge=1, le=50, description="Attempts of one request under rate limiting before RATE_LIMITED")
     max_sleep_s: float = Field(10.0, ge=0, description="Longest rate-limit wait slept in place; longer ones requeue the job")
     max_job_tokens: int = Field(50_000, ge=256, description="Token budget of one extraction job")

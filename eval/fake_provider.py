@@ -268,7 +268,10 @@ class FakeProvider:
     """The fake provider. Configure from Python or over HTTP; see the module docstring."""
 
     def __init__(self, rpm: int | None = None, tpm: int | None = None, latency_ms: float = 0, *,
-                 port: int = 0) -> None:
+                 port: int = 0, window_s: float | None = None) -> None:
+        # The limits count per sliding window: a minute, like real providers, unless a
+        # test or benchmark shortens it to finish sooner.
+        self.window_s = float(window_s) if window_s is not None else WINDOW_S
         self.rpm = rpm
         self.tpm = tpm
         self.latency_ms = latency_ms
@@ -395,7 +398,7 @@ class FakeProvider:
     # -- the model call
 
     def _prune(self, now: float) -> None:
-        while self._window and self._window[0][0] <= now - WINDOW_S:
+        while self._window and self._window[0][0] <= now - self.window_s:
             self._window.popleft()
 
     def _limit_wait_s(self, now: float, cost: int) -> float | None:
@@ -404,17 +407,17 @@ class FakeProvider:
         if self.rpm is not None and len(self._window) >= self.rpm:
             # the (len - rpm + 1)-th oldest entry must leave first
             oldest = self._window[len(self._window) - self.rpm][0]
-            waits.append(oldest + WINDOW_S - now)
+            waits.append(oldest + self.window_s - now)
         if self.tpm is not None:
             used = sum(tokens for _, tokens in self._window)
             if used + cost > self.tpm:
                 if cost > self.tpm:
-                    waits.append(WINDOW_S)
+                    waits.append(self.window_s)
                 else:
                     for moment, tokens in self._window:
                         used -= tokens
                         if used + cost <= self.tpm:
-                            waits.append(moment + WINDOW_S - now)
+                            waits.append(moment + self.window_s - now)
                             break
         return max(waits) if waits else None
 
@@ -422,7 +425,7 @@ class FakeProvider:
         rpm = self.rpm if self.rpm is not None else NOMINAL_RPM
         tpm = self.tpm if self.tpm is not None else NOMINAL_TPM
         used_tokens = sum(tokens for _, tokens in self._window)
-        reset = (self._window[0][0] + WINDOW_S - now) if self._window else 0.0
+        reset = (self._window[0][0] + self.window_s - now) if self._window else 0.0
         return {
             "limit_requests": rpm,
             "remaining_requests": max(0, rpm - len(self._window)),
@@ -611,6 +614,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rpm", type=int, default=None, help="requests per minute before 429s")
     parser.add_argument("--tpm", type=int, default=None, help="tokens per minute before 429s")
     parser.add_argument("--latency-ms", type=float, default=0, help="delay before every answer")
+    parser.add_argument("--window-s", type=float, default=None, help="length of the rate-limit window (default 60)")
     args = parser.parse_args(argv)
 
     done = threading.Event()
@@ -620,7 +624,8 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
-    provider = FakeProvider(rpm=args.rpm, tpm=args.tpm, latency_ms=args.latency_ms, port=args.port).start()
+    provider = FakeProvider(rpm=args.rpm, tpm=args.tpm, latency_ms=args.latency_ms, port=args.port,
+                            window_s=args.window_s).start()
     print(f"fake provider listening on {provider.url}", file=sys.stderr, flush=True)
     try:
         while not done.wait(0.5):

@@ -20,7 +20,6 @@ from core.llm.providers import OpenAIClient
 from core.llm.scripted import ScriptedLLMClient
 from core.llm.types import LLMRequest, LLMResponse, Message, RateLimitInfo, Usage
 from core.review.budget import BudgetLedger
-from eval import fake_provider as fake_provider_module
 from eval.fake_provider import FakeProvider
 from workers.budget_ledger import UNLIMITED, RedisBudgetLedger, ScopedBudget
 from workers.call_gate import BudgetExceededError, RateLimitExhaustedError, RateLimitWaitError, RedisCallGate
@@ -180,7 +179,7 @@ print(json.dumps({"done": done, "stats": gate.stats}))
 
 def test_two_processes_never_pass_the_shared_limit(r, redis_url, fake, monkeypatch):
     window, limit, per_process = 3.0, 5, 9
-    monkeypatch.setattr(fake_provider_module, "WINDOW_S", window)  # the fake counts the same window
+    monkeypatch.setattr(fake, "window_s", window)  # the fake counts the same window
     fake.rpm = limit
     start_at = time.time() + 2.0
     procs = [

@@ -53,7 +53,11 @@ class WorkerContext:
 
         # One connection pool per process for the gate's state: limiter, ledger, cache.
         self.redis = redis.Redis.from_url(redis_url)
-        self.limiter = RedisRateLimiter(self.redis, parse_limits(settings.limits))
+        self.limiter = (
+            RedisRateLimiter(self.redis, parse_limits(settings.limits), window_s=settings.limit_window_s)
+            if settings.fleet_limiter
+            else None
+        )
         self.ledger = RedisBudgetLedger(self.redis)
         self.cache = RedisResponseCache(self.redis, settings.cache_ttl_s) if settings.cache_ttl_s > 0 else None
 
