@@ -169,6 +169,33 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--out", help="file to write (default: stdout)")
     export.set_defaults(handler=cmd_telemetry_export)
 
+    mcp = verbs.add_parser("mcp", help="serve vetq's jobs as MCP tools over stdio (Claude Desktop, Cursor, ...)",
+                           description="An MCP server on stdin/stdout. Nothing but the protocol goes to stdout; "
+                           "logs go to stderr.")
+    mcp.set_defaults(handler=cmd_mcp)
+
+    evaluate = verbs.add_parser("eval", help="grade extraction on the golden set through the queue",
+                                description="The extraction eval (see python -m eval.extraction_eval --help).",
+                                add_help=False)
+    evaluate.add_argument("eval_args", nargs=argparse.REMAINDER)
+    evaluate.set_defaults(handler=cmd_eval)
+
+    bench = verbs.add_parser("bench", help="benchmarks: `vetq bench review`")
+    bench_verbs = bench.add_subparsers(dest="bench_verb", metavar="BENCHMARK", parser_class=_Parser)
+    bench_review = bench_verbs.add_parser("review", help="the blind-review benchmark", add_help=False)
+    bench_review.add_argument("bench_args", nargs=argparse.REMAINDER)
+    bench_review.set_defaults(handler=cmd_bench_review)
+
+    dead = verbs.add_parser("dead", help="messages refused by the workers (dead letters)")
+    dead_verbs = dead.add_subparsers(dest="dead_verb", metavar="ACTION", parser_class=_Parser)
+    dead_list = dead_verbs.add_parser("list", help="show the dead-letter list")
+    dead_list.add_argument("--limit", type=_positive_int, default=100, help="how many entries (newest first)")
+    dead_list.set_defaults(handler=cmd_dead_list)
+
+    doctor = verbs.add_parser("doctor", help="check a deployment and name each problem found")
+    doctor.add_argument("--timeout", type=_positive_float, default=2.0, help="seconds to wait for worker replies")
+    doctor.set_defaults(handler=cmd_doctor)
+
     up = verbs.add_parser("up", help="run the embedded Redis and N workers in the foreground")
     up.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
     up.add_argument("--concurrency", type=int, default=1, help="jobs per worker process (default 1)")
@@ -380,6 +407,38 @@ def cmd_result(args: argparse.Namespace) -> int:
         result = client.job(args.job_id).result(timeout=_wait_timeout(args))
     emit(result)
     return exit_code_for(result)
+
+
+def cmd_mcp(args: argparse.Namespace) -> int:
+    from api_client.mcp_server import serve
+
+    return serve()
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    # The eval harness lives in eval/; the CLI is only its front door.
+    from eval.extraction_eval import main as eval_main
+
+    return eval_main(args.eval_args)
+
+
+def cmd_bench_review(args: argparse.Namespace) -> int:
+    from eval.review_bench.cli import main as bench_main
+
+    return bench_main(args.bench_args)
+
+
+def cmd_dead_list(args: argparse.Namespace) -> int:
+    with _client() as client:
+        for entry in client.dead_letters(limit=args.limit):
+            emit(entry)
+    return EXIT_OK
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from api_client.doctor import run_doctor
+
+    return run_doctor(timeout=args.timeout)
 
 
 def cmd_worker(args: argparse.Namespace) -> int:

@@ -385,6 +385,17 @@ class Client:
                 yield json.loads(fields[b"record"])
                 last = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
 
+    def dead_letters(self, limit: int = 100) -> Iterator[dict[str, Any]]:
+        """Messages the workers refused (workers.dead_letter), newest first."""
+        import json
+
+        # The list workers.dead_letter.DEAD_LETTER_KEY writes; api_client may not import workers.
+        for raw in self.redis().lrange("vetq:dead", 0, max(0, int(limit) - 1)):
+            try:
+                yield json.loads(raw)
+            except ValueError:
+                yield {"reason": "unreadable_entry"}
+
     def redis(self) -> Any:
         import redis
 

@@ -83,6 +83,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=1, help="jobs per worker process")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
+    from core.logging import configure_logging
+
+    configure_logging("WARNING")
     if args.jobs < 1 or args.workers < 1:
         parser.error("--jobs and --workers must be at least 1")
     figures = run(args.jobs, args.workers, args.concurrency)

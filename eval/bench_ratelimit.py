@@ -105,6 +105,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-baseline", action="store_true", help="skip the limiter-off baseline run")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    from core.logging import configure_logging
+
+    configure_logging("WARNING")
     if min(args.jobs, args.workers, args.concurrency, args.rpm) < 1 or args.window_s <= 0:
         parser.error("--jobs, --workers, --concurrency, --rpm and --window-s must be positive")
     common = dict(jobs=args.jobs, workers=args.workers, concurrency=args.concurrency, rpm=args.rpm, tpm=args.tpm,

@@ -23,6 +23,9 @@ def create_app(settings: VetqSettings, redis_url: str, *, check_safety: bool = T
             raise UnsafeSettingsError("refusing to start a worker: " + "; ".join(problems))
     app = Celery("vetq", set_as_current=True)
     app.conf.update(config)
+    # A worker-side setting: refused messages (undecodable, unknown task, malformed)
+    # are recorded in the dead-letter list `vetq:dead` (workers/dead_letter.py).
+    app.conf.worker_consumer = "workers.dead_letter:DeadLetterConsumer"
     # Celery's pools look tasks up on the current/default app; in a thread worker
     # the pool threads see only the default, so this app must be it.
     app.set_default()

@@ -95,7 +95,9 @@ def spawn_worker_process(
         sys.executable, "-m", "api_client.cli", "worker",
         "--queues", ",".join(queues), "--concurrency", str(concurrency), "--pool", pool,
     ]  # fmt: skip
-    return subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL)
+    # A worker's stdout (Celery prints its shutdown notes there) joins our stderr, so a
+    # parent whose stdout is data (`vetq up`'s export line, a benchmark's JSON) stays clean.
+    return subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno())
 
 
 def stop_processes(processes: Sequence[subprocess.Popen], timeout: float = 20.0) -> None:

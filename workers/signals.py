@@ -40,10 +40,36 @@ def _clear(**_: Any) -> None:
     structlog.contextvars.clear_contextvars()
 
 
+def _dead_letter_invalid_input(
+    task_id: str | None = None, task: Any = None, args: Any = None, kwargs: Any = None, retval: Any = None, **_: Any
+) -> None:
+    from workers.dead_letter import record_task_outcome
+
+    try:
+        record_task_outcome(task, task_id, args, kwargs, retval)
+    except Exception:  # noqa: BLE001 - bookkeeping never fails a job
+        log.exception("dead_letter_failed")
+
+
+def _dead_letter_bad_arguments(
+    task_id: str | None = None, exception: BaseException | None = None, args: Any = None, kwargs: Any = None,
+    sender: Any = None, **_: Any,
+) -> None:
+    from workers.dead_letter import record_bad_arguments
+
+    try:
+        if exception is not None:
+            record_bad_arguments(sender, task_id, exception, args, kwargs)
+    except Exception:  # noqa: BLE001
+        log.exception("dead_letter_failed")
+
+
 def connect() -> None:
     global _connected
     if _connected:
         return
     signals.task_prerun.connect(_bind, weak=False)
+    signals.task_postrun.connect(_dead_letter_invalid_input, weak=False)
     signals.task_postrun.connect(_clear, weak=False)
+    signals.task_failure.connect(_dead_letter_bad_arguments, weak=False)
     _connected = True

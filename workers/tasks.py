@@ -152,7 +152,12 @@ def retry_or_fail(task: Task, exc: LLMError, settings: VetqSettings) -> None:
     raise task.retry(exc=exc, countdown=countdown, max_retries=settings.max_attempts)
 
 
-def review_job(context: WorkerContext, payload: Any, gate: CallGate | None = None) -> dict[str, Any]:
+BENCH_MODE_HEADER = "bench_mode"
+
+
+def review_job(
+    context: WorkerContext, payload: Any, gate: CallGate | None = None, *, mode: str | None = None
+) -> dict[str, Any]:
     trace_id = payload.get("trace_id") if isinstance(payload, dict) else None
     try:
         request = parse_model(ReviewRequest, payload, what="review request")
@@ -170,6 +175,7 @@ def review_job(context: WorkerContext, payload: Any, gate: CallGate | None = Non
         config=config_from_settings(context.settings),
         trace_id=request.trace_id,
         telemetry=context.telemetry(),
+        mode=mode,
     )
     return outcome.model_dump(mode="json", exclude_none=True)
 
@@ -203,7 +209,8 @@ def register(app: Celery, settings: VetqSettings, redis_url: str) -> WorkerConte
         payload = with_trace(self, payload, None)
         gate = context.gate_for(self, job_tokens=settings.max_review_tokens)
         try:
-            return review_job(context, payload, gate)
+            # Benchmark-only modes arrive in a header the producer faces never set.
+            return review_job(context, payload, gate, mode=header(self, BENCH_MODE_HEADER))
         except LLMError as exc:
             retry_or_fail(self, exc, settings)
             trace_id = payload.get("trace_id") if isinstance(payload, dict) else None

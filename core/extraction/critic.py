@@ -11,25 +11,19 @@ from core.extraction.generator import describe_validation_error
 from core.extraction.schema import FIELD_NAMES, CritiqueResult, InvoiceData
 from core.llm.client import LLMClient
 from core.llm.gate import CallGate
+from core.llm.json_extract import normalize_confidence
 from core.llm.structured import StructuredAnswer, UnusableAnswer, ask_structured
 from core.prompts import fence, load_prompt
 
 PROMPT_FILE = "critic_v1.md"
 
 
-def normalise_confidence(value: Any) -> Any:
-    """0.8, "0.8", "80%" and 80 all mean 0.8; anything else is left for validation."""
-    if isinstance(value, str):
-        text = value.strip()
-        percent = text.endswith("%")
-        try:
-            number = float(text.rstrip("%").strip())
-        except ValueError:
-            return value
-        return number / 100 if percent or number > 1 else number
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and 1 < value <= 100:
-        return value / 100
-    return value
+def _lenient_confidence(value: Any) -> Any:
+    """The shared normaliser, leaving anything it cannot read for validation to name."""
+    try:
+        return normalize_confidence(value)
+    except ValueError:
+        return value
 
 
 def _normalise_grounded(value: Any) -> Any:
@@ -53,7 +47,7 @@ def parse_critique(obj: dict[str, Any]) -> CritiqueResult:
         verdicts.append(
             {
                 "field": item["field"],
-                "confidence": normalise_confidence(item.get("confidence")),
+                "confidence": _lenient_confidence(item.get("confidence")),
                 "grounded": _normalise_grounded(item.get("grounded")),
                 "reason": str(item.get("reason") or "")[:500],
             }
@@ -62,7 +56,7 @@ def parse_critique(obj: dict[str, Any]) -> CritiqueResult:
         return CritiqueResult.model_validate(
             {
                 "verdicts": verdicts,
-                "overall_confidence": normalise_confidence(obj.get("overall_confidence")),
+                "overall_confidence": _lenient_confidence(obj.get("overall_confidence")),
                 "summary": str(obj.get("summary") or "")[:1000],
             }
         )

@@ -13,7 +13,7 @@ import structlog
 from core.llm.client import LLMClient
 from core.llm.errors import LLMError, MalformedResponseError, OutputTruncatedError
 from core.llm.gate import CallGate
-from core.llm.json_extract import JSONNotFound, extract_json_object
+from core.llm.json_extract import NoJSONObjectError, extract_json_object
 from core.llm.types import LLMRequest, Message, Usage
 
 T = TypeVar("T")
@@ -78,7 +78,7 @@ def ask_structured(
                 raise UnusableAnswer("the answer attempted a tool call; no tools are available, answer with JSON only")
             value = parse(extract_json_object(response.text))
             return StructuredAnswer(value=value, usage=usage, attempts=attempts, model=response.model or client.model)
-        except (JSONNotFound, UnusableAnswer, ValueError) as problem:
+        except (NoJSONObjectError, UnusableAnswer, ValueError) as problem:
             reason = str(problem)[:300]
             if response.truncated:
                 error: LLMError = OutputTruncatedError(

@@ -31,6 +31,10 @@ DecisionType = Literal[
 ]
 RiskLevel = Literal["low", "medium", "high", "critical"]
 ReviewMode = Literal["blind_first", "proposal_first"]
+# Benchmark-only modes (core.review.modes.MODES): reached only through run_review's
+# `mode` argument (the queue's `bench_mode` header), never through ReviewRequest.
+BenchMode = Literal["proposal_first_2pass", "independent_only", "decision_judge"]
+AnyReviewMode = Literal["blind_first", "proposal_first", "proposal_first_2pass", "independent_only", "decision_judge"]
 Verdict = Literal["KEEP", "MODIFY", "REPLACE", "INSUFFICIENT_EVIDENCE"]
 
 Constraint = Annotated[str, StringConstraints(min_length=1, max_length=2_000)]
@@ -87,7 +91,7 @@ class FalsificationProbe(BaseModel):
 
 class ReviewMeta(BaseModel):
     review_id: str
-    review_mode: ReviewMode
+    review_mode: AnyReviewMode
     model: str
     phases: int = 0
     usage: Usage = Field(default_factory=Usage)
@@ -127,7 +131,7 @@ class ReviewErrorBody(BaseModel):
 
 class ReviewErrorMeta(BaseModel):
     review_id: str | None = None
-    review_mode: ReviewMode | None = None
+    review_mode: AnyReviewMode | None = None
     model: str | None = None
     phases: int = 0
     usage: Usage = Field(default_factory=Usage)

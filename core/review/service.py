@@ -69,6 +69,7 @@ def run_review(
     trace_id: str | None = None,
     clock: Callable[[], float] = time.monotonic,
     telemetry: TelemetrySink | None = None,
+    mode: str | None = None,
 ) -> ReviewResult | ReviewError:
     """Run one review. `client` may be a zero-argument factory: it is then only
     called after the blindness check passed, so a refused review never builds a
@@ -76,7 +77,10 @@ def run_review(
     config = config or ReviewConfig()
     trace_id = trace_id or request.trace_id
     review_id = uuid.uuid4().hex
-    mode = request.review_mode
+    # `mode` names a benchmark-only mode (see MODES); producers choose only request.review_mode.
+    mode = mode or request.review_mode
+    if mode not in MODES:
+        return ReviewError.of(ErrorCode.INVALID_INPUT, f"unknown review mode {mode!r}")
     started = time.monotonic()
 
     report = preflight(request, config)

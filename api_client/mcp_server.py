@@ -1,0 +1,513 @@
+"""`vetq mcp`: vetq's jobs as MCP tools over stdio.
+
+Five tools: `extract`, `validate`, `review_decision`, `should_review` and
+`record_outcome`. Extraction jobs go through the queue (VETQ_REDIS_URL, or the
+embedded default: vetq's own Redis plus an in-process worker), with ONE Client
+made on the first call that needs it and closed when the client disconnects.
+
+Contracts:
+
+- Tools never raise. An extraction failure is a normal result whose envelope is
+  `{"status": "error", "error_code", "error_message"}`; a review-side failure
+  (BLINDNESS_LEAK, INVALID_INPUT, provider errors, config errors) is an MCP tool
+  error (`isError: true`) whose content is `{"error": {"code", "message"}}`.
+  Every result carries the same JSON as structured content and as text.
+- The operator's thresholds (VETQ_FIELD_THRESHOLD / VETQ_OVERALL_THRESHOLD,
+  defaults 0.70 / 0.75) are a floor the calling agent may raise but never lower:
+  a lower argument is raised and `notes` says so. A malformed floor turns every
+  call into a CONFIG_ERROR (never a looser gate) while the server still starts.
+- Only protocol messages go to stdout: vetq logs are JSON lines on stderr, the
+  stdio transport diverts fd 1 to stderr for everything but itself, and
+  `sys.stdout` is pointed at stderr while the server runs.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+import threading
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Annotated, Any, Literal
+
+from pydantic import Field
+
+from core.errors import ConfigError, ErrorCode, InvalidInputError, VetqError
+
+# Names and defaults of the operator's threshold floor.
+FLOOR_VARIABLES: dict[str, tuple[str, float]] = {
+    "field_threshold": ("VETQ_FIELD_THRESHOLD", 0.70),
+    "overall_threshold": ("VETQ_OVERALL_THRESHOLD", 0.75),
+}
+
+EXTRACTION_TOOLS = frozenset({"extract", "validate"})
+REVIEW_TOOLS = frozenset({"review_decision", "should_review", "record_outcome"})
+
+SERVER_INSTRUCTIONS = (
+    "vetq runs LLM jobs that check their own work. `extract` turns an invoice-like document into a typed "
+    "record and says which fields a person must confirm; `validate` checks a record you already have against "
+    "its document. `review_decision` is a blind-first second opinion on an engineering decision: call it "
+    "before expensive or hard-to-reverse decisions, and ask `should_review` (deterministic, instant) first "
+    "when unsure whether a decision deserves one. `record_outcome` reports what became of a review."
+)
+
+
+# --------------------------------------------------------------------------- floor
+
+
+def read_floor(environ: Any = None) -> dict[str, float]:
+    """The operator's threshold floor from the environment. Raises ConfigError naming
+    the variable for anything but a finite number in [0, 1]."""
+    env = os.environ if environ is None else environ
+    floor: dict[str, float] = {}
+    for name, (variable, default) in FLOOR_VARIABLES.items():
+        raw = env.get(variable)
+        if raw is None:
+            floor[name] = default
+            continue
+        try:
+            value = float(raw.strip())
+        except ValueError:
+            raise ConfigError(
+                f"{variable}={raw[:40]!r} is not a number: the operator's threshold floor must be a number "
+                "from 0 to 1; every call fails until it is fixed"
+            ) from None
+        if not math.isfinite(value) or not 0.0 <= value <= 1.0:
+            raise ConfigError(
+                f"{variable}={raw[:40]!r} must be a finite number from 0 to 1: the operator's threshold floor "
+                "is malformed; every call fails until it is fixed"
+            )
+        floor[name] = value
+    return floor
+
+
+def apply_floor(requested: dict[str, float | None], floor: dict[str, float]) -> tuple[dict[str, float], list[str]]:
+    """The thresholds to send (never below the floor) and a note for each raised one."""
+    chosen: dict[str, float] = {}
+    notes: list[str] = []
+    for name, minimum in floor.items():
+        value = requested.get(name)
+        if value is None:
+            chosen[name] = minimum
+        elif value < minimum:
+            chosen[name] = minimum
+            notes.append(f"{name} raised from {float(value)!r} to {float(minimum)!r} (the operator's floor)")
+        else:
+            chosen[name] = float(value)
+    return chosen, notes
+
+
+# --------------------------------------------------------------------------- results
+
+
+def _tool_result(payload: dict[str, Any], *, is_error: bool = False) -> Any:
+    from mcp_types import CallToolResult, TextContent
+
+    return CallToolResult(
+        content=[TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
+        structured_content=payload,
+        is_error=is_error,
+    )
+
+
+def extraction_error(code: ErrorCode | str, message: str) -> Any:
+    return _tool_result({"status": "error", "error_code": str(code), "error_message": message})
+
+
+def review_error(code: ErrorCode | str, message: str) -> Any:
+    return _tool_result({"error": {"code": str(code), "message": message}}, is_error=True)
+
+
+def error_for(tool: str, code: ErrorCode | str, message: str) -> Any:
+    return extraction_error(code, message) if tool in EXTRACTION_TOOLS else review_error(code, message)
+
+
+# --------------------------------------------------------------------------- state
+
+
+class VetqTools:
+    """The tool implementations and the one Client they share."""
+
+    def __init__(self) -> None:
+        self._client: Any = None
+        self._lock = threading.Lock()
+        self._closed = False
+
+    # The floor and settings are read per call: a malformed value fails the call, not the server.
+    @staticmethod
+    def settings() -> Any:
+        from core.settings import load_settings
+
+        return load_settings()
+
+    def client(self) -> Any:
+        with self._lock:
+            if self._closed:
+                raise ConfigError("the vetq MCP server is shutting down")
+            if self._client is None:
+                from api_client.client import Client
+
+                self._client = Client(settings=self.settings())
+            return self._client
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            client, self._client = self._client, None
+        if client is not None:
+            client.close()
+
+    # ---------------------------------------------------------------- extraction
+
+    def run_extraction(self, request: dict[str, Any]) -> Any:
+        try:
+            floor = read_floor()
+            thresholds, notes = apply_floor(
+                {name: request.pop(name, None) for name in FLOOR_VARIABLES}, floor
+            )
+            settings = self.settings()
+            job = self.client().submit({**request, **thresholds})
+            result = job.result(timeout=settings.wait_timeout_s)
+        except VetqError as exc:
+            return extraction_error(exc.code, exc.message)
+        except Exception as exc:  # noqa: BLE001 - tools never raise
+            return extraction_error(ErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: the job could not be run")
+        if not isinstance(result, dict):
+            return extraction_error(ErrorCode.INTERNAL_ERROR, "the worker returned a non-object result")
+        if notes:
+            result = {**result, "notes": [*notes, *(result.get("notes") or [])]}
+        return _tool_result(result)
+
+    # ---------------------------------------------------------------- review
+
+    def run_review(self, request: dict[str, Any]) -> Any:
+        from core.review.schema import ReviewRequest
+        from core.review.service import config_from_settings, preflight
+        from core.validation import parse_model
+
+        try:
+            read_floor()
+            settings = self.settings()
+            # Input errors and blindness leaks are refused here: no Redis, no job, no key needed.
+            model = parse_model(ReviewRequest, request, what="review request")
+            leak = preflight(model, config_from_settings(settings))
+            if not hasattr(leak, "leaked"):
+                return _tool_result(leak.model_dump(mode="json", exclude_none=True), is_error=True)
+            job = self.client().submit_review(request)
+            result = job.result(timeout=settings.wait_timeout_s)
+        except VetqError as exc:
+            return review_error(exc.code, exc.message)
+        except Exception as exc:  # noqa: BLE001 - tools never raise
+            return review_error(ErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: the review could not be run")
+        if not isinstance(result, dict):
+            return review_error(ErrorCode.INTERNAL_ERROR, "the worker returned a non-object result")
+        if isinstance(result.get("error"), dict):
+            return _tool_result(result, is_error=True)
+        if result.get("status") == "error":  # a job that failed in the worker
+            return review_error(result.get("error_code") or ErrorCode.INTERNAL_ERROR,
+                                result.get("error_message") or "the review failed")
+        return _tool_result(result)
+
+    def run_should_review(self, request: dict[str, Any]) -> Any:
+        from api_client.client import Client
+
+        try:
+            read_floor()
+            return _tool_result(Client.should_review(request))
+        except VetqError as exc:
+            return review_error(exc.code, exc.message)
+        except Exception as exc:  # noqa: BLE001
+            return review_error(ErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: should_review failed")
+
+    def run_record_outcome(self, review_id: str, outcome: dict[str, bool | None]) -> Any:
+        try:
+            read_floor()
+            if not self.settings().telemetry:  # checked before any Redis starts
+                raise ConfigError("telemetry is off: set VETQ_TELEMETRY=on in the MCP server's environment to record outcomes")
+            if not review_id.strip():
+                raise InvalidInputError("review_id must be the review's id (meta.review_id)")
+            record = self.client().record_outcome(review_id, **outcome)
+        except VetqError as exc:
+            return review_error(exc.code, exc.message)
+        except Exception as exc:  # noqa: BLE001
+            return review_error(ErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: the outcome could not be recorded")
+        return _tool_result(record)
+
+
+# --------------------------------------------------------------------------- tool signatures
+
+Threshold = Annotated[
+    float | None,
+    Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="Optional, 0-1. Raise the confidence bar for this call; values below the operator's floor "
+        "(VETQ_FIELD_THRESHOLD / VETQ_OVERALL_THRESHOLD on the server) are raised to it and noted in `notes`.",
+    ),
+]
+DocumentText = Annotated[
+    str,
+    Field(description="The document's full text exactly as received (e.g. an invoice pasted or forwarded in an "
+          "email). Do not summarise or reformat it: every value is checked against this text."),
+]
+HeuristicsOnly = Annotated[
+    bool,
+    Field(description="Skip the Critic model and use only the deterministic checks (grounding, arithmetic, dates, "
+          "currency). Faster and needs no model; for `validate` it needs no provider key at all."),
+]
+DecisionTypeArg = Literal["architecture", "refactor", "debugging", "database", "api", "dependency",
+                          "performance", "security", "implementation", "other"]
+RiskLevelArg = Literal["low", "medium", "high", "critical"]
+
+EXTRACT_DESCRIPTION = (
+    "Extract a verified invoice record (vendor_name, invoice_number, invoice_date, subtotal, tax, total, "
+    "currency) from messy text. A Generator model extracts; deterministic heuristics and a Critic model score "
+    "every field. Returns an envelope: status `ok`, or `needs_review` with `flagged_fields` naming what a person "
+    "must confirm and why, `field_provenance` spans backing each value, and `notes`. Failures come back as "
+    "{status: \"error\", error_code, error_message}, never as a tool error. Null fields mean the text does not "
+    "hold the value."
+)
+VALIDATE_DESCRIPTION = (
+    "Verify a record you already have (e.g. one you extracted yourself) against its source document, without "
+    "re-extracting. Same envelope as `extract`: `ok`, or `needs_review` with each doubtful field flagged with the "
+    "reason (not found in the text, arithmetic mismatch, bad date, ...). With heuristics_only=true no model is "
+    "called at all. Failures come back as {status: \"error\", error_code, error_message}."
+)
+REVIEW_DESCRIPTION = (
+    "Blind-first review of an engineering decision by a separate reviewer model. Call it BEFORE an expensive or "
+    "hard-to-reverse decision (architecture, database/schema, migrations, public APIs, key dependencies, "
+    "security, performance); when unsure whether a decision deserves a review, call `should_review` first. "
+    "BLINDNESS CONTRACT: the reviewer first reasons about the problem WITHOUT seeing your plan, then compares. "
+    "So describe the PROBLEM in the blind fields -- objective, constraints, context, environment, evidence -- "
+    "and put the PLAN ONLY in `proposed_solution`. A request whose blind fields already contain the plan is "
+    "refused with error code BLINDNESS_LEAK (before any model call): move the plan out of them and retry. "
+    "Returns verdict (KEEP, MODIFY, REPLACE, INSUFFICIENT_EVIDENCE), recommendation, critical_assumptions, "
+    "material_risks, better_alternative, the cheapest falsification_probe, confidence and meta.review_id. "
+    "Errors are tool errors with {\"error\": {\"code\", \"message\"}}."
+)
+SHOULD_REVIEW_DESCRIPTION = (
+    "Does this decision deserve a `review_decision`? A deterministic rule set (no model, instant, free): "
+    "returns {should_review, reasons}. Structural signals (architecture/database/security decisions, schema "
+    "changes, migrations, public API changes, replaced key dependencies, irreversible steps, many files or "
+    "modules) and high/critical risk recommend a review; a trivial change at low risk does not."
+)
+RECORD_OUTCOME_DESCRIPTION = (
+    "Record what became of a review (by its meta.review_id): was the advice taken, was rework needed later, "
+    "was it useful. Appends to the fleet's telemetry stream; needs VETQ_TELEMETRY=on in the server's "
+    "environment (otherwise a CONFIG_ERROR tool error). Call it once the outcome is known."
+)
+
+
+def build_server(tools: VetqTools | None = None) -> Any:
+    """The MCPServer with the five tools registered."""
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.mcpserver.exceptions import ToolError
+    from mcp_types import CallToolResult, ToolAnnotations
+    from pydantic import ValidationError
+
+    from core import __version__
+
+    state = tools or VetqTools()
+
+    @asynccontextmanager
+    async def lifespan(_server: Any) -> AsyncIterator[dict[str, Any]]:
+        # The transport holds its own handle on the wire; anything else that prints goes to stderr.
+        saved = sys.stdout
+        sys.stdout = sys.stderr
+        try:
+            yield {}
+        finally:
+            try:
+                import anyio
+
+                await anyio.to_thread.run_sync(state.close)
+            finally:
+                sys.stdout = saved
+
+    class VetqMCPServer(MCPServer):  # type: ignore[misc]
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            if name in EXTRACTION_TOOLS or name in REVIEW_TOOLS:
+                try:
+                    read_floor()
+                except ConfigError as exc:
+                    return error_for(name, exc.code, exc.message)
+            try:
+                return await super().call_tool(name, arguments, context)
+            except ToolError as exc:
+                cause = exc.__cause__
+                if isinstance(cause, ValidationError) and (name in EXTRACTION_TOOLS or name in REVIEW_TOOLS):
+                    problems = "; ".join(
+                        f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}" for err in cause.errors()
+                    )
+                    return error_for(name, ErrorCode.INVALID_INPUT, f"invalid arguments: {problems}")
+                raise
+
+    server = VetqMCPServer(
+        name="vetq",
+        version=__version__,
+        instructions=SERVER_INSTRUCTIONS,
+        lifespan=lifespan,
+        log_level="WARNING",
+    )
+
+    def extract(
+        text: DocumentText,
+        field_threshold: Threshold = None,
+        overall_threshold: Threshold = None,
+        heuristics_only: HeuristicsOnly = False,
+    ) -> CallToolResult:
+        return state.run_extraction(
+            {"kind": "extract", "text": text, "field_threshold": field_threshold,
+             "overall_threshold": overall_threshold, "heuristics_only": heuristics_only}
+        )
+
+    def validate(
+        text: DocumentText,
+        data: Annotated[
+            dict[str, Any],
+            Field(description="The record to check, as a JSON object with any of: vendor_name, invoice_number, "
+                  "invoice_date (YYYY-MM-DD), subtotal, tax, total (JSON numbers), currency (ISO 4217 code). "
+                  "Use null for a value the document does not hold."),
+        ],
+        field_threshold: Threshold = None,
+        overall_threshold: Threshold = None,
+        heuristics_only: HeuristicsOnly = False,
+    ) -> CallToolResult:
+        return state.run_extraction(
+            {"kind": "validate", "text": text, "data": data, "field_threshold": field_threshold,
+             "overall_threshold": overall_threshold, "heuristics_only": heuristics_only}
+        )
+
+    def review_decision(
+        objective: Annotated[str, Field(description="BLIND field. The problem to solve and what success means, "
+                                        "without the chosen approach (max 4,000 chars).")],
+        proposed_solution: Annotated[str, Field(description="The plan under review, in full. The ONLY field "
+                                                "that may describe the plan (max 60,000 chars).")],
+        decision_type: Annotated[DecisionTypeArg, Field(description="What kind of decision this is.")],
+        risk_level: Annotated[RiskLevelArg, Field(description="How costly a wrong decision would be.")],
+        constraints: Annotated[
+            list[str] | None,
+            Field(default=None, description="BLIND field. Hard requirements and limits (budget, latency, "
+                  "compatibility, team skills), one per item; not the plan (max 50 items)."),
+        ] = None,
+        context: Annotated[
+            str | None,
+            Field(default=None, description="BLIND field. Background on the system and the problem: what exists "
+                  "today, what hurts, what was tried; not the plan (max 60,000 chars)."),
+        ] = None,
+        environment: Annotated[
+            str | None,
+            Field(default=None, description="BLIND field. Runtime, stack, scale and deployment facts "
+                  "(max 8,000 chars)."),
+        ] = None,
+        evidence: Annotated[
+            list[str] | None,
+            Field(default=None, description="BLIND field. Measurements, logs, benchmarks, error messages, "
+                  "one per item (max 30 items)."),
+        ] = None,
+        review_mode: Annotated[
+            Literal["blind_first", "proposal_first"] | None,
+            Field(default=None, description="blind_first (default): the reviewer forms its own view before "
+                  "seeing the plan. proposal_first: it sees the plan at once (no blindness check; weaker)."),
+        ] = None,
+    ) -> CallToolResult:
+        request: dict[str, Any] = {
+            "objective": objective, "proposed_solution": proposed_solution,
+            "decision_type": decision_type, "risk_level": risk_level,
+        }
+        optional = {"constraints": constraints, "context": context, "environment": environment,
+                    "evidence": evidence, "review_mode": review_mode}
+        request.update({key: value for key, value in optional.items() if value is not None})
+        return state.run_review(request)
+
+    def should_review(
+        decision_type: Annotated[DecisionTypeArg, Field(description="What kind of decision this is.")],
+        risk_level: Annotated[RiskLevelArg, Field(description="How costly a wrong decision would be.")],
+        summary: Annotated[str | None, Field(default=None, description="One or two sentences on the change "
+                           "(max 2,000 chars); scanned for migrations, breaking changes, replaced datastores, "
+                           "auth/crypto/secrets, races and locks.")] = None,
+        files_changed: Annotated[int | None, Field(default=None, ge=0, description="Files the change touches.")] = None,
+        modules_touched: Annotated[int | None, Field(default=None, ge=0,
+                                   description="Modules or packages the change touches.")] = None,
+        competing_hypotheses: Annotated[int | None, Field(default=None, ge=0, description="For debugging: how "
+                                        "many plausible explanations are still open.")] = None,
+        changes_public_api: Annotated[bool | None, Field(default=None, description="Changes an API others call.")] = None,
+        changes_db_schema: Annotated[bool | None, Field(default=None, description="Changes a database schema.")] = None,
+        includes_migration: Annotated[bool | None, Field(default=None, description="Includes a data or schema "
+                                      "migration.")] = None,
+        replaces_key_dependency: Annotated[bool | None, Field(default=None, description="Replaces a framework, "
+                                           "database, queue or SDK.")] = None,
+        security_sensitive: Annotated[bool | None, Field(default=None, description="Touches auth, secrets, "
+                                      "crypto or untrusted input.")] = None,
+        performance_critical: Annotated[bool | None, Field(default=None, description="On a hot or "
+                                        "latency-critical path.")] = None,
+        irreversible: Annotated[bool | None, Field(default=None, description="Hard or impossible to undo "
+                            "(data deletion, public release, contract).")] = None,
+        trivial_kind: Annotated[
+            Literal["formatting", "rename", "simple_ui", "obvious_bugfix", "docs", "small_local_change"] | None,
+            Field(default=None, description="Set when the change is trivial of this kind; ignored at high risk "
+                  "or when a structural signal fires."),
+        ] = None,
+    ) -> CallToolResult:
+        fields = {
+            "decision_type": decision_type, "risk_level": risk_level, "summary": summary,
+            "files_changed": files_changed, "modules_touched": modules_touched,
+            "competing_hypotheses": competing_hypotheses, "changes_public_api": changes_public_api,
+            "changes_db_schema": changes_db_schema, "includes_migration": includes_migration,
+            "replaces_key_dependency": replaces_key_dependency, "security_sensitive": security_sensitive,
+            "performance_critical": performance_critical, "irreversible": irreversible,
+            "trivial_kind": trivial_kind,
+        }
+        return state.run_should_review({key: value for key, value in fields.items() if value is not None})
+
+    def record_outcome(
+        review_id: Annotated[str, Field(max_length=128, description="The review's meta.review_id.")],
+        accepted_review: Annotated[bool | None, Field(default=None, description="Was the review's advice "
+                                   "taken?")] = None,
+        later_rework_required: Annotated[bool | None, Field(default=None, description="Was rework needed "
+                                         "later?")] = None,
+        review_was_useful: Annotated[bool | None, Field(default=None, description="Was the review useful?")] = None,
+    ) -> CallToolResult:
+        return state.run_record_outcome(
+            review_id,
+            {"accepted_review": accepted_review, "later_rework_required": later_rework_required,
+             "review_was_useful": review_was_useful},
+        )
+
+    registrations: list[tuple[Callable[..., Any], str, str, ToolAnnotations]] = [
+        (extract, "Extract a verified invoice record", EXTRACT_DESCRIPTION,
+         ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True)),
+        (validate, "Validate a record against its document", VALIDATE_DESCRIPTION,
+         ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True)),
+        (review_decision, "Blind-first decision review", REVIEW_DESCRIPTION,
+         ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=False, open_world_hint=True)),
+        (should_review, "Should this decision be reviewed?", SHOULD_REVIEW_DESCRIPTION,
+         ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)),
+        (record_outcome, "Record a review's outcome", RECORD_OUTCOME_DESCRIPTION,
+         ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)),
+    ]
+    for fn, title, description, annotations in registrations:
+        server.add_tool(fn, name=fn.__name__, title=title, description=description, annotations=annotations)
+    server.vetq_tools = state
+    return server
+
+
+def serve() -> int:
+    """Run the stdio server until the client disconnects; 0 on a clean exit."""
+    from core.logging import configure_logging
+
+    # Logs first, and to stderr: stdout belongs to the protocol. A malformed
+    # VETQ_LOG_LEVEL falls back to INFO here rather than stopping the server.
+    level = (os.environ.get("VETQ_LOG_LEVEL") or "WARNING").upper()
+    configure_logging(level if level in {"DEBUG", "INFO", "WARNING", "ERROR"} else "WARNING")
+    server = build_server()
+    try:
+        server.run("stdio")
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.vetq_tools.close()
+    return 0
