@@ -453,11 +453,24 @@ def cmd_up(args: argparse.Namespace) -> int:
     return run_up(args)
 
 
+# Verbs that hand their whole argument list to a harness with its own parser.
+PASSTHROUGH = {("eval",): "eval_args", ("bench", "review"): "bench_args"}
+
+
+def _passthrough(argv: list[str]) -> argparse.Namespace | None:
+    for prefix, field in PASSTHROUGH.items():
+        if tuple(argv[: len(prefix)]) == prefix:
+            handler = cmd_eval if field == "eval_args" else cmd_bench_review
+            return argparse.Namespace(verb=prefix[0], handler=handler, **{field: argv[len(prefix):]})
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from core.logging import configure_logging
 
+    argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args = _passthrough(argv) or parser.parse_args(argv)
     if not getattr(args, "handler", None):
         parser.print_help(sys.stderr)
         return EXIT_INPUT

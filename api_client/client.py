@@ -59,6 +59,20 @@ class WaitTimeout(VetqError):
     code = ErrorCode.TIMEOUT
 
 
+class _WaitSlices:
+    """A wait cut into slices of LIVENESS_CHECK_S, so a waiter can check between slices
+    that some worker is alive; `next()` is None once the overall timeout has passed."""
+
+    def __init__(self, timeout: float | None) -> None:
+        self.deadline = None if timeout is None else time.monotonic() + timeout
+
+    def next(self) -> float | None:
+        if self.deadline is None:
+            return LIVENESS_CHECK_S
+        remaining = self.deadline - time.monotonic()
+        return min(LIVENESS_CHECK_S, remaining) if remaining > 0 else None
+
+
 def _failure_envelope(job_id: str, trace_id: str | None, exc: BaseException | None) -> dict[str, Any]:
     return ErrorEnvelope(
         error_code=ErrorCode.INTERNAL_ERROR,
@@ -101,12 +115,11 @@ class Job:
         the job is still queued, a worker ping every few seconds makes a queue that
         nobody consumes fail fast with NoWorkerError instead of hanging."""
         async_result = self._async_result
-        deadline = None if timeout is None else time.monotonic() + timeout
+        slices = _WaitSlices(timeout)
         while True:
-            remaining = None if deadline is None else deadline - time.monotonic()
-            if remaining is not None and remaining <= 0:
+            slice_s = slices.next()
+            if slice_s is None:
                 raise WaitTimeout(f"job {self.id} did not finish within {timeout}s; it may still finish: `vetq result {self.id}`")
-            slice_s = LIVENESS_CHECK_S if remaining is None else min(LIVENESS_CHECK_S, remaining)
             try:
                 async_result.get(timeout=slice_s, propagate=False, disable_sync_subtasks=False)
             except (TimeoutError, CeleryTimeout):
@@ -167,12 +180,11 @@ class Batch:
         if not index_of:
             return
         pending = set(index_of)
-        deadline = None if timeout is None else time.monotonic() + timeout
+        slices = _WaitSlices(timeout)
         while pending:
-            remaining = None if deadline is None else deadline - time.monotonic()
-            if remaining is not None and remaining <= 0:
+            slice_s = slices.next()
+            if slice_s is None:
                 raise WaitTimeout(f"batch {self.id}: {len(pending)} job(s) unfinished after {timeout}s")
-            slice_s = LIVENESS_CHECK_S if remaining is None else min(LIVENESS_CHECK_S, remaining)
             results = ResultSet([AsyncResult(job_id, app=self.client.app) for job_id in pending], app=self.client.app)
             try:
                 for job_id, meta in results.iter_native(timeout=slice_s):

@@ -36,6 +36,11 @@ from pydantic import Field
 
 from core.errors import ConfigError, ErrorCode, InvalidInputError, VetqError
 
+try:
+    from mcp_types import CallToolResult, TextContent, ToolAnnotations
+except ImportError:  # pragma: no cover - depends on the install
+    raise ConfigError("`vetq mcp` needs the MCP SDK (2.3 or later): pip install 'vetq[mcp]'") from None
+
 # Names and defaults of the operator's threshold floor.
 FLOOR_VARIABLES: dict[str, tuple[str, float]] = {
     "field_threshold": ("VETQ_FIELD_THRESHOLD", 0.70),
@@ -93,7 +98,7 @@ def apply_floor(requested: dict[str, float | None], floor: dict[str, float]) -> 
             chosen[name] = minimum
         elif value < minimum:
             chosen[name] = minimum
-            notes.append(f"{name} raised from {float(value)!r} to {float(minimum)!r} (the operator's floor)")
+            notes.append(f"{name} raised from {float(value)!r} to {float(minimum)!r}")
         else:
             chosen[name] = float(value)
     return chosen, notes
@@ -102,9 +107,7 @@ def apply_floor(requested: dict[str, float | None], floor: dict[str, float]) -> 
 # --------------------------------------------------------------------------- results
 
 
-def _tool_result(payload: dict[str, Any], *, is_error: bool = False) -> Any:
-    from mcp_types import CallToolResult, TextContent
-
+def _tool_result(payload: dict[str, Any], *, is_error: bool = False) -> CallToolResult:
     return CallToolResult(
         content=[TextContent(type="text", text=json.dumps(payload, ensure_ascii=False))],
         structured_content=payload,
@@ -183,7 +186,7 @@ class VetqTools:
     # ---------------------------------------------------------------- review
 
     def run_review(self, request: dict[str, Any]) -> Any:
-        from core.review.schema import ReviewRequest
+        from core.review.schema import ReviewError, ReviewRequest
         from core.review.service import config_from_settings, preflight
         from core.validation import parse_model
 
@@ -193,7 +196,7 @@ class VetqTools:
             # Input errors and blindness leaks are refused here: no Redis, no job, no key needed.
             model = parse_model(ReviewRequest, request, what="review request")
             leak = preflight(model, config_from_settings(settings))
-            if not hasattr(leak, "leaked"):
+            if isinstance(leak, ReviewError):
                 return _tool_result(leak.model_dump(mode="json", exclude_none=True), is_error=True)
             job = self.client().submit_review(request)
             result = job.result(timeout=settings.wait_timeout_s)
@@ -305,7 +308,6 @@ def build_server(tools: VetqTools | None = None) -> Any:
     """The MCPServer with the five tools registered."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
-    from mcp_types import CallToolResult, ToolAnnotations
     from pydantic import ValidationError
 
     from core import __version__
@@ -489,8 +491,8 @@ def build_server(tools: VetqTools | None = None) -> Any:
         (record_outcome, "Record a review's outcome", RECORD_OUTCOME_DESCRIPTION,
          ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)),
     ]
-    for fn, title, description, annotations in registrations:
-        server.add_tool(fn, name=fn.__name__, title=title, description=description, annotations=annotations)
+    for fn, title, description, hints in registrations:
+        server.add_tool(fn, name=fn.__name__, title=title, description=description, annotations=hints)
     server.vetq_tools = state
     return server
 
@@ -499,8 +501,9 @@ def serve() -> int:
     """Run the stdio server until the client disconnects; 0 on a clean exit."""
     from core.logging import configure_logging
 
-    # Logs first, and to stderr: stdout belongs to the protocol. A malformed
-    # VETQ_LOG_LEVEL falls back to INFO here rather than stopping the server.
+    # Logs first, and to stderr: stdout belongs to the protocol. (`vetq mcp` has
+    # already configured them; this covers a direct call.) A malformed
+    # VETQ_LOG_LEVEL falls back to WARNING here rather than stopping the server.
     level = (os.environ.get("VETQ_LOG_LEVEL") or "WARNING").upper()
     configure_logging(level if level in {"DEBUG", "INFO", "WARNING", "ERROR"} else "WARNING")
     server = build_server()
@@ -511,3 +514,7 @@ def serve() -> int:
     finally:
         server.vetq_tools.close()
     return 0
+
+
+if __name__ == "__main__":
+    sys.exit(serve())

@@ -32,6 +32,14 @@ TELEMETRY_STREAM = "vetq:telemetry"
 KIND_OF_TASK = {TASK_EXTRACT: "extract", TASK_VALIDATE: "validate", TASK_REVIEW: "review"}
 
 
+def _publish_retry_logged(exc: BaseException, interval: float) -> None:
+    import structlog
+
+    structlog.get_logger("vetq.client").warning(
+        "broker_unreachable_retrying", error=f"{type(exc).__name__}: {exc}", retry_in_s=round(float(interval), 2)
+    )
+
+
 def celery_config(settings: VetqSettings, redis_url: str) -> dict[str, Any]:
     """Everything both sides must agree on. Why each setting is there:
 
@@ -61,6 +69,17 @@ def celery_config(settings: VetqSettings, redis_url: str) -> dict[str, Any]:
         "result_backend_transport_options": {"visibility_timeout": settings.visibility_timeout_s},
         "broker_connection_retry_on_startup": True,
         "broker_connection_max_retries": 10,
+        # A producer whose Redis is briefly gone (restart, failover) retries the send,
+        # ~30 s in all, logging each attempt, instead of failing the submit at once.
+        "task_publish_retry": True,
+        "task_publish_retry_policy": {
+            "max_retries": 20, "interval_start": 0, "interval_step": 0.5, "interval_max": 2,
+            "errback": _publish_retry_logged,
+        },
+        # A worker whose result write meets a dropped connection retries it rather than
+        # losing the result of a job that ran.
+        "result_backend_always_retry": True,
+        "result_backend_max_retries": 20,
         "task_routes": {name: {"queue": queue} for name, queue in TASK_QUEUES.items()},
         "task_default_queue": EXTRACT_QUEUE,
         "task_create_missing_queues": True,

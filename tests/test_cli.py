@@ -126,3 +126,10 @@ def test_worker_refuses_unsafe_settings(redis_url):
 def test_worker_without_redis_url_or_embedded_service_says_what_to_do(tmp_path):
     done = vetq("worker", env={"VETQ_HOME": str(tmp_path)}, timeout=60)
     assert done.returncode == 2 and "VETQ_REDIS_URL" in json.loads(done.stdout)["error_message"]
+
+
+def test_harness_verbs_pass_their_flags_through():
+    helped = vetq("eval", "--help")
+    assert helped.returncode == 0 and "--min-accuracy" in helped.stdout
+    refused = vetq("eval", "--token-budget", "5")
+    assert refused.returncode == 2  # the harness's own rule: a budget needs --live

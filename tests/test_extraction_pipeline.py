@@ -13,7 +13,7 @@ from core.llm.errors import ProviderHTTPError, RateLimitedError
 from core.llm.scripted import ScriptedLLMClient
 from core.llm.types import LLMResponse, Usage
 from core.settings import load_settings
-from tests.conftest import FIELDS, GLOBEX, GLOBEX_DATA, critic_answer
+from tests.conftest import FIELDS, critic_answer
 
 INVOICE_DOC = (
     "INVOICE\n"

@@ -132,3 +132,19 @@ def test_review_cli_runs_a_review_against_a_service(service, redis_url, tmp_path
                 env={"VETQ_REDIS_URL": redis_url, "VETQ_HOME": str(tmp_path)})
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["verdict"] == "MODIFY"
+
+
+def test_outcome_and_telemetry_export_cli(redis_url, tmp_path):
+    env = {"VETQ_REDIS_URL": redis_url, "VETQ_HOME": str(tmp_path), "VETQ_TELEMETRY": "on"}
+    recorded = vetq("outcome", "review-123", "--accepted", "true", "--rework", "no", "--useful", "yes", env=env)
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    out = tmp_path / "telemetry.jsonl"
+    exported = vetq("telemetry", "export", "--out", str(out), env=env)
+    assert exported.returncode == 0
+    [record] = [json.loads(line) for line in out.read_text().splitlines()]
+    assert record["review_id"] == "review-123"
+    assert (record["accepted_review"], record["later_rework_required"], record["review_was_useful"]) == (True, False, True)
+    off = vetq("outcome", "review-123", "--accepted", "maybe", env=env)
+    assert off.returncode == 2
+    disabled = vetq("outcome", "review-123", "--accepted", "true", env={**env, "VETQ_TELEMETRY": "off"})
+    assert disabled.returncode == 2 and json.loads(disabled.stdout)["error"]["code"] == "CONFIG_ERROR"

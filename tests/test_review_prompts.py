@@ -59,3 +59,39 @@ def test_rendering_is_single_pass() -> None:
     assert "{{problem}} and {{other}}" in out
     with pytest.raises(KeyError):
         render_prompt("repair")
+
+
+# --- benchmark-only modes (vetq bench review): their own versioned templates -------
+
+BENCH_FROZEN = {
+    "proposal_second_pass": "3a60a47bf28d4acca70207808f2e051496f52897b9d0345f2161160cadd132c5",
+    "independent_compare": "ad41da36fcb5d1786e326419ec4de21fcd3bb4bcb54209ba70cf288187bcc5a6",
+    "decision_judge": "ff0c5a56faa6d783f148f605ac2e6009e94da52a4a59e482ca215f67a248eaa3",
+}
+
+
+def test_bench_prompt_hashes_are_frozen() -> None:
+    from core.review.modes import BENCH_PROMPT_VERSIONS, bench_prompt_hashes
+
+    assert bench_prompt_hashes() == BENCH_FROZEN
+    assert set(BENCH_PROMPT_VERSIONS).isdisjoint(PROMPT_VERSIONS)
+    for name in BENCH_PROMPT_VERSIONS.values():
+        assert re.fullmatch(r"[a-z0-9_]+_v\d+\.md", name)
+
+
+@pytest.mark.parametrize("key", sorted(BENCH_FROZEN))
+def test_bench_prompts_state_the_verdict_shape(key: str) -> None:
+    from core.review.modes import _bench_template, render_bench_prompt
+
+    values = {"position": "{}", "proposed_solution": "x", "decision_type": "api", "risk_level": "low", "brief": "b"}
+
+    text = _bench_template(key).decode()
+    for field in ("verdict", "recommendation", "critical_assumptions", "material_risks",
+                  "better_alternative", "falsification_probe", "expected_signal", "confidence"):
+        assert f'"{field}"' in text
+    assert "KEEP is a valid verdict" in text and "must not invent objections" in text and "cheapest" in text
+    needed = set(re.findall(r"\{\{(\w+)\}\}", text))
+    render_bench_prompt(key, **{k: values[k] for k in needed})
+    if key == "independent_compare":
+        # The fresh conversation sees the position and the proposal, not the original fields.
+        assert needed == {"position", "proposed_solution"}

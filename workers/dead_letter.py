@@ -206,6 +206,19 @@ class DeadLetterConsumer(Consumer):
         super().on_invalid_task(body, message, exc)  # rejected without requeue
         self._dead_letter(message, _reason_of(exc, REASON_INVALID_TASK), exc)
 
+    def on_connection_error_after_connected(self, exc: BaseException) -> None:
+        # Celery closes the broken connection here; with the Redis transport, closing a
+        # connection that was already collected can raise AttributeError (kombu restores
+        # unacked messages through a client that is gone), which would stop the whole
+        # worker when Redis restarts. The messages it held stay in Redis's unacked set
+        # and are restored after the visibility timeout; the consumer reconnects.
+        log.warning("broker_connection_lost", error=f"{type(exc).__name__}: {exc}", detail="reconnecting with backoff")
+        try:
+            super().on_connection_error_after_connected(exc)
+        except Exception as cleanup:  # noqa: BLE001
+            log.warning("broker_connection_cleanup_failed", error=f"{type(cleanup).__name__}: {cleanup}")
+            self.connection = None
+
     def create_task_handler(self, *args: Any, **kwargs: Any) -> Any:
         handler = super().create_task_handler(*args, **kwargs)
         connection_errors = tuple(self.connection_errors or ()) + tuple(getattr(self, "channel_errors", ()) or ())

@@ -9,10 +9,8 @@ from pydantic import ValidationError
 
 from core.extraction.generator import describe_validation_error
 from core.extraction.schema import FIELD_NAMES, CritiqueResult, InvoiceData
-from core.llm.client import LLMClient
-from core.llm.gate import CallGate
 from core.llm.json_extract import normalize_confidence
-from core.llm.structured import StructuredAnswer, UnusableAnswer, ask_structured
+from core.llm.structured import ModelStage, StructuredAnswer, UnusableAnswer, ask_structured
 from core.prompts import fence, load_prompt
 
 PROMPT_FILE = "critic_v1.md"
@@ -64,13 +62,7 @@ def parse_critique(obj: dict[str, Any]) -> CritiqueResult:
         raise UnusableAnswer(describe_validation_error(exc)) from None
 
 
-class Critic:
-    def __init__(self, client: LLMClient, gate: CallGate, *, max_tokens: int, repair_retries: int) -> None:
-        self.client = client
-        self.gate = gate
-        self.max_tokens = max_tokens
-        self.repair_retries = repair_retries
-
+class Critic(ModelStage):
     def run(self, text: str, candidate: InvoiceData) -> StructuredAnswer[CritiqueResult]:
         candidate_json = json.dumps(candidate.model_dump(mode="json"), ensure_ascii=False, indent=1)
         return ask_structured(

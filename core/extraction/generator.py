@@ -7,9 +7,7 @@ from typing import Any
 from pydantic import ValidationError
 
 from core.extraction.schema import FIELD_NAMES, InvoiceData
-from core.llm.client import LLMClient
-from core.llm.gate import CallGate
-from core.llm.structured import StructuredAnswer, UnusableAnswer, ask_structured
+from core.llm.structured import ModelStage, StructuredAnswer, UnusableAnswer, ask_structured
 from core.prompts import fence, load_prompt
 
 PROMPT_FILE = "generator_v1.md"
@@ -33,13 +31,7 @@ def parse_invoice(obj: dict[str, Any]) -> InvoiceData:
         raise UnusableAnswer(describe_validation_error(exc)) from None
 
 
-class Generator:
-    def __init__(self, client: LLMClient, gate: CallGate, *, max_tokens: int, repair_retries: int) -> None:
-        self.client = client
-        self.gate = gate
-        self.max_tokens = max_tokens
-        self.repair_retries = repair_retries
-
+class Generator(ModelStage):
     def run(self, text: str) -> StructuredAnswer[InvoiceData]:
         return ask_structured(
             self.gate,

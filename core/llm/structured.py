@@ -62,8 +62,9 @@ def ask_structured(
             exc.partial_usage = usage  # type: ignore[attr-defined]
             raise
         usage = usage + response.usage
+        # The gate logs the call itself (tokens, waits, 429s); this line is the stage's view.
         log.info(
-            "model_call",
+            "model_answer",
             stage=stage,
             provider=client.provider,
             model=client.model,
@@ -98,3 +99,13 @@ def ask_structured(
                     content=f"Your answer could not be used: {reason}\nReply again with only the JSON object in the required shape.",
                 ),
             ]
+
+
+class ModelStage:
+    """A stage that asks one model for one JSON answer through the call gate."""
+
+    def __init__(self, client: LLMClient, gate: CallGate, *, max_tokens: int, repair_retries: int) -> None:
+        self.client = client
+        self.gate = gate
+        self.max_tokens = max_tokens
+        self.repair_retries = repair_retries

@@ -6,12 +6,28 @@
   asks for the verdict.
 * proposal_first: one call that sees everything (the control).
 
-MODES is a registry so benchmark-only modes can be added later; PRODUCER_MODES is
-what a producer may ask for (ReviewRequest.review_mode's Literal matches it).
+Benchmark-only modes (run by `vetq bench review` through the queue's `bench_mode`
+header; a producer can never ask for them):
+
+* proposal_first_2pass: proposal_first, then a second call in the same
+  conversation asking the reviewer to reconsider its verdict critically; the second
+  answer is the verdict (the compute-matched control of blind_first: two calls).
+* independent_only: the blind Phase-1 position, then a FRESH conversation that sees
+  only that position and the proposal -- not the original fields -- and gives the
+  verdict.
+* decision_judge: one call that sees everything, framed so that preserving a
+  correct proposal is worth as much as catching a flawed one.
+
+MODES is the registry; PRODUCER_MODES is what a producer may ask for
+(ReviewRequest.review_mode's Literal matches it). The benchmark modes' prompt
+templates are versioned in BENCH_PROMPT_VERSIONS (kept apart from
+session.PROMPT_VERSIONS, which pins what producers get).
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -22,7 +38,7 @@ from pydantic import BaseModel, ConfigDict
 from core.llm.types import Message
 from core.review.budget import BudgetExceeded
 from core.review.schema import DecisionType, ReviewRequest, RiskLevel
-from core.review.session import ReviewSession, render_prompt
+from core.review.session import _PLACEHOLDER, ReviewSession, render_prompt
 
 BUDGET_EXHAUSTED_RECOMMENDATION = (
     "The review's token budget ran out after the reviewer formed its own position and before it could "
@@ -155,8 +171,104 @@ def budget_exhausted_verdict() -> dict[str, Any]:
     }
 
 
+# ---------------------------------------------------------------- benchmark-only modes
+
+BENCH_PROMPT_VERSIONS: dict[str, str] = {
+    "proposal_second_pass": "proposal_second_pass_v1.md",
+    "independent_compare": "independent_compare_v1.md",
+    "decision_judge": "decision_judge_v1.md",
+}
+_bench_prompt_cache: dict[str, str] = {}
+
+
+def _bench_template(key: str) -> bytes:
+    from importlib import resources
+
+    return resources.files("core.review").joinpath("prompts", BENCH_PROMPT_VERSIONS[key]).read_bytes()
+
+
+def render_bench_prompt(key: str, **values: str) -> str:
+    """session.render_prompt for the BENCH_PROMPT_VERSIONS templates (single pass)."""
+    if key not in _bench_prompt_cache:
+        _bench_prompt_cache[key] = _bench_template(key).decode("utf-8")
+    template = _bench_prompt_cache[key]
+    missing = set(_PLACEHOLDER.findall(template)) - set(values)
+    if missing:
+        raise KeyError(f"prompt {key} needs {sorted(missing)}")
+    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template).strip()
+
+
+def bench_prompt_hashes() -> dict[str, str]:
+    """sha256 of each benchmark template file's bytes (pinned in tests/test_review_prompts.py)."""
+    return {key: hashlib.sha256(_bench_template(key)).hexdigest() for key in BENCH_PROMPT_VERSIONS}
+
+
+_POSITION_TAG = re.compile(r"<(/?\s*reviewer_position\b)", re.IGNORECASE)
+
+
+def _position_data(position: dict[str, Any]) -> str:
+    text = json.dumps(position, ensure_ascii=False, indent=1)
+    return _data(_POSITION_TAG.sub(r"&lt;\1", text))
+
+
+def run_proposal_first_2pass(request: ReviewRequest, session: ReviewSession) -> ModeOutcome:
+    first, conversation = session.ask(proposal_first_messages(request), schema_kind="verdict", phase="proposal_first")
+    second_turn = Message(role="user", content=render_bench_prompt("proposal_second_pass"))
+    try:
+        verdict, _ = session.ask([*conversation, second_turn], schema_kind="verdict", phase="second_pass")
+    except BudgetExceeded:
+        # No budget left to reconsider: the first verdict stands, flagged.
+        return ModeOutcome(verdict=first, phases=1, budget_exhausted=True)
+    return ModeOutcome(verdict=verdict, phases=2)
+
+
+def independent_compare_messages(position: dict[str, Any], proposed_solution: str) -> list[Message]:
+    """The fresh conversation of independent_only: the position and the proposal, nothing else."""
+    text = render_bench_prompt(
+        "independent_compare", position=_position_data(position), proposed_solution=_data(proposed_solution)
+    )
+    return [Message(role="user", content=text)]
+
+
+def run_independent_only(request: ReviewRequest, session: ReviewSession) -> ModeOutcome:
+    position, _conversation = session.ask(
+        phase1_messages(BlindBrief.from_request(request)), schema_kind="position", phase="phase1"
+    )
+    try:
+        # A new conversation: the Phase-1 turns (and so the original fields) are not carried over.
+        verdict, _ = session.ask(
+            independent_compare_messages(position, request.proposed_solution),
+            schema_kind="verdict",
+            phase="independent_compare",
+        )
+    except BudgetExceeded:
+        return ModeOutcome(verdict=budget_exhausted_verdict(), phases=1, budget_exhausted=True)
+    return ModeOutcome(verdict=verdict, phases=2)
+
+
+def decision_judge_messages(request: ReviewRequest) -> list[Message]:
+    brief = BlindBrief.from_request(request)
+    text = render_bench_prompt(
+        "decision_judge",
+        decision_type=brief.decision_type,
+        risk_level=brief.risk_level,
+        brief=render_brief(brief),
+        proposed_solution=_data(request.proposed_solution),
+    )
+    return [Message(role="user", content=text)]
+
+
+def run_decision_judge(request: ReviewRequest, session: ReviewSession) -> ModeOutcome:
+    verdict, _ = session.ask(decision_judge_messages(request), schema_kind="verdict", phase="decision_judge")
+    return ModeOutcome(verdict=verdict, phases=1)
+
+
 MODES: dict[str, ModeFn] = {
     "blind_first": run_blind_first,
     "proposal_first": run_proposal_first,
+    "proposal_first_2pass": run_proposal_first_2pass,
+    "independent_only": run_independent_only,
+    "decision_judge": run_decision_judge,
 }
 PRODUCER_MODES: frozenset[str] = frozenset({"blind_first", "proposal_first"})
+BENCH_MODES: tuple[str, ...] = ("proposal_first_2pass", "independent_only", "decision_judge")

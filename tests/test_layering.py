@@ -1,0 +1,45 @@
+"""The arrows between the packages hold at import time: a producer pulls in no worker
+code and no provider SDK, and core imports no Celery, Redis or SDK."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+
+def modules_after(statement: str) -> set[str]:
+    code = f"import sys; {statement}; print('\\n'.join(sorted(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    return set(out.split())
+
+
+def test_producer_imports_no_worker_code_and_no_sdk():
+    loaded = modules_after("import api_client; from api_client import Client; import api_client.cli")
+    assert not {m for m in loaded if m == "workers" or m.startswith("workers.")}
+    assert not {m for m in loaded if m.split(".")[0] in ("anthropic", "openai", "mcp", "eval")}
+
+
+def test_core_imports_no_celery_redis_or_sdk():
+    loaded = modules_after(
+        "import core.extraction.pipeline, core.review.service, core.llm.providers, core.llm.factory, core.queue"
+    )
+    forbidden = {"celery", "kombu", "redis", "anthropic", "openai", "workers", "api_client"}
+    assert not {m for m in loaded if m.split(".")[0] in forbidden}
+
+
+def test_progress_bar_draws_only_on_a_terminal():
+    import io
+
+    from api_client.batch import Progress
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    tty, pipe = Terminal(), io.StringIO()
+    for stream in (tty, pipe):
+        bar = Progress(3, stream)
+        for _ in range(3):
+            bar.advance()
+    assert "3/3" in tty.getvalue() and tty.getvalue().endswith("\n")
+    assert pipe.getvalue() == ""
