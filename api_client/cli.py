@@ -475,6 +475,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_INPUT
     handler: Callable[[argparse.Namespace], int] = args.handler
+    if args.verb == "mcp":
+        # The MCP server reads its settings per call: a bad value fails calls, never
+        # the start, and stdout belongs to the protocol alone.
+        return handler(args)
     try:
         from core.settings import load_settings
 

@@ -28,6 +28,8 @@ class VetqSettings(BaseSettings):
     reviewer: str = Field("anthropic:claude-sonnet-4-5", description="Reviewer model for review jobs")
     provider_timeout_s: float = Field(60.0, gt=0, description="Timeout of one model call")
 
+    record_to: Path | None = Field(None, description="Also record every model answer into this replay fixture")
+
     # Extraction gate.
     field_threshold: float = Field(0.70, ge=0, le=1, description="Fields below this are flagged")
     overall_threshold: float = Field(0.75, ge=0, le=1, description="Overall confidence below this is needs_review")

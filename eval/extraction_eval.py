@@ -348,9 +348,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"wrote {DATASET_PATH} ({rows} rows) and recorded {recorded} case(s) into {REPLAY_PATH}")
         return 0
     if args.record is not None:
-        print("error: --record is not supported yet (record fixtures from authored answers with "
-              "`python -m eval.extraction_eval --rebuild-golden`)", file=sys.stderr)
-        return 2
+        if not args.live:
+            print("error: --record records live answers: use it with --live (authored answers are recorded "
+                  "with `python -m eval.extraction_eval --rebuild-golden`)", file=sys.stderr)
+            return 2
+        if os.environ.get("VETQ_REDIS_URL"):
+            print("error: --record needs the embedded default (unset VETQ_REDIS_URL): remote workers "
+                  "cannot write this machine's fixture", file=sys.stderr)
+            return 2
+        # Read by the in-process worker when it builds its model clients.
+        os.environ["VETQ_RECORD_TO"] = str(Path(args.record).resolve())
     if args.token_budget is not None:
         if not args.live:
             print("error: --token-budget only applies with --live", file=sys.stderr)

@@ -148,3 +148,10 @@ def test_outcome_and_telemetry_export_cli(redis_url, tmp_path):
     assert off.returncode == 2
     disabled = vetq("outcome", "review-123", "--accepted", "true", env={**env, "VETQ_TELEMETRY": "off"})
     assert disabled.returncode == 2 and json.loads(disabled.stdout)["error"]["code"] == "CONFIG_ERROR"
+
+
+def test_reviewer_that_cannot_be_built_is_a_config_error_result(service, monkeypatch):
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    result = service.client.submit_review(request_dict()).result(timeout=30)
+    assert result["error"]["code"] == "CONFIG_ERROR"
+    assert "ANTHROPIC_API_KEY" in result["error"]["message"]

@@ -10,7 +10,7 @@ from typing import Any
 import structlog
 from celery import Celery, Task
 
-from core.errors import ErrorCode, InvalidInputError
+from core.errors import ErrorCode, InvalidInputError, VetqError
 from core.extraction.pipeline import ExtractionPipeline
 from core.llm.client import LLMClient
 from core.llm.factory import make_client
@@ -94,7 +94,11 @@ class WorkerContext:
     def reviewer(self) -> LLMClient:
         with self._lock:
             if self._reviewer is None:
-                self._reviewer = make_client(self.settings.spec("reviewer"), timeout_s=self.settings.provider_timeout_s)
+                self._reviewer = make_client(
+                    self.settings.spec("reviewer"),
+                    timeout_s=self.settings.provider_timeout_s,
+                    record_to=self.settings.record_to,
+                )
             return self._reviewer
 
     def telemetry(self) -> TelemetrySink | None:
@@ -167,16 +171,22 @@ def review_job(
         )
     gate = gate or context.gate
     budget = ScopedBudget(context.ledger, gate.budget_scopes) if isinstance(gate, RedisCallGate) else None
-    outcome = run_review(
-        request,
-        context.reviewer,  # built only once the blindness check has passed
-        gate=gate,
-        budget=budget,
-        config=config_from_settings(context.settings),
-        trace_id=request.trace_id,
-        telemetry=context.telemetry(),
-        mode=mode,
-    )
+    try:
+        outcome = run_review(
+            request,
+            context.reviewer,  # built only once the blindness check has passed
+            gate=gate,
+            budget=budget,
+            config=config_from_settings(context.settings),
+            trace_id=request.trace_id,
+            telemetry=context.telemetry(),
+            mode=mode,
+        )
+    except VetqError as exc:
+        if isinstance(exc, LLMError) and exc.retryable:
+            raise
+        # A reviewer that cannot be built (no SDK, no key) is the job's answer, not a crash.
+        outcome = ReviewError.of(exc.code, exc.message, meta=ReviewErrorMeta(trace_id=request.trace_id))
     return outcome.model_dump(mode="json", exclude_none=True)
 
 

@@ -65,7 +65,7 @@ class ExtractionPipeline:
         if critic_client is not None:
             self._clients["critic"] = critic_client
         self._client_factory = client_factory or (
-            lambda spec: make_client(spec, timeout_s=self.settings.provider_timeout_s)
+            lambda spec: make_client(spec, timeout_s=self.settings.provider_timeout_s, record_to=self.settings.record_to)
         )
 
     def client(self, role: str) -> LLMClient:

@@ -3,11 +3,24 @@ here, and only when a role actually needs its client."""
 
 from __future__ import annotations
 
+import os
+
 from core.errors import ConfigError
 from core.llm.client import LLMClient, ModelSpec
 
 
-def make_client(spec: ModelSpec, *, timeout_s: float = 60.0) -> LLMClient:
+def make_client(spec: ModelSpec, *, timeout_s: float = 60.0, record_to: str | os.PathLike[str] | None = None) -> LLMClient:
+    """`record_to` wraps the client so every answer is also written to that replay
+    fixture (a live eval run recording fresh fixtures)."""
+    client = _make(spec, timeout_s=timeout_s)
+    if record_to is not None:
+        from core.llm.replay import RecordingClient
+
+        return RecordingClient(client, record_to)
+    return client
+
+
+def _make(spec: ModelSpec, *, timeout_s: float) -> LLMClient:
     if spec.provider == "replay":
         from core.llm.replay import ReplayClient
 

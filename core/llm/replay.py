@@ -108,6 +108,18 @@ class ReplayClient:
         return _response_of(recording, self.model)
 
 
+_PATH_LOCKS: dict[Path, threading.Lock] = {}
+_PATH_LOCKS_GUARD = threading.Lock()
+
+
+def _lock_for(path: Path) -> threading.Lock:
+    """One lock per fixture file, so every recorder writing it (the Generator's and the
+    Critic's, on several worker threads) merges instead of overwriting."""
+    key = path.resolve()
+    with _PATH_LOCKS_GUARD:
+        return _PATH_LOCKS.setdefault(key, threading.Lock())
+
+
 class RecordingClient:
     """Forwards to `inner` and records every answer into the fixture at `path`."""
 
@@ -116,7 +128,7 @@ class RecordingClient:
         self.provider = inner.provider
         self.model = inner.model
         self.path = Path(path)
-        self._lock = threading.Lock()
+        self._lock = _lock_for(self.path)
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         response = self.inner.complete(request)
