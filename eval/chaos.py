@@ -207,6 +207,8 @@ def run_chaos(
     restarts_done = 0
     bursts_done = 0
     job_ids: list[str] = []
+    marker_of: dict[str, str] = {}
+    last_meta: dict[str, str] = {}
     submit_errors: list[str] = []
     submitting_done = threading.Event()
 
@@ -248,7 +250,9 @@ def run_chaos(
                         break
                     text = f"{DOCUMENT}(document chaos-{run_id}-{i})"
                     try:
-                        job_ids.append(client.submit({"kind": "extract", "text": text}).id)
+                        job_id = client.submit({"kind": "extract", "text": text}).id
+                        job_ids.append(job_id)
+                        marker_of[job_id] = f"chaos-{run_id}-{i}"
                     except Exception as exc:  # noqa: BLE001 - a submit that fails for good is reported
                         submit_errors.append(f"{type(exc).__name__}: {exc}")
                     time.sleep(1.0 / rate)
@@ -310,6 +314,7 @@ def run_chaos(
         # A last read of every key: catches writes made while the subscription was down.
         with contextlib.suppress(redis_lib.RedisError, OSError):
             for job_id, meta in metas(list(job_ids)).items():
+                last_meta[job_id] = str(meta.get("status"))
                 if meta.get("status") in FINAL_STATES:
                     final.setdefault(job_id, meta)
                     if _comparable(meta) not in watcher.writes.get(job_id, []):
@@ -366,7 +371,10 @@ def run_chaos(
         "redis_restarts": restarts_done,
         "fault_bursts": bursts_done,
         "elapsed_s": round(time.monotonic() - started, 1),
-        "lost_job_ids": lost[:20],
+        # What became of a lost job: its last state in the backend and its answered calls.
+        "lost_detail": [{"job_id": j, "state": last_meta.get(j, "PENDING"),
+                         "calls": {stage: calls.calls.get((marker_of.get(j, "?"), stage), 0)
+                                   for stage in ("generator", "critic")}} for j in lost[:20]],
     }
 
 

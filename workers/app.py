@@ -26,6 +26,10 @@ def create_app(settings: VetqSettings, redis_url: str, *, check_safety: bool = T
     # A worker-side setting: refused messages (undecodable, unknown task, malformed)
     # are recorded in the dead-letter list `vetq:dead` (workers/dead_letter.py).
     app.conf.worker_consumer = "workers.dead_letter:DeadLetterConsumer"
+    # When the broker connection drops, a running job finishes and writes its result
+    # (the backend retries); its ack is lost with the old connection, so Redis gives the
+    # job back after the visibility timeout and the rerun answers from the response cache.
+    app.conf.worker_cancel_long_running_tasks_on_connection_loss = False
     # Celery's pools look tasks up on the current/default app; in a thread worker
     # the pool threads see only the default, so this app must be it.
     app.set_default()

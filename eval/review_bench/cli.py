@@ -92,7 +92,8 @@ def offline_responder(path: str, body: dict[str, Any]) -> str:
     verdict = next(v for cut, v in _VERDICT_CUTS if u < cut)
     return json.dumps({
         "verdict": verdict,
-        "recommendation": f"Offline simulated answer ({kind}): {verdict.lower().replace('_', ' ')}.",
+        # Never name the mode here: the human sheet must not reveal it.
+        "recommendation": f"Offline simulated answer: {verdict.lower().replace('_', ' ')}.",
         "critical_assumptions": ["the description of the environment is accurate"],
         "material_risks": [] if verdict == "KEEP" else ["a failure mode named in the review is not handled"],
         "better_alternative": None if verdict in ("KEEP", "INSUFFICIENT_EVIDENCE") else "address the named risk first",
@@ -274,7 +275,7 @@ def main(argv: Sequence[str] | None = None, *, client: Any = None, model: str | 
     env: dict[str, str] = {}
     if offline:
         env.update({"VETQ_REVIEWER": OFFLINE_MODEL, "OPENAI_API_KEY": "offline-bench-no-secret"})
-    env.setdefault("VETQ_LOG_LEVEL", os.environ.get("VETQ_LOG_LEVEL", "WARNING"))
+    env["VETQ_LOG_LEVEL"] = os.environ.get("VETQ_LOG_LEVEL", "ERROR")  # the worker's warnings would drown the output
     with _offline_provider(offline) as fake:
         if fake is not None:
             env["OPENAI_BASE_URL"] = fake.base_url_openai
@@ -310,7 +311,13 @@ def main(argv: Sequence[str] | None = None, *, client: Any = None, model: str | 
 def _run(args: argparse.Namespace, cases: list[dict[str, Any]], directory: Path, *, client: Any, model: str,
          settings: Any) -> int:
     from eval.review_bench.report import build_report, write_human_sheet, write_report
-    from eval.review_bench.runner import Checkpoint, CheckpointError, execute, plan_items, CHECKPOINT_NAME
+    from eval.review_bench.runner import (
+        CHECKPOINT_NAME,
+        Checkpoint,
+        CheckpointError,
+        execute,
+        plan_items,
+    )
 
     header = build_header(args, cases, model=model, settings=settings)
     checkpoint = Checkpoint(directory / CHECKPOINT_NAME)

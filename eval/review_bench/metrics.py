@@ -100,8 +100,8 @@ def mode_metrics(records: Sequence[Mapping[str, Any]], truths: Mapping[str, Mapp
     ok = [r for r in records if not is_error(r)]
     on_correct = [r for r in ok if _status(truths[r["case_id"]]) == "correct"]
     on_flawed = [r for r in ok if _status(truths[r["case_id"]]) in FLAWED]
-    count = lambda rs, pred: sum(1 for r in rs if pred(r))  # noqa: E731
-    correct = lambda r: decision_correct(r, truths[r["case_id"]])  # noqa: E731
+    count = lambda rs, pred: sum(1 for r in rs if pred(r))
+    correct = lambda r: decision_correct(r, truths[r["case_id"]])
     tokens = [float(r.get("tokens") or 0) for r in ok]
     latency = [float(r.get("latency_ms") or 0) for r in ok]
     errors: dict[str, int] = defaultdict(int)
@@ -135,8 +135,8 @@ def mode_metrics(records: Sequence[Mapping[str, Any]], truths: Mapping[str, Mapp
 def _percentile_ci(sorted_values: Sequence[float], level: float) -> tuple[float, float]:
     b = len(sorted_values)
     alpha = (1.0 - level) / 2.0
-    lo_index = int(math.floor(alpha * b))
-    hi_index = max(lo_index, int(math.ceil((1.0 - alpha) * b)) - 1)
+    lo_index = math.floor(alpha * b)
+    hi_index = max(lo_index, math.ceil((1.0 - alpha) * b) - 1)
     return sorted_values[lo_index], sorted_values[hi_index]
 
 

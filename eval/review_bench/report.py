@@ -74,12 +74,15 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         f"# Review benchmark: {header.get('label')}",
         "",
         f"- model: `{header.get('model')}` ({'live' if header.get('live') else 'offline fake provider'})",
-        f"- cases: {header.get('cases')} (set {str(header.get('case_set_hash'))[:12]}), runs: {header.get('runs')}, "
-        f"seed: {header.get('seed')}, modes: {', '.join(modes)}",
+        (f"- cases: {header.get('cases')} (set {str(header.get('case_set_hash'))[:12]}), runs: {header.get('runs')}, "
+         f"seed: {header.get('seed')}, modes: {', '.join(modes)}"),
         f"- finished {report['finished']}/{report['planned']}"
         + (f" — STOPPED: {report['stopped']}" if report.get("stopped") else ""),
         f"- git commit: `{header.get('git_commit')}`",
         "",
+        *([] if header.get("live") else [
+            "**Offline run**: the answers come from a deterministic stand-in (a hash of mode and proposal), so these",
+            "numbers test the harness and measure no model.", ""]),
         "Rates with 95% Wilson intervals (k/n). Mechanical grading: a verdict is right when it is one of the",
         "case's acceptable verdicts; strict accuracy counts errors as wrong.",
         "",
@@ -95,8 +98,8 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         str(report["modes"][m]["cost_vs_proposal_first"]) for m in modes) + " |")
     lines.append("| retries | " + " | ".join(str(report["modes"][m]["retries"]) for m in modes) + " |")
     lines += ["", "## Paired comparisons (cluster bootstrap over cases)", "",
-              "Labels fixed before the run: clear signal = 95% CI excludes 0 and |diff| >= 0.10; weak signal = 90% CI "
-              "excludes 0; no observed advantage = 95% CI includes 0 and |diff| < 0.05; otherwise inconclusive.", "",
+              ("Labels fixed before the run: clear signal = 95% CI excludes 0 and |diff| >= 0.10; weak signal = 90% CI "
+               "excludes 0; no observed advantage = 95% CI includes 0 and |diff| < 0.05; otherwise inconclusive."), "",
               "| A − B | metric | cases | diff | 95% CI | 90% CI | label |", "|---|---|---|---|---|---|---|"]
     for c in report["comparisons"]:
         ci95 = "–" if c["ci95"] is None else f"[{c['ci95'][0]:+.2f}, {c['ci95'][1]:+.2f}]"

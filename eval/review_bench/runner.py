@@ -4,7 +4,9 @@ Every (case, run, mode) is one `vetq.review` job: the payload is the case's inpu
 (nothing else of the case), the mode travels in the `bench_mode` message header
 (the worker passes it to run_review as `mode=`), and the run's token budget in the
 batch headers (`batch_id`, `batch_token_budget`) that Client.submit_batch uses, so
-the workers' budget ledger caps the whole run.
+the workers' budget ledger caps the whole run. A review the cap cuts short
+(BUDGET_EXCEEDED, or a result flagged budget_exhausted) is not recorded and stops
+the run (exit 3); the tokens it spent before the cut are not counted on resume.
 
 Every finished item is appended as one JSON line to the checkpoint, under a header
 line that holds the configuration. A resumed run re-sends only what the checkpoint
@@ -155,8 +157,7 @@ class Checkpoint:
         tmp = self.path.with_suffix(".tmp")
         with open(tmp, "w", encoding="utf-8") as handle:
             handle.write(json.dumps(header, sort_keys=True) + "\n")
-            for record in latest.values():
-                handle.write(json.dumps(record, sort_keys=True) + "\n")
+            handle.writelines(json.dumps(record, sort_keys=True) + "\n" for record in latest.values())
         os.replace(tmp, self.path)
         return list(latest.values())
 
@@ -316,7 +317,10 @@ def execute(
                 result.stopped = (f"the provider kept refusing ({item.key}: RATE_LIMITED after {attempt} "
                                   f"retr{'y' if attempt == 1 else 'ies'}); finished work is checkpointed")
                 continue  # not recorded: --resume runs it again
-            if error is not None and error[0] == "BUDGET_EXCEEDED" and token_budget is not None:
+            cut_by_budget = error is None and bool((outcome.get("meta") or {}).get("budget_exhausted"))
+            if token_budget is not None and (cut_by_budget or (error is not None and error[0] == "BUDGET_EXCEEDED")):
+                # The run's cap cut this review short: not a measurement. Not recorded,
+                # so a resume (with budget left) runs it again.
                 stopping = True
                 result.stopped = "the run's token budget ran out; finished work is checkpointed"
                 continue

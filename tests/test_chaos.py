@@ -1,0 +1,81 @@
+"""Redis going away mid-run, and the chaos run (worker kills, a Redis restart, provider faults)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from core.settings import load_settings
+
+
+def test_redis_restart_while_a_producer_submits(tmp_path):
+    from api_client.client import Client
+    from workers.app import create_app
+    from workers.embedded_redis import EmbeddedRedis
+    from workers.runner import ThreadWorker
+
+    settings = load_settings(home=tmp_path / "home", task_time_limit_s=10, visibility_timeout_s=15, log_level="WARNING")
+    with EmbeddedRedis(tmp_path / "redis-home", role="tests") as server:
+        worker = ThreadWorker(create_app(settings, server.url), concurrency=2).start()
+        client = Client(server.url, settings=settings)
+        jobs: list = []
+        errors: list = []
+        slow_submits: list[float] = []
+        stop = threading.Event()
+
+        def produce() -> None:
+            i = 0
+            while not stop.is_set() and i < 400:
+                started = time.monotonic()
+                try:
+                    jobs.append((i, client.submit_validation(f"Order {i}: Total {i}.00 EUR", {"total": float(i)},
+                                                             heuristics_only=True)))
+                except Exception as exc:  # noqa: BLE001 - the test fails on any
+                    errors.append(exc)
+                slow_submits.append(time.monotonic() - started)
+                i += 1
+                time.sleep(0.02)
+
+        producer = threading.Thread(target=produce, daemon=True)
+        try:
+            producer.start()
+            time.sleep(1.0)
+            before = len(jobs)
+            # Down for a while: the producer's submit blocks and retries meanwhile.
+            port = int(server.url.rsplit(":", 1)[1].split("/")[0])
+            server._terminate()
+            time.sleep(1.5)
+            server.requested_port = port
+            server._spawn()
+            time.sleep(2.0)
+            stop.set()
+            producer.join(timeout=60)
+            assert not producer.is_alive()
+            assert errors == []
+            assert len(jobs) > before + 5, "the producer went on submitting after Redis came back"
+            assert max(slow_submits) >= 1.0, "a submit waited for Redis (retried) instead of failing"
+            # Every job completes with its own result (in-flight ones are redelivered after the
+            # visibility timeout); none is reported done without a result.
+            for i, job in jobs:
+                result = job.result(timeout=90)
+                assert result["status"] == "ok", (i, result)
+                assert result["data"]["total"] == float(i)
+                assert job.status() == "done"
+        finally:
+            stop.set()
+            client.close()
+            worker.stop()
+        assert worker.thread.is_alive() is False
+
+
+def test_chaos_run_loses_nothing_and_writes_no_second_result():
+    from eval.chaos import run_chaos
+
+    figures = run_chaos(jobs=20, workers=3, rate=5.0, kill_every_s=2.0, kills=1, redis_restarts=1, fault_bursts=1,
+                        latency_ms=150, deadline_s=120, time_limit_s=15, visibility_timeout_s=20, seed=7)
+    assert figures["submitted"] == 20 and figures["submit_errors"] == 0, figures
+    assert figures["lost"] == 0, figures
+    assert figures["duplicate_results"] == 0, figures
+    assert figures["completed"] + figures["failed"] == 20, figures
+    assert figures["kills"] == 1 and figures["redis_restarts"] == 1 and figures["fault_bursts"] == 1, figures
+    assert figures["extra_model_calls"] <= figures["interrupted_jobs"] * 2, figures
