@@ -117,6 +117,10 @@ def worker_checks(url: str, settings: VetqSettings, timeout: float) -> list[dict
     client = Client(url, settings=settings)
     try:
         workers = client.workers(timeout=timeout)
+        if not all(any(q in queues for queues in workers.values()) for q in QUEUES):
+            # A busy worker can miss one broadcast window: ask once more before naming a problem.
+            for host, queues in client.workers(timeout=timeout).items():
+                workers.setdefault(host, queues)
     except Exception as exc:  # noqa: BLE001 - reported as a problem, not raised
         return [_check(f"workers_{q}", PROBLEM, f"cannot ask the workers ({type(exc).__name__})") for q in QUEUES]
     finally:

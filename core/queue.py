@@ -65,7 +65,15 @@ def celery_config(settings: VetqSettings, redis_url: str) -> dict[str, Any]:
         "task_time_limit": settings.task_time_limit_s,
         "task_soft_time_limit": max(1, settings.task_time_limit_s - 10),
         "result_expires": settings.result_ttl_s,
-        "broker_transport_options": {"visibility_timeout": settings.visibility_timeout_s},
+        # kombu sweeps unacked messages of dead consumers back to their queue only every
+        # interval x throttle seconds (10 x 10 by default, after the visibility timeout);
+        # every 10 s here, and a sweep lock left by a killed worker expires in 60 s, not 300.
+        "broker_transport_options": {
+            "visibility_timeout": settings.visibility_timeout_s,
+            "unacked_restore_interval": 10,
+            "unacked_restore_throttle": 1,
+            "unacked_mutex_expire": 60,
+        },
         "result_backend_transport_options": {"visibility_timeout": settings.visibility_timeout_s},
         "broker_connection_retry_on_startup": True,
         "broker_connection_max_retries": 10,

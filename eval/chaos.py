@@ -209,6 +209,7 @@ def run_chaos(
     job_ids: list[str] = []
     marker_of: dict[str, str] = {}
     last_meta: dict[str, str] = {}
+    where_of: dict[str, str] = {}
     submit_errors: list[str] = []
     submitting_done = threading.Event()
 
@@ -319,6 +320,13 @@ def run_chaos(
                     final.setdefault(job_id, meta)
                     if _comparable(meta) not in watcher.writes.get(job_id, []):
                         watcher.add(job_id, meta)
+            # Where a job with no result sits: in its queue, unacknowledged, or nowhere.
+            raw_queue = b"".join(reader.lrange("extract", 0, -1))
+            raw_unacked = b"".join(reader.hvals("unacked"))
+            for job_id in job_ids:
+                if job_id not in final:
+                    where_of[job_id] = ("queue" if job_id.encode() in raw_queue else
+                                        "unacked" if job_id.encode() in raw_unacked else "nowhere")
     finally:
         if watcher is not None:
             watcher.close()
@@ -372,7 +380,7 @@ def run_chaos(
         "fault_bursts": bursts_done,
         "elapsed_s": round(time.monotonic() - started, 1),
         # What became of a lost job: its last state in the backend and its answered calls.
-        "lost_detail": [{"job_id": j, "state": last_meta.get(j, "PENDING"),
+        "lost_detail": [{"job_id": j, "state": last_meta.get(j, "PENDING"), "message": where_of.get(j),
                          "calls": {stage: calls.calls.get((marker_of.get(j, "?"), stage), 0)
                                    for stage in ("generator", "critic")}} for j in lost[:20]],
     }

@@ -219,6 +219,21 @@ class DeadLetterConsumer(Consumer):
             log.warning("broker_connection_cleanup_failed", error=f"{type(cleanup).__name__}: {cleanup}")
             self.connection = None
 
+    def call_soon_ack(self, p: Any, *args: Any, **kwargs: Any) -> Any:
+        # The ack of a job that finished after its broker connection was lost runs on a
+        # channel that no longer has a client: kombu raises AttributeError, which would
+        # stop the worker. The message stays unacknowledged in Redis and is redelivered
+        # after the visibility timeout (the rerun answers from the response cache).
+        def guarded(*a: Any, **kw: Any) -> Any:
+            try:
+                return p(*a, **kw)
+            except AttributeError as exc:
+                log.warning("ack_lost_with_connection", error=f"{type(exc).__name__}: {exc}",
+                            detail="the job is redelivered after the visibility timeout")
+                return None
+
+        return super().call_soon_ack(guarded, *args, **kwargs)
+
     def create_task_handler(self, *args: Any, **kwargs: Any) -> Any:
         handler = super().create_task_handler(*args, **kwargs)
         connection_errors = tuple(self.connection_errors or ()) + tuple(getattr(self, "channel_errors", ()) or ())
