@@ -36,6 +36,7 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import redis
 import structlog
 
 from core.errors import ErrorCode
@@ -47,7 +48,7 @@ from workers.budget_ledger import RedisBudgetLedger
 from workers.rate_limiter import RedisRateLimiter
 from workers.response_cache import RedisResponseCache
 
-__all__ = ["BudgetExceededError", "RateLimitExhaustedError", "RateLimitWaitError", "RedisCallGate"]
+__all__ = ["BudgetExceededError", "GateStateUnavailableError", "RateLimitExhaustedError", "RateLimitWaitError", "RedisCallGate"]
 
 log = structlog.get_logger("vetq.gate")
 
@@ -77,6 +78,13 @@ class RateLimitExhaustedError(RateLimitedError):
     ends RATE_LIMITED."""
 
     retryable = False
+
+
+class GateStateUnavailableError(LLMError):
+    """Redis, which holds the limiter, ledger and cache, did not answer."""
+
+    code = ErrorCode.INTERNAL_ERROR
+    retryable = True
 
 
 class RedisCallGate:
@@ -194,6 +202,15 @@ class RedisCallGate:
     # ------------------------------------------------------------------ the call
 
     def call(self, client: LLMClient, request: LLMRequest, *, stage: str) -> LLMResponse:
+        try:
+            return self._call(client, request, stage=stage)
+        except redis.RedisError as exc:
+            # The gate's state is out of reach (a Redis restart, a failover): the job
+            # is retried later rather than failed or run without limits and budgets.
+            log.warning("gate_state_unavailable", stage=stage, error=type(exc).__name__)
+            raise GateStateUnavailableError(f"the call gate cannot reach Redis ({type(exc).__name__}); retrying") from None
+
+    def _call(self, client: LLMClient, request: LLMRequest, *, stage: str) -> LLMResponse:
         provider, model = client.provider, client.model
         model_key = f"{provider}:{model}"
         if self.cache is not None:

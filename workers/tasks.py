@@ -7,6 +7,7 @@ import random
 import threading
 from typing import Any
 
+import redis
 import structlog
 from celery import Celery, Task
 
@@ -159,6 +160,13 @@ def retry_or_fail(task: Task, exc: LLMError, settings: VetqSettings) -> None:
 BENCH_MODE_HEADER = "bench_mode"
 
 
+def raise_for_redis_outage(task: Task, exc: Exception, settings: VetqSettings) -> None:
+    """Redis went away under a running job: put it back (Celery retries the publish
+    until Redis answers) instead of failing it or marking it done."""
+    log.warning("redis_unavailable_retrying_job", error=type(exc).__name__, attempt=task.request.retries + 1)
+    raise task.retry(exc=exc, countdown=1.0 + random.uniform(0, 2.0), max_retries=settings.max_attempts + 10)
+
+
 def review_job(
     context: WorkerContext, payload: Any, gate: CallGate | None = None, *, mode: str | None = None
 ) -> dict[str, Any]:
@@ -197,9 +205,11 @@ def register(app: Celery, settings: VetqSettings, redis_url: str) -> WorkerConte
     # shared=False: these tasks belong to this app only, never to Celery's default app.
     def extraction(task: Task, payload: Any, kind: str) -> dict[str, Any]:
         payload = with_trace(task, payload, kind)
-        gate = context.gate_for(task, job_tokens=settings.max_job_tokens)
         try:
+            gate = context.gate_for(task, job_tokens=settings.max_job_tokens)
             outcome = context.pipeline().run(payload, raise_retryable=True, gate=gate)
+        except redis.RedisError as exc:
+            raise_for_redis_outage(task, exc, settings)
         except LLMError as exc:
             retry_or_fail(task, exc, settings)
             trace_id = payload.get("trace_id") if isinstance(payload, dict) else None
@@ -217,10 +227,12 @@ def register(app: Celery, settings: VetqSettings, redis_url: str) -> WorkerConte
     @app.task(name=TASK_REVIEW, bind=True, shared=False)
     def review(self: Task, payload: Any) -> dict[str, Any]:
         payload = with_trace(self, payload, None)
-        gate = context.gate_for(self, job_tokens=settings.max_review_tokens)
         try:
+            gate = context.gate_for(self, job_tokens=settings.max_review_tokens)
             # Benchmark-only modes arrive in a header the producer faces never set.
             return review_job(context, payload, gate, mode=header(self, BENCH_MODE_HEADER))
+        except redis.RedisError as exc:
+            raise_for_redis_outage(self, exc, settings)
         except LLMError as exc:
             retry_or_fail(self, exc, settings)
             trace_id = payload.get("trace_id") if isinstance(payload, dict) else None
