@@ -21,7 +21,7 @@ from core.llm.json_extract import NoJSONObjectError, extract_json_object
 from core.review.schema import ReviewRequest
 from core.settings import load_settings
 from core.validation import parse_model
-from core.errors import InvalidInputError
+from core.errors import ConfigError, InvalidInputError
 
 HOSTILE_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=400) | st.text(
     st.sampled_from(list("0123456789.,' \u00a0\u202f-/€$£:\n\t\x00\x1b\u200bTotalVATtax")), max_size=200
@@ -32,7 +32,12 @@ JSON_LEAF = (
 JSON_VALUE = st.recursive(JSON_LEAF, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(HOSTILE_TEXT, inner, max_size=4), max_leaves=20)
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
-PIPELINE = ExtractionPipeline(load_settings(), client_factory=lambda spec: (_ for _ in ()).throw(AssertionError("no client")))
+def no_provider(spec):
+    # A payload that gets as far as needing a model ends as CONFIG_ERROR: no provider here.
+    raise ConfigError(f"no provider in these tests ({spec})")
+
+
+PIPELINE = ExtractionPipeline(load_settings(), client_factory=no_provider)
 
 
 @FAST
