@@ -15,6 +15,7 @@ from celery.exceptions import TimeoutError as CeleryTimeout
 from celery.result import AsyncResult, ResultSet
 
 from core.errors import ErrorCode, InvalidInputError, VetqError
+from core.extraction.pipeline import check_document
 from core.extraction.schema import ErrorEnvelope, ExtractionRequest, ValidationRequest
 from core.queue import (
     QUEUES,
@@ -272,12 +273,7 @@ class Client:
             kind = request.get("kind", "validate" if "data" in request else "extract") if isinstance(request, dict) else None
             model_cls = ValidationRequest if kind == "validate" else ExtractionRequest
             model = parse_model(model_cls, request, what=f"{kind or 'extraction'} request")
-        if not model.text.strip():
-            raise InvalidInputError("text is empty: send the document's text")
-        if len(model.text) > self.settings.max_document_chars:
-            raise InvalidInputError(
-                f"text is {len(model.text):,} characters; the limit is {self.settings.max_document_chars:,}"
-            )
+        check_document(model.text, self.settings.max_document_chars)
         trace_id = model.trace_id or uuid.uuid4().hex
         payload = model.model_dump(mode="json") | {"trace_id": trace_id}
         task = TASK_VALIDATE if isinstance(model, ValidationRequest) else TASK_EXTRACT

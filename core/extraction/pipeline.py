@@ -44,6 +44,17 @@ def parse_extraction_payload(payload: Any) -> ExtractionRequest | ValidationRequ
     return parse_model(model, payload, what=f"{kind or 'extraction'} request")
 
 
+def check_document(text: str, max_chars: int) -> None:
+    """The document rules both producers and workers apply: not empty, not too long."""
+    if not text.strip():
+        raise InvalidInputError("text is empty: send the document's text")
+    if len(text) > max_chars:
+        raise InvalidInputError(
+            f"text is {len(text):,} characters; the limit is {max_chars:,} "
+            "(VETQ_MAX_DOCUMENT_CHARS): split the document or raise the limit"
+        )
+
+
 class ExtractionPipeline:
     """Built once per process; clients are made the first time a role needs one, so a
     heuristics-only validation builds no provider client at all."""
@@ -110,20 +121,11 @@ class ExtractionPipeline:
                     usage=usage,
                 )
 
-    def _check_text(self, text: str) -> None:
-        if not text.strip():
-            raise InvalidInputError("text is empty: send the document's text")
-        if len(text) > self.settings.max_document_chars:
-            raise InvalidInputError(
-                f"text is {len(text):,} characters; the limit is {self.settings.max_document_chars:,} "
-                "(VETQ_MAX_DOCUMENT_CHARS): split the document or raise the limit"
-            )
-
     def _run(
         self, request: ExtractionRequest | ValidationRequest, trace_id: str, usage: dict[str, Usage], gate: CallGate
     ) -> ExtractionResult:
         started = time.perf_counter()
-        self._check_text(request.text)
+        check_document(request.text, self.settings.max_document_chars)
         field_threshold = _pick(request.field_threshold, self.settings.field_threshold)
         overall_threshold = _pick(request.overall_threshold, self.settings.overall_threshold)
         notes: list[str] = []
