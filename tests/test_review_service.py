@@ -406,33 +406,57 @@ def test_a_provider_that_never_answers_times_out(hanging_client: NeverAnswers) -
     assert 0.4 <= elapsed < 2.0
 
 
-class SlowClockGate:
-    """A gate whose every call 'takes' `seconds` on a fake clock."""
+class SlowModel:
+    """A model whose every answer 'takes' `seconds` on a fake clock."""
 
-    def __init__(self, seconds: float) -> None:
+    def __init__(self, inner, seconds: float) -> None:  # noqa: ANN001
+        self.inner = inner
+        self.provider, self.model = inner.provider, inner.model
         self.now = 0.0
         self.seconds = seconds
 
     def clock(self) -> float:
         return self.now
 
-    def call(self, client, request, *, stage):  # noqa: ANN001
+    def complete(self, request):  # noqa: ANN001
         self.now += self.seconds
-        return client.complete(request)
+        return self.inner.complete(request)
 
 
 def test_time_inside_model_calls_counts_against_the_review() -> None:
-    gate = SlowClockGate(130.0)
-    client = ScriptedLLMClient([POS, VER])
-    outcome = run_review(make_request(), client, gate=gate, config=ReviewConfig(review_timeout_s=120), clock=gate.clock)
+    from core.llm.gate import DirectGate
+
+    scripted = ScriptedLLMClient([POS, VER])
+    model = SlowModel(scripted, 130.0)
+    outcome = run_review(make_request(), model, gate=DirectGate(), config=ReviewConfig(review_timeout_s=120),
+                         clock=model.clock)
     assert isinstance(outcome, ReviewError) and outcome.error.code == ErrorCode.TIMEOUT
-    assert len(client.requests) == 1
+    assert len(scripted.requests) == 1
 
 
 def test_time_outside_model_calls_does_not_count() -> None:
-    gate = SlowClockGate(50.0)
-    client = ScriptedLLMClient([POS, VER])
+    from core.llm.gate import DirectGate
+
+    model = SlowModel(ScriptedLLMClient([POS, VER]), 50.0)
     ticks = iter([0.0, 50.0, 10_000.0, 10_050.0])  # a long wait between the two calls
-    outcome = run_review(make_request(), client, gate=gate, config=ReviewConfig(review_timeout_s=120),
+    outcome = run_review(make_request(), model, gate=DirectGate(), config=ReviewConfig(review_timeout_s=120),
                          clock=lambda: next(ticks))
     assert isinstance(outcome, ReviewResult), outcome
+
+
+def test_time_waiting_in_the_gate_does_not_count_against_the_review_timeout() -> None:
+    """A gate that waits (a rate limit) before each call: only model time counts."""
+    from core.llm.gate import DirectGate
+
+    now = [0.0]
+
+    class WaitingGate(DirectGate):
+        def call(self, client, request, *, stage):
+            now[0] += 100.0  # a long rate-limit wait, on the review's clock
+            return super().call(client, request, stage=stage)
+
+    client = ScriptedLLMClient([POS, VER])
+    outcome = run_review(make_request(), client, gate=WaitingGate(), config=ReviewConfig(review_timeout_s=50),
+                         clock=lambda: now[0])
+    assert isinstance(outcome, ReviewResult), outcome
+    assert outcome.meta.phases == 2

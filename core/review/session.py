@@ -139,6 +139,19 @@ def _run_with_timeout(fn: Callable[[], LLMResponse], timeout_s: float) -> LLMRes
     return future.result(timeout=timeout_s)
 
 
+class _TimedClient:
+    """The session's client as the call gate sees it: same provider and model (so the
+    same limits and cache keys), each complete() under the review's model-time limit."""
+
+    def __init__(self, session: ReviewSession) -> None:
+        self._session = session
+        self.provider = session.client.provider
+        self.model = session.client.model
+
+    def complete(self, request: LLMRequest) -> LLMResponse:
+        return self._session._timed_complete(request)
+
+
 class ReviewSession:
     def __init__(
         self,
@@ -215,6 +228,11 @@ class ReviewSession:
             return response
 
     def _timed_gate_call(self, request: LLMRequest, phase: str) -> LLMResponse:
+        # The gate gets a timed stand-in for the client: time the gate spends waiting for
+        # a rate limit or a cooldown is not model time and does not count.
+        return self.gate.call(_TimedClient(self), request, stage=f"review.{phase}")
+
+    def _timed_complete(self, request: LLMRequest) -> LLMResponse:
         remaining = self.config.review_timeout_s - self.time_spent_s
         if remaining <= 0:
             raise ReviewTimeoutError(
@@ -222,9 +240,7 @@ class ReviewSession:
             )
         started = self.clock()
         try:
-            return _run_with_timeout(
-                lambda: self.gate.call(self.client, request, stage=f"review.{phase}"), remaining
-            )
+            return _run_with_timeout(lambda: self.client.complete(request), remaining)
         except FutureTimeout as exc:
             raise ReviewTimeoutError(
                 f"review timed out: the model did not answer within the remaining {remaining:.1f}s "
