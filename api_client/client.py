@@ -425,12 +425,16 @@ class Client:
         return {host: [q["name"] for q in queues] for host, queues in replies.items()}
 
     def require_worker(self, queue: str) -> None:
-        serving = [host for host, queues in self.workers().items() if queue in queues]
-        if not serving:
-            raise NoWorkerError(
-                f"no worker consumes the {queue!r} queue at {_safe_url(self.redis_url)}: start one with "
-                f"`vetq worker --queues {queue}` (or `vetq up`), then wait again"
-            )
+        """Raise NoWorkerError when no live worker consumes `queue`. Asked up to three
+        times with growing patience: a busy worker, or one reconnecting after a Redis
+        restart, may miss one broadcast, and a false alarm would abandon a live job."""
+        for timeout in (1.0, 2.0, 4.0):
+            if any(queue in queues for queues in self.workers(timeout=timeout).values()):
+                return
+        raise NoWorkerError(
+            f"no worker consumes the {queue!r} queue at {_safe_url(self.redis_url)}: start one with "
+            f"`vetq worker --queues {queue}` (or `vetq up`), then wait again"
+        )
 
     def close(self) -> None:
         try:
