@@ -83,7 +83,7 @@ def _failure_envelope(job_id: str, trace_id: str | None, exc: BaseException | No
 
 
 class Job:
-    def __init__(self, client: Client, job_id: str, trace_id: str | None, queue: str) -> None:
+    def __init__(self, client: Client, job_id: str, trace_id: str | None, queue: str | None) -> None:
         self.client = client
         self.id = job_id
         self.trace_id = trace_id
@@ -413,10 +413,9 @@ class Client:
 
     def job(self, job_id: str, *, queue: str | None = None) -> Job:
         """A handle on a job submitted earlier, by its id."""
-        meta = AsyncResult(job_id, app=self.app)
-        trace_id = None
-        queue_name = queue or getattr(meta, "queue", None) or QUEUES[0]
-        return Job(self, job_id, trace_id, queue_name)
+        # The queue of a job submitted elsewhere is unknown: waiting then only needs
+        # some live worker, not one on a particular queue.
+        return Job(self, job_id, None, queue)
 
     # --- liveness ---------------------------------------------------------
     def workers(self, timeout: float = 1.0) -> dict[str, list[str]]:
@@ -424,16 +423,17 @@ class Client:
         replies = self.app.control.inspect(timeout=timeout).active_queues() or {}
         return {host: [q["name"] for q in queues] for host, queues in replies.items()}
 
-    def require_worker(self, queue: str) -> None:
+    def require_worker(self, queue: str | None) -> None:
         """Raise NoWorkerError when no live worker consumes `queue`. Asked up to three
         times with growing patience: a busy worker, or one reconnecting after a Redis
         restart, may miss one broadcast, and a false alarm would abandon a live job."""
         for timeout in (1.0, 2.0, 4.0):
-            if any(queue in queues for queues in self.workers(timeout=timeout).values()):
+            if any(queue is None or queue in queues for queues in self.workers(timeout=timeout).values()):
                 return
+        where = f"the {queue!r} queue" if queue else "any queue"
         raise NoWorkerError(
-            f"no worker consumes the {queue!r} queue at {_safe_url(self.redis_url)}: start one with "
-            f"`vetq worker --queues {queue}` (or `vetq up`), then wait again"
+            f"no worker consumes {where} at {_safe_url(self.redis_url)}: start one with "
+            f"`vetq worker --queues {queue or ','.join(QUEUES)}` (or `vetq up`), then wait again"
         )
 
     def close(self) -> None:
