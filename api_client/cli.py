@@ -269,6 +269,11 @@ def cmd_should_review(args: argparse.Namespace) -> int:
 
 
 def cmd_outcome(args: argparse.Namespace) -> int:
+    from core.settings import load_settings
+
+    if not load_settings().telemetry:  # said before any Redis is started for nothing
+        emit(_review_error(ErrorCode.CONFIG_ERROR, "telemetry is off: set VETQ_TELEMETRY=on to record outcomes"))
+        return EXIT_INPUT
     with _client() as client:
         try:
             record = client.record_outcome(

@@ -14,7 +14,7 @@ from core.errors import ConfigError, InvalidInputError
 from core.llm.scripted import ScriptedLLMClient
 from tests.test_review_service import POS, VER, make_request
 
-SECRET = "sk-ant-PLANTEDsecretVALUE0123456789"
+SECRET = "sk-ant-PLANTED-secret-value-0123456789"
 
 
 def request_dict(**overrides):
