@@ -74,16 +74,34 @@ def run_up(args: argparse.Namespace) -> int:
         redis.stop()
         raise ConfigError(f"an embedded Redis already runs for {settings.home} at {redis.url}; use that one")
     workers: list = []
+    # A worker that dies right after it starts (a bad setting, a missing SDK) is
+    # restarted with growing delays instead of in a tight loop.
+    started_at: list[float] = []
+    delay_s: list[float] = []
+    restart_at: list[float] = []
     try:
         workers = [spawn_worker_process(redis.url, concurrency=args.concurrency) for _ in range(args.workers)]
+        now = time.monotonic()
+        started_at = [now] * args.workers
+        delay_s = [0.0] * args.workers
+        restart_at = [0.0] * args.workers
         sys.stdout.write(f"export VETQ_REDIS_URL={redis.url}\n")
         sys.stdout.flush()
         sys.stderr.write(f"vetq up: Redis at {redis.url}, {args.workers} worker process(es). Ctrl-C stops all.\n")
         while not stopping:
+            now = time.monotonic()
             for index, process in enumerate(workers):
-                if process.poll() is not None and not stopping:
-                    log.warning("worker_died_restarting", pid=process.pid, exit_code=process.returncode)
+                if process.poll() is None or stopping:
+                    continue
+                if restart_at[index] == 0.0:
+                    lived = now - started_at[index]
+                    delay_s[index] = 0.0 if lived > 60 else min(30.0, max(1.0, delay_s[index] * 2))
+                    restart_at[index] = now + delay_s[index]
+                    log.warning("worker_died_restarting", pid=process.pid, exit_code=process.returncode,
+                                restart_in_s=delay_s[index])
+                if now >= restart_at[index]:
                     workers[index] = spawn_worker_process(redis.url, concurrency=args.concurrency)
+                    started_at[index], restart_at[index] = now, 0.0
             time.sleep(0.2)
     finally:
         sys.stderr.write("vetq up: stopping workers and Redis\n")

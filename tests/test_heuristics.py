@@ -354,3 +354,17 @@ def test_run_heuristics_never_raises_on_money_like_text(text: str, data: Invoice
         assert 0 < fc.factor <= 1
         for sp in fc.spans:
             assert text[sp.start : sp.end] == sp.text
+
+
+def test_labels_and_months_beyond_the_first_languages():
+    from core.extraction.heuristics import run_heuristics
+    from core.extraction.schema import InvoiceData
+
+    swedish = "Faktura 2026-114\nFakturadatum: 5 marca 2026\nSumma exkl. moms 4 000,00 kr\nMoms 1 000,00 kr\nSumma att betala 5 000,00 SEK\n"
+    checks = run_heuristics(swedish, InvoiceData(subtotal=4000.0, tax=1000.0, total=5000.0, invoice_date="2026-03-05", currency="SEK"))
+    assert {name: check.factor for name, check in checks.items()} == {
+        "invoice_date": 1.0, "subtotal": 1.0, "tax": 1.0, "total": 1.0, "currency": 1.0,
+    }, {name: check.reasons for name, check in checks.items()}
+    indian = "Taxable value 1,00,000.00\nIGST 18% 18,000.00\nTotal 1,18,000.00 INR\n"
+    checks = run_heuristics(indian, InvoiceData(subtotal=100000.0, tax=18000.0, total=118000.0, currency="INR"))
+    assert checks["subtotal"].factor == 1.0, checks["subtotal"].reasons

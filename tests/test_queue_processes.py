@@ -91,6 +91,12 @@ def test_vetq_up_serves_jobs_and_stops_without_orphans(tmp_path):
             children = subprocess.run(["pgrep", "-P", str(up.pid)], capture_output=True, text=True).stdout.split()
             job = client.submit_validation(GLOBEX, GLOBEX_DATA, heuristics_only=True)
             assert job.result(timeout=30)["status"] == "ok"
+            # A worker that dies is replaced: the fleet is back to two.
+            before = set(client.workers())
+            worker_pid = next(pid for pid in children if "worker" in open(f"/proc/{pid}/cmdline").read())
+            os.kill(int(worker_pid), signal.SIGKILL)
+            wait_for(lambda: len(client.workers()) == 2 and set(client.workers()) != before, timeout=90)
+            children = subprocess.run(["pgrep", "-P", str(up.pid)], capture_output=True, text=True).stdout.split()
         up.send_signal(signal.SIGTERM)
         assert up.wait(timeout=60) == 0
         assert children, "vetq up started no child processes"

@@ -35,7 +35,7 @@ def _add(month: int, *names: str) -> None:
         MONTHS[n] = month
 
 
-# English (full and abbreviated), German, French, Spanish, Italian, Dutch.
+# English (full and abbreviated), German, French, Spanish, Italian, Dutch; Polish and Swedish below.
 _add(1, "january", "jan", "januar", "jänner", "jaenner", "janvier", "janv", "enero", "ene", "gennaio", "januari")
 _add(2, "february", "feb", "febr", "februar", "feber", "février", "fevrier", "févr", "fevr", "febrero", "febbraio", "februari")
 _add(3, "march", "mar", "märz", "maerz", "mars", "marzo", "maart", "mrt")
@@ -48,6 +48,19 @@ _add(9, "september", "sep", "sept", "septembre", "septiembre", "setiembre", "set
 _add(10, "october", "oct", "oktober", "okt", "octobre", "octubre", "ottobre", "ott")
 _add(11, "november", "nov", "novembre", "noviembre")
 _add(12, "december", "dec", "dezember", "dez", "décembre", "decembre", "diciembre", "dic", "dicembre")
+# Polish, nominative and genitive ("5 marca 2026"), and the Swedish forms not above.
+_add(1, "styczeń", "stycznia", "sty")
+_add(2, "luty", "lutego", "lut")
+_add(3, "marzec", "marca")
+_add(4, "kwiecień", "kwietnia", "kwi")
+_add(5, "maj", "maja")
+_add(6, "czerwiec", "czerwca", "cze")
+_add(7, "lipiec", "lipca", "lip")
+_add(8, "sierpień", "sierpnia", "sie", "augusti")
+_add(9, "wrzesień", "września", "wrz")
+_add(10, "październik", "października", "paź")
+_add(11, "listopad", "listopada", "lis")
+_add(12, "grudzień", "grudnia", "gru")
 
 _MONTH_ALT = "|".join(re.escape(n) for n in sorted(MONTHS, key=len, reverse=True))
 _MON = rf"(?<![^\W\d_])(?P<mon>{_MONTH_ALT})(?![^\W\d_])\.?"

@@ -58,6 +58,7 @@ _ROLE_PHRASES: dict[str, tuple[str, ...]] = {
         "total ttc", "montant ttc", "ttc", "montant total", "net à payer", "net a payer", "à payer",
         "importe total", "total a pagar", "totale", "importo totale", "totaal", "te betalen",
         "razem", "do zapłaty", "suma", "total general",
+        "summa att betala", "att betala", "totalt", "invoice value", "total invoice value",
     ),
     "subtotal": (
         "subtotal", "sub-total", "sub total", "net", "net amount", "net total", "total net",
@@ -69,6 +70,7 @@ _ROLE_PHRASES: dict[str, tuple[str, ...]] = {
         "zwischensumme", "nettobetrag", "netto", "summe netto", "gesamt netto", "betrag netto",
         "total ht", "montant ht", "ht", "base imponible", "subtotale", "imponibile", "subtotaal",
         "suma netto", "wartość netto",
+        "taxable value", "taxable amount", "exkl. moms", "summa exkl. moms",
     ),
     "tax": (
         "tax", "vat", "gst", "hst", "pst", "qst", "sales tax", "tax was", "vat was",
