@@ -55,6 +55,8 @@ def test_a_careless_redis_and_no_worker_are_named(tmp_path):
 
 
 def test_unsafe_settings_and_nothing_running(tmp_path):
+    # A deliberately unsafe deployment (pickle accepted, short visibility timeout): the
+    # doctor must name each problem. No worker is started with these settings.
     settings = load_settings(home=tmp_path / "home", task_time_limit_s=100, visibility_timeout_s=50,
                              accept_content=["json", "pickle"], redis_url="redis://:s3cr3tpass@127.0.0.1:1/0")
     code, checks = _run(settings, timeout=0.3)
