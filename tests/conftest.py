@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from contextlib import contextmanager
 
 import pytest
 
@@ -39,6 +40,23 @@ def critic_answer(overrides: dict | None = None, *, overall: float = 0.93, summa
         confidence, grounded, reason = overrides.get(field, (0.95, True, "stated in the document"))
         verdicts.append({"field": field, "confidence": confidence, "grounded": grounded, "reason": reason})
     return json.dumps({"verdicts": verdicts, "overall_confidence": overall, "summary": summary})
+
+
+def answer_like_a_model(path, body):
+    """Generator and Critic answers for the Globex document, told apart by model name."""
+    return critic_answer() if body.get("model") == "fake-critic" else json.dumps(GLOBEX_DATA)
+
+
+@contextmanager
+def serving_fake_provider(monkeypatch, responder, **options):
+    """The fake provider on 127.0.0.1, with the openai SDK pointed at it for this test."""
+    from eval.fake_provider import FakeProvider
+
+    with FakeProvider(**options) as provider:
+        provider.set_responder(responder)
+        monkeypatch.setenv("OPENAI_BASE_URL", provider.base_url_openai)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-real")
+        yield provider
 
 
 @pytest.fixture

@@ -3,25 +3,16 @@ the queue without paying for the Generator twice."""
 
 from __future__ import annotations
 
-import json
 
 import pytest
 import redis
 
-from eval.fake_provider import FakeProvider
-from tests.conftest import GLOBEX, GLOBEX_DATA, Service, critic_answer
-
-
-def answer_like_a_model(path, body):
-    return critic_answer() if body.get("model") == "fake-critic" else json.dumps(GLOBEX_DATA)
+from tests.conftest import GLOBEX, Service, answer_like_a_model, serving_fake_provider
 
 
 @pytest.fixture
 def fake(monkeypatch):
-    with FakeProvider() as provider:
-        provider.set_responder(answer_like_a_model)
-        monkeypatch.setenv("OPENAI_BASE_URL", provider.base_url_openai)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-real")
+    with serving_fake_provider(monkeypatch, answer_like_a_model) as provider:
         yield provider
 
 

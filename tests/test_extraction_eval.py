@@ -273,7 +273,7 @@ def test_main_refuses_what_it_does_not_support(argv, capsys):
 def test_live_run_records_a_fixture_that_replays(tmp_path, monkeypatch, capsys):
     """--live against a provider (the fake, through the real openai SDK), --record a
     fixture, then grade the same set offline from that fixture alone."""
-    from eval.fake_provider import FakeProvider
+    from tests.conftest import serving_fake_provider
 
     subset = CASES[:3]
     dataset = tmp_path / "dataset.jsonl"
@@ -286,13 +286,10 @@ def test_live_run_records_a_fixture_that_replays(tmp_path, monkeypatch, capsys):
         return json.dumps(case["critic"] if critic else case["generator"])
 
     fixture = tmp_path / "recorded.json"
-    with FakeProvider() as fake:
-        fake.set_responder(answer)
+    with serving_fake_provider(monkeypatch, answer) as fake:
         monkeypatch.setenv("VETQ_HOME", str(tmp_path / "home"))
         monkeypatch.setenv("VETQ_GENERATOR", "openai:live-generator")
         monkeypatch.setenv("VETQ_CRITIC", "openai:live-critic")
-        monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url_openai)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-real")
         monkeypatch.delenv("VETQ_RECORD_TO", raising=False)
         code = ev.main(["--live", "--record", str(fixture), "--dataset", str(dataset), "--json",
                         "--token-budget", "100000"])

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -13,13 +12,8 @@ import pytest
 
 from api_client.client import Client
 from eval.fake_provider import FakeProvider
-from tests.conftest import GLOBEX, GLOBEX_DATA, critic_answer
+from tests.conftest import GLOBEX, GLOBEX_DATA, answer_like_a_model
 from workers.runner import spawn_worker_process, stop_processes
-
-
-def answer_like_a_model(path, body):
-    """Generator and Critic answers, told apart by the model the request names."""
-    return critic_answer() if body.get("model") == "fake-critic" else json.dumps(GLOBEX_DATA)
 
 
 def wait_for(predicate, timeout=30.0, interval=0.1):

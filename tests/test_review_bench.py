@@ -14,12 +14,11 @@ import pytest
 from core.review.blindness import check_blindness
 from core.review.modes import MODES
 from core.review.schema import ReviewRequest
-from eval.fake_provider import FakeProvider
 from eval.review_bench.cases import FLAWED, load_cases, validate_case
 from eval.review_bench.cli import main, offline_responder
 from eval.review_bench.metrics import label_difference, paired_bootstrap, wilson
 from eval.review_bench.runner import CHECKPOINT_NAME, plan_items, read_checkpoint
-from tests.conftest import Service
+from tests.conftest import Service, serving_fake_provider
 
 MODEL = "openai:bench-reviewer"
 SUBSET = ["pm-knight-2012-flag-reuse", "syn-float-money", "syn-outbox"]
@@ -126,10 +125,7 @@ def test_label_rules() -> None:
 
 @pytest.fixture
 def fake(monkeypatch):
-    with FakeProvider() as provider:
-        provider.set_responder(offline_responder)
-        monkeypatch.setenv("OPENAI_BASE_URL", provider.base_url_openai)
-        monkeypatch.setenv("OPENAI_API_KEY", "test-key-not-real")
+    with serving_fake_provider(monkeypatch, offline_responder) as provider:
         yield provider
 
 

@@ -112,16 +112,21 @@ def phase2_message(proposed_solution: str) -> Message:
     return Message(role="user", content=render_prompt("phase2_reveal", proposed_solution=_data(proposed_solution)))
 
 
-def proposal_first_messages(request: ReviewRequest) -> list[Message]:
+def full_view_messages(request: ReviewRequest, render: Callable[..., str], template: str) -> list[Message]:
+    """One user message that shows the reviewer everything: the brief and the proposal."""
     brief = BlindBrief.from_request(request)
-    text = render_prompt(
-        "proposal_first",
+    text = render(
+        template,
         decision_type=brief.decision_type,
         risk_level=brief.risk_level,
         brief=render_brief(brief),
         proposed_solution=_data(request.proposed_solution),
     )
     return [Message(role="user", content=text)]
+
+
+def proposal_first_messages(request: ReviewRequest) -> list[Message]:
+    return full_view_messages(request, render_prompt, "proposal_first")
 
 
 @dataclass
@@ -247,15 +252,7 @@ def run_independent_only(request: ReviewRequest, session: ReviewSession) -> Mode
 
 
 def decision_judge_messages(request: ReviewRequest) -> list[Message]:
-    brief = BlindBrief.from_request(request)
-    text = render_bench_prompt(
-        "decision_judge",
-        decision_type=brief.decision_type,
-        risk_level=brief.risk_level,
-        brief=render_brief(brief),
-        proposed_solution=_data(request.proposed_solution),
-    )
-    return [Message(role="user", content=text)]
+    return full_view_messages(request, render_bench_prompt, "decision_judge")
 
 
 def run_decision_judge(request: ReviewRequest, session: ReviewSession) -> ModeOutcome:
