@@ -9,10 +9,12 @@ import uuid
 from collections.abc import AsyncIterator, Iterable, Iterator
 from typing import Any
 
+import redis
 import structlog
 from celery import Celery
 from celery.exceptions import TimeoutError as CeleryTimeout
 from celery.result import AsyncResult, ResultSet
+from kombu.exceptions import OperationalError
 
 from core.errors import ErrorCode, InvalidInputError, VetqError
 from core.extraction.pipeline import check_document
@@ -420,7 +422,17 @@ class Client:
     # --- liveness ---------------------------------------------------------
     def workers(self, timeout: float = 1.0) -> dict[str, list[str]]:
         """Which live workers consume which queue."""
-        replies = self.app.control.inspect(timeout=timeout).active_queues() or {}
+        # A broker connection dropped mid-probe is asked again on a fresh connection:
+        # a liveness check must not fail a waiting client over one lost socket.
+        for attempt in (1, 2, 3):
+            try:
+                replies = self.app.control.inspect(timeout=timeout).active_queues() or {}
+                break
+            except (redis.ConnectionError, redis.TimeoutError, OperationalError) as exc:
+                log.warning("worker_probe_connection_lost", error=type(exc).__name__, attempt=attempt)
+                if attempt == 3:
+                    raise
+                time.sleep(0.2 * attempt)
         return {host: [q["name"] for q in queues] for host, queues in replies.items()}
 
     def require_worker(self, queue: str | None) -> None:

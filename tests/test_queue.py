@@ -152,3 +152,20 @@ def test_trace_id_on_producer_and_worker_lines_and_no_context_leak(redis_url, qu
     assert {line.get("trace_id") for line in worker_lines} == {"trace-one", "trace-two"}
     after_first = [line for line in lines if line.get("trace_id") == "trace-one" and line.get("job_id") == second.id]
     assert after_first == []
+
+
+def test_worker_probe_survives_a_dropped_broker_connection(service, monkeypatch):
+    import redis as redis_lib
+
+    real_inspect = service.client.app.control.inspect
+    calls = []
+
+    def flaky_inspect(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise redis_lib.ConnectionError("Connection closed by server.")
+        return real_inspect(*args, **kwargs)
+
+    monkeypatch.setattr(service.client.app.control, "inspect", flaky_inspect)
+    assert any("extract" in queues for queues in service.client.workers().values())
+    assert len(calls) == 2
