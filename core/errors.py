@@ -16,6 +16,8 @@ class ErrorCode(StrEnum):
     OUTPUT_TRUNCATED = "OUTPUT_TRUNCATED"
     BUDGET_EXCEEDED = "BUDGET_EXCEEDED"
     BLINDNESS_LEAK = "BLINDNESS_LEAK"
+    NOT_FOUND = "NOT_FOUND"
+    SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
     INTERNAL_ERROR = "INTERNAL_ERROR"
 
 
@@ -41,3 +43,16 @@ class InvalidInputError(VetqError):
 
 class ConfigError(VetqError):
     code = ErrorCode.CONFIG_ERROR
+
+
+class NotFoundError(VetqError):
+    """The thing asked for (a job id, say) was never issued here, or has expired."""
+
+    code = ErrorCode.NOT_FOUND
+
+
+class ServiceUnavailableError(VetqError):
+    """Redis (or the embedded service) cannot be reached or started: nothing about the
+    request is wrong, the service is."""
+
+    code = ErrorCode.SERVICE_UNAVAILABLE
