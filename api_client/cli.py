@@ -6,6 +6,7 @@ Exit codes: 0 ok, 1 needs_review, 2 usage or input error, 3 pipeline or provider
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import sys
 from collections.abc import Callable, Sequence
@@ -40,15 +41,23 @@ def fail(code: ErrorCode, message: str, exit_code: int) -> int:
 
 
 def read_text(path: str | None) -> str:
+    """The document from --file or stdin, by one rule for both: UTF-8 or refused,
+    a leading BOM dropped (core.validation.decode_utf8)."""
+    from core.validation import decode_utf8
+
     if path and path != "-":
         try:
-            with open(path, encoding="utf-8") as handle:
-                return handle.read()
-        except (OSError, UnicodeDecodeError) as exc:
+            with open(path, "rb") as handle:
+                raw = handle.read()
+        except OSError as exc:
             raise VetqError(f"cannot read {path}: {exc.__class__.__name__}: {exc}", code=ErrorCode.INVALID_INPUT) from None
+        return decode_utf8(raw, what=path)
     if sys.stdin is None or sys.stdin.isatty():
         raise VetqError("no input: pass --file FILE or pipe the document on stdin", code=ErrorCode.INVALID_INPUT)
-    return sys.stdin.read()
+    stdin_bytes = getattr(sys.stdin, "buffer", None)
+    if stdin_bytes is None:  # stdin replaced by a text stream (an embedding host, tests)
+        return decode_utf8(sys.stdin.read().encode("utf-8", "surrogateescape"), what="stdin")
+    return decode_utf8(stdin_bytes.read(), what="stdin")
 
 
 def _threshold(value: str) -> float:
@@ -217,11 +226,9 @@ def _review_error(code: ErrorCode, message: str) -> dict[str, Any]:
 
 
 def _read_json_object(path: str | None, what: str) -> dict[str, Any]:
-    raw = read_text(path)
-    try:
-        value = json.loads(raw)
-    except ValueError as exc:
-        raise VetqError(f"{what} is not valid JSON: {exc}", code=ErrorCode.INVALID_INPUT) from None
+    from core.validation import load_json
+
+    value = load_json(read_text(path), what=what)
     if not isinstance(value, dict):
         raise VetqError(f"{what} must be a JSON object", code=ErrorCode.INVALID_INPUT)
     return value
@@ -342,9 +349,16 @@ def _run_single(args: argparse.Namespace, request: dict[str, Any]) -> int:
 def _run_batch(args: argparse.Namespace, kind: str) -> int:
     from api_client.batch import Progress, parse_batch_line, read_lines
 
-    stream = open(args.file, encoding="utf-8") if args.file and args.file != "-" else sys.stdin  # noqa: SIM115
-    if stream is None or stream.isatty():
+    if args.file and args.file != "-":
+        try:
+            stream = open(args.file, "rb")  # noqa: SIM115 - closed below
+        except OSError as exc:
+            return fail(ErrorCode.INVALID_INPUT, f"cannot read {args.file}: {exc.__class__.__name__}: {exc}", EXIT_INPUT)
+    elif sys.stdin is None or sys.stdin.isatty():
         return fail(ErrorCode.INVALID_INPUT, "--batch reads JSONL from --file or stdin", EXIT_INPUT)
+    else:
+        # Bytes, as from a file: a line that is not UTF-8 is refused alone, by the same rule.
+        stream = getattr(sys.stdin, "buffer", None) or io.BytesIO(sys.stdin.read().encode("utf-8", "surrogateescape"))
     with stream:
         parsed = [parse_batch_line(line, kind=kind, number=n) for n, line in read_lines(stream)]
     timeout = _wait_timeout(args)
@@ -392,10 +406,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return _run_batch(args, "validate")
     if args.data is None:
         return fail(ErrorCode.INVALID_INPUT, "validate needs --data '{...}' (the record to check)", EXIT_INPUT)
-    try:
-        data = json.loads(args.data)
-    except ValueError as exc:
-        return fail(ErrorCode.INVALID_INPUT, f"--data is not valid JSON: {exc}", EXIT_INPUT)
+    from core.validation import load_json
+
+    data = load_json(args.data, what="--data")
     if not isinstance(data, dict):
         return fail(ErrorCode.INVALID_INPUT, "--data must be a JSON object", EXIT_INPUT)
     return _run_single(args, {"kind": "validate", "text": read_text(args.file), "data": data})

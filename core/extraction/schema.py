@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from core.errors import ErrorCode
 from core.extraction.currencies import ISO_4217
 from core.llm.types import Usage
+from core.validation import json_problem
 
 FIELD_NAMES: tuple[str, ...] = (
     "vendor_name",
@@ -170,3 +171,14 @@ class ValidationRequest(ExtractionOptions):
     kind: Literal["validate"] = "validate"
     text: str
     data: dict[str, Any]
+
+    @field_validator("data")
+    @classmethod
+    def _json_safe(cls, value: dict[str, Any]) -> dict[str, Any]:
+        # Checked here, before the request is serialized: a JSON dump would turn NaN
+        # and Infinity into null and a record check would then pass on a missing
+        # amount; nesting beyond what JSON encoding can handle would crash the send.
+        problem = json_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
+        return value

@@ -1,0 +1,142 @@
+"""Bad input on every face (CLI, batch lines, Python client, MCP) ends as a clear
+INVALID_INPUT naming what to fix, or a JSON-RPC error: never a traceback, never a
+record that silently lost a value, never a whole batch lost to one line."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from api_client.batch import parse_batch_line
+from core.errors import InvalidInputError
+from tests.conftest import GLOBEX, GLOBEX_DATA
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def vetq_bytes(*args: str, input: bytes | None = None, env: dict[str, str] | None = None, timeout: float = 120):
+    """The CLI as a subprocess fed raw bytes (stdout decoded, since it is always JSON)."""
+    done = subprocess.run(
+        [sys.executable, "-m", "api_client.cli", *args],
+        input=input, capture_output=True, timeout=timeout, env={**os.environ, **(env or {})},
+    )
+    return done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8", "replace")
+
+
+def nested(depth: int, leaf: Any = 1) -> Any:
+    value = leaf
+    for _ in range(depth):
+        value = {"x": value}
+    return value
+
+
+@pytest.fixture
+def cli_env(redis_url, tmp_path):
+    return {"VETQ_REDIS_URL": redis_url, "VETQ_HOME": str(tmp_path)}
+
+
+# --------------------------------------------------------------------- NaN, Infinity, 1e400
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e400"])
+def test_a_batch_line_with_a_non_finite_amount_is_refused_naming_the_field(literal):
+    line = '{"id": "a", "text": "Total 5.00", "data": {"total": %s}}' % literal
+    _, parsed = parse_batch_line(line, kind="validate", number=3)
+    assert parsed["status"] == "error" and parsed["error_code"] == "INVALID_INPUT"
+    assert "line 3" in parsed["error_message"] and "data.total" in parsed["error_message"]
+
+
+@pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
+def test_python_client_refuses_a_non_finite_amount_instead_of_sending_null(service, value):
+    with pytest.raises(InvalidInputError) as refused:
+        service.client.submit_validation(GLOBEX, dict(GLOBEX_DATA, total=value), heuristics_only=True)
+    assert "total" in refused.value.message and "finite" in refused.value.message
+
+
+@pytest.mark.parametrize("literal", ["NaN", "Infinity", "1e400"])
+def test_cli_data_with_a_non_finite_amount_exits_2_naming_the_field(service, cli_env, literal):
+    data = json.dumps(GLOBEX_DATA).replace("583.2", literal)
+    code, out, err = vetq_bytes("validate", "--heuristics-only", "--data", data, input=GLOBEX.encode(), env=cli_env)
+    assert code == 2, out + err
+    result = json.loads(out)
+    assert result["error_code"] == "INVALID_INPUT" and "total" in result["error_message"], result
+
+
+# --------------------------------------------------------------------- deep nesting
+
+
+def test_a_deeply_nested_batch_line_is_refused_alone_and_the_batch_goes_on(service, cli_env):
+    lines = [
+        json.dumps({"id": "deep", "text": GLOBEX, "data": nested(900)}),
+        json.dumps({"id": "good", "text": GLOBEX, "data": GLOBEX_DATA}),
+        "[" * 5000 + "]" * 5000,
+    ]
+    code, out, err = vetq_bytes("validate", "--batch", "--heuristics-only", "--timeout", "60",
+                                input="\n".join(lines).encode(), env=cli_env)
+    results = [json.loads(line) for line in out.splitlines()]
+    assert [r.get("id") for r in results] == ["deep", "good", None], out + err
+    assert results[0]["error_code"] == "INVALID_INPUT" and "nested" in results[0]["error_message"]
+    assert results[1]["status"] == "ok"
+    assert results[2]["error_code"] == "INVALID_INPUT" and "line 3" in results[2]["error_message"]
+    assert code == 2 and "Traceback" not in err
+
+
+def test_python_batch_with_a_deeply_nested_record_keeps_the_other_jobs(service):
+    batch = service.client.submit_batch([
+        {"kind": "validate", "text": GLOBEX, "data": nested(900), "heuristics_only": True},
+        {"kind": "validate", "text": GLOBEX, "data": GLOBEX_DATA, "heuristics_only": True},
+    ])
+    first, second = batch.results(timeout=60)
+    assert first["error_code"] == "INVALID_INPUT" and "nested" in first["error_message"]
+    assert second["status"] == "ok"
+
+
+def test_review_file_with_a_deeply_nested_array_is_invalid_input_not_a_traceback(tmp_path):
+    request = tmp_path / "review.json"
+    request.write_text('{"objective": "x", "constraints": ' + "[" * 5000 + "]" * 5000 + "}")
+    code, out, err = vetq_bytes("review", "--file", str(request), env={"VETQ_HOME": str(tmp_path)})
+    assert code == 2, out + err
+    assert json.loads(out)["error"]["code"] == "INVALID_INPUT"
+    assert "Traceback" not in err
+
+
+# --------------------------------------------------------------------- encodings
+
+
+def test_a_utf8_bom_on_a_batch_line_is_ignored():
+    _, parsed = parse_batch_line('\ufeff{"text": "Total 5.00"}', kind="extract", number=1)
+    assert parsed == {"text": "Total 5.00", "kind": "extract"}
+    _, parsed = parse_batch_line(b'\xef\xbb\xbf{"text": "Total 5.00"}', kind="extract", number=1)
+    assert parsed == {"text": "Total 5.00", "kind": "extract"}
+
+
+def test_invalid_utf8_is_refused_alike_on_stdin_and_in_a_file(tmp_path):
+    document = GLOBEX.encode() + b"\xff\xfe broken\n"
+    path = tmp_path / "doc.txt"
+    path.write_bytes(document)
+    env = {"VETQ_HOME": str(tmp_path), "LC_ALL": "C", "PYTHONUTF8": "0"}
+    data = json.dumps(GLOBEX_DATA)
+    for args, stdin in ((("--file", str(path)), None), ((), document)):
+        code, out, err = vetq_bytes("validate", "--heuristics-only", "--data", data, *args, input=stdin, env=env)
+        assert code == 2, (args, out, err)
+        result = json.loads(out)
+        assert result["error_code"] == "INVALID_INPUT" and "not UTF-8" in result["error_message"], result
+
+
+def test_an_invalid_utf8_batch_line_is_refused_alone(service, cli_env):
+    lines = [b'{"id": "bad", "text": "Total \xff 5.00"}', json.dumps({"id": "ok", "text": GLOBEX, "data": GLOBEX_DATA}).encode()]
+    code, out, err = vetq_bytes("validate", "--batch", "--heuristics-only", "--timeout", "60",
+                                input=b"\n".join(lines), env=cli_env)
+    results = [json.loads(line) for line in out.splitlines()]
+    assert results[0]["error_code"] == "INVALID_INPUT" and "not UTF-8" in results[0]["error_message"], out + err
+    assert results[1]["status"] == "ok", out + err
