@@ -239,6 +239,75 @@ class VetqTools:
         return _tool_result(record)
 
 
+# --------------------------------------------------------------------------- the wire
+
+
+def unreadable_line_error(exc: Exception) -> Any:
+    """The JSON-RPC answer to a line the transport could not read: a parse error for
+    anything that is not JSON (garbage, nesting past the parser's depth limit), an
+    invalid-request error for JSON that is not a JSON-RPC message. The id is null, as
+    JSON-RPC 2.0 prescribes when the request's id cannot be read."""
+    from mcp_types import INVALID_REQUEST, PARSE_ERROR, ErrorData, JSONRPCError
+    from pydantic import ValidationError
+
+    errors = exc.errors() if isinstance(exc, ValidationError) else []
+    if errors and all(error["type"] != "json_invalid" for error in errors):
+        error = ErrorData(code=INVALID_REQUEST, message="Invalid Request: the line is JSON but not a JSON-RPC 2.0 message")
+    else:
+        reason = next((str(e["msg"]) for e in errors if e["type"] == "json_invalid"), type(exc).__name__)
+        error = ErrorData(code=PARSE_ERROR, message=f"Parse error: {reason[:120]}")
+    return JSONRPCError(jsonrpc="2.0", id=None, error=error)
+
+
+class AnswerUnreadableLines:
+    """The read side of the stdio transport, with an answer for every unreadable line.
+
+    The SDK's transport hands a line it cannot parse to the server as an exception,
+    which the server only logs: the client gets no reply at all. This wrapper sends
+    the JSON-RPC error for each such line and passes every message on untouched
+    (with the sender context the SDK's own stream carries)."""
+
+    def __init__(self, inner: Any, write_stream: Any) -> None:
+        self._inner = inner
+        self._write_stream = write_stream
+
+    @property
+    def last_context(self) -> Any:
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> Any:
+        from mcp.shared.message import SessionMessage
+
+        while True:
+            item = await self._inner.receive()
+            if not isinstance(item, Exception):
+                return item
+            await self._write_stream.send(SessionMessage(unreadable_line_error(item)))
+
+    def __aiter__(self) -> AnswerUnreadableLines:
+        return self
+
+    async def __anext__(self) -> Any:
+        import anyio
+
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    def close(self) -> None:
+        self._inner.close()
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> AnswerUnreadableLines:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+
 # --------------------------------------------------------------------------- tool signatures
 
 Threshold = Annotated[
@@ -330,6 +399,16 @@ def build_server(tools: VetqTools | None = None) -> Any:
                 sys.stdout = saved
 
     class VetqMCPServer(MCPServer):  # type: ignore[misc]
+        async def run_stdio_async(self) -> None:
+            from mcp.server.stdio import stdio_server
+
+            async with stdio_server() as (read_stream, write_stream):
+                await self._lowlevel_server.run(
+                    AnswerUnreadableLines(read_stream, write_stream),
+                    write_stream,
+                    self._lowlevel_server.create_initialization_options(),
+                )
+
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
             if name in EXTRACTION_TOOLS or name in REVIEW_TOOLS:
                 try:

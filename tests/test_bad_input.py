@@ -140,3 +140,95 @@ def test_an_invalid_utf8_batch_line_is_refused_alone(service, cli_env):
     results = [json.loads(line) for line in out.splitlines()]
     assert results[0]["error_code"] == "INVALID_INPUT" and "not UTF-8" in results[0]["error_message"], out + err
     assert results[1]["status"] == "ok", out + err
+
+
+# --------------------------------------------------------------------- MCP wire
+
+
+class RawMcp:
+    """`vetq mcp` over raw pipes, so a test can send lines no SDK client would."""
+
+    def __init__(self, tmp: Path) -> None:
+        env = {k: v for k, v in os.environ.items() if not k.startswith("VETQ_")}
+        env.update({"VETQ_HOME": str(tmp / "vetq-home"), "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"})
+        self.stderr_path = tmp / "stderr.log"
+        with open(self.stderr_path, "wb") as stderr:
+            self.proc = subprocess.Popen([sys.executable, "-m", "api_client.cli", "mcp"], stdin=subprocess.PIPE,
+                                         stdout=subprocess.PIPE, stderr=stderr, env=env, cwd=str(REPO))
+        self.lines: queue.Queue[bytes | None] = queue.Queue()
+        threading.Thread(target=self._pump, daemon=True).start()
+
+    def _pump(self) -> None:
+        assert self.proc.stdout is not None
+        for line in self.proc.stdout:
+            self.lines.put(line)
+        self.lines.put(None)
+
+    def send_line(self, line: bytes) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(line + b"\n")
+        self.proc.stdin.flush()
+
+    def next_message(self, timeout: float = 90.0) -> dict[str, Any]:
+        deadline = time.monotonic() + timeout
+        while (remaining := deadline - time.monotonic()) > 0:
+            try:
+                line = self.lines.get(timeout=remaining)
+            except queue.Empty:
+                break
+            if line is None:
+                raise AssertionError(f"server closed stdout; stderr: {self.stderr_path.read_text()[-2000:]}")
+            return json.loads(line)
+        raise TimeoutError(f"no message in {timeout}s; stderr: {self.stderr_path.read_text()[-2000:]}")
+
+    def request(self, request_id: int, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": request_id, "method": method}
+        if params is not None:
+            message["params"] = params
+        self.send_line(json.dumps(message).encode())
+        while (answer := self.next_message()).get("id") != request_id:
+            pass
+        return answer
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            self.proc.stdin.close()
+        try:
+            self.proc.wait(60)
+        finally:
+            if self.proc.poll() is None:
+                self.proc.kill()
+                self.proc.wait(10)
+
+
+@pytest.fixture
+def raw_mcp(tmp_path):
+    server = RawMcp(tmp_path)
+    initialized = server.request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
+                                                   "clientInfo": {"name": "vetq-tests", "version": "0"}})
+    assert "result" in initialized
+    server.send_line(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
+    yield server
+    server.close()
+
+
+def test_mcp_answers_unreadable_lines_with_json_rpc_errors_and_keeps_serving(raw_mcp):
+    for line, code in ((b"this is not json", -32700), (b"[" * 5000 + b"]" * 5000, -32700), (b"[1, 2]", -32600)):
+        raw_mcp.send_line(line)
+        answer = raw_mcp.next_message()
+        assert answer["jsonrpc"] == "2.0" and answer["id"] is None, answer
+        assert answer["error"]["code"] == code and answer["error"]["message"], answer
+    assert {t["name"] for t in raw_mcp.request(2, "tools/list")["result"]["tools"]} >= {"validate"}
+
+
+@pytest.mark.parametrize("literal", ["NaN", "1e400"])
+def test_mcp_validate_with_a_non_finite_amount_is_invalid_input_naming_the_field(raw_mcp, literal):
+    arguments = json.dumps({"text": GLOBEX, "data": dict(GLOBEX_DATA, total="TOTAL"), "heuristics_only": True})
+    call = ('{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "validate", "arguments": %s}}'
+            % arguments.replace('"TOTAL"', literal))
+    raw_mcp.send_line(call.encode())
+    while (answer := raw_mcp.next_message()).get("id") != 7:
+        pass
+    body = answer["result"]["structuredContent"]
+    assert body["status"] == "error" and body["error_code"] == "INVALID_INPUT", body
+    assert "total" in body["error_message"]
