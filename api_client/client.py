@@ -243,10 +243,9 @@ class Client:
     in-process worker for the life of the client."""
 
     def __init__(self, redis_url: str | None = None, *, settings: VetqSettings | None = None) -> None:
-        from core.logging import configure_logging
-
+        # No logging set-up here: a library leaves the host's handlers and levels alone.
+        # The entry points (CLI, worker, MCP server) configure logging.
         self.settings = settings or load_settings()
-        configure_logging(self.settings.log_level)
         self._embedded = None
         url = redis_url or self.settings.redis_url
         if url is None:

@@ -232,3 +232,28 @@ def test_mcp_validate_with_a_non_finite_amount_is_invalid_input_naming_the_field
     body = answer["result"]["structuredContent"]
     assert body["status"] == "error" and body["error_code"] == "INVALID_INPUT", body
     assert "total" in body["error_message"]
+
+
+# --------------------------------------------------------------------- logging
+
+
+def test_client_leaves_the_host_applications_logging_alone(tmp_path, redis_url):
+    """A host's root handler and level, and its (un)configured structlog, survive a
+    Client on a given Redis and one on the embedded default (with its in-process worker)."""
+    script = f"""
+import logging, sys, structlog
+handler = logging.FileHandler({str(tmp_path / "host.log")!r})
+root = logging.getLogger()
+root.addHandler(handler)
+root.setLevel(logging.ERROR)
+from api_client.client import Client
+with Client({redis_url!r}):
+    pass
+with Client():
+    pass
+print(root.handlers == [handler], root.level == logging.ERROR, structlog.is_configured())
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "VETQ_HOME": str(tmp_path / "home")}, cwd=str(REPO))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-3:] == ["True", "True", "False"], done.stdout + done.stderr

@@ -13,9 +13,8 @@ class UnsafeSettingsError(RuntimeError):
 
 
 def create_app(settings: VetqSettings, redis_url: str, *, check_safety: bool = True) -> Celery:
-    from core.logging import configure_logging
-
-    configure_logging(settings.log_level)
+    # Logging is the entry point's to configure (`vetq worker` does): this app also
+    # runs inside a host's process as the embedded worker of a library Client.
     config = celery_config(settings, redis_url)
     if check_safety:
         problems = unsafe_settings(config)
