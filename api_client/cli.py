@@ -173,6 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     outcome.set_defaults(handler=cmd_outcome)
 
     telemetry = verbs.add_parser("telemetry", help="review telemetry")
+    telemetry.set_defaults(verb_parser=telemetry)
     telemetry_verbs = telemetry.add_subparsers(dest="telemetry_verb", metavar="ACTION", parser_class=_Parser)
     export = telemetry_verbs.add_parser("export", help="write every telemetry record as JSONL")
     export.add_argument("--out", help="file to write (default: stdout)")
@@ -184,18 +185,20 @@ def build_parser() -> argparse.ArgumentParser:
     mcp.set_defaults(handler=cmd_mcp)
 
     evaluate = verbs.add_parser("eval", help="grade extraction on the golden set through the queue",
-                                description="The extraction eval (see python -m eval.extraction_eval --help).",
+                                description="The extraction eval (see vetq eval --help).",
                                 add_help=False)
     evaluate.add_argument("eval_args", nargs=argparse.REMAINDER)
     evaluate.set_defaults(handler=cmd_eval)
 
     bench = verbs.add_parser("bench", help="benchmarks: `vetq bench review`")
+    bench.set_defaults(verb_parser=bench)
     bench_verbs = bench.add_subparsers(dest="bench_verb", metavar="BENCHMARK", parser_class=_Parser)
     bench_review = bench_verbs.add_parser("review", help="the blind-review benchmark", add_help=False)
     bench_review.add_argument("bench_args", nargs=argparse.REMAINDER)
     bench_review.set_defaults(handler=cmd_bench_review)
 
     dead = verbs.add_parser("dead", help="messages refused by the workers (dead letters)")
+    dead.set_defaults(verb_parser=dead)
     dead_verbs = dead.add_subparsers(dest="dead_verb", metavar="ACTION", parser_class=_Parser)
     dead_list = dead_verbs.add_parser("list", help="show the dead-letter list")
     dead_list.add_argument("--limit", type=_positive_int, default=100, help="how many entries (newest first)")
@@ -437,7 +440,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     # The eval harness lives in eval/; the CLI is only its front door.
     from eval.extraction_eval import main as eval_main
 
-    return eval_main(args.eval_args)
+    return eval_main(args.eval_args, prog="vetq eval")
 
 
 def cmd_bench_review(args: argparse.Namespace) -> int:
@@ -490,7 +493,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = _passthrough(argv) or parser.parse_args(argv)
     if not getattr(args, "handler", None):
-        parser.print_help(sys.stderr)
+        # A verb with actions but none given shows that verb's help, not the top level's.
+        getattr(args, "verb_parser", parser).print_help(sys.stderr)
         return EXIT_INPUT
     handler: Callable[[argparse.Namespace], int] = args.handler
     if args.verb == "mcp":

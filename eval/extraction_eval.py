@@ -312,8 +312,8 @@ def run_eval(*, client: Any, cases: Sequence[Mapping[str, Any]], heuristics_only
                  mode="heuristics only" if heuristics_only else "critic")
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m eval.extraction_eval",
+def _parser(prog: str = "python -m eval.extraction_eval") -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog=prog,
                                 description="Grade the extraction golden set through the real queue.")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.add_argument("--min-accuracy", type=float, default=DEFAULT_MIN_ACCURACY,
@@ -336,8 +336,9 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+def main(argv: Sequence[str] | None = None, *, prog: str = "python -m eval.extraction_eval") -> int:
+    """`prog` is the name the usage shows: `vetq eval` when the CLI is the front door."""
+    args = _parser(prog).parse_args(argv)
 
     if args.rebuild_golden:
         from core.logging import configure_logging

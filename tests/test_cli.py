@@ -133,3 +133,16 @@ def test_harness_verbs_pass_their_flags_through():
     assert helped.returncode == 0 and "--min-accuracy" in helped.stdout
     refused = vetq("eval", "--token-budget", "5")
     assert refused.returncode == 2  # the harness's own rule: a budget needs --live
+
+
+def test_a_verb_without_its_action_shows_that_verbs_help():
+    for verb, action in (("dead", "list"), ("telemetry", "export"), ("bench", "review")):
+        done = vetq(verb)
+        assert done.returncode == 2
+        assert f"usage: vetq {verb}" in done.stderr and action in done.stderr, done.stderr
+        assert "should-review" not in done.stderr  # not the top-level help
+
+
+def test_eval_help_names_the_command_the_user_typed():
+    helped = vetq("eval", "--help")
+    assert helped.returncode == 0 and helped.stdout.startswith("usage: vetq eval ")
