@@ -1,6 +1,8 @@
 """The `vetq` command line. JSON on stdout, logs on stderr.
 
-Exit codes: 0 ok, 1 needs_review, 2 usage or input error, 3 pipeline or provider error.
+Exit codes: 0 ok, 1 needs_review, 2 usage, input or configuration error (an unknown
+job id included), 3 pipeline, provider or service error (Redis unreachable, or an
+unexpected failure: INTERNAL_ERROR). Nothing but a needs_review result exits 1.
 """
 
 from __future__ import annotations
@@ -16,7 +18,11 @@ from core import __version__
 from core.errors import ConfigError, ErrorCode, VetqError
 
 EXIT_OK, EXIT_NEEDS_REVIEW, EXIT_INPUT, EXIT_PIPELINE = 0, 1, 2, 3
-INPUT_ERRORS = {ErrorCode.INVALID_INPUT.value, ErrorCode.BLINDNESS_LEAK.value}
+INPUT_ERRORS = {ErrorCode.INVALID_INPUT.value, ErrorCode.BLINDNESS_LEAK.value, ErrorCode.NOT_FOUND.value}
+EXIT_CODES_TEXT = (
+    "Exit codes: 0 ok, 1 needs_review, 2 usage, input or configuration error (an unknown job id included), "
+    "3 pipeline, provider or service error (Redis unreachable; INTERNAL_ERROR)."
+)
 
 
 def exit_code_for(result: dict[str, Any]) -> int:
@@ -117,8 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="vetq",
         description="vetq: LLM jobs that check their own work. Extraction that verifies itself and "
         "blind-first decision review, on Celery + Redis.",
-        epilog="Exit codes: 0 ok, 1 needs_review, 2 usage or input error, 3 pipeline or provider error. "
-        "VETQ_REDIS_URL unset means the embedded default (vetq's own Redis and an in-process worker).",
+        epilog=f"{EXIT_CODES_TEXT} VETQ_REDIS_URL unset means the embedded default (vetq's own Redis and an in-process worker).",
     )
     parser.add_argument("--version", action="version", version=f"vetq {__version__}")
     verbs = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
@@ -145,7 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     worker = verbs.add_parser("worker", help="run a worker against VETQ_REDIS_URL in the foreground")
     worker.add_argument("--queues", default="extract,review", help="comma-separated queues (default extract,review)")
-    worker.add_argument("--concurrency", type=int, default=None, help="parallel jobs (default: CPU count)")
+    worker.add_argument("--concurrency", type=_positive_int, default=None, help="parallel jobs (default: CPU count)")
     worker.add_argument("--pool", choices=("prefork", "threads", "solo"), default="prefork")
     worker.set_defaults(handler=cmd_worker)
 
@@ -209,8 +214,8 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.set_defaults(handler=cmd_doctor)
 
     up = verbs.add_parser("up", help="run the embedded Redis and N workers in the foreground")
-    up.add_argument("--workers", type=int, default=2, help="worker processes (default 2)")
-    up.add_argument("--concurrency", type=int, default=1, help="jobs per worker process (default 1)")
+    up.add_argument("--workers", type=_positive_int, default=2, help="worker processes (default 2)")
+    up.add_argument("--concurrency", type=_positive_int, default=1, help="jobs per worker process (default 1)")
     up.set_defaults(handler=cmd_up)
     return parser
 
@@ -257,7 +262,7 @@ def cmd_review(args: argparse.Namespace) -> int:
             job = client.submit_review(request)
         except (BlindnessLeakError, VetqError) as exc:
             emit(_review_error(exc.code, exc.message))
-            return EXIT_INPUT if exc.code.value in INPUT_ERRORS else EXIT_PIPELINE
+            return exit_code_for_error(exc)
         if args.no_wait:
             emit({"job_id": job.id, "trace_id": job.trace_id, "status": job.status()})
             return EXIT_OK
@@ -294,13 +299,16 @@ def cmd_outcome(args: argparse.Namespace) -> int:
             )
         except VetqError as exc:
             emit(_review_error(exc.code, exc.message))
-            return EXIT_INPUT
+            return exit_code_for_error(exc)
     emit(record)
     return EXIT_OK
 
 
 def cmd_telemetry_export(args: argparse.Namespace) -> int:
-    out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout  # noqa: SIM115
+    try:
+        out = open(args.out, "w", encoding="utf-8") if args.out else sys.stdout  # noqa: SIM115
+    except OSError as exc:
+        return fail(ErrorCode.INVALID_INPUT, f"cannot write {args.out}: {exc.__class__.__name__}: {exc}", EXIT_INPUT)
     count = 0
     try:
         with _client() as client:
@@ -497,24 +505,57 @@ def main(argv: Sequence[str] | None = None) -> int:
         getattr(args, "verb_parser", parser).print_help(sys.stderr)
         return EXIT_INPUT
     handler: Callable[[argparse.Namespace], int] = args.handler
-    if args.verb == "mcp":
-        # The MCP server reads its settings per call: a bad value fails calls, never
-        # the start, and stdout belongs to the protocol alone.
-        return handler(args)
+    # The MCP server reads its settings per call (a bad value fails calls, never the
+    # start) and its stdout belongs to the protocol: its own failures go to stderr.
+    report = _report_on_stderr if args.verb == "mcp" else fail
     try:
-        from core.settings import load_settings
+        if args.verb != "mcp":
+            from core.settings import load_settings
 
-        settings = load_settings()
-        configure_logging(settings.log_level if args.verb in ("worker", "up") else _cli_log_level())
+            settings = load_settings()
+            configure_logging(settings.log_level if args.verb in ("worker", "up") else _cli_log_level())
         return handler(args)
-    except ConfigError as exc:
-        return fail(exc.code, exc.message, EXIT_INPUT)
-    except VetqError as exc:
-        exit_code = EXIT_INPUT if exc.code.value in INPUT_ERRORS else EXIT_PIPELINE
-        return fail(exc.code, exc.message, exit_code)
     except KeyboardInterrupt:
         sys.stderr.write("vetq: interrupted\n")
         return 130
+    except Exception as exc:  # noqa: BLE001 - every failure ends as one line and a documented exit code
+        error = _as_vetq_error(exc)
+        return report(error.code, error.message, exit_code_for_error(error))
+
+
+def exit_code_for_error(error: VetqError) -> int:
+    """2 for what the user can fix in the command or its configuration, 3 otherwise."""
+    if isinstance(error, ConfigError) or error.code.value in INPUT_ERRORS:
+        return EXIT_INPUT
+    return EXIT_PIPELINE
+
+
+def _as_vetq_error(exc: Exception) -> VetqError:
+    if isinstance(exc, VetqError):
+        return exc
+    from api_client.client import service_error
+    from core.logging import redact_text
+
+    translated = service_error(exc, _configured_redis_url())
+    if translated is not None:
+        return translated
+    # A bug, not the user's doing: named, with no traceback on the user's screen.
+    message = redact_text(str(exc))[:300]
+    return VetqError(f"unexpected {type(exc).__name__}: {message}" if message else f"unexpected {type(exc).__name__}")
+
+
+def _configured_redis_url() -> str | None:
+    try:
+        from core.settings import load_settings
+
+        return load_settings().redis_url
+    except Exception:  # noqa: BLE001 - only for naming the server in a message
+        return None
+
+
+def _report_on_stderr(code: ErrorCode, message: str, exit_code: int) -> int:
+    sys.stderr.write(f"vetq: {code.value}: {message}\n")
+    return exit_code
 
 
 def _cli_log_level() -> str:

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import itertools
 import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import redis
@@ -15,8 +17,9 @@ from celery import Celery
 from celery.exceptions import TimeoutError as CeleryTimeout
 from celery.result import AsyncResult, ResultSet
 from kombu.exceptions import OperationalError
+from redis.retry import Retry
 
-from core.errors import ErrorCode, InvalidInputError, VetqError
+from core.errors import ConfigError, ErrorCode, InvalidInputError, NotFoundError, ServiceUnavailableError, VetqError
 from core.extraction.pipeline import check_document
 from core.extraction.schema import ErrorEnvelope, ExtractionRequest, ValidationRequest
 from core.queue import (
@@ -24,18 +27,23 @@ from core.queue import (
     TASK_EXTRACT,
     TASK_QUEUES,
     TASK_REVIEW,
+    SUBMITTED_KEY_PREFIX,
     TASK_VALIDATE,
     TELEMETRY_STREAM,
     TRACE_HEADER,
     celery_config,
 )
-from core.settings import VetqSettings, load_settings
+from core.settings import VetqSettings, check_redis_url, load_settings
 from core.validation import parse_model
 
 log = structlog.get_logger("vetq.client")
 
 # How often a waiting client checks that some worker is alive to run its job.
 LIVENESS_CHECK_S = 5.0
+# Jobs of a batch are recorded (SUBMITTED_KEY_PREFIX) in one pipelined round trip per
+# this many, then published: the record costs one round trip per chunk, not per job.
+SUBMIT_CHUNK = 500
+MAX_JOB_ID_CHARS = 200
 
 STATUS_OF_STATE = {
     "PENDING": "queued",
@@ -84,6 +92,48 @@ def _failure_envelope(job_id: str, trace_id: str | None, exc: BaseException | No
     ).model_dump(mode="json")
 
 
+def service_error(exc: BaseException, redis_url: str | None) -> VetqError | None:
+    """The VetqError an exception from Redis, kombu or Celery's result store means, or
+    None for anything else: a refused password is CONFIG_ERROR (fix the URL), a server
+    that cannot be reached is SERVICE_UNAVAILABLE. Messages never carry the password."""
+    from celery.exceptions import BackendError
+
+    where = f"Redis at {_safe_url(redis_url)}" if redis_url else "Redis"
+    chain: list[BaseException] = []
+    seen: BaseException | None = exc
+    while seen is not None and seen not in chain and len(chain) < 20:
+        chain.append(seen)
+        seen = seen.__cause__ or seen.__context__
+    for link in chain:
+        text = str(link)
+        if isinstance(link, redis.AuthenticationError) or (
+            isinstance(link, redis.ResponseError) and ("NOAUTH" in text or "WRONGPASS" in text)
+        ):
+            return ConfigError(f"{where} refused the credentials: fix the password in VETQ_REDIS_URL")
+    for link in chain:
+        if isinstance(link, (redis.ConnectionError, redis.TimeoutError, OperationalError, BackendError,
+                             ConnectionError, TimeoutError)) or (
+            isinstance(link, RuntimeError) and "Retry limit exceeded" in str(link)
+        ):
+            return ServiceUnavailableError(
+                f"{where} cannot be reached ({type(link).__name__}): start it, or fix VETQ_REDIS_URL"
+            )
+    return None
+
+
+@contextmanager
+def _service_errors(redis_url: str | None) -> Iterator[None]:
+    try:
+        yield
+    except VetqError:
+        raise
+    except Exception as exc:
+        translated = service_error(exc, redis_url)
+        if translated is None:
+            raise
+        raise translated from None
+
+
 class Job:
     def __init__(self, client: Client, job_id: str, trace_id: str | None, queue: str | None) -> None:
         self.client = client
@@ -95,16 +145,32 @@ class Job:
     def _async_result(self) -> AsyncResult:
         return AsyncResult(self.id, app=self.client.app)
 
+    def _require_issued(self, async_result: AsyncResult) -> None:
+        """NotFoundError for an id no client submitted to this Redis (or whose record
+        expired with the results): otherwise it would read as a job still queued."""
+        if self.client._was_submitted(self.id):
+            return
+        if async_result.state == "PENDING":
+            raise NotFoundError(
+                f"no job {self.id!r} was submitted to {_safe_url(self.client.redis_url)}, or its result has "
+                "expired (VETQ_RESULT_TTL_S): check the id and VETQ_REDIS_URL"
+            )
+
     def status(self) -> str:
         """queued, running, retrying, done or failed. A job whose envelope is an
-        error is `failed`; its result still says why."""
-        state = self._async_result.state
-        status = STATUS_OF_STATE.get(state, "queued")
-        if status == "done":
-            result = self._async_result.result
-            if isinstance(result, dict) and (result.get("status") == "error" or "error" in result):
-                return "failed"
-        return status
+        error is `failed`; its result still says why. Raises NotFoundError for an id
+        never submitted here (or expired), ServiceUnavailableError if Redis is down."""
+        with _service_errors(self.client.redis_url):
+            async_result = self._async_result
+            state = async_result.state
+            if state == "PENDING":
+                self._require_issued(async_result)
+            status = STATUS_OF_STATE.get(state, "queued")
+            if status == "done":
+                result = async_result.result
+                if isinstance(result, dict) and (result.get("status") == "error" or "error" in result):
+                    return "failed"
+            return status
 
     def _outcome(self, async_result: AsyncResult) -> dict[str, Any]:
         if async_result.state == "SUCCESS":
@@ -116,8 +182,14 @@ class Job:
     def result(self, timeout: float | None = None) -> dict[str, Any]:
         """Wait for the result through Redis pub/sub (Celery's result consumer). While
         the job is still queued, a worker ping every few seconds makes a queue that
-        nobody consumes fail fast with NoWorkerError instead of hanging."""
+        nobody consumes fail fast with NoWorkerError instead of hanging. Raises
+        NotFoundError at once for an id never submitted here (or expired)."""
+        with _service_errors(self.client.redis_url):
+            return self._wait(timeout)
+
+    def _wait(self, timeout: float | None) -> dict[str, Any]:
         async_result = self._async_result
+        self._require_issued(async_result)
         slices = _WaitSlices(timeout)
         while True:
             slice_s = slices.next()
@@ -133,6 +205,11 @@ class Job:
 
     def poll(self, interval: float = 0.5, timeout: float | None = None) -> dict[str, Any]:
         """Wait by polling the result backend every `interval` seconds."""
+        with _service_errors(self.client.redis_url):
+            return self._poll(interval, timeout)
+
+    def _poll(self, interval: float, timeout: float | None) -> dict[str, Any]:
+        self._require_issued(self._async_result)
         deadline = None if timeout is None else time.monotonic() + timeout
         last_liveness = time.monotonic()
         while True:
@@ -176,6 +253,10 @@ class Batch:
 
     def as_completed(self, timeout: float | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
         """(input index, result) pairs as results land, via the pub/sub consumer."""
+        with _service_errors(self.client.redis_url):
+            yield from self._as_completed(timeout)
+
+    def _as_completed(self, timeout: float | None) -> Iterator[tuple[int, dict[str, Any]]]:
         for index, entry in enumerate(self.entries):
             if not isinstance(entry, Job):
                 yield index, entry
@@ -247,6 +328,11 @@ class Client:
         # The entry points (CLI, worker, MCP server) configure logging.
         self.settings = settings or load_settings()
         self._embedded = None
+        if redis_url:
+            try:
+                redis_url = check_redis_url(redis_url)
+            except ValueError as exc:
+                raise ConfigError(f"redis_url {exc}") from None
         url = redis_url or self.settings.redis_url
         if url is None:
             from api_client.embedded import EmbeddedService
@@ -254,15 +340,33 @@ class Client:
             self._embedded = EmbeddedService(self.settings).start()
             url = self._embedded.redis_url
         self.redis_url = url
-        self.app = Celery("vetq-producer", set_as_current=False)
+        self.app = _ProducerApp(self, "vetq-producer", set_as_current=False)
         self.app.conf.update(celery_config(self.settings, url))
 
     # --- submission -------------------------------------------------------
     def _send(self, task_name: str, payload: dict[str, Any], trace_id: str, headers: dict[str, Any] | None = None) -> Job:
+        with _service_errors(self.redis_url):
+            return self._publish(uuid.uuid4().hex, task_name, payload, trace_id, headers)
+
+    def _record_submitted(self, job_ids: list[str]) -> None:
+        """Record the ids before their messages go out, in one round trip, so a status
+        asked the moment submit returns already knows them (see Job._require_issued)."""
+        pipe = self.redis().pipeline(transaction=False)
+        for job_id in job_ids:
+            pipe.set(SUBMITTED_KEY_PREFIX + job_id, 1, ex=self.settings.result_ttl_s)
+        pipe.execute()
+
+    def _was_submitted(self, job_id: str) -> bool:
+        return bool(self.redis().exists(SUBMITTED_KEY_PREFIX + job_id))
+
+    def _publish(
+        self, job_id: str, task_name: str, payload: dict[str, Any], trace_id: str, headers: dict[str, Any] | None,
+        *, recorded: bool = False,
+    ) -> Job:
         queue = TASK_QUEUES[task_name]
-        job_id = uuid.uuid4().hex
         self.app.send_task(
-            task_name, args=[payload], task_id=job_id, queue=queue, headers={TRACE_HEADER: trace_id, **(headers or {})}
+            task_name, args=[payload], task_id=job_id, queue=queue, headers={TRACE_HEADER: trace_id, **(headers or {})},
+            vetq_recorded=recorded,
         )
         log.info("job_submitted", job_id=job_id, trace_id=trace_id, task=task_name, queue=queue)
         return Job(self, job_id, trace_id, queue)
@@ -329,11 +433,26 @@ class Client:
         batch_id = uuid.uuid4().hex
         headers = {"batch_id": batch_id, "batch_token_budget": token_budget} if token_budget is not None else None
         entries: list[Job | dict[str, Any]] = []
-        for request in requests:
-            try:
-                entries.append(self.submit(request, headers=headers))
-            except VetqError as exc:
-                entries.append(ErrorEnvelope(error_code=exc.code, error_message=exc.message).model_dump(mode="json"))
+        pending = iter(requests)
+        # A chunk at a time: its ids recorded in one round trip, then its messages sent.
+        # Only what a chunk holds is in memory, however long the input.
+        while chunk := list(itertools.islice(pending, SUBMIT_CHUNK)):
+            prepared: list[tuple[str, tuple[str, dict[str, Any], str]] | dict[str, Any]] = []
+            for request in chunk:
+                try:
+                    prepared.append((uuid.uuid4().hex, self._prepare(request)))
+                except VetqError as exc:  # bad input: an envelope in its place, the batch goes on
+                    prepared.append(ErrorEnvelope(error_code=exc.code, error_message=exc.message).model_dump(mode="json"))
+            with _service_errors(self.redis_url):
+                job_ids = [item[0] for item in prepared if isinstance(item, tuple)]
+                if job_ids:
+                    self._record_submitted(job_ids)
+                for item in prepared:
+                    if isinstance(item, tuple):
+                        job_id, (task, payload, trace_id) = item
+                        entries.append(self._publish(job_id, task, payload, trace_id, headers, recorded=True))
+                    else:
+                        entries.append(item)
         return Batch(self, entries, batch_id)
 
     # --- review jobs ------------------------------------------------------
@@ -409,11 +528,21 @@ class Client:
         import redis
 
         if getattr(self, "_redis", None) is None:
-            self._redis = redis.Redis.from_url(self.redis_url)
+            from redis.backoff import ExponentialBackoff
+
+            # As patient as a publish (core.queue's task_publish_retry_policy, ~30 s):
+            # a Redis restart or failover delays a submit instead of failing it.
+            self._redis = redis.Redis.from_url(
+                self.redis_url, retry=_RetryUnlessRefused(ExponentialBackoff(cap=2.0, base=0.5), 20),
+                retry_on_error=[redis.ConnectionError, redis.TimeoutError],
+            )
         return self._redis
 
     def job(self, job_id: str, *, queue: str | None = None) -> Job:
-        """A handle on a job submitted earlier, by its id."""
+        """A handle on a job submitted earlier, by its id. Its status() and result()
+        raise NotFoundError if no client submitted that id to this Redis."""
+        if not isinstance(job_id, str) or not job_id.strip() or len(job_id) > MAX_JOB_ID_CHARS:
+            raise InvalidInputError(f"a job id is the non-empty `job_id` a submit printed (at most {MAX_JOB_ID_CHARS} characters)")
         # The queue of a job submitted elsewhere is unknown: waiting then only needs
         # some live worker, not one on a particular queue.
         return Job(self, job_id, None, queue)
@@ -421,6 +550,10 @@ class Client:
     # --- liveness ---------------------------------------------------------
     def workers(self, timeout: float = 1.0) -> dict[str, list[str]]:
         """Which live workers consume which queue."""
+        with _service_errors(self.redis_url):
+            return self._workers(timeout)
+
+    def _workers(self, timeout: float) -> dict[str, list[str]]:
         # A broker connection dropped mid-probe is asked again on a fresh connection:
         # a liveness check must not fail a waiting client over one lost socket.
         for attempt in (1, 2, 3):
@@ -461,6 +594,34 @@ class Client:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+class _RetryUnlessRefused(Retry):
+    """redis-py's retry, minus a refused password (an AuthenticationError is a
+    ConnectionError to redis-py): asking again cannot change the answer."""
+
+    def call_with_retry(self, do: Any, fail: Any, is_retryable: Any = None, with_failure_count: bool = False) -> Any:
+        def retryable(error: Exception) -> bool:
+            return not isinstance(error, redis.AuthenticationError) and (is_retryable is None or is_retryable(error))
+
+        return super().call_with_retry(do, fail, retryable, with_failure_count)
+
+
+class _ProducerApp(Celery):
+    """The client's Celery app. Every task it sends, by whatever path (a submit, or
+    `client.app.send_task` by name), is first recorded under SUBMITTED_KEY_PREFIX, so
+    status and result can tell an id never issued (NOT_FOUND) from a job still queued."""
+
+    def __init__(self, client: Client, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.vetq_client = client
+
+    def send_task(self, name: str, args: Any = None, kwargs: Any = None, *, task_id: str | None = None,
+                  vetq_recorded: bool = False, **options: Any) -> AsyncResult:
+        task_id = task_id or uuid.uuid4().hex
+        if not vetq_recorded:  # a batch records a whole chunk in one round trip beforehand
+            self.vetq_client._record_submitted([task_id])
+        return super().send_task(name, args, kwargs, task_id=task_id, **options)
 
 
 def _release_result_consumer(app: Celery) -> None:

@@ -28,6 +28,10 @@ TASK_QUEUES = {
 }
 
 TRACE_HEADER = "trace_id"
+# One key per job a client submitted (`vetq:submitted:<job id>`), kept as long as
+# results: an id without one was never issued here, or has expired, and reads as
+# NOT_FOUND rather than as a job still waiting.
+SUBMITTED_KEY_PREFIX = "vetq:submitted:"
 TELEMETRY_STREAM = "vetq:telemetry"
 KIND_OF_TASK = {TASK_EXTRACT: "extract", TASK_VALIDATE: "validate", TASK_REVIEW: "review"}
 

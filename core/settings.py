@@ -4,10 +4,11 @@ a message naming the variable; provider keys keep their SDKs' own names."""
 from __future__ import annotations
 
 import math
+import re
 from pathlib import Path
 
 from pydantic import Field, ValidationError, field_validator, model_validator
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 from core.errors import ConfigError
 from core.llm.client import ModelSpec
@@ -95,6 +96,11 @@ class VetqSettings(BaseSettings):
             raise ValueError(exc.message.removeprefix("VETQ_LIMITS: ")) from None
         return value
 
+    @field_validator("redis_url")
+    @classmethod
+    def _redis_url(cls, value: str | None) -> str | None:
+        return check_redis_url(value) if value else None
+
     @field_validator("log_level")
     @classmethod
     def _level(cls, value: str) -> str:
@@ -112,10 +118,30 @@ class VetqSettings(BaseSettings):
         return ModelSpec.parse(getattr(self, role), variable=f"VETQ_{role.upper()}")
 
 
+REDIS_URL_SCHEMES = ("redis", "rediss", "unix")
+
+
+def check_redis_url(url: str) -> str:
+    """`url` if it is a URL redis-py can open, else ValueError saying what to write. The
+    message never repeats the URL: it may hold a password."""
+    from urllib.parse import urlsplit
+
+    scheme = urlsplit(url.strip()).scheme.lower() if isinstance(url, str) else ""
+    if scheme not in REDIS_URL_SCHEMES:
+        found = f"one starting {scheme}://" if scheme else "a value without a scheme"
+        raise ValueError(f"must be a redis://, rediss:// or unix:// URL (e.g. redis://host:6379/0), got {found}")
+    return url.strip()
+
+
 def load_settings(**overrides: object) -> VetqSettings:
     """Settings from the environment; a bad value raises ConfigError naming it."""
     try:
         return VetqSettings(**overrides)  # type: ignore[arg-type]
+    except SettingsError as exc:
+        # A value pydantic-settings could not even decode (a list setting that is not JSON).
+        field = re.search(r'field "(\w+)"', str(exc))
+        name = f"VETQ_{field.group(1).upper()}" if field else "a VETQ_ setting"
+        raise ConfigError(f"invalid configuration: {name}: not valid JSON; write a JSON list such as [\"json\"]") from None
     except ValidationError as exc:
         problems = []
         for error in exc.errors():

@@ -257,3 +257,107 @@ print(root.handlers == [handler], root.level == logging.ERROR, structlog.is_conf
                           env={**os.environ, "VETQ_HOME": str(tmp_path / "home")}, cwd=str(REPO))
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[-3:] == ["True", "True", "False"], done.stdout + done.stderr
+
+
+# --------------------------------------------------------------------- unknown job ids
+
+
+def test_an_unknown_job_id_is_not_found_not_queued(service, cli_env):
+    from core.errors import NotFoundError
+
+    for verb in (("status", "deadbeef"), ("result", "deadbeef", "--timeout", "30")):
+        code, out, err = vetq_bytes(*verb, env=cli_env)
+        assert code == 2, out + err
+        result = json.loads(out)
+        assert result["error_code"] == "NOT_FOUND" and "deadbeef" in result["error_message"], result
+    with pytest.raises(NotFoundError):
+        service.client.job("deadbeef").status()
+    with pytest.raises(NotFoundError):
+        service.client.job("deadbeef").result(timeout=30)
+    with pytest.raises(NotFoundError):
+        service.client.job("deadbeef").poll(timeout=30)
+
+
+def test_submitted_ids_are_recorded_for_as_long_as_results(service):
+    import redis
+
+    from core.queue import SUBMITTED_KEY_PREFIX
+
+    single = service.client.submit_validation(GLOBEX, GLOBEX_DATA, heuristics_only=True)
+    batch = service.client.submit_batch([{"text": GLOBEX, "data": GLOBEX_DATA, "heuristics_only": True}] * 3
+                                        + [{"text": "   "}])
+    r = redis.Redis.from_url(service.client.redis_url)
+    for job in [single, *batch.jobs]:
+        assert 0 < r.ttl(SUBMITTED_KEY_PREFIX + job.id) <= service.settings.result_ttl_s
+    assert single.result(timeout=60)["status"] == "ok"
+    assert [result["status"] for result in batch.results(timeout=60)] == ["ok", "ok", "ok", "error"]
+    assert single.status() == "done"
+
+
+# --------------------------------------------------------------------- one line, exit 2 or 3, never 1
+
+
+def _assert_one_clean_error(code, out, err, expected_exit, error_code, *words):
+    assert code == expected_exit, (code, out, err)
+    lines = out.splitlines()
+    assert len(lines) == 1, out
+    result = json.loads(lines[0])
+    assert result["error_code"] == error_code, result
+    for word in words:
+        assert word in result["error_message"], result
+    assert not any(line.startswith("Traceback") for line in err.splitlines()), err
+
+
+@pytest.mark.parametrize(("args", "env", "error_code", "word"), [
+    (("status", ""), {}, "INVALID_INPUT", "job id"),
+    (("status", "abc"), {"VETQ_REDIS_URL": "notaurl"}, "CONFIG_ERROR", "VETQ_REDIS_URL"),
+    (("status", "abc"), {"VETQ_REDIS_URL": "http://127.0.0.1:6379/0"}, "CONFIG_ERROR", "VETQ_REDIS_URL"),
+    (("validate", "--data", "{}"), {"VETQ_ACCEPT_CONTENT": "pickle"}, "CONFIG_ERROR", "VETQ_ACCEPT_CONTENT"),
+    (("telemetry", "export", "--out", "/nonexistent-dir/t.jsonl"), {}, "INVALID_INPUT", "cannot write"),
+])
+def test_bad_configuration_and_arguments_exit_2_with_one_line(tmp_path, args, env, error_code, word):
+    code, out, err = vetq_bytes(*args, input=b"Total 5.00", env={"VETQ_HOME": str(tmp_path), **env})
+    _assert_one_clean_error(code, out, err, 2, error_code, word)
+
+
+def test_worker_with_a_negative_concurrency_is_a_usage_error(redis_url):
+    code, out, err = vetq_bytes("worker", "--concurrency", "-1", env={"VETQ_REDIS_URL": redis_url}, timeout=60)
+    assert code == 2 and "--concurrency" in err and "Traceback" not in err, err
+
+
+def test_a_wrong_redis_password_is_a_config_error_naming_the_url(redis_server):
+    import redis
+
+    host_port = redis_server.url.split("//", 1)[1]
+    redis.Redis.from_url(redis_server.url).config_set("requirepass", "the-right-one")
+    try:
+        code, out, err = vetq_bytes("dead", "list", env={"VETQ_REDIS_URL": f"redis://:wrong-one@{host_port}"})
+    finally:
+        redis.Redis.from_url(f"redis://:the-right-one@{host_port}").config_set("requirepass", "")
+    _assert_one_clean_error(code, out, err, 2, "CONFIG_ERROR", "password", "VETQ_REDIS_URL")
+    assert "wrong-one" not in out + err
+
+
+def test_a_producer_whose_redis_is_down_exits_3_service_unavailable(tmp_path):
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    code, out, err = vetq_bytes("validate", "--heuristics-only", "--data", "{}", input=b"Total 5.00",
+                                env={"VETQ_REDIS_URL": f"redis://127.0.0.1:{port}/0", "VETQ_HOME": str(tmp_path)},
+                                timeout=180)
+    _assert_one_clean_error(code, out, err, 3, "SERVICE_UNAVAILABLE", "VETQ_REDIS_URL")
+
+
+def test_an_unexpected_exception_in_a_command_is_internal_error_exit_3(monkeypatch, capsys):
+    from api_client import cli
+
+    def broken(_args):
+        raise KeyError("a bug, not the user's doing")
+
+    # The boundary under test is main's: any handler's unexpected exception.
+    monkeypatch.setattr(cli, "cmd_should_review", broken)
+    assert cli.main(["should-review"]) == 3
+    result = json.loads(capsys.readouterr().out)
+    assert result["error_code"] == "INTERNAL_ERROR" and "KeyError" in result["error_message"]
