@@ -149,3 +149,25 @@ def test_control_characters_in_a_document_are_data(globex):
     hostile = "\x00\x1b[31m" + text.replace(" ", "\u200b ") + "\x07"
     outcome = PIPELINE.validate(hostile, data, heuristics_only=True)
     assert outcome.status in ("ok", "needs_review")
+
+
+@FAST
+@given(HOSTILE_TEXT | JSON_VALUE.map(lambda v: json.dumps(v, allow_nan=True)) | st.binary(max_size=200)
+       | st.integers(1, 3000).map(lambda depth: "[" * depth + "]" * depth))
+def test_the_strict_json_reader_returns_plain_finite_json_or_says_why(raw):
+    from core.validation import MAX_JSON_DEPTH, json_problem, load_json
+
+    try:
+        value = load_json(raw, what="input")
+    except InvalidInputError as exc:
+        assert exc.message.startswith("input")
+        return
+    assert json_problem(value) is None
+    json.dumps(value, allow_nan=False)  # nothing non-finite survived
+    depth, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (dict, list)):
+            depth = max(depth, level)
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item))
+    assert depth <= MAX_JSON_DEPTH
