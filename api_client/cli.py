@@ -473,7 +473,27 @@ def cmd_doctor(args: argparse.Namespace) -> int:
 def cmd_worker(args: argparse.Namespace) -> int:
     from api_client.service_cli import run_worker
 
-    return run_worker(args)
+    try:
+        return run_worker(args)
+    except SystemExit as stopped:
+        if stopped.code in (0, None):
+            return EXIT_OK
+        # Celery ends a failed worker with its own code 1, which here means needs_review.
+        return _worker_failed(stopped.code)
+
+
+def _worker_failed(celery_exit: object) -> int:
+    import redis
+
+    url = _configured_redis_url()
+    if url is not None:
+        try:
+            redis.Redis.from_url(url, socket_connect_timeout=2, socket_timeout=2).ping()
+        except Exception as exc:  # noqa: BLE001 - only to say why the worker stopped
+            error = _as_vetq_error(exc)
+            return fail(error.code, f"the worker stopped: {error.message}", exit_code_for_error(error))
+    return fail(ErrorCode.INTERNAL_ERROR, f"the worker stopped on an error (Celery exit code {celery_exit}); "
+                "its log lines on stderr say why", EXIT_PIPELINE)
 
 
 def cmd_up(args: argparse.Namespace) -> int:

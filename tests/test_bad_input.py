@@ -361,3 +361,15 @@ def test_an_unexpected_exception_in_a_command_is_internal_error_exit_3(monkeypat
     assert cli.main(["should-review"]) == 3
     result = json.loads(capsys.readouterr().out)
     assert result["error_code"] == "INTERNAL_ERROR" and "KeyError" in result["error_message"]
+
+
+def test_a_worker_whose_redis_is_down_exits_3_not_1(tmp_path):
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    # Celery gives up after its broker_connection_max_retries (about a minute and a half).
+    code, out, err = vetq_bytes("worker", "--pool", "solo", env={"VETQ_REDIS_URL": f"redis://127.0.0.1:{port}/0",
+                                                                 "VETQ_HOME": str(tmp_path)}, timeout=300)
+    _assert_one_clean_error(code, out, err, 3, "SERVICE_UNAVAILABLE", "VETQ_REDIS_URL")
