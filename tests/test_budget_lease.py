@@ -1,0 +1,104 @@
+"""Budget reservations are leased: the reservation of a worker that died mid-call is
+given back at the next reserve on its scope, and a late settle charges once."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+import redis
+
+from core.settings import VetqSettings, load_settings
+from workers.budget_ledger import LEASE_MARGIN_S, RedisBudgetLedger, lease_s_for
+
+
+@pytest.fixture
+def r(redis_url):
+    client = redis.Redis.from_url(redis_url)
+    yield client
+    client.close()
+
+
+def wait_until_expired(ledger: RedisBudgetLedger, reservation_id: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while ledger.reservation_state(reservation_id) != "expired":
+        assert time.monotonic() < deadline, "the lease never ran out"
+        time.sleep(0.05)
+
+
+# --------------------------------------------------------------------------- unit level
+
+
+def test_an_expired_lease_no_longer_counts_at_the_next_reserve(r):
+    ledger = RedisBudgetLedger(r, lease_s=0.5)
+    ledger.set_limit("batch:lease", 1000, 600)
+    dead = ledger.reserve(["job:dead", "batch:lease"], 800)  # its worker dies mid-call
+    assert dead is not None
+    assert ledger.reserve(["batch:lease"], 500) is None  # a live lease still holds its tokens
+    wait_until_expired(ledger, dead)
+
+    fresh = ledger.reserve(["job:next", "batch:lease"], 900)
+    assert fresh is not None  # fits only because the dead reservation was given back
+    assert ledger.reserved("batch:lease") == 900 and ledger.remaining("batch:lease") == 100
+
+
+def test_settling_a_swept_reservation_late_charges_once_and_keeps_reserved_whole(r):
+    ledger = RedisBudgetLedger(r, lease_s=0.5)
+    ledger.set_limit("batch:late", 1000, 600)
+    slow = ledger.reserve(["job:slow", "batch:late"], 800)
+    wait_until_expired(ledger, slow)
+    # Only the batch is reserved on again, so only the batch sweeps the lease; the job
+    # scope still holds the 800 tokens.
+    other = ledger.reserve(["batch:late"], 300)
+    assert other is not None and ledger.reserved("batch:late") == 300
+    assert ledger.reserved("job:slow") == 800
+
+    assert ledger.settle(slow, 250)  # the slow call's answer arrives after all
+    assert ledger.spent("batch:late") == 250 and ledger.spent("job:slow") == 250
+    assert ledger.reserved("batch:late") == 300  # the sweep already gave the 800 back
+    assert ledger.reserved("job:slow") == 0  # the job scope gives them back now
+    assert not ledger.settle(slow, 250) and not ledger.release(slow)
+    assert ledger.spent("batch:late") == 250 and ledger.reserved("batch:late") == 300
+
+    assert ledger.settle(other, 300)
+    assert ledger.reserved("batch:late") == 0 and ledger.spent("batch:late") == 550
+    assert ledger.remaining("batch:late") == 450
+
+
+def test_releasing_a_swept_reservation_gives_nothing_back_twice(r):
+    ledger = RedisBudgetLedger(r, lease_s=0.5)
+    ledger.set_limit("batch:rel", 1000, 600)
+    gone = ledger.reserve(["batch:rel"], 600)
+    wait_until_expired(ledger, gone)
+    held = ledger.reserve(["batch:rel"], 700)
+    assert held is not None
+    assert ledger.release(gone)
+    assert ledger.reserved("batch:rel") == 700 and ledger.remaining("batch:rel") == 300
+    assert ledger.reserve(["batch:rel"], 400) is None  # the release made no room it did not have
+
+
+def test_renew_restarts_the_lease_and_fails_once_the_lease_was_swept(r):
+    ledger = RedisBudgetLedger(r, lease_s=2.0)
+    ledger.set_limit("batch:renew", 1000, 600)
+    kept = ledger.reserve(["batch:renew"], 600)
+    time.sleep(1.2)
+    assert ledger.renew(kept)
+    time.sleep(1.2)  # past the first lease, inside the renewed one
+    assert ledger.reservation_state(kept) == "reserved"
+    assert ledger.reserve(["batch:renew"], 500) is None  # still held
+    wait_until_expired(ledger, kept)
+    assert ledger.reserve(["batch:renew"], 500) is not None  # sweeps it
+    assert not ledger.renew(kept)  # its tokens are back in the budget: reserve again
+    assert ledger.settle(kept, 100) and not ledger.renew(kept)
+    assert ledger.spent("batch:renew") == 100 and ledger.reserved("batch:renew") == 500
+
+
+def test_lease_follows_the_provider_timeout_and_bad_parameters_are_refused(r):
+    settings = load_settings(provider_timeout_s=7, max_sleep_s=3)
+    assert lease_s_for(settings) == 7 + 3 + LEASE_MARGIN_S
+    assert lease_s_for(settings, margin_s=1) == 11
+    assert RedisBudgetLedger(r).lease_s == lease_s_for(VetqSettings.model_construct())  # the default follows the settings' defaults
+    with pytest.raises(ValueError, match="lease_s"):
+        RedisBudgetLedger(r, lease_s=0)
+    with pytest.raises(ValueError, match="key_prefix"):
+        RedisBudgetLedger(r, key_prefix="vetq:{budget}")
