@@ -3,13 +3,23 @@ given back at the next reserve on its scope, and a late settle charges once."""
 
 from __future__ import annotations
 
+import json
 import time
 
 import pytest
 import redis
 
+from api_client.client import Client
+from core.extraction.pipeline import ExtractionPipeline
+from core.llm.scripted import ScriptedLLMClient
+from core.llm.tokens import estimate_prompt_tokens
 from core.settings import VetqSettings, load_settings
+from eval.chaos import kill_tree
+from eval.fake_provider import FakeProvider
+from tests.conftest import GLOBEX, GLOBEX_DATA, answer_like_a_model, critic_answer
+from tests.test_queue_processes import wait_for
 from workers.budget_ledger import LEASE_MARGIN_S, RedisBudgetLedger, lease_s_for
+from workers.runner import spawn_worker_process, stop_processes
 
 
 @pytest.fixture
@@ -102,3 +112,79 @@ def test_lease_follows_the_provider_timeout_and_bad_parameters_are_refused(r):
         RedisBudgetLedger(r, lease_s=0)
     with pytest.raises(ValueError, match="key_prefix"):
         RedisBudgetLedger(r, key_prefix="vetq:{budget}")
+
+
+# --------------------------------------------------------------------------- end to end
+
+
+class EstimatingGate:
+    """Runs calls directly and notes, per stage, what the call gate would reserve."""
+
+    def __init__(self) -> None:
+        self.reserves: dict[str, int] = {}
+
+    def call(self, client, request, *, stage):
+        self.reserves[stage] = estimate_prompt_tokens(request) + request.max_tokens
+        return client.complete(request)
+
+
+def reserves_of_one_globex_job(settings) -> dict[str, int]:
+    gate = EstimatingGate()
+    pipeline = ExtractionPipeline(
+        settings,
+        generator_client=ScriptedLLMClient([json.dumps(GLOBEX_DATA)]),
+        critic_client=ScriptedLLMClient([critic_answer()]),
+        gate=gate,
+    )
+    assert pipeline.run({"kind": "extract", "text": GLOBEX}).status == "ok"
+    return gate.reserves
+
+
+def test_a_batch_completes_after_a_worker_died_holding_a_reservation(redis_url, tmp_path):
+    provider_timeout_s, visibility_timeout_s = 3, 20
+    settings = load_settings(home=tmp_path / "client-home", task_time_limit_s=10,
+                             visibility_timeout_s=visibility_timeout_s)
+    reserves = reserves_of_one_globex_job(settings)
+    # Room for one run of the job, Generator then Critic, and nothing more: the rerun's
+    # Critic fits only if the dead Generator reservation was given back.
+    budget = reserves["generator"] + reserves["critic"]
+    lease_s = lease_s_for(load_settings(provider_timeout_s=provider_timeout_s, max_sleep_s=0))
+    assert lease_s < visibility_timeout_s - 2  # the rerun comes after the lease ran out
+
+    with FakeProvider() as fake:
+        fake.set_responder(answer_like_a_model)
+        fake.push_fault({"kind": "timeout", "seconds": 60}, model="fake-generator")  # holds the first call
+        env = {
+            "VETQ_GENERATOR": "openai:fake-generator",
+            "VETQ_CRITIC": "openai:fake-critic",
+            "OPENAI_BASE_URL": fake.base_url_openai,
+            "OPENAI_API_KEY": "test-key-not-real",
+            "VETQ_HOME": str(tmp_path / "worker-home"),
+            "VETQ_LOG_LEVEL": "WARNING",
+            "VETQ_PROVIDER_TIMEOUT_S": str(provider_timeout_s),
+            "VETQ_MAX_SLEEP_S": "0",
+            "VETQ_TASK_TIME_LIMIT_S": "10",
+            "VETQ_VISIBILITY_TIMEOUT_S": str(visibility_timeout_s),
+        }
+        workers = [spawn_worker_process(redis_url, queues=["extract"], concurrency=1, extra_env=env)]
+        try:
+            with Client(redis_url, settings=settings) as client:
+                wait_for(lambda: len(client.workers()) == 1, timeout=60)
+                batch = client.submit_batch([{"kind": "extract", "text": GLOBEX}], token_budget=budget)
+                wait_for(lambda: any(e["model"] == "fake-generator" for e in fake.log), interval=0.02)
+                kill_tree(workers[0])  # mid-call: the Generator reservation is never settled
+
+                ledger = RedisBudgetLedger(redis.Redis.from_url(redis_url))
+                scope = f"batch:{batch.id}"
+                assert ledger.reserved(scope) == reserves["generator"]
+                workers.append(spawn_worker_process(redis_url, queues=["extract"], concurrency=1, extra_env=env))
+
+                [result] = batch.results(timeout=120)
+                assert result["status"] == "ok", result
+                generator_calls = [e for e in fake.log if e["model"] == "fake-generator"]
+                assert len(generator_calls) == 2  # the interrupted call and the rerun's
+                assert ledger.reserved(scope) == 0
+                charged = sum(u["total_tokens"] for u in result["usage"].values())
+                assert ledger.spent(scope) == charged <= budget
+        finally:
+            stop_processes(workers)
