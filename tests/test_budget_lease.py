@@ -18,7 +18,7 @@ from eval.chaos import kill_tree
 from eval.fake_provider import FakeProvider
 from tests.conftest import GLOBEX, GLOBEX_DATA, answer_like_a_model, critic_answer
 from tests.test_queue_processes import wait_for
-from workers.budget_ledger import LEASE_MARGIN_S, RedisBudgetLedger, lease_s_for
+from workers.budget_ledger import LEASE_MARGIN_S, RedisBudgetLedger, ScopedBudget, lease_s_for
 from workers.runner import spawn_worker_process, stop_processes
 
 
@@ -58,10 +58,10 @@ def test_settling_a_swept_reservation_late_charges_once_and_keeps_reserved_whole
     slow = ledger.reserve(["job:slow", "batch:late"], 800)
     wait_until_expired(ledger, slow)
     # Only the batch is reserved on again, so only the batch sweeps the lease; the job
-    # scope still holds the 800 tokens.
+    # scope (not read since) still holds the 800 tokens.
     other = ledger.reserve(["batch:late"], 300)
     assert other is not None and ledger.reserved("batch:late") == 300
-    assert ledger.reserved("job:slow") == 800
+    assert int(r.hget(ledger.scope_key("job:slow"), "reserved")) == 800
 
     assert ledger.settle(slow, 250)  # the slow call's answer arrives after all
     assert ledger.spent("batch:late") == 250 and ledger.spent("job:slow") == 250
@@ -73,6 +73,20 @@ def test_settling_a_swept_reservation_late_charges_once_and_keeps_reserved_whole
     assert ledger.settle(other, 300)
     assert ledger.reserved("batch:late") == 0 and ledger.spent("batch:late") == 550
     assert ledger.remaining("batch:late") == 450
+
+
+def test_reads_do_not_count_an_expired_lease(r):
+    # A review clamps its calls to what the budget leaves and may never reserve at all.
+    ledger = RedisBudgetLedger(r, lease_s=0.5)
+    ledger.set_limit("job:review", 1000, 600)
+    ledger.set_limit("batch:review", 1000, 600)
+    dead = ledger.reserve(["job:review", "batch:review"], 900)
+    assert ScopedBudget(ledger, ["job:review", "batch:review"]).remaining() == 100
+    wait_until_expired(ledger, dead)
+    assert ScopedBudget(ledger, ["job:review", "batch:review"]).remaining() == 1000
+    assert ledger.reserved("batch:review") == 0
+    assert ledger.settle(dead, 400)  # late: charged once, nothing more given back
+    assert ledger.remaining("batch:review") == 600 and ledger.reserved("job:review") == 0
 
 
 def test_releasing_a_swept_reservation_gives_nothing_back_twice(r):

@@ -78,6 +78,7 @@ def exercise_every_script(r: ScriptRecorder) -> None:
     reservation = ledger.reserve(["job:renewed", "batch:{b1}"], 100)
     assert reservation is not None and ledger.renew(reservation)
     assert ledger.release(reservation)
+    assert ScopedBudget(ledger, ["job:direct", "batch:{b1}"]).remaining() < 100_000
 
 
 def test_every_script_is_called_with_keys_of_one_cluster_slot(recorder):

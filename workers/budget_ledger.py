@@ -24,7 +24,8 @@ A scope without a limit is not checked but is still tracked (spent/reserved), wi
 Leases: a reservation is held for `lease_s` (one model call: the provider timeout,
 the in-place rate-limit wait before it, and a margin; see `lease_s_for`). A worker
 that dies mid-call never settles, so the next `reserve` on the same scope gives the
-tokens of every expired lease back, inside the same script. A settle that arrives
+tokens of every expired lease back, inside the same script (and so does every read
+of the scope: `remaining()` never counts a dead worker's tokens). A settle that arrives
 after its lease was swept still charges the real usage once, and takes nothing more
 off `reserved` on the scopes that already gave the tokens back. `renew` restarts a
 lease (e.g. once a long wait for the rate limiter is over).
@@ -95,6 +96,7 @@ class RedisBudgetLedger:
         self._finish = redis_client.register_script(load_lua("budget_finish"))
         self._renew = redis_client.register_script(load_lua("budget_renew"))
         self._charge = redis_client.register_script(load_lua("budget_charge"))
+        self._sweep = redis_client.register_script(load_lua("budget_sweep"))
 
     # ------------------------------------------------------------------ keys
 
@@ -171,11 +173,14 @@ class RedisBudgetLedger:
             self._charge(keys=[self.scope_key(s) for s in unique], args=[max(0, int(tokens)), self.untracked_ttl_s])
 
     def _fields(self, scope: str) -> tuple[int | None, int, int]:
-        limit, spent, reserved = self.redis.hmget(self.scope_key(scope), "limit", "spent", "reserved")
+        # Swept first: a review clamps its calls to remaining() and may never reserve,
+        # so a read that counted dead workers' tokens could end it for want of budget.
+        limit, spent, reserved = self._sweep(keys=[self.scope_key(scope), self.lease_key(scope)])
         return (None if limit is None else _int(limit)), _int(spent), _int(reserved)
 
     def remaining(self, scope: str) -> int:
-        """limit - spent - reserved, never negative; UNLIMITED for a scope without a limit."""
+        """limit - spent - reserved (expired leases given back first), never negative;
+        UNLIMITED for a scope without a limit."""
         limit, spent, reserved = self._fields(scope)
         if limit is None:
             return UNLIMITED
