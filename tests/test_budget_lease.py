@@ -102,12 +102,12 @@ def test_releasing_a_swept_reservation_gives_nothing_back_twice(r):
 
 
 def test_renew_restarts_the_lease_and_fails_once_the_lease_was_swept(r):
-    ledger = RedisBudgetLedger(r, lease_s=2.0)
+    ledger = RedisBudgetLedger(r, lease_s=3.0)
     ledger.set_limit("batch:renew", 1000, 600)
     kept = ledger.reserve(["batch:renew"], 600)
-    time.sleep(1.2)
+    time.sleep(1.8)
     assert ledger.renew(kept)
-    time.sleep(1.2)  # past the first lease, inside the renewed one
+    time.sleep(1.8)  # past the first lease, inside the renewed one
     assert ledger.reservation_state(kept) == "reserved"
     assert ledger.reserve(["batch:renew"], 500) is None  # still held
     wait_until_expired(ledger, kept)
