@@ -122,8 +122,9 @@ def test_lease_follows_the_provider_timeout_and_bad_parameters_are_refused(r):
     assert lease_s_for(settings) == 7 + 3 + LEASE_MARGIN_S
     assert lease_s_for(settings, margin_s=1) == 11
     assert RedisBudgetLedger(r).lease_s == lease_s_for(VetqSettings.model_construct())  # the default follows the settings' defaults
-    with pytest.raises(ValueError, match="lease_s"):
-        RedisBudgetLedger(r, lease_s=0)
+    for bad in (0, -1, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="lease_s"):
+            RedisBudgetLedger(r, lease_s=bad)
     with pytest.raises(ValueError, match="key_prefix"):
         RedisBudgetLedger(r, key_prefix="vetq:{budget}")
 

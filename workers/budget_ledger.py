@@ -34,6 +34,7 @@ lease (e.g. once a long wait for the rate limiter is over).
 from __future__ import annotations
 
 import json
+import math
 import uuid
 from collections.abc import Sequence
 from typing import Any
@@ -82,8 +83,8 @@ class RedisBudgetLedger:
         if not key_prefix or "{" in key_prefix or "}" in key_prefix:
             raise ValueError("key_prefix must be non-empty and hold no braces (it becomes the keys' hash tag)")
         lease_s = _default_lease_s() if lease_s is None else float(lease_s)
-        if not lease_s > 0:
-            raise ValueError("lease_s must be positive")
+        if not (lease_s > 0 and math.isfinite(lease_s)):
+            raise ValueError("lease_s must be a positive number of seconds")
         self.redis = redis_client
         self.key_prefix = key_prefix
         self.reservation_ttl_s = int(reservation_ttl_s)
