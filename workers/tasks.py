@@ -25,7 +25,7 @@ from core.review.service import config_from_settings, run_review
 from core.review.telemetry import StreamSink, TelemetrySink
 from core.settings import VetqSettings
 from core.validation import parse_model
-from workers.budget_ledger import RedisBudgetLedger, ScopedBudget
+from workers.budget_ledger import RedisBudgetLedger, ScopedBudget, lease_s_for
 from workers.call_gate import RedisCallGate
 from workers.rate_limiter import RedisRateLimiter
 from workers.response_cache import RedisResponseCache
@@ -59,7 +59,7 @@ class WorkerContext:
             if settings.fleet_limiter
             else None
         )
-        self.ledger = RedisBudgetLedger(self.redis)
+        self.ledger = RedisBudgetLedger(self.redis, lease_s=lease_s_for(settings))
         self.cache = RedisResponseCache(self.redis, settings.cache_ttl_s) if settings.cache_ttl_s > 0 else None
 
     def gate_for(self, task: Task, *, job_tokens: int) -> RedisCallGate:
