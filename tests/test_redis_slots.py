@@ -22,6 +22,10 @@ from workers.rate_limiter import LUA_DIR, RedisRateLimiter
 from workers.response_cache import RedisResponseCache
 
 SCRIPT_NAMES = {path.read_text(encoding="utf-8"): path.stem for path in LUA_DIR.glob("*.lua")}
+# The delivery script of workers/reliable_transport.py works on kombu's own keys (the
+# queues, `unacked`), named by kombu; kombu's Redis transport does not run on a Redis
+# Cluster at all (its restores are MULTI over those keys), so the rule cannot apply.
+KOMBU_TRANSPORT_SCRIPTS = {"reliable_pop"}
 
 
 class ScriptRecorder:
@@ -84,7 +88,8 @@ def exercise_every_script(r: ScriptRecorder) -> None:
 def test_every_script_is_called_with_keys_of_one_cluster_slot(recorder):
     exercise_every_script(recorder)
     called = {name for name, _ in recorder.calls}
-    assert called == set(SCRIPT_NAMES.values())  # a new script must be exercised here too
+    # A new script must be exercised here too.
+    assert called == set(SCRIPT_NAMES.values()) - KOMBU_TRANSPORT_SCRIPTS
     for name, keys in recorder.calls:
         assert keys, name
         slots = {key_slot(key.encode()) for key in keys}
