@@ -267,4 +267,6 @@ MODES: dict[str, ModeFn] = {
     "decision_judge": run_decision_judge,
 }
 PRODUCER_MODES: frozenset[str] = frozenset({"blind_first", "proposal_first"})
+# Modes whose first phase must not see the proposal: refused when the blind fields leak it.
+BLIND_MODES: frozenset[str] = frozenset({"blind_first", "independent_only"})
 BENCH_MODES: tuple[str, ...] = ("proposal_first_2pass", "independent_only", "decision_judge")
