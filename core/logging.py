@@ -19,17 +19,50 @@ _configured = False
 _SECRET_PATTERNS = [
     re.compile(r"sk-(?:ant-)?[A-Za-z0-9_\-]{12,}"),
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}"),
-    # Passwords in URLs: redis://user:secret@host, rediss://:secret@host
-    re.compile(r"(?i)([a-z][a-z0-9+.\-]*://[^:/@\s]*:)[^@\s/]+(@)"),
 ]
 _SECRET_ENV = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+_MASK = "[REDACTED]"
+# A URL inside free text: a scheme, then anything up to whitespace or a quote.
+_URL_IN_TEXT = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s'\"<>]*")
+_QUERY_PARAMETER = re.compile(r"([^&;=#]*)(=?)([^&;#]*)")
+# Query parameters redis-py turns into a password (names are compared percent-decoded).
+_SECRET_QUERY_NAMES = frozenset({"password"})
+
+
+def redact_url(url: str) -> str:
+    """`url` with its password masked wherever redis-py would read one: the userinfo
+    (`redis://user:pw@host`, `rediss://:pw@host`, `unix://:pw@/path`, a password
+    holding `@`) and the query (`?password=pw`, `&password=`, `?pass%77ord=`)."""
+    from urllib.parse import unquote_plus
+
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    netloc, after = rest[:end], rest[end:]
+    userinfo, at, hostport = netloc.rpartition("@")
+    if at and ":" in userinfo:
+        netloc = f"{userinfo.partition(':')[0]}:{_MASK}@{hostport}"
+    path, question, query = after.partition("?")
+    if question:
+        query, hash_, fragment = query.partition("#")
+
+        def mask(match: re.Match[str]) -> str:
+            name, equals, value = match.groups()
+            if equals and value and unquote_plus(name).strip().lower() in _SECRET_QUERY_NAMES:
+                return f"{name}={_MASK}"
+            return match.group(0)
+
+        after = f"{path}?{_QUERY_PARAMETER.sub(mask, query)}{hash_}{fragment}"
+    return f"{scheme}://{netloc}{after}"
 
 
 def redact_text(text: str) -> str:
     for name in _SECRET_ENV:
         value = os.environ.get(name)
         if value and len(value) >= 6:
-            text = text.replace(value, "[REDACTED]")
+            text = text.replace(value, _MASK)
+    text = _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), text)
     for pattern in _SECRET_PATTERNS:
         if pattern.groups >= 2:
             text = pattern.sub(lambda m: f"{m.group(1)}[REDACTED]{m.group(2)}", text)
