@@ -87,6 +87,39 @@ def redact_secrets(_logger: Any, _method: str, event_dict: dict[str, Any]) -> di
     return {key: _redact_value(value) for key, value in event_dict.items()}
 
 
+# Celery's own task lines format a job's arguments and result from a context dict
+# ("Task vetq.extract[...] succeeded in 2.0s: {'data': {...}}"): the document and the
+# values extracted from it. These loggers log such lines; the keys are Celery's.
+CELERY_TASK_LOGGERS = ("celery.app.trace", "celery.worker.strategy", "celery.worker.request")
+TASK_DATA_KEYS = ("return_value", "args", "kwargs")
+
+
+class TaskDataFilter(logging.Filter):
+    """Masks a job's arguments and result in Celery's task log records before any
+    handler formats them; ids, task names, runtimes and exceptions are kept."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, dict) and any(key in record.args for key in TASK_DATA_KEYS):
+            record.args = _without_task_data(record.args)
+        data = getattr(record, "data", None)  # the same context, for custom handlers
+        if isinstance(data, dict) and any(key in data for key in TASK_DATA_KEYS):
+            record.data = _without_task_data(data)
+        return True
+
+
+def _without_task_data(context: dict[str, Any]) -> dict[str, Any]:
+    return {key: ("[hidden]" if key in TASK_DATA_KEYS else value) for key, value in context.items()}
+
+
+def hide_task_data() -> None:
+    """Install TaskDataFilter on Celery's task loggers (once; a worker calls this at
+    start, before it forks or starts pool threads)."""
+    for name in CELERY_TASK_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, TaskDataFilter) for f in logger.filters):
+            logger.addFilter(TaskDataFilter())
+
+
 class _CurrentStderr:
     """Writes to whatever sys.stderr is at the moment of writing, so a redirected or
     replaced stderr (tests, daemons) never leaves the logger holding a closed file."""
