@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.redis_url import normalise_redis_url
 from core.settings import VetqSettings
 
 EXTRACT_QUEUE = "extract"
@@ -51,6 +52,7 @@ def celery_config(settings: VetqSettings, redis_url: str) -> dict[str, Any]:
       only after it could no longer be running, so a job never runs twice at once.
     - result_expires: results are kept for VETQ_RESULT_TTL_S, then Redis reclaims them.
     """
+    redis_url = normalise_redis_url(redis_url)  # kombu reads credentials only from the userinfo
     return {
         "broker_url": redis_url,
         "result_backend": redis_url,

@@ -309,9 +309,17 @@ class OpenAIClient(_SDKClient):
         if request.system:
             messages.append({"role": "system", "content": request.system})
         messages.extend({"role": m.role, "content": m.content} for m in request.messages)
-        params: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": request.max_tokens}
+        # The body follows the request's fields, so a caller's parameter fallback (the
+        # review session renames max_tokens, drops reasoning_effort...) changes what is sent.
+        params: dict[str, Any] = {"model": self.model, "messages": messages}
+        if request.max_tokens_field == "max_tokens":
+            params["max_tokens"] = request.max_tokens
+        else:
+            params["max_completion_tokens"] = request.max_tokens
         if request.temperature is not None:
             params["temperature"] = request.temperature
+        if request.reasoning_effort is not None:
+            params["reasoning_effort"] = request.reasoning_effort
         if request.json_mode:
             params["response_format"] = {"type": "json_object"}
         return params
