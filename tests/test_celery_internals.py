@@ -117,3 +117,31 @@ def test_the_task_trace_still_logs_result_and_arguments_in_a_context_dict():
                                  "args": "('doc',)", "kwargs": "{}"},), None)
     assert TaskDataFilter().filter(record)
     assert "Globex" not in record.getMessage() and "vetq.extract[j1] succeeded" in record.getMessage()
+
+
+# workers/reliable_transport.py: its Channel replaces the BRPOP pair of kombu's Redis
+# channel and reads these attributes of it.
+KOMBU_CHANNEL_INTERNALS = (
+    "_brpop_start", "_brpop_read", "_q_for_pri", "_flush_brpop_reauth", "unacked_key", "unacked_index_key",
+    "priority_steps", "sep", "global_keyprefix", "_in_poll", "_brpop_sent_at",
+)
+
+
+def test_kombu_has_an_upper_bound_and_the_redis_channel_internals_the_transport_replaces():
+    import kombu
+    from kombu.transport import redis as kombu_redis
+
+    requirement = _requirement("kombu")
+    assert any(spec.operator in ("<", "<=") for spec in requirement.specifier), requirement
+    assert Version(kombu.__version__) in requirement.specifier, (
+        f"kombu {kombu.__version__} is outside {requirement.specifier}: re-check workers/reliable_transport.py"
+    )
+    channel = kombu_redis.Channel
+    missing = [name for name in KOMBU_CHANNEL_INTERNALS if not hasattr(channel, name)]
+    assert missing == [], f"kombu's Redis Channel lost {missing}"
+    assert list(inspect.signature(channel._brpop_start).parameters) == ["self", "timeout"]
+    assert list(inspect.signature(channel._brpop_read).parameters) == ["self", "options"]
+    # The poller reaches the pair only through these two calls.
+    poller = inspect.getsource(kombu_redis.MultiChannelPoller)
+    assert "channel._brpop_start()" in poller and "chan.handlers[type]()" in poller
+    assert "'BRPOP': self._brpop_read" in inspect.getsource(channel.__init__)
