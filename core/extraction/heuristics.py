@@ -559,20 +559,20 @@ def _check_arithmetic(
     except (InvalidOperation, ValueError, OverflowError):
         return
     if abs(diff) <= ROUNDING_TOLERANCE:
-        checks["total"].penalise(EXTRA_CHARGE_FACTOR, f"{summary}; the difference {diff:.2f} is within rounding")
+        checks["total"].penalise(EXTRA_CHARGE_FACTOR, f"{summary}: the difference {diff:.2f} is within rounding")
         return
     made_of = _difference_made_of(diff, src.adjustments(), either_way=False)
     if made_of is not None:
         checks["total"].penalise(
             EXTRA_CHARGE_FACTOR,
-            f"{summary}; the difference {diff:.2f} is an extra charge or discount the source labels ({' + '.join(made_of)})",
+            f"{summary}: the difference {diff:.2f} is an extra charge or discount the source labels ({' + '.join(made_of)})",
         )
         return
     # Never forgiven, however well the amounts are grounded: the source (or the record)
     # contradicts itself. Blame the fields not fully grounded, else the total.
     weak = [f for f in AMOUNT_FIELDS if not (status[f].grounded and status[f].role_grounded)]
     reason = (
-        f"arithmetic: {summary}; the difference {diff:.2f} is beyond rounding and no labelled charge "
+        f"arithmetic: {summary}: the difference {diff:.2f} is beyond rounding and no labelled charge "
         "or discount in the source makes it up"
     )
     for f in weak or ["total"]:
