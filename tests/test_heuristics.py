@@ -419,6 +419,15 @@ def test_subtotal_and_tax_labelled_twice_with_different_values_conflict() -> Non
         ("Minimum amount due 50.00\nTotal 583.20", dict(total=583.2)),
         ("Shipping total 15.00\nSubtotal 540.00\nVAT 43.20\nTotal 598.20", dict(subtotal=540.0, tax=43.2, total=598.2)),
         ("Total before discount 600.00\nDiscount 16.80\nTotal 583.20", dict(total=583.2)),
+        ("Page 1 of 2\nWidget A 300.00\nSubtotal 300.00\nPage 2 of 2\nWidget B 240.00\nSubtotal 540.00\n"
+         "VAT 20% 108.00\nTotal 648.00", dict(subtotal=540.0, tax=108.0, total=648.0)),
+        ("Your last invoice total was 450.00.\nThis invoice: total 583.20", dict(total=583.2)),
+        ("Total 583.20\nTotal savings 20.00", dict(total=583.2)),
+        ("TOTAL 583.20\nTotal tendered 600.00\nChange 16.80", dict(total=583.2)),
+        ("Total £583.20\nTotal $735.00", dict(total=583.2, currency="GBP")),
+        ("Invoice 1 total 100.00\nInvoice 2 total 200.00\nTotal due 300.00", dict(total=300.0)),
+        ("Total 583.20\nTip 10.00\nTotal 593.20", dict(total=593.2)),
+        ("MwSt 19% 95,00\nMwSt 7% 2,80\nTotal VAT 97,80", dict(tax=97.8)),
     ],
 )
 def test_what_is_not_two_different_labelled_totals(text: str, data: dict) -> None:
@@ -426,6 +435,22 @@ def test_what_is_not_two_different_labelled_totals(text: str, data: dict) -> Non
     for name, fc in checks.items():
         assert not any(r.startswith("conflicting") for r in fc.reasons), (name, fc.reasons)
         assert 0.95 * fc.factor >= 0.70, (name, fc.reasons)
+
+
+@pytest.mark.parametrize(
+    ("text", "data", "role", "other"),
+    [
+        ("Total 583.20 GBP\nTotal 599.00 GBP", dict(total=583.2, currency="GBP"), "total", "599.00"),
+        ("Total 583.20\n\nAmount due: 600.00", dict(total=583.2), "total", "600.00"),
+        ("Gesamtbetrag 1.234,56 EUR\nZu zahlen: 1.234,56 EUR\nGesamt 1.300,00", dict(total=1234.56), "total", "1.300,00"),
+        ("Invoice 1 total 100.00\nInvoice 2 total 200.00\nTotal due 300.00", dict(total=100.0), "total", "200.00"),
+        ("Tax 43.20\nVAT 50.00", dict(tax=43.2), "tax", "50.00"),
+    ],
+)
+def test_what_is_two_different_labelled_amounts(text: str, data: dict, role: str, other: str) -> None:
+    fc = run_heuristics(text, InvoiceData(**data))[role]
+    assert fc.factor == H.CONFLICT_FACTOR
+    assert any(r.startswith(f"conflicting {role}") and other in r for r in fc.reasons), fc.reasons
 
 
 def test_mismatch_far_beyond_charges_is_never_forgiven_however_grounded() -> None:

@@ -153,11 +153,12 @@ _ADJUSTMENT_PHRASES: dict[str, tuple[str, ...]] = {
         "payment received", "prepaid", "prepayment", "advance", "voucher", "coupon", "promo", "less",
         "rabatt", "skonto", "nachlass", "gutschrift", "anzahlung", "bezahlt", "remise", "escompte",
         "acompte", "réduction", "reduction", "descuento", "sconto", "korting", "rabat",
+        "savings", "you save", "you saved", "refund", "refunded", "credits", "tendered", "cash", "card",
     ),
     "either": (
         "rounding", "rounding adjustment", "adjustment", "deposit", "previous balance",
         "balance brought forward", "opening balance", "rundung", "avrundning", "öresavrundning",
-        "arrondi", "pfand",
+        "arrondi", "pfand", "outstanding", "overdue", "past due", "account balance",
     ),
 }
 _ADJUSTMENT_KIND = {p: kind for kind, phrases in _ADJUSTMENT_PHRASES.items() for p in phrases}
@@ -168,8 +169,12 @@ _ADJUSTMENT_RE = re.compile(
 # A figure for part of the document: a page, a carried-forward sum, an instalment.
 _PARTIAL_RE = re.compile(
     r"(?<![^\W_])(?:page|pages|seite|carried|brought|c/f|b/f|übertrag|uebertrag|reporter|running"
-    r"|section|cumulative|kumuliert|minimum|instalment|installment|monthly|per)(?![^\W_])",
+    r"|section|cumulative|kumuliert|minimum|instalment|installment|monthly|per|last|previous|prior)(?![^\W_])",
     re.IGNORECASE,
+)
+# A page break: a form feed, or a line that numbers its page ("Page 2 of 3", "Seite 2").
+_PAGE_MARK_RE = re.compile(
+    r"\f|(?<![^\W_])(?:page|seite|pagina|página|sida|strona|pg\.?)[ \t]*[0-9]{1,4}(?![0-9])", re.IGNORECASE
 )
 # "VAT 20% on 540.00": the number is the base the rate applies to, not the tax.
 _RATE_BASE_RE = re.compile(r"%[ \t]*(?:of|on|auf|sur|su|de|von|from|x)(?![^\W_])", re.IGNORECASE)
@@ -241,6 +246,8 @@ class _Source:
         self._currency_starts: list[int] = []
         self._context: dict[int, _Context] = {}
         self._adjustments: list[tuple[Decimal, str, str]] | None = None
+        self._page_starts: list[int] | None = None
+        self._adjustment_sums: dict[bool, dict[Decimal, list[str]]] = {}
 
     @property
     def norm(self) -> NormalizedText:
@@ -399,14 +406,18 @@ class _Source:
         for h in hits[bisect_left(self._currency_starts, start) :]:
             if h.start >= am.end + len(after):
                 break
-            if not h.strong:
-                continue
             between = text[h.end : am.start] if h.end <= am.start else text[am.end : h.start] if h.start >= am.end else "x"
             if not any(c.isalnum() for c in between):  # written right next to the number
                 codes |= h.codes
         ctx = _Context(adjustment, partial, rate_base, frozenset(codes))
         self._context[ai] = ctx
         return ctx
+
+    def page_of(self, pos: int) -> int:
+        """Which page pos is on (0 when the text marks no pages)."""
+        if self._page_starts is None:
+            self._page_starts = [self.line_starts[self.line_of(m.start())] for m in _PAGE_MARK_RE.finditer(self.text)]
+        return bisect_right(self._page_starts, pos)
 
     def adjustments(self) -> list[tuple[Decimal, str, str]]:
         """(amount, kind, phrase) of every labelled charge or deduction, each once."""
@@ -424,6 +435,11 @@ class _Source:
                 break
         self._adjustments = list(seen.values())
         return self._adjustments
+
+    def adjustment_sums(self, either_way: bool) -> dict[Decimal, list[str]]:
+        if either_way not in self._adjustment_sums:
+            self._adjustment_sums[either_way] = _adjustment_sums(self.adjustments(), either_way=either_way)
+        return self._adjustment_sums[either_way]
 
 
 # --- checks -------------------------------------------------------------------------
@@ -525,12 +541,10 @@ def _check_amount(src: _Source, name: str, value: Any) -> tuple[FieldCheck, _Amo
     return fc, st
 
 
-def _difference_made_of(diff: Decimal, adjustments: list[tuple[Decimal, str, str]], *, either_way: bool) -> list[str] | None:
-    """The fewest labelled charges / deductions whose sum is diff (a charge adds, a
-    deduction subtracts; either_way ignores direction), or None."""
-    target = to_cents(abs(diff) if either_way else diff)
-    if target is None:
-        return None
+def _adjustment_sums(adjustments: list[tuple[Decimal, str, str]], *, either_way: bool) -> dict[Decimal, list[str]]:
+    """Every sum some of the labelled charges / deductions make (a charge adds, a
+    deduction subtracts; either_way ignores direction), each with the fewest phrases."""
+    sums: dict[Decimal, list[str]] = {}
     for size in range(1, len(adjustments) + 1):
         for combo in combinations(adjustments, size):
             options = [
@@ -538,8 +552,20 @@ def _difference_made_of(diff: Decimal, adjustments: list[tuple[Decimal, str, str
                 for value, kind, _ in combo
             ]
             for signs in product(*options):
-                if abs(sum(signs) - target) <= CENT:
-                    return [phrase for _, _, phrase in combo]
+                total = sum(signs)
+                sums.setdefault(abs(total) if either_way else total, [phrase for _, _, phrase in combo])
+    return sums
+
+
+def _difference_made_of(src: _Source, diff: Decimal, *, either_way: bool) -> list[str] | None:
+    """The labelled charges / deductions that make up diff, or None."""
+    target = to_cents(abs(diff) if either_way else diff)
+    if target is None:
+        return None
+    sums = src.adjustment_sums(either_way)
+    for near in (target, target - CENT, target + CENT):
+        if near in sums:
+            return sums[near]
     return None
 
 
@@ -561,7 +587,7 @@ def _check_arithmetic(
     if abs(diff) <= ROUNDING_TOLERANCE:
         checks["total"].penalise(EXTRA_CHARGE_FACTOR, f"{summary}: the difference {diff:.2f} is within rounding")
         return
-    made_of = _difference_made_of(diff, src.adjustments(), either_way=False)
+    made_of = _difference_made_of(src, diff, either_way=False)
     if made_of is not None:
         checks["total"].penalise(
             EXTRA_CHARGE_FACTOR,
@@ -613,37 +639,38 @@ def _check_conflicts(
         if mine_cents is None or not mine:
             continue
         with_cents = any(_CENTS_RE.search(src.amounts[ai].raw) for ai in mine)
+        my_pages = {src.page_of(src.amounts[ai].start) for ai in mine}
         my_currencies = frozenset().union(*(src.context(ai).currencies for ai in mine))
         if not my_currencies and isinstance(currency, str):
             my_currencies = frozenset({currency.strip().upper()})
-        others: dict[Decimal, str] = {}
-        other_mentions: list[Decimal] = []
+        parts: list[tuple[int, Decimal]] = []
         for ai in candidates:
-            am = src.amounts[ai]
-            cents = to_cents(abs(am.value))
+            cents = to_cents(abs(src.amounts[ai].value))
             if cents is None or cents == mine_cents:
                 continue
-            if with_cents and not _CENTS_RE.search(am.raw):
+            if with_cents and not _CENTS_RE.search(src.amounts[ai].raw):
                 continue  # "Total: 3" (a count) beside "Total 583.20"
+            parts.append((ai, cents))
+        if not parts or mine_cents in (sum(c for _, c in parts), sum({c for _, c in parts})):
+            continue  # its parts: tax per rate, subtotals per page
+        others: dict[Decimal, str] = {}
+        for ai, cents in parts:
+            if src.page_of(src.amounts[ai].start) not in my_pages:
+                continue  # another page's figure: a running subtotal, a page total
             theirs = src.context(ai).currencies
             if theirs and my_currencies and not theirs & my_currencies:
                 continue  # the same figure in another currency
-            other_mentions.append(cents)
-            others.setdefault(cents, am.raw)
+            others.setdefault(cents, src.amounts[ai].raw)
         if not others:
             continue
-        if mine_cents in (sum(others), sum(other_mentions)):
-            continue  # its parts: tax per rate, subtotals per page
-        adjustments = src.adjustments()
         unexplained = [
-            raw for cents, raw in others.items()
-            if _difference_made_of(mine_cents - cents, adjustments, either_way=True) is None
+            raw for cents, raw in others.items() if _difference_made_of(src, mine_cents - cents, either_way=True) is None
         ]
         if unexplained:
             shown = src.amounts[mine[0]].raw
             checks[name].penalise(
                 CONFLICT_FACTOR,
-                f"conflicting {name} in the source: {shown} and {', '.join(unexplained[:3])} are both labelled {name}, "
+                f"conflicting {name} in the source: {shown} and {', '.join(unexplained[:3])} are each labelled {name}, "
                 "and no labelled payment, charge or discount accounts for the difference",
             )
 
