@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from datetime import date
+from decimal import Decimal
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -491,3 +492,22 @@ def test_a_discount_does_not_explain_a_total_that_is_larger() -> None:
     text = "Subtotal 540.00\nVAT 43.20\nDiscount 10.00\nTotal 593.20"
     fc = run_heuristics(text, InvoiceData(subtotal=540.0, tax=43.2, total=593.2))["total"]
     assert fc.factor == H.ARITHMETIC_FACTOR
+
+
+_TOTAL_LABELS = ["Total", "Amount due", "Total due", "Balance due", "Grand total", "Invoice total", "Total amount"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(min_value=100, max_value=10_000_000),
+    st.integers(min_value=0, max_value=2_000_000),
+    st.lists(st.sampled_from(_TOTAL_LABELS), min_size=1, max_size=4),
+    st.sampled_from([", ", ".\n", "\n\n", ". The "]),
+)
+def test_a_total_repeated_under_any_total_label_never_conflicts(sub_cents, tax_cents, labels, sep) -> None:
+    sub, tax = Decimal(sub_cents) / 100, Decimal(tax_cents) / 100
+    total = sub + tax
+    text = f"Subtotal {sub:,.2f}{sep}Tax {tax:,.2f}{sep}" + sep.join(f"{label} {total:,.2f}" for label in labels)
+    checks = run_heuristics(text, InvoiceData(subtotal=float(sub), tax=float(tax), total=float(total)))
+    for name, fc in checks.items():
+        assert fc.factor == 1.0, (text, name, fc.reasons)
