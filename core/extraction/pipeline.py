@@ -182,6 +182,7 @@ class ExtractionPipeline:
             trace_id=trace_id,
             critic_summary=critic_summary,
             notes=notes + decision.notes,
+            heuristic_notes=decision.heuristic_notes,
             usage=usage,
         )
         log.info(
