@@ -37,7 +37,7 @@ def locked_redis(tmp_path):
 
     server = EmbeddedRedis(tmp_path / "locked", role="tests").start()
     redis.Redis.from_url(server.url).config_set("requirepass", REDIS_PASSWORD)
-    host_port = server.url.split("//", 1)[1]
+    host_port = server.url.rsplit("@", 1)[1]  # the embedded URL carries the home's own password
     yield f"redis://:{REDIS_PASSWORD}@{host_port}"
     redis.Redis.from_url(f"redis://:{REDIS_PASSWORD}@{host_port}").config_set("requirepass", "")
     server.stop()
