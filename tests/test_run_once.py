@@ -65,8 +65,10 @@ class SignalCounter:
 def test_retry_after_longer_than_the_visibility_timeout_runs_the_job_once(fake, redis_url, queue_settings):
     # Requeue step: 20 - 10 - 2 = 8 s; the 35 s wait is five steps, and a single 35 s
     # countdown would have been redelivered (and run a second time) after 20 s.
+    # max_attempts 2: the 429 spends the one retry, so a parked step that counted as an
+    # attempt would end the job RATE_LIMITED. No cache: a second run would pay again.
     settings = model_settings(queue_settings, task_time_limit_s=10, visibility_timeout_s=20, max_sleep_s=0.5,
-                              cache_ttl_s=0)  # no cache: a second run would show as a second paid call
+                              max_attempts=2, cache_ttl_s=0)
     successes = SignalCounter(signals.task_success)
     svc = Service(settings, redis_url)
     try:
@@ -82,6 +84,12 @@ def test_retry_after_longer_than_the_visibility_timeout_runs_the_job_once(fake, 
     assert result["status"] == "ok", result
     assert outcomes(fake) == {"fake-generator": ["429", "ok"], "fake-critic": ["ok"]}
     assert successes.count == 1
+    # One budget across the steps: the job's scope was charged exactly what it used.
+    from workers.budget_ledger import RedisBudgetLedger
+
+    ledger = RedisBudgetLedger(redis.Redis.from_url(redis_url))
+    scope = ledger.redis.hgetall(ledger.scope_key(f"job:{job.id}"))
+    assert int(scope[b"spent"]) == sum(u["total_tokens"] for u in result["usage"].values())
     generator_times = [e["time"] for e in fake.log if e["model"] == "fake-generator"]
     assert generator_times[1] - generator_times[0] >= 35  # nothing before Retry-After
     assert not any(e.get("early") for e in fake.log)
