@@ -180,3 +180,52 @@ def test_soft_time_limit_ends_the_job_as_timeout_with_the_usage_so_far(redis_url
     assert "soft time limit" in result["error_message"]
     assert result["usage"]["generator"]["total_tokens"] > 0
     assert [e["model"] for e in log] == ["fake-generator", "fake-critic"]  # the job ran once
+
+
+# --- the gate's deadline, on its own: real Redis, real SDK, the fake provider -------
+
+
+def gate_with_deadline(redis_url, left_s, **parts):
+    from workers.budget_ledger import RedisBudgetLedger
+    from workers.call_gate import RedisCallGate
+
+    client = redis.Redis.from_url(redis_url)
+    ledger = RedisBudgetLedger(client)
+    ledger.set_limit("job:deadline-test", 10_000, 600)
+    gate = RedisCallGate(client, ledger=ledger, cache=None, budget_scopes=["job:deadline-test"],
+                         deadline=time.monotonic() + left_s, max_sleep_s=100, **{"limiter": None, **parts})
+    return gate, ledger
+
+
+def one_request():
+    from core.llm.types import LLMRequest, Message
+
+    return LLMRequest(system="You answer in JSON.", messages=(Message(role="user", content="hello"),), max_tokens=64)
+
+
+def test_no_call_is_sent_past_the_job_deadline_and_nothing_stays_reserved(redis_url, fake):
+    from core.llm.providers import OpenAIClient
+    from workers.call_gate import JobTimeoutError
+
+    gate, ledger = gate_with_deadline(redis_url, left_s=-1)
+    with pytest.raises(JobTimeoutError):
+        gate.call(OpenAIClient("fake-generator"), one_request(), stage="generator")
+    assert fake.log == []
+    assert ledger.remaining("job:deadline-test") == 10_000
+
+
+def test_a_rate_limit_wait_that_would_cross_the_deadline_requeues_instead_of_sleeping(redis_url, fake):
+    from core.llm.limits import Limit
+    from core.llm.providers import OpenAIClient
+    from workers.call_gate import RateLimitWaitError
+    from workers.rate_limiter import RedisRateLimiter
+
+    slept = []
+    limiter = RedisRateLimiter(redis.Redis.from_url(redis_url), {"openai:fake-generator": Limit(rpm=1)}, window_s=30)
+    gate, _ = gate_with_deadline(redis_url, left_s=5, limiter=limiter, sleep=slept.append)
+    client = OpenAIClient("fake-generator")
+    gate.call(client, one_request(), stage="generator")
+    with pytest.raises(RateLimitWaitError) as wait:
+        gate.call(client, one_request(), stage="critic")  # the window frees in ~30 s, the job has 5
+    assert wait.value.retry_after_s > 5
+    assert slept == [] and len(fake.log) == 1
