@@ -229,3 +229,15 @@ def test_a_rate_limit_wait_that_would_cross_the_deadline_requeues_instead_of_sle
         gate.call(client, one_request(), stage="critic")  # the window frees in ~30 s, the job has 5
     assert wait.value.retry_after_s > 5
     assert slept == [] and len(fake.log) == 1
+
+
+def test_doctor_applies_the_worker_rule_to_the_visibility_timeout(queue_settings):
+    from api_client.doctor import config_checks
+
+    def visibility_check(visibility_s):
+        settings = queue_settings.model_copy(update={"task_time_limit_s": 10, "visibility_timeout_s": visibility_s})
+        return next(c for c in config_checks(settings, "redis://127.0.0.1:1/0") if c["check"] == "visibility_timeout")
+
+    refused = visibility_check(12)  # longer than the limit, yet the worker refuses it
+    assert refused["status"] == "problem" and "VETQ_VISIBILITY_TIMEOUT_S" in refused["detail"]
+    assert visibility_check(13)["status"] == "ok"
