@@ -70,7 +70,7 @@ def test_a_job_whose_worker_died_after_the_pop_still_runs_once(redis_url, tmp_pa
     from workers.runner import ThreadWorker
 
     # The shortest redelivery the settings allow: the restore comes after ~visibility.
-    settings = load_settings(home=tmp_path / "home", task_time_limit_s=10, visibility_timeout_s=12)
+    settings = load_settings(home=tmp_path / "home", task_time_limit_s=10, visibility_timeout_s=14)
     job_id = _publish_noop(redis_url, settings)
     _die_on_first_sight(create_app(settings, redis_url), {})
 
