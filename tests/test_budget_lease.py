@@ -203,3 +203,36 @@ def test_a_batch_completes_after_a_worker_died_holding_a_reservation(redis_url, 
                 assert ledger.spent(scope) == charged <= budget
         finally:
             stop_processes(workers)
+
+
+def test_a_lease_that_ran_out_during_a_rate_limit_wait_is_renewed_or_refused(r):
+    """A worker that waits in place for the limiter longer than its lease has had its
+    tokens given back to another reserve: it must not then spend them as well."""
+    from core.llm.limits import Limit
+    from core.llm.types import LLMRequest, Message
+    from workers.call_gate import BudgetExceededError, RedisCallGate
+    from workers.rate_limiter import RedisRateLimiter
+
+    ledger = RedisBudgetLedger(r, lease_s=0.3)
+    ledger.set_limit("batch:wait", 1000, 600)
+    client = ScriptedLLMClient(["first", "second"], provider="openai", model="m")
+    request = LLMRequest(system="s", messages=[Message(role="user", content="x")], max_tokens=100)
+    estimate = estimate_prompt_tokens(request) + request.max_tokens
+    taken: list = []
+
+    def sleep_while_another_worker_reserves(seconds: float) -> None:
+        time.sleep(max(seconds, 0.6))  # past the lease
+        taken.append(ledger.reserve(["job:other", "batch:wait"], 1000 - estimate))
+
+    gate = RedisCallGate(
+        r, limiter=RedisRateLimiter(r, {"openai:m": Limit(rpm=1)}, window_s=0.5), ledger=ledger, cache=None,
+        budget_scopes=["job:waiter", "batch:wait"], max_sleep_s=5, sleep=sleep_while_another_worker_reserves,
+    )
+    gate.call(client, request, stage="generator")  # takes the window's one request
+    spent_before = ledger.spent("batch:wait")
+    with pytest.raises(BudgetExceededError):
+        gate.call(client, request, stage="generator")  # waits for the window, lease runs out
+    assert taken and taken[0] is not None  # the other worker got the tokens the lease gave back
+    assert len(client.requests) == 1  # so the second call was not sent
+    assert ledger.spent("batch:wait") == spent_before
+    assert ledger.spent("batch:wait") + ledger.reserved("batch:wait") <= 1000

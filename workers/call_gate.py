@@ -217,6 +217,15 @@ class RedisCallGate:
         if reservation is not None and self.ledger is not None:
             self.ledger.release(reservation)
 
+    def _renewed(self, reservation: str | None, est: int, model_key: str, stage: str) -> str | None:
+        """A wait in place can outlast the reservation's lease, whose tokens the next
+        reserve on the scope then gives back: renew the lease, or reserve again (refused
+        when the budget has no room left), so the tokens are never spent twice."""
+        if reservation is None or self.ledger is None or self.ledger.renew(reservation):
+            return reservation
+        self._release(reservation)
+        return self._reserve(est, model_key, stage)
+
     def _admit(self, model_key: str, est: int, entry_id: str) -> float:
         """Wait (in place, up to max_sleep_s per wait) until the limiter admits the
         call; returns the seconds slept. Raises RateLimitWaitError for longer waits."""
@@ -287,7 +296,10 @@ class RedisCallGate:
             reservation = self._reserve(est, model_key, stage)
             entry_id = uuid.uuid4().hex
             try:
-                waited += self._admit(model_key, est, entry_id)
+                slept = self._admit(model_key, est, entry_id)
+                waited += slept
+                if slept > 0:
+                    reservation = self._renewed(reservation, est, model_key, stage)
             except BaseException:
                 self._release(reservation)
                 raise
