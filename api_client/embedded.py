@@ -10,6 +10,7 @@ from typing import Any
 
 import structlog
 
+from core.errors import ConfigError
 from core.settings import VetqSettings
 
 log = structlog.get_logger("vetq.embedded")
@@ -24,18 +25,21 @@ class EmbeddedService:
         self.redis_url: str | None = None
 
     def start(self) -> EmbeddedService:
-        from workers.app import create_app
+        from workers.app import UnsafeSettingsError, create_app
         from workers.embedded_redis import EmbeddedRedis
         from workers.runner import ThreadWorker
 
         self.redis = EmbeddedRedis(self.settings.home, role="cli").start()
         self.redis_url = self.redis.url
         if self.redis.attached_role == "up":
-            log.info("embedded_using_running_service", url=self.redis_url)
+            log.info("embedded_using_running_service", url=self.redis.safe_url)
             return self
         try:
             app = create_app(self.settings, self.redis_url)
             self.worker = ThreadWorker(app, concurrency=self.concurrency).start()
+        except UnsafeSettingsError as exc:
+            self.redis.stop()
+            raise ConfigError(str(exc)) from None
         except BaseException:
             self.redis.stop()
             raise

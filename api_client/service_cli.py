@@ -12,7 +12,7 @@ from typing import Any
 
 import structlog
 
-from core.errors import ConfigError
+from core.errors import ConfigError, ServiceUnavailableError
 from core.queue import QUEUES
 from core.settings import load_settings
 
@@ -53,6 +53,41 @@ def run_worker(args: argparse.Namespace) -> int:
     return 0
 
 
+# `vetq up` restarts a Redis that died; one that keeps dying is given up on.
+REDIS_RESTARTS_PER_WINDOW = 3
+REDIS_RESTART_WINDOW_S = 60.0
+
+
+def _refuse_unsafe_settings(settings: Any) -> None:
+    """What `vetq worker` would refuse, refused before anything starts: otherwise `up`
+    prints a URL and then restarts refused workers forever."""
+    from core.queue import celery_config, unsafe_settings
+
+    problems = unsafe_settings(celery_config(settings, "redis://127.0.0.1:6379/0"))
+    if problems:
+        raise ConfigError("refusing to start: " + "; ".join(problems))
+
+
+def _supervise_redis(redis: Any, restarts: list[float]) -> None:
+    """Restart the embedded Redis on its port and data if it has ended; raise
+    ServiceUnavailableError when it keeps ending or cannot come back."""
+    code = redis.exit_code()
+    if code is None:
+        return
+    now = time.monotonic()
+    restarts[:] = [t for t in restarts if now - t < REDIS_RESTART_WINDOW_S]
+    log_path = redis.data_dir / "redis.log"
+    if len(restarts) >= REDIS_RESTARTS_PER_WINDOW:
+        raise ServiceUnavailableError(
+            f"the embedded Redis exited (status {code}) {len(restarts) + 1} times within "
+            f"{REDIS_RESTART_WINDOW_S:.0f}s; see {log_path}"
+        )
+    restarts.append(now)
+    log.warning("embedded_redis_died_restarting", exit_code=code, port=redis.port)
+    sys.stderr.write(f"vetq up: the embedded Redis exited (status {code}); restarting it on port {redis.port}\n")
+    redis.restart()  # ServiceUnavailableError, naming the log, if it cannot
+
+
 def run_up(args: argparse.Namespace) -> int:
     from workers.embedded_redis import EmbeddedRedis
     from workers.runner import spawn_worker_process, stop_processes
@@ -62,6 +97,7 @@ def run_up(args: argparse.Namespace) -> int:
         raise ConfigError("`vetq up` runs the embedded Redis; unset VETQ_REDIS_URL, or run `vetq worker` against it")
     if args.workers < 1:
         raise ConfigError("--workers must be at least 1")
+    _refuse_unsafe_settings(settings)
     stopping = False
 
     def request_stop(signum: int, _frame: Any) -> None:
@@ -69,26 +105,37 @@ def run_up(args: argparse.Namespace) -> int:
         stopping = True
 
     previous = {sig: signal.signal(sig, request_stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-    redis = EmbeddedRedis(settings.home, role="up").start()
+    try:
+        redis = EmbeddedRedis(settings.home, role="up").start()
+    except BaseException:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        raise
     if not redis.owner:
         redis.stop()
-        raise ConfigError(f"an embedded Redis already runs for {settings.home} at {redis.url}; use that one")
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        raise ConfigError(f"an embedded Redis already runs for {settings.home} at {redis.safe_url}; use that one")
     workers: list = []
     # A worker that dies right after it starts (a bad setting, a missing SDK) is
     # restarted with growing delays instead of in a tight loop.
     started_at: list[float] = []
     delay_s: list[float] = []
     restart_at: list[float] = []
+    redis_restarts: list[float] = []
     try:
         workers = [spawn_worker_process(redis.url, concurrency=args.concurrency) for _ in range(args.workers)]
         now = time.monotonic()
         started_at = [now] * args.workers
         delay_s = [0.0] * args.workers
         restart_at = [0.0] * args.workers
+        # The export line carries the home's Redis password (it is what makes the URL
+        # work); stdout is for the user's shell, and every log line redacts it.
         sys.stdout.write(f"export VETQ_REDIS_URL={redis.url}\n")
         sys.stdout.flush()
-        sys.stderr.write(f"vetq up: Redis at {redis.url}, {args.workers} worker process(es). Ctrl-C stops all.\n")
+        sys.stderr.write(f"vetq up: Redis at {redis.safe_url}, {args.workers} worker process(es). Ctrl-C stops all.\n")
         while not stopping:
+            _supervise_redis(redis, redis_restarts)
             now = time.monotonic()
             for index, process in enumerate(workers):
                 if process.poll() is None or stopping:

@@ -19,17 +19,50 @@ _configured = False
 _SECRET_PATTERNS = [
     re.compile(r"sk-(?:ant-)?[A-Za-z0-9_\-]{12,}"),
     re.compile(r"(?i)(bearer\s+)[A-Za-z0-9._\-]{8,}"),
-    # Passwords in URLs: redis://user:secret@host, rediss://:secret@host
-    re.compile(r"(?i)([a-z][a-z0-9+.\-]*://[^:/@\s]*:)[^@\s/]+(@)"),
 ]
 _SECRET_ENV = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
+_MASK = "[REDACTED]"
+# A URL inside free text: a scheme, then anything up to whitespace or a quote.
+_URL_IN_TEXT = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s'\"<>]*")
+_QUERY_PARAMETER = re.compile(r"([^&;=#]*)(=?)([^&;#]*)")
+# Query parameters redis-py turns into a password (names are compared percent-decoded).
+_SECRET_QUERY_NAMES = frozenset({"password"})
+
+
+def redact_url(url: str) -> str:
+    """`url` with its password masked wherever redis-py would read one: the userinfo
+    (`redis://user:pw@host`, `rediss://:pw@host`, `unix://:pw@/path`, a password
+    holding `@`) and the query (`?password=pw`, `&password=`, `?pass%77ord=`)."""
+    from urllib.parse import unquote_plus
+
+    scheme, sep, rest = url.partition("://")
+    if not sep:
+        return url
+    end = min((i for i in (rest.find(c) for c in "/?#") if i >= 0), default=len(rest))
+    netloc, after = rest[:end], rest[end:]
+    userinfo, at, hostport = netloc.rpartition("@")
+    if at and ":" in userinfo:
+        netloc = f"{userinfo.partition(':')[0]}:{_MASK}@{hostport}"
+    path, question, query = after.partition("?")
+    if question:
+        query, hash_, fragment = query.partition("#")
+
+        def mask(match: re.Match[str]) -> str:
+            name, equals, value = match.groups()
+            if equals and value and unquote_plus(name).strip().lower() in _SECRET_QUERY_NAMES:
+                return f"{name}={_MASK}"
+            return match.group(0)
+
+        after = f"{path}?{_QUERY_PARAMETER.sub(mask, query)}{hash_}{fragment}"
+    return f"{scheme}://{netloc}{after}"
 
 
 def redact_text(text: str) -> str:
     for name in _SECRET_ENV:
         value = os.environ.get(name)
         if value and len(value) >= 6:
-            text = text.replace(value, "[REDACTED]")
+            text = text.replace(value, _MASK)
+    text = _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), text)
     for pattern in _SECRET_PATTERNS:
         if pattern.groups >= 2:
             text = pattern.sub(lambda m: f"{m.group(1)}[REDACTED]{m.group(2)}", text)
@@ -52,6 +85,39 @@ def _redact_value(value: Any) -> Any:
 
 def redact_secrets(_logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
     return {key: _redact_value(value) for key, value in event_dict.items()}
+
+
+# Celery's own task lines format a job's arguments and result from a context dict
+# ("Task vetq.extract[...] succeeded in 2.0s: {'data': {...}}"): the document and the
+# values extracted from it. These loggers log such lines; the keys are Celery's.
+CELERY_TASK_LOGGERS = ("celery.app.trace", "celery.worker.strategy", "celery.worker.request")
+TASK_DATA_KEYS = ("return_value", "args", "kwargs")
+
+
+class TaskDataFilter(logging.Filter):
+    """Masks a job's arguments and result in Celery's task log records before any
+    handler formats them; ids, task names, runtimes and exceptions are kept."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, dict) and any(key in record.args for key in TASK_DATA_KEYS):
+            record.args = _without_task_data(record.args)
+        data = getattr(record, "data", None)  # the same context, for custom handlers
+        if isinstance(data, dict) and any(key in data for key in TASK_DATA_KEYS):
+            record.data = _without_task_data(data)
+        return True
+
+
+def _without_task_data(context: dict[str, Any]) -> dict[str, Any]:
+    return {key: ("[hidden]" if key in TASK_DATA_KEYS else value) for key, value in context.items()}
+
+
+def hide_task_data() -> None:
+    """Install TaskDataFilter on Celery's task loggers (once; a worker calls this at
+    start, before it forks or starts pool threads)."""
+    for name in CELERY_TASK_LOGGERS:
+        logger = logging.getLogger(name)
+        if not any(isinstance(f, TaskDataFilter) for f in logger.filters):
+            logger.addFilter(TaskDataFilter())
 
 
 class _CurrentStderr:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.redis_url import normalise_redis_url
 from core.settings import VetqSettings
 
 EXTRACT_QUEUE = "extract"
@@ -35,6 +36,25 @@ SUBMITTED_KEY_PREFIX = "vetq:submitted:"
 TELEMETRY_STREAM = "vetq:telemetry"
 KIND_OF_TASK = {TASK_EXTRACT: "extract", TASK_VALIDATE: "validate", TASK_REVIEW: "review"}
 
+# What a requeued job's countdown leaves free of the visibility timeout besides the
+# hard time limit: writing the result and the ack after the job's last second.
+REQUEUE_MARGIN_S = 2.0
+MIN_REQUEUE_STEP_S = 1.0
+
+
+def soft_time_limit_s(task_time_limit_s: int) -> int:
+    """The soft limit leaves a fifth of the hard limit to end the job as a TIMEOUT
+    envelope and write it (8 s of 10, 240 s of 300), not a fixed 10 s that leaves a
+    job at the 10 s minimum one second."""
+    return max(1, int(task_time_limit_s * 0.8))
+
+
+def requeue_step_s(visibility_timeout_s: float, task_time_limit_s: float) -> float:
+    """The longest countdown a requeued job may get. Kombu holds an ETA message
+    unacknowledged from its delivery until the job ends, so countdown + run time must
+    stay under the visibility timeout, or Redis hands the job to a second worker."""
+    return float(visibility_timeout_s) - float(task_time_limit_s) - REQUEUE_MARGIN_S
+
 
 def _publish_retry_logged(exc: BaseException, interval: float) -> None:
     import structlog
@@ -51,10 +71,12 @@ def celery_config(settings: VetqSettings, redis_url: str) -> dict[str, Any]:
     - acks_late + reject_on_worker_lost: a job is acknowledged only after it ends,
       so a worker killed mid-job gives the job back instead of losing it.
     - prefetch 1: a worker holds one waiting job, not a pile a dying worker strands.
-    - visibility timeout > hard time limit: Redis redelivers an unacknowledged job
-      only after it could no longer be running, so a job never runs twice at once.
+    - visibility timeout > hard time limit + the longest requeue countdown: Redis
+      redelivers an unacknowledged job only after it could no longer be waiting or
+      running, so a job never runs twice (longer waits are taken in steps).
     - result_expires: results are kept for VETQ_RESULT_TTL_S, then Redis reclaims them.
     """
+    redis_url = normalise_redis_url(redis_url)  # kombu reads credentials only from the userinfo
     return {
         "broker_url": redis_url,
         "result_backend": redis_url,
@@ -67,7 +89,7 @@ def celery_config(settings: VetqSettings, redis_url: str) -> dict[str, Any]:
         "worker_prefetch_multiplier": 1,
         "task_track_started": True,
         "task_time_limit": settings.task_time_limit_s,
-        "task_soft_time_limit": max(1, settings.task_time_limit_s - 10),
+        "task_soft_time_limit": soft_time_limit_s(settings.task_time_limit_s),
         "result_expires": settings.result_ttl_s,
         # kombu sweeps unacked messages of dead consumers back to their queue only every
         # interval x throttle seconds (10 x 10 by default, after the visibility timeout);
@@ -112,10 +134,11 @@ def unsafe_settings(config: dict[str, Any]) -> list[str]:
         problems.append(f"task_serializer is {config.get('task_serializer')!r}, not json")
     visibility = (config.get("broker_transport_options") or {}).get("visibility_timeout", 3600)
     limit = config.get("task_time_limit") or 0
-    if visibility <= limit:
+    if requeue_step_s(visibility, limit) < MIN_REQUEUE_STEP_S:
         problems.append(
             f"visibility timeout ({visibility}s, VETQ_VISIBILITY_TIMEOUT_S) is not longer than the hard time limit "
-            f"({limit}s, VETQ_TASK_TIME_LIMIT_S): a slow job would be delivered to a second worker while it still runs"
+            f"({limit}s, VETQ_TASK_TIME_LIMIT_S) plus {REQUEUE_MARGIN_S + MIN_REQUEUE_STEP_S:g}s: a slow job, or a "
+            f"retry countdown, would be delivered to a second worker while the first still holds it"
         )
     if not config.get("task_acks_late"):
         problems.append("task_acks_late is off: a worker killed mid-job would lose it")

@@ -46,6 +46,7 @@ class VetqSettings(BaseSettings):
     blindness_warn: float = Field(0.15, ge=0, le=1, description="Proposal overlap that adds a warning")
     review_timeout_s: float = Field(120.0, gt=0, description="Model time one review may spend")
     telemetry: bool = Field(False, description="Write review telemetry records (on/off)")
+    bench_modes: bool = Field(False, description="Run benchmark-only review modes (set by `vetq bench review` for its own workers)")
 
     # Queue and workers.
     redis_url: str | None = Field(None, description="Redis for broker and results; unset = embedded Redis")

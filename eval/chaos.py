@@ -386,6 +386,36 @@ def run_chaos(
     }
 
 
+SUMMED = ("submitted", "completed", "failed", "lost", "duplicate_results", "redelivered_results",
+          "extra_model_calls", "interrupted_jobs", "kills", "redis_restarts")
+
+
+def run_passed(figures: dict[str, Any]) -> bool:
+    """The targets of one run: nothing lost, no two different results for one job, no
+    more extra model calls than jobs a kill interrupted."""
+    return (figures["lost"] == 0 and figures["duplicate_results"] == 0
+            and figures["extra_model_calls"] <= figures["interrupted_jobs"])
+
+
+def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
+    return {
+        "runs": len(runs),
+        "runs_passed": sum(1 for r in runs if run_passed(r)),
+        **{f"total_{name}": sum(r[name] for r in runs) for name in SUMMED},
+        "worst_lost": max(r["lost"] for r in runs),
+        "worst_duplicate_results": max(r["duplicate_results"] for r in runs),
+        "worst_extra_over_interrupted": max(r["extra_model_calls"] - r["interrupted_jobs"] for r in runs),
+    }
+
+
+def _run_line(number: int, figures: dict[str, Any]) -> str:
+    return (f"run {number}: {'pass' if run_passed(figures) else 'FAIL'} submitted={figures['submitted']} "
+            f"completed={figures['completed']} failed={figures['failed']} lost={figures['lost']} "
+            f"duplicates={figures['duplicate_results']} extra_calls={figures['extra_model_calls']} "
+            f"interrupted={figures['interrupted_jobs']} kills={figures['kills']} "
+            f"redis_restarts={figures['redis_restarts']} elapsed_s={figures['elapsed_s']}")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m eval.chaos", description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=60)
@@ -400,24 +430,35 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--deadline-s", type=float, default=180.0)
     parser.add_argument("--time-limit-s", type=int, default=20, help="VETQ_TASK_TIME_LIMIT_S of the workers")
     parser.add_argument("--visibility-timeout-s", type=int, default=30, help="VETQ_VISIBILITY_TIMEOUT_S")
-    parser.add_argument("--seed", type=int, default=None)
+    parser.add_argument("--seed", type=int, default=None, help="seed of the first run (run k uses seed + k - 1)")
+    parser.add_argument("--repeat", type=int, default=1, help="runs in a row: one line per run, then a summary")
     parser.add_argument("--json", action="store_true", help="one JSON object on stdout")
     args = parser.parse_args(argv)
-    if min(args.jobs, args.workers, args.concurrency) < 1 or args.rate <= 0 or args.deadline_s <= 0:
-        parser.error("--jobs, --workers, --concurrency, --rate and --deadline-s must be positive")
+    if min(args.jobs, args.workers, args.concurrency, args.repeat) < 1 or args.rate <= 0 or args.deadline_s <= 0:
+        parser.error("--jobs, --workers, --concurrency, --repeat, --rate and --deadline-s must be positive")
     if args.visibility_timeout_s <= args.time_limit_s:
         parser.error("--visibility-timeout-s must be longer than --time-limit-s")
     from core.logging import configure_logging
 
     configure_logging("WARNING")
-    figures = run_chaos(
-        jobs=args.jobs, workers=args.workers, concurrency=args.concurrency, rate=args.rate,
-        kill_every_s=args.kill_every_s, kills=args.kills, redis_restarts=args.redis_restarts,
-        fault_bursts=args.fault_bursts, latency_ms=args.latency_ms, deadline_s=args.deadline_s,
-        time_limit_s=args.time_limit_s, visibility_timeout_s=args.visibility_timeout_s, seed=args.seed,
-    )  # fmt: skip
-    print(json.dumps(figures) if args.json else json.dumps(figures, indent=2))
-    return 0 if figures["lost"] == 0 and figures["duplicate_results"] == 0 else 1
+    runs = []
+    for number in range(1, args.repeat + 1):
+        figures = run_chaos(
+            jobs=args.jobs, workers=args.workers, concurrency=args.concurrency, rate=args.rate,
+            kill_every_s=args.kill_every_s, kills=args.kills, redis_restarts=args.redis_restarts,
+            fault_bursts=args.fault_bursts, latency_ms=args.latency_ms, deadline_s=args.deadline_s,
+            time_limit_s=args.time_limit_s, visibility_timeout_s=args.visibility_timeout_s,
+            seed=None if args.seed is None else args.seed + number - 1,
+        )  # fmt: skip
+        runs.append(figures)
+        if args.repeat > 1:
+            print(json.dumps({"run": number, **figures}) if args.json else _run_line(number, figures), flush=True)
+    if args.repeat == 1:
+        print(json.dumps(runs[0]) if args.json else json.dumps(runs[0], indent=2))
+    else:
+        summary = summarize(runs)
+        print(json.dumps({"summary": summary}) if args.json else "summary: " + json.dumps(summary))
+    return 0 if all(run_passed(r) for r in runs) else 1
 
 
 if __name__ == "__main__":

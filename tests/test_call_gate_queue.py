@@ -8,6 +8,7 @@ import pytest
 import redis
 
 from tests.conftest import GLOBEX, Service, answer_like_a_model, serving_fake_provider
+from workers.budget_ledger import RedisBudgetLedger
 
 
 @pytest.fixture
@@ -50,9 +51,8 @@ def test_batch_token_budget_is_never_passed_and_nothing_is_charged_twice(fake, r
         results = batch.results(timeout=120)
     finally:
         svc.close()
-    ledger = redis.Redis.from_url(redis_url)
-    scope = ledger.hgetall(f"vetq:budget:scope:batch:{batch.id}")
-    spent, reserved = int(scope[b"spent"]), int(scope.get(b"reserved", 0))
+    ledger = RedisBudgetLedger(redis.Redis.from_url(redis_url))
+    spent, reserved = ledger.spent(f"batch:{batch.id}"), ledger.reserved(f"batch:{batch.id}")
     statuses = [r["status"] for r in results]
     codes = {r.get("error_code") for r in results if r["status"] == "error"}
     assert "ok" in statuses and "error" in statuses

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 
@@ -79,3 +80,16 @@ def test_chaos_run_loses_nothing_and_writes_no_second_result():
     assert figures["completed"] + figures["failed"] == 20, figures
     assert figures["kills"] == 1 and figures["redis_restarts"] == 1 and figures["fault_bursts"] == 1, figures
     assert figures["extra_model_calls"] <= figures["interrupted_jobs"] * 2, figures
+
+
+def test_chaos_repeat_prints_a_line_per_run_and_a_summary(capfd):
+    from eval.chaos import main
+
+    code = main(["--jobs", "3", "--workers", "1", "--kills", "0", "--redis-restarts", "0", "--fault-bursts", "0",
+                 "--rate", "20", "--latency-ms", "10", "--deadline-s", "60", "--repeat", "2", "--seed", "3"])
+    lines = capfd.readouterr().out.strip().splitlines()
+    assert code == 0, lines
+    assert [line.split(":")[0] for line in lines] == ["run 1", "run 2", "summary"]
+    assert all(" pass " in line and "lost=0" in line for line in lines[:2]), lines
+    summary = json.loads(lines[2].removeprefix("summary: "))
+    assert summary["runs"] == 2 and summary["runs_passed"] == 2 and summary["total_submitted"] == 6, summary

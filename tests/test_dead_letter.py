@@ -151,3 +151,28 @@ def test_arguments_that_do_not_fit_the_task_are_dead_lettered(service, args):
     assert service.client.job("dl-arity").result(timeout=30)["status"] == "error"
     entries = _wait_for(lambda: [e for e in _entries(service) if e.get("job_id") == "dl-arity"])
     assert len(entries) == 1 and entries[0]["reason"] == "bad_arguments"
+
+
+class _BuggyReviewer:
+    """A reviewer whose code has a bug: a TypeError worded like a signature mismatch."""
+
+    provider, model = "scripted", "buggy"
+
+    def complete(self, request):
+        raise TypeError("render() missing 1 required positional argument: 'value'")
+
+
+def test_a_type_error_inside_review_code_is_not_filed_as_bad_arguments(service):
+    from tests.test_review_service import make_request
+
+    service.app.conf.vetq_context.replace_reviewer(_BuggyReviewer())
+    request = make_request().model_dump(mode="json", exclude_none=True)
+    service.client.app.send_task("vetq.review", args=[request], task_id="dl-bug", queue="review")
+    outcome = service.client.job("dl-bug").result(timeout=30)
+    assert outcome["error_code"] == "INTERNAL_ERROR" and "TypeError" in outcome["error_message"], outcome
+    # A message that really does not fit, sent after: once its entry is there, the bug's would be too.
+    service.client.app.send_task("vetq.review", args=[request, "extra"], task_id="dl-bug-arity", queue="review")
+    assert _wait_for(lambda: [e for e in _entries(service) if e.get("job_id") == "dl-bug-arity"])
+    reasons = {e["job_id"]: e["reason"] for e in _entries(service)}
+    assert reasons["dl-bug-arity"] == "bad_arguments"
+    assert "dl-bug" not in reasons

@@ -123,3 +123,23 @@ def test_ungrounded_tie_wins_even_above_cap():
             pair.reverse()
         decision = run(crit=critique(*pair, ("total", 0.9, True), ("currency", 0.9, True)))
         assert decision.field_confidence["vendor_name"] == pytest.approx(0.5)
+
+
+def test_every_lowered_factor_keeps_its_reasons_whether_or_not_it_is_flagged():
+    checks = {
+        "currency": Finding(0.85, ["only the ambiguous symbol '$' supports USD"]),
+        "total": Finding(0.5, ["583.2 not found in the source"]),
+        "vendor_name": Finding(1.0, []),
+    }
+    decision = run(checks=checks)
+    assert [f.field for f in decision.flagged_fields] == ["total"]
+    assert decision.heuristic_notes == {
+        "currency": ["only the ambiguous symbol '$' supports USD"],  # not flagged, still explained
+        "total": ["583.2 not found in the source"],
+    }
+
+
+def test_a_lowered_factor_without_a_reason_still_shows_the_factor():
+    decision = run(checks={"currency": Finding(0.9, [])})
+    assert decision.status == "ok"
+    assert decision.heuristic_notes == {"currency": ["heuristic factor 0.90"]}

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from datetime import date
+from decimal import Decimal
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -46,6 +47,9 @@ def test_constants_respect_the_contract() -> None:
     assert 0.95 * H.NO_ROLE_LABEL_FACTOR >= 0.70
     assert 0.95 * H.ROLE_MISMATCH_FACTOR < 0.70
     assert H.EXTRA_CHARGE_FACTOR >= 0.8
+    # an unexplained mismatch and a label conflict each flag a field on their own
+    assert 0.95 * H.ARITHMETIC_FACTOR < 0.70
+    assert 0.95 * H.CONFLICT_FACTOR < 0.70
     for c in (H.UNGROUNDED_FACTOR, H.ROLE_MISMATCH_FACTOR, H.ARITHMETIC_FACTOR, H.AMBIGUOUS_CURRENCY_FACTOR,
               H.NO_ROLE_LABEL_FACTOR, H.INVALID_DATE_FACTOR, H.EXTRA_CHARGE_FACTOR):
         assert 0 < c <= 1
@@ -368,3 +372,142 @@ def test_labels_and_months_beyond_the_first_languages():
     indian = "Taxable value 1,00,000.00\nIGST 18% 18,000.00\nTotal 1,18,000.00 INR\n"
     checks = run_heuristics(indian, InvoiceData(subtotal=100000.0, tax=18000.0, total=118000.0, currency="INR"))
     assert checks["subtotal"].factor == 1.0, checks["subtotal"].reasons
+
+
+# --- two labelled totals, and a mismatch nothing in the source explains ----------------
+CONFLICTING_TOTALS = "Subtotal 540.00, tax 43.20, total 583.20 GBP. The total is 999.99."
+
+
+@pytest.mark.parametrize("committed_total", [999.99, 583.2])
+def test_two_different_labelled_totals_are_a_conflict(committed_total: float) -> None:
+    data = InvoiceData(subtotal=540.0, tax=43.2, total=committed_total, currency="GBP")
+    checks = run_heuristics(CONFLICTING_TOTALS, data)
+    total = checks["total"]
+    assert 0.95 * total.factor < 0.70, total.reasons
+    [conflict] = [r for r in total.reasons if r.startswith("conflicting total")]
+    assert "583.20" in conflict and "999.99" in conflict
+    assert checks["subtotal"].factor == checks["tax"].factor == 1.0
+
+
+def test_subtotal_and_tax_labelled_twice_with_different_values_conflict() -> None:
+    text = "Subtotal 540.00\nVAT 43.20\nTotal 583.20\n\nSummary: subtotal 450.00, VAT 90.00"
+    checks = run_heuristics(text, InvoiceData(subtotal=540.0, tax=43.2, total=583.2))
+    assert checks["subtotal"].factor == H.CONFLICT_FACTOR
+    assert any("conflicting subtotal" in r and "450.00" in r for r in checks["subtotal"].reasons)
+    assert checks["tax"].factor == H.CONFLICT_FACTOR
+    assert any("conflicting tax" in r and "90.00" in r for r in checks["tax"].reasons)
+    assert checks["total"].factor == 1.0
+
+
+@pytest.mark.parametrize(
+    ("text", "data"),
+    [
+        ("Subtotal 540.00\nTax 43.20\nTotal 583.20\n...\nTotal 583.20 GBP", dict(subtotal=540.0, tax=43.2, total=583.2)),
+        ("Subtotal 540.00\nTax 43.20\nTotal 583.20\nAmount due 583.20", dict(subtotal=540.0, tax=43.2, total=583.2)),
+        ("Total 583.20\nAmount paid 200.00\nBalance due 383.20", dict(total=583.2)),
+        ("Total 583.20\nTotal paid 200.00, balance due 383.20", dict(total=583.2)),
+        ("Total 583.20\nPaid by card 583.20\nBalance due 0.00", dict(total=583.2)),
+        ("Total 583.20\nLess deposit 100.00\nAmount due 483.20", dict(total=583.2)),
+        ("Total 583.20 incl. VAT 43.20", dict(total=583.2)),
+        ("Page 1 subtotal 300.00\nPage 2 subtotal 240.00\nSubtotal 540.00", dict(subtotal=540.0)),
+        ("Subtotal 300.00\n--- page 2 ---\nSubtotal 240.00\nSubtotal 540.00", dict(subtotal=540.0)),
+        ("Subtotal carried forward 300.00\nSubtotal 540.00", dict(subtotal=540.0)),
+        ("VAT 20% 100.00\nVAT 5% 10.00\nTotal VAT 110.00", dict(tax=110.0)),
+        ("Tax 20% on 216.00\nTax 43.20", dict(tax=43.2)),
+        ("Total GBP 583.20\nTotal EUR 680.00", dict(total=583.2, currency="GBP")),
+        ("VAT 43.20 GBP\nVAT in EUR: 50.12 EUR", dict(tax=43.2, currency="GBP")),
+        ("Total: 3 items\nTotal 583.20", dict(total=583.2)),
+        ("Minimum amount due 50.00\nTotal 583.20", dict(total=583.2)),
+        ("Shipping total 15.00\nSubtotal 540.00\nVAT 43.20\nTotal 598.20", dict(subtotal=540.0, tax=43.2, total=598.2)),
+        ("Total before discount 600.00\nDiscount 16.80\nTotal 583.20", dict(total=583.2)),
+        ("Page 1 of 2\nWidget A 300.00\nSubtotal 300.00\nPage 2 of 2\nWidget B 240.00\nSubtotal 540.00\n"
+         "VAT 20% 108.00\nTotal 648.00", dict(subtotal=540.0, tax=108.0, total=648.0)),
+        ("Your last invoice total was 450.00.\nThis invoice: total 583.20", dict(total=583.2)),
+        ("Total 583.20\nTotal savings 20.00", dict(total=583.2)),
+        ("TOTAL 583.20\nTotal tendered 600.00\nChange 16.80", dict(total=583.2)),
+        ("Total £583.20\nTotal $735.00", dict(total=583.2, currency="GBP")),
+        ("Invoice 1 total 100.00\nInvoice 2 total 200.00\nTotal due 300.00", dict(total=300.0)),
+        ("Total 583.20\nTip 10.00\nTotal 593.20", dict(total=593.2)),
+        ("MwSt 19% 95,00\nMwSt 7% 2,80\nTotal VAT 97,80", dict(tax=97.8)),
+    ],
+)
+def test_what_is_not_two_different_labelled_totals(text: str, data: dict) -> None:
+    checks = run_heuristics(text, InvoiceData(**data))
+    for name, fc in checks.items():
+        assert not any(r.startswith("conflicting") for r in fc.reasons), (name, fc.reasons)
+        assert 0.95 * fc.factor >= 0.70, (name, fc.reasons)
+
+
+@pytest.mark.parametrize(
+    ("text", "data", "role", "other"),
+    [
+        ("Total 583.20 GBP\nTotal 599.00 GBP", dict(total=583.2, currency="GBP"), "total", "599.00"),
+        ("Total 583.20\n\nAmount due: 600.00", dict(total=583.2), "total", "600.00"),
+        ("Gesamtbetrag 1.234,56 EUR\nZu zahlen: 1.234,56 EUR\nGesamt 1.300,00", dict(total=1234.56), "total", "1.300,00"),
+        ("Invoice 1 total 100.00\nInvoice 2 total 200.00\nTotal due 300.00", dict(total=100.0), "total", "200.00"),
+        ("Tax 43.20\nVAT 50.00", dict(tax=43.2), "tax", "50.00"),
+    ],
+)
+def test_what_is_two_different_labelled_amounts(text: str, data: dict, role: str, other: str) -> None:
+    fc = run_heuristics(text, InvoiceData(**data))[role]
+    assert fc.factor == H.CONFLICT_FACTOR
+    assert any(r.startswith(f"conflicting {role}") and other in r for r in fc.reasons), fc.reasons
+
+
+def test_mismatch_far_beyond_charges_is_never_forgiven_however_grounded() -> None:
+    text = "Subtotal 540.00\nVAT 43.20\nTotal 683.20\nPaid in GBP"
+    checks = run_heuristics(text, InvoiceData(subtotal=540.0, tax=43.2, total=683.2, currency="GBP"))
+    assert checks["subtotal"].factor == checks["tax"].factor == 1.0  # all three are grounded and labelled
+    total = checks["total"]
+    assert total.factor == H.ARITHMETIC_FACTOR
+    assert 0.95 * total.factor < 0.70
+    assert any("100.00 is beyond rounding" in r for r in total.reasons)
+
+
+def test_a_labelled_charge_of_another_size_does_not_forgive_the_mismatch() -> None:
+    text = "Subtotal 540.00\nVAT 43.20\nShipping 15.00\nTotal 683.20"
+    fc = run_heuristics(text, InvoiceData(subtotal=540.0, tax=43.2, total=683.2))["total"]
+    assert fc.factor == H.ARITHMETIC_FACTOR
+
+
+@pytest.mark.parametrize(
+    ("text", "total", "explained_by"),
+    [
+        ("Subtotal 540.00\nVAT 43.20\nShipping 10.00\nHandling fee 5.00\nTotal 598.20", 598.2, "shipping 10.00 + fee 5.00"),
+        ("Subtotal 540.00\nVAT 43.20\nDiscount -10.00\nTotal 573.20", 573.2, "discount -10.00"),
+        ("Subtotal 540.00\nVAT 43.20\nDiscount 10.00\nTotal 573.20", 573.2, "discount 10.00"),
+        ("Subtotal 540.00\nVAT 43.20\nRounding 0.30\nTotal 583.50", 583.5, "rounding 0.30"),
+        ("Subtotal 540.00\nVAT 43.20\nTotal 583.23", 583.23, "within rounding"),
+    ],
+)
+def test_plausible_differences_are_forgiven_with_their_reason(text: str, total: float, explained_by: str) -> None:
+    checks = run_heuristics(text, InvoiceData(subtotal=540.0, tax=43.2, total=total))
+    fc = checks["total"]
+    assert fc.factor == H.EXTRA_CHARGE_FACTOR
+    assert 0.95 * fc.factor >= 0.70
+    assert any(explained_by in r for r in fc.reasons), fc.reasons
+
+
+def test_a_discount_does_not_explain_a_total_that_is_larger() -> None:
+    text = "Subtotal 540.00\nVAT 43.20\nDiscount 10.00\nTotal 593.20"
+    fc = run_heuristics(text, InvoiceData(subtotal=540.0, tax=43.2, total=593.2))["total"]
+    assert fc.factor == H.ARITHMETIC_FACTOR
+
+
+_TOTAL_LABELS = ["Total", "Amount due", "Total due", "Balance due", "Grand total", "Invoice total", "Total amount"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.integers(min_value=100, max_value=10_000_000),
+    st.integers(min_value=0, max_value=2_000_000),
+    st.lists(st.sampled_from(_TOTAL_LABELS), min_size=1, max_size=4),
+    st.sampled_from([", ", ".\n", "\n\n", ". The "]),
+)
+def test_a_total_repeated_under_any_total_label_never_conflicts(sub_cents, tax_cents, labels, sep) -> None:
+    sub, tax = Decimal(sub_cents) / 100, Decimal(tax_cents) / 100
+    total = sub + tax
+    text = f"Subtotal {sub:,.2f}{sep}Tax {tax:,.2f}{sep}" + sep.join(f"{label} {total:,.2f}" for label in labels)
+    checks = run_heuristics(text, InvoiceData(subtotal=float(sub), tax=float(tax), total=float(total)))
+    for name, fc in checks.items():
+        assert fc.factor == 1.0, (text, name, fc.reasons)

@@ -76,7 +76,8 @@ def test_vetq_up_serves_jobs_and_stops_without_orphans(tmp_path):
     )
     try:
         line = up.stdout.readline().strip()
-        assert line.startswith("export VETQ_REDIS_URL=redis://127.0.0.1:"), line
+        # The embedded Redis requires the home's password, so the URL handed out carries it.
+        assert line.startswith("export VETQ_REDIS_URL=redis://:") and "@127.0.0.1:" in line, line
         url = line.split("=", 1)[1]
         from core.settings import load_settings
 

@@ -131,7 +131,8 @@ def fake(monkeypatch):
 
 @pytest.fixture
 def bench_service(fake, redis_url, queue_settings):
-    settings = queue_settings.model_copy(update={"reviewer": MODEL, "cache_ttl_s": 0, "max_attempts": 1})
+    settings = queue_settings.model_copy(update={"reviewer": MODEL, "cache_ttl_s": 0, "max_attempts": 1,
+                                                 "bench_modes": True})
     svc = Service(settings, redis_url, concurrency=4)
     yield svc
     svc.close()

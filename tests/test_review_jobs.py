@@ -59,6 +59,40 @@ def test_worker_refuses_a_leak_sent_past_the_client_with_zero_model_calls(servic
     assert service.client.job("leak-job").status() == "failed"
 
 
+def _leaky_proposal_first() -> dict:
+    """A request the client lets through (proposal_first is not blind) whose blind
+    fields carry the whole proposal."""
+    return request_dict(objective=make_request().proposed_solution, review_mode="proposal_first")
+
+
+def test_a_normal_worker_refuses_a_bench_mode_header_as_invalid_input(service):
+    reviewer = ScriptedLLMClient([])  # raises if asked anything
+    service.app.conf.vetq_context.replace_reviewer(reviewer)
+    service.client.app.send_task("vetq.review", args=[_leaky_proposal_first()], task_id="forged-mode",
+                                 queue="review", headers={"bench_mode": "blind_first"})
+    result = service.client.job("forged-mode").result(timeout=30)
+    assert result["error"]["code"] == "INVALID_INPUT" and "bench_mode" in result["error"]["message"]
+    assert reviewer.requests == []
+
+
+@pytest.mark.parametrize("forged_mode", ["blind_first", "independent_only"])
+def test_a_bench_worker_checks_blindness_for_the_mode_that_runs(redis_url, queue_settings, forged_mode):
+    from tests.conftest import Service
+
+    svc = Service(queue_settings.model_copy(update={"bench_modes": True}), redis_url)
+    try:
+        reviewer = ScriptedLLMClient([])
+        svc.app.conf.vetq_context.replace_reviewer(reviewer)
+        svc.client.app.send_task("vetq.review", args=[_leaky_proposal_first()], task_id=f"leak-{forged_mode}",
+                                 queue="review", headers={"bench_mode": forged_mode})
+        result = svc.client.job(f"leak-{forged_mode}").result(timeout=30)
+    finally:
+        svc.close()
+    assert result["error"]["code"] == "BLINDNESS_LEAK"
+    assert result["meta"]["review_mode"] == forged_mode
+    assert reviewer.requests == []
+
+
 def test_should_review_runs_locally():
     result = Client.should_review(decision_type="database", risk_level="low", includes_migration=True)
     assert result["should_review"] is True and any("migration" in r for r in result["reasons"])

@@ -136,6 +136,19 @@ def test_delimiters_in_data_cannot_close_a_block() -> None:
     assert text.count("</objective>") == 1
 
 
+def test_a_benchmark_mode_override_needs_a_bench_config_and_is_checked_for_blindness() -> None:
+    leaky = make_request(context=PROPOSAL, review_mode="proposal_first")
+    refused = run_review(leaky, ScriptedLLMClient([]), gate=DirectGate(), config=ReviewConfig(), mode="decision_judge")
+    assert isinstance(refused, ReviewError) and refused.error.code == ErrorCode.INVALID_INPUT
+    for blind in ("blind_first", "independent_only"):
+        outcome = run_review(leaky, ScriptedLLMClient([]), gate=DirectGate(), config=ReviewConfig(bench_modes=True),
+                             mode=blind)
+        assert isinstance(outcome, ReviewError) and outcome.error.code == ErrorCode.BLINDNESS_LEAK, outcome
+    judged = run_review(leaky, ScriptedLLMClient([VER]), gate=DirectGate(), config=ReviewConfig(bench_modes=True),
+                        mode="decision_judge")
+    assert isinstance(judged, ReviewResult) and judged.meta.review_mode == "decision_judge"
+
+
 def test_proposal_first_is_one_call_that_sees_everything() -> None:
     outcome, client = review([VER], request=make_request(review_mode="proposal_first"))
     assert isinstance(outcome, ReviewResult)

@@ -22,6 +22,11 @@ def create_app(settings: VetqSettings, redis_url: str, *, check_safety: bool = T
             raise UnsafeSettingsError("refusing to start a worker: " + "; ".join(problems))
     app = Celery("vetq", set_as_current=True)
     app.conf.update(config)
+    if redis_url.split("://", 1)[0] in ("redis", "unix"):
+        # Take each message off its queue and record it as unacknowledged in one
+        # step (workers/reliable_transport.py): a kill or a Redis restart between
+        # the two would otherwise lose the job.
+        app.conf.broker_transport = "workers.reliable_transport:Transport"
     # A worker-side setting: refused messages (undecodable, unknown task, malformed)
     # are recorded in the dead-letter list `vetq:dead` (workers/dead_letter.py).
     app.conf.worker_consumer = "workers.dead_letter:DeadLetterConsumer"

@@ -1,11 +1,17 @@
 """Token budgets in Redis, shared by every worker: one per scope (`job:<id>`,
 `batch:<id>`, ...), reserved before a model call and settled after it.
 
-Redis layout:
+Redis layout (every key carries the hash tag `{<prefix>}`, so each script's keys sit
+in one Redis Cluster slot):
 
-    <prefix>:scope:<scope>     hash  limit, spent, reserved   (TTL from set_limit)
-    <prefix>:res:<id>          hash  state (reserved|settled|released), tokens,
-                                     scopes (JSON list of scope keys), actual
+    {<prefix>}:scope:<scope>   hash  limit, spent, reserved, and r:<id> = tokens of
+                                     each reservation the scope still holds
+                                     (TTL from set_limit)
+    {<prefix>}:lease:<scope>   zset  reservation ids held on the scope, scored by the
+                                     lease's deadline (ms, Redis TIME)
+    {<prefix>}:res:<id>        hash  state (reserved|settled|released), tokens,
+                                     scopes and leases (JSON lists of keys),
+                                     lease_until_ms, actual
 
 `reserve` checks and reserves every scope in one Lua script: either each scope has
 `limit - spent - reserved >= tokens` and all are reserved, or nothing changes. So a
@@ -14,23 +20,48 @@ budget is passed only by what a provider counts beyond the estimate. `settle` an
 
 A scope without a limit is not checked but is still tracked (spent/reserved), with
 `untracked_ttl_s` as its TTL; `remaining()` of such a scope is UNLIMITED.
-A reservation never settled nor released (its worker died mid-call) keeps its
-tokens reserved until the scope hash expires.
+
+Leases: a reservation is held for `lease_s` (one model call: the provider timeout,
+the in-place rate-limit wait before it, and a margin; see `lease_s_for`). A worker
+that dies mid-call never settles, so the next `reserve` on the same scope gives the
+tokens of every expired lease back, inside the same script (and so does every read
+of the scope: `remaining()` never counts a dead worker's tokens). A settle that arrives
+after its lease was swept still charges the real usage once, and takes nothing more
+off `reserved` on the scopes that already gave the tokens back. `renew` restarts a
+lease (e.g. once a long wait for the rate limiter is over).
 """
 
 from __future__ import annotations
 
 import json
+import math
 import uuid
 from collections.abc import Sequence
 from typing import Any
 
 from core.llm.types import Usage
+from core.settings import VetqSettings
 from workers.rate_limiter import load_lua
 
-__all__ = ["UNLIMITED", "RedisBudgetLedger", "ScopedBudget"]
+__all__ = ["LEASE_MARGIN_S", "UNLIMITED", "RedisBudgetLedger", "ScopedBudget", "lease_s_for"]
 
 UNLIMITED = 2**62
+
+# Beyond the provider timeout: the SDK's own overhead around the HTTP request and the
+# Redis round trips between reserve and the call.
+LEASE_MARGIN_S = 10.0
+
+
+def lease_s_for(settings: VetqSettings, *, margin_s: float = LEASE_MARGIN_S) -> float:
+    """How long a reservation may stay unsettled before it counts as its dead worker's:
+    the provider timeout, plus the rate-limit wait a worker sleeps in place between
+    reserving and calling, plus `margin_s`."""
+    return float(settings.provider_timeout_s) + float(settings.max_sleep_s) + float(margin_s)
+
+
+def _default_lease_s() -> float:
+    fields = VetqSettings.model_fields
+    return float(fields["provider_timeout_s"].default) + float(fields["max_sleep_s"].default) + LEASE_MARGIN_S
 
 
 def _int(value: Any) -> int:
@@ -41,25 +72,43 @@ def _int(value: Any) -> int:
     return int(value)
 
 
+def _text(value: Any) -> str | None:
+    return value.decode() if isinstance(value, bytes) else value
+
+
 class RedisBudgetLedger:
     def __init__(self, redis_client: Any, *, key_prefix: str = "vetq:budget",
-                 reservation_ttl_s: int = 24 * 3600, untracked_ttl_s: int = 7 * 24 * 3600) -> None:
+                 reservation_ttl_s: int = 24 * 3600, untracked_ttl_s: int = 7 * 24 * 3600,
+                 lease_s: float | None = None) -> None:
+        if not key_prefix or "{" in key_prefix or "}" in key_prefix:
+            raise ValueError("key_prefix must be non-empty and hold no braces (it becomes the keys' hash tag)")
+        lease_s = _default_lease_s() if lease_s is None else float(lease_s)
+        if not (lease_s > 0 and math.isfinite(lease_s)):
+            raise ValueError("lease_s must be a positive number of seconds")
         self.redis = redis_client
         self.key_prefix = key_prefix
         self.reservation_ttl_s = int(reservation_ttl_s)
         self.untracked_ttl_s = int(untracked_ttl_s)
+        self.lease_s = lease_s
+        self._lease_ms = max(1, int(round(lease_s * 1000)))
+        self._tag = f"{{{key_prefix}}}"
         self._set_limit = redis_client.register_script(load_lua("budget_set_limit"))
         self._reserve = redis_client.register_script(load_lua("budget_reserve"))
         self._finish = redis_client.register_script(load_lua("budget_finish"))
+        self._renew = redis_client.register_script(load_lua("budget_renew"))
         self._charge = redis_client.register_script(load_lua("budget_charge"))
+        self._sweep = redis_client.register_script(load_lua("budget_sweep"))
 
     # ------------------------------------------------------------------ keys
 
     def scope_key(self, scope: str) -> str:
-        return f"{self.key_prefix}:scope:{scope}"
+        return f"{self._tag}:scope:{scope}"
+
+    def lease_key(self, scope: str) -> str:
+        return f"{self._tag}:lease:{scope}"
 
     def reservation_key(self, reservation_id: str) -> str:
-        return f"{self.key_prefix}:res:{reservation_id}"
+        return f"{self._tag}:res:{reservation_id}"
 
     # ------------------------------------------------------------------ API
 
@@ -69,15 +118,17 @@ class RedisBudgetLedger:
         return bool(self._set_limit(keys=[self.scope_key(scope)], args=[int(tokens), max(1, int(ttl_s))]))
 
     def reserve(self, scopes: Sequence[str], tokens: int) -> str | None:
-        """Reserve `tokens` on every scope, atomically; None (nothing reserved) when
-        any scope has too little left."""
+        """Reserve `tokens` on every scope, atomically, under a lease of `lease_s`;
+        None (nothing reserved) when any scope has too little left once expired
+        leases are given back."""
         tokens = max(0, int(tokens))
         unique = list(dict.fromkeys(scopes))
         while True:
             reservation_id = uuid.uuid4().hex
             result = int(self._reserve(
-                keys=[self.reservation_key(reservation_id), *(self.scope_key(s) for s in unique)],
-                args=[tokens, self.reservation_ttl_s, self.untracked_ttl_s],
+                keys=[self.reservation_key(reservation_id), *(self.scope_key(s) for s in unique),
+                      *(self.lease_key(s) for s in unique)],
+                args=[tokens, self.reservation_ttl_s, self.untracked_ttl_s, self._lease_ms, reservation_id],
             ))
             if result == 1:
                 return reservation_id
@@ -85,21 +136,36 @@ class RedisBudgetLedger:
                 return None
             # -1: a uuid collision; draw again
 
-    def _finish_reservation(self, reservation_id: str, mode: str, actual_tokens: int) -> bool:
+    def _keys_of(self, reservation_id: str) -> list[str] | None:
         key = self.reservation_key(reservation_id)
-        raw = self.redis.hget(key, "scopes")
-        if raw is None:
+        scopes, leases = self.redis.hmget(key, "scopes", "leases")
+        if scopes is None or leases is None:
+            return None
+        return [key, *json.loads(_text(scopes)), *json.loads(_text(leases))]
+
+    def _finish_reservation(self, reservation_id: str, mode: str, actual_tokens: int) -> bool:
+        keys = self._keys_of(reservation_id)
+        if keys is None:
             return False
-        scope_keys = json.loads(raw.decode() if isinstance(raw, bytes) else raw)
-        return bool(self._finish(keys=[key, *scope_keys], args=[mode, max(0, int(actual_tokens))]))
+        return bool(self._finish(keys=keys, args=[mode, max(0, int(actual_tokens)), reservation_id]))
 
     def settle(self, reservation_id: str, actual_tokens: int) -> bool:
-        """Move the reservation to spent at the real usage; True the first time only."""
+        """Move the reservation to spent at the real usage; True the first time only
+        (also after its lease expired: what the provider counted is charged once)."""
         return self._finish_reservation(reservation_id, "settle", actual_tokens)
 
     def release(self, reservation_id: str) -> bool:
         """Give the reservation back (the call failed before the provider charged)."""
         return self._finish_reservation(reservation_id, "release", 0)
+
+    def renew(self, reservation_id: str) -> bool:
+        """Restart the reservation's lease from now. False when it is already finished
+        or a scope has already given back its expired lease: the caller then holds
+        less than it reserved and should release it and reserve again."""
+        keys = self._keys_of(reservation_id)
+        if keys is None:
+            return False
+        return bool(self._renew(keys=keys, args=[self._lease_ms, reservation_id]))
 
     def charge(self, scopes: Sequence[str], tokens: int) -> None:
         """Add `tokens` to spent on every scope without a reservation."""
@@ -108,11 +174,14 @@ class RedisBudgetLedger:
             self._charge(keys=[self.scope_key(s) for s in unique], args=[max(0, int(tokens)), self.untracked_ttl_s])
 
     def _fields(self, scope: str) -> tuple[int | None, int, int]:
-        limit, spent, reserved = self.redis.hmget(self.scope_key(scope), "limit", "spent", "reserved")
+        # Swept first: a review clamps its calls to remaining() and may never reserve,
+        # so a read that counted dead workers' tokens could end it for want of budget.
+        limit, spent, reserved = self._sweep(keys=[self.scope_key(scope), self.lease_key(scope)])
         return (None if limit is None else _int(limit)), _int(spent), _int(reserved)
 
     def remaining(self, scope: str) -> int:
-        """limit - spent - reserved, never negative; UNLIMITED for a scope without a limit."""
+        """limit - spent - reserved (expired leases given back first), never negative;
+        UNLIMITED for a scope without a limit."""
         limit, spent, reserved = self._fields(scope)
         if limit is None:
             return UNLIMITED
@@ -128,8 +197,15 @@ class RedisBudgetLedger:
         return self._fields(scope)[0]
 
     def reservation_state(self, reservation_id: str) -> str | None:
-        raw = self.redis.hget(self.reservation_key(reservation_id), "state")
-        return raw.decode() if isinstance(raw, bytes) else raw
+        """reserved, settled, released, or expired (reserved, but its lease has run
+        out: the next reserve on its scopes gives its tokens back)."""
+        state, until = self.redis.hmget(self.reservation_key(reservation_id), "state", "lease_until_ms")
+        state = _text(state)
+        if state == "reserved" and until is not None:
+            seconds, micros = self.redis.time()
+            if seconds * 1000 + micros // 1000 >= _int(until):
+                return "expired"
+        return state
 
 
 class ScopedBudget:

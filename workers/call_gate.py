@@ -20,6 +20,16 @@ One `call()`:
    request: RateLimitExhaustedError (not retryable: the job ends RATE_LIMITED);
 7. any other failure: reservation released, error re-raised.
 
+The job's deadline (`deadline`, on `clock`): the worker's hard time limit is not
+enforced by Celery's thread and solo pools, so the gate enforces it where vetq holds
+the time. Past the deadline no new call is sent; each call's timeout is clipped to
+the time left (core.llm.providers.CALL_TIMEOUT_S); a call that fails once the time is
+up, or that a soft time limit interrupted (SoftTimeLimitExceeded, raised into the
+SDK's read on prefork), ends the job with JobTimeoutError (TIMEOUT, not retried; the
+pipeline's envelope keeps the usage of the stages that answered). A rate-limit wait
+that would cross the deadline is not slept: the job is requeued (RateLimitWaitError)
+and comes back with a fresh time limit.
+
 Attempt counting across Celery retries: pass `attempt_key` (e.g. "job:<id>"). The
 429s of one request are then counted in Redis under
 `<attempt_prefix>:<attempt_key>:<provider:model>:<request fingerprint>` (TTL
@@ -38,21 +48,32 @@ from typing import Any
 
 import redis
 import structlog
+from celery.exceptions import SoftTimeLimitExceeded
 
 from core.errors import ErrorCode
 from core.llm.client import LLMClient
 from core.llm.errors import LLMError, RateLimitedError
+from core.llm.providers import CALL_TIMEOUT_S
 from core.llm.tokens import estimate_prompt_tokens
 from core.llm.types import LLMRequest, LLMResponse, RateLimitInfo
 from workers.budget_ledger import RedisBudgetLedger
 from workers.rate_limiter import RedisRateLimiter
 from workers.response_cache import RedisResponseCache
 
-__all__ = ["BudgetExceededError", "GateStateUnavailableError", "RateLimitExhaustedError", "RateLimitWaitError", "RedisCallGate"]
+__all__ = [
+    "BudgetExceededError", "GateStateUnavailableError", "JobTimeoutError", "RateLimitExhaustedError",
+    "RateLimitWaitError", "RedisCallGate", "full_jitter_backoff_s",
+]
 
 log = structlog.get_logger("vetq.gate")
 
 MAX_BACKOFF_S = 60.0
+
+
+def full_jitter_backoff_s(attempt: int, rng: random.Random | None = None) -> float:
+    """The one backoff of vetq (a 429 without a hint, a job requeued after a transient
+    failure): full jitter, uniform in [0, min(MAX_BACKOFF_S, 2**attempt)]."""
+    return (rng or random).uniform(0, min(MAX_BACKOFF_S, 2.0 ** max(0, attempt)))
 
 
 class BudgetExceededError(LLMError):
@@ -77,6 +98,13 @@ class RateLimitExhaustedError(RateLimitedError):
     """Still rate limited after max_attempts (or a request no window can hold): the job
     ends RATE_LIMITED."""
 
+    retryable = False
+
+
+class JobTimeoutError(LLMError):
+    """The job's time is up: no further model call is made, and the job ends TIMEOUT."""
+
+    code = ErrorCode.TIMEOUT
     retryable = False
 
 
@@ -106,6 +134,7 @@ class RedisCallGate:
         attempt_key: str | None = None,
         attempt_prefix: str = "vetq:attempts",
         attempt_ttl_s: int = 24 * 3600,
+        deadline: float | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
@@ -122,6 +151,7 @@ class RedisCallGate:
         self.attempt_key = attempt_key
         self.attempt_prefix = attempt_prefix
         self.attempt_ttl_s = int(attempt_ttl_s)
+        self.deadline = deadline
         self.sleep = sleep
         self.clock = clock
         self.rng = rng or random.Random()
@@ -137,6 +167,23 @@ class RedisCallGate:
                     ledger.set_limit(scope, int(job_scope_tokens), budget_ttl_s)
 
     # ------------------------------------------------------------------ helpers
+
+    def time_left_s(self) -> float | None:
+        """Seconds until the job's deadline (None: no deadline)."""
+        return None if self.deadline is None else self.deadline - self.clock()
+
+    def _timed_out(self, stage: str, why: str) -> JobTimeoutError:
+        log.warning("job_deadline_reached", stage=stage, reason=why)
+        return JobTimeoutError(f"the job ran out of time ({why}) before the {stage} stage had an answer")
+
+    def _wait_within_deadline(self, model_key: str, wait: float) -> None:
+        """Sleeping past the deadline would only be cut short: give the worker slot back."""
+        left = self.time_left_s()
+        if left is not None and wait >= left:
+            raise RateLimitWaitError(
+                f"{model_key} is rate limited for {wait:.1f}s, longer than the {max(0.0, left):.1f}s this run has left; "
+                f"retry later", retry_after_s=wait,
+            )
 
     def _count(self, name: str, amount: float = 1) -> None:
         with self._lock:
@@ -170,6 +217,15 @@ class RedisCallGate:
         if reservation is not None and self.ledger is not None:
             self.ledger.release(reservation)
 
+    def _renewed(self, reservation: str | None, est: int, model_key: str, stage: str) -> str | None:
+        """A wait in place can outlast the reservation's lease, whose tokens the next
+        reserve on the scope then gives back: renew the lease, or reserve again (refused
+        when the budget has no room left), so the tokens are never spent twice."""
+        if reservation is None or self.ledger is None or self.ledger.renew(reservation):
+            return reservation
+        self._release(reservation)
+        return self._reserve(est, model_key, stage)
+
     def _admit(self, model_key: str, est: int, entry_id: str) -> float:
         """Wait (in place, up to max_sleep_s per wait) until the limiter admits the
         call; returns the seconds slept. Raises RateLimitWaitError for longer waits."""
@@ -187,6 +243,7 @@ class RedisCallGate:
                     f"this worker waits in place); retry later",
                     retry_after_s=wait,
                 )
+            self._wait_within_deadline(model_key, wait)
             self.sleep(wait)
             waited += wait
             self._count("waits_s", wait)
@@ -197,7 +254,7 @@ class RedisCallGate:
             hint = exc.rate_limit.wait_hint_s()
         if hint is not None:
             return max(0.0, float(hint))
-        return self.rng.uniform(0, min(MAX_BACKOFF_S, 1 * 2**attempt))
+        return full_jitter_backoff_s(attempt, self.rng)
 
     # ------------------------------------------------------------------ the call
 
@@ -209,6 +266,10 @@ class RedisCallGate:
             # is retried later rather than failed or run without limits and budgets.
             log.warning("gate_state_unavailable", stage=stage, error=type(exc).__name__)
             raise GateStateUnavailableError(f"the call gate cannot reach Redis ({type(exc).__name__}); retrying") from None
+        except SoftTimeLimitExceeded:
+            # Celery's soft time limit (prefork) struck while the gate waited or
+            # bookkept: the job ends TIMEOUT with what it has, not INTERNAL_ERROR.
+            raise self._timed_out(stage, "soft time limit") from None
 
     def _call(self, client: LLMClient, request: LLMRequest, *, stage: str) -> LLMResponse:
         provider, model = client.provider, client.model
@@ -235,14 +296,22 @@ class RedisCallGate:
             reservation = self._reserve(est, model_key, stage)
             entry_id = uuid.uuid4().hex
             try:
-                waited += self._admit(model_key, est, entry_id)
+                slept = self._admit(model_key, est, entry_id)
+                waited += slept
+                if slept > 0:
+                    reservation = self._renewed(reservation, est, model_key, stage)
             except BaseException:
                 self._release(reservation)
                 raise
             attempt = local_attempts + 1
             if counter is not None:
                 attempt = int(self.redis.get(counter) or 0) + 1
+            left = self.time_left_s()
+            if left is not None and left <= 0:
+                self._release(reservation)
+                raise self._timed_out(stage, "hard time limit")
             self._count("calls")
+            clipped = CALL_TIMEOUT_S.set(left)
             try:
                 response = client.complete(request)
             except RateLimitedError as exc:
@@ -271,14 +340,22 @@ class RedisCallGate:
                         retry_after_s=cooldown, rate_limit=exc.rate_limit,
                     ) from exc
                 if self.limiter is None and cooldown > 0:
+                    self._wait_within_deadline(model_key, cooldown)
                     self.sleep(cooldown)
                     waited += cooldown
                     self._count("waits_s", cooldown)
                 continue  # step 3 waits the shared cooldown out
-            except BaseException:
+            except BaseException as exc:
                 self._release(reservation)
                 self._count("errors")
+                if _interrupted_by_soft_limit(exc):
+                    raise self._timed_out(stage, "soft time limit") from None
+                left = self.time_left_s()
+                if isinstance(exc, LLMError) and left is not None and left <= 0:
+                    raise self._timed_out(stage, "hard time limit") from None
                 raise
+            finally:
+                CALL_TIMEOUT_S.reset(clipped)
             break
 
         usage = response.usage
@@ -297,3 +374,16 @@ class RedisCallGate:
                  waited_s=round(waited, 3), attempt=attempt, cached=False,
                  latency_ms=int((self.clock() - started) * 1000))
         return response
+
+
+def _interrupted_by_soft_limit(exc: BaseException) -> bool:
+    """The SDKs wrap whatever interrupts their read (an APIConnectionError caused by
+    SoftTimeLimitExceeded), so the soft limit is found in the exception's chain."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        if isinstance(current, SoftTimeLimitExceeded):
+            return True
+        seen.add(id(current))
+        current = current.__cause__ or current.__context__
+    return False

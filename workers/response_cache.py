@@ -7,6 +7,8 @@ returned with cached=True), TTL `ttl_s`. Only complete answers are stored (not
 truncated, no tool calls); a request with use_cache=False is neither read nor
 written. Hits and misses are logged with stage, provider and model, never text.
 A Redis failure of the cache is logged and treated as a miss.
+Each entry is one key, read and written by single-key commands: it needs no
+Redis Cluster hash tag.
 """
 
 from __future__ import annotations

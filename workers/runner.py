@@ -41,25 +41,38 @@ class ThreadWorker:
             without_heartbeat=True,
             without_mingle=True,
             without_gossip=True,
+            ready_callback=self._on_consumer_ready,
         )
-        self.thread = threading.Thread(target=self.controller.start, name="vetq-worker", daemon=True)
+        self._ready = threading.Event()
+        self.thread = threading.Thread(target=self._run, name="vetq-worker", daemon=True)
 
-    def start(self) -> ThreadWorker:
+    def _on_consumer_ready(self, _consumer: object) -> None:
+        # Celery calls this from its event loop once every consumer step (broker
+        # connection, task consumer, pidbox) is up. The blueprint's RUN state is not
+        # that signal: Celery sets it *before* starting the steps, and stopping then
+        # closes connections under a step still reading from them ("Unrecoverable
+        # error: AttributeError('NoneType' ... 'readline')").
+        self._ready.set()
+
+    def _run(self) -> None:
+        try:
+            self.controller.start()
+        finally:
+            self._ready.set()  # a worker that dies while starting must not be waited for
+
+    def start(self, timeout: float = 30.0) -> ThreadWorker:
         self.thread.start()
-        # Ready once the consumer is attached to the broker.
-        deadline = time.monotonic() + 30
-        while not self._consuming() and time.monotonic() < deadline:
-            if not self.thread.is_alive():
-                raise RuntimeError("the in-process worker stopped while starting; see the log above")
-            time.sleep(0.02)
+        if not self._ready.wait(timeout) or not self.thread.is_alive():
+            # Stopping a worker that never became ready is the race above; let it
+            # finish starting (or dying) first.
+            self.stop()
+            raise RuntimeError("the in-process worker did not start; see the log above")
         return self
 
-    def _consuming(self) -> bool:
-        consumer = getattr(self.controller, "consumer", None)
-        blueprint = getattr(consumer, "blueprint", None)
-        return blueprint is not None and blueprint.state == 1  # RUN
-
     def stop(self, timeout: float = 15.0) -> None:
+        # stop() before the consumer is ready would race its start (see _on_consumer_ready).
+        if self.thread.ident is not None:
+            self._ready.wait(timeout)
         self.controller.stop(in_sighandler=False)
         self.thread.join(timeout)
 

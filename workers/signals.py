@@ -68,6 +68,9 @@ def connect() -> None:
     global _connected
     if _connected:
         return
+    from core.logging import hide_task_data
+
+    hide_task_data()  # Celery's success line would print each job's result: the extracted data
     signals.task_prerun.connect(_bind, weak=False)
     signals.task_postrun.connect(_dead_letter_invalid_input, weak=False)
     signals.task_postrun.connect(_clear, weak=False)

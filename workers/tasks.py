@@ -3,9 +3,9 @@ envelopes; only transient provider failures leave as exceptions, to be retried."
 
 from __future__ import annotations
 
-import random
 import threading
-from typing import Any
+import time
+from typing import Any, NoReturn
 
 import redis
 import structlog
@@ -19,21 +19,30 @@ from core.extraction.schema import ErrorEnvelope
 from core.llm.errors import LLMError
 from core.llm.gate import CallGate, DirectGate
 from core.llm.limits import parse_limits
-from core.queue import TASK_EXTRACT, TASK_NOOP, TASK_REVIEW, TASK_VALIDATE, TELEMETRY_STREAM
+from core.queue import TASK_EXTRACT, TASK_NOOP, TASK_REVIEW, TASK_VALIDATE, TELEMETRY_STREAM, requeue_step_s
 from core.review.schema import ReviewError, ReviewErrorMeta, ReviewRequest
 from core.review.service import config_from_settings, run_review
 from core.review.telemetry import StreamSink, TelemetrySink
 from core.settings import VetqSettings
 from core.validation import parse_model
-from workers.budget_ledger import RedisBudgetLedger, ScopedBudget
-from workers.call_gate import RedisCallGate
+from workers.budget_ledger import RedisBudgetLedger, ScopedBudget, lease_s_for
+from workers.call_gate import RedisCallGate, full_jitter_backoff_s
 from workers.rate_limiter import RedisRateLimiter
 from workers.response_cache import RedisResponseCache
 from workers.signals import trace_id_of
 
 BATCH_HEADER = "batch_id"
 BATCH_BUDGET_HEADER = "batch_token_budget"
-MAX_BACKOFF_S = 60.0
+# A job's own retry counts travel in its message headers (Task.retry keeps the headers
+# it is given), apart from Celery's `retries`, which every requeue (and every parked
+# step) bumps: a Redis blip must not spend an attempt meant for the provider.
+PROVIDER_RETRIES_HEADER = "vetq_provider_retries"
+OUTAGE_RETRIES_HEADER = "vetq_outage_retries"
+# Epoch seconds before which a requeued job must not run (set when its wait is longer
+# than one requeue step); a delivery that wakes earlier parks again.
+NOT_BEFORE_HEADER = "vetq_not_before"
+EXTRA_OUTAGE_RETRIES = 10
+EARLY_WAKE_TOLERANCE_S = 0.05
 
 log = structlog.get_logger("vetq.worker")
 
@@ -59,7 +68,7 @@ class WorkerContext:
             if settings.fleet_limiter
             else None
         )
-        self.ledger = RedisBudgetLedger(self.redis)
+        self.ledger = RedisBudgetLedger(self.redis, lease_s=lease_s_for(settings))
         self.cache = RedisResponseCache(self.redis, settings.cache_ttl_s) if settings.cache_ttl_s > 0 else None
 
     def gate_for(self, task: Task, *, job_tokens: int) -> RedisCallGate:
@@ -84,6 +93,9 @@ class WorkerContext:
             max_sleep_s=self.settings.max_sleep_s,
             max_attempts=self.settings.max_attempts,
             attempt_key=f"job:{job_id}",
+            # The hard time limit, held by the gate because the thread and solo pools
+            # do not enforce Celery's (prefork does, and its soft limit strikes first).
+            deadline=time.monotonic() + self.settings.task_time_limit_s,
         )
 
     def pipeline(self) -> ExtractionPipeline:
@@ -141,20 +153,65 @@ def header(task: Task, name: str) -> Any:
     return value
 
 
+def counted(task: Task, name: str) -> int:
+    try:
+        return max(0, int(header(task, name) or 0))
+    except (TypeError, ValueError):
+        return 0
+
+
+def requeue(task: Task, exc: BaseException | None, settings: VetqSettings, *, wait_s: float,
+            counts: dict[str, int] | None = None) -> NoReturn:
+    """The one way a job goes back on its queue. Its countdown never exceeds one
+    requeue step (visibility timeout - hard time limit - margin): kombu keeps an ETA
+    message unacknowledged from delivery until the job ends, and Redis hands an
+    unacknowledged message to another worker after the visibility timeout, so a
+    longer countdown would run the job twice. A longer wait is taken in steps, with
+    the due time in the headers (see park_until_due). Steps rather than a due-time
+    sorted set: the message stays in the broker the whole time, so a worker dying
+    between steps loses nothing and no re-publisher has to run anywhere.
+
+    `counts` updates the job's retry counters; the budget (keyed by job id) and every
+    other header go along unchanged."""
+    step = requeue_step_s(settings.visibility_timeout_s or 0, settings.task_time_limit_s)
+    wait_s = max(0.0, float(wait_s))
+    headers = {**(getattr(task.request, "headers", None) or {}), **(counts or {})}
+    if wait_s > step:
+        headers[NOT_BEFORE_HEADER] = time.time() + wait_s
+    else:
+        headers.pop(NOT_BEFORE_HEADER, None)
+    # max_retries=None with the task's own None: vetq's counters, not Celery's, decide.
+    raise task.retry(exc=exc, countdown=min(wait_s, step), headers=headers, max_retries=None)
+
+
+def park_until_due(task: Task, settings: VetqSettings) -> None:
+    """A step of a long wait that woke before the job's due time goes back to sleep
+    without running anything and without spending an attempt."""
+    due = header(task, NOT_BEFORE_HEADER)
+    try:
+        left = float(due) - time.time() if due is not None else 0.0
+    except (TypeError, ValueError):
+        left = 0.0
+    if left > EARLY_WAKE_TOLERANCE_S:
+        log.info("job_parked", due_in_s=round(left, 2))
+        requeue(task, None, settings, wait_s=left)
+
+
 def retry_or_fail(task: Task, exc: LLMError, settings: VetqSettings) -> None:
     """A transient failure hands the worker slot back: the job goes back on its queue
-    with a countdown from Retry-After, or full-jitter backoff. Stages already paid for
-    come back from the response cache on the next attempt. Returns (so the caller
-    writes an error envelope) once the attempts are spent."""
-    attempt = task.request.retries + 1
+    after Retry-After, or full-jitter backoff. Stages already paid for come back from
+    the response cache on the next attempt. Returns (so the caller writes an error
+    envelope) once the attempts are spent."""
+    retries = counted(task, PROVIDER_RETRIES_HEADER)
+    attempt = retries + 1
     if attempt >= settings.max_attempts:
         log.warning("job_attempts_exhausted", error_code=exc.code.value, attempts=attempt)
         return
-    countdown = getattr(exc, "retry_after_s", None)
-    if countdown is None:
-        countdown = random.uniform(0, min(MAX_BACKOFF_S, 2.0**attempt))
-    log.info("job_retry", error_code=exc.code.value, attempt=attempt, countdown_s=round(countdown, 2))
-    raise task.retry(exc=exc, countdown=countdown, max_retries=settings.max_attempts)
+    wait = getattr(exc, "retry_after_s", None)
+    if wait is None:
+        wait = full_jitter_backoff_s(attempt)
+    log.info("job_retry", error_code=exc.code.value, attempt=attempt, wait_s=round(wait, 2))
+    requeue(task, exc, settings, wait_s=wait, counts={PROVIDER_RETRIES_HEADER: retries + 1})
 
 
 BENCH_MODE_HEADER = "bench_mode"
@@ -162,9 +219,14 @@ BENCH_MODE_HEADER = "bench_mode"
 
 def raise_for_redis_outage(task: Task, exc: Exception, settings: VetqSettings) -> None:
     """Redis went away under a running job: put it back (Celery retries the publish
-    until Redis answers) instead of failing it or marking it done."""
-    log.warning("redis_unavailable_retrying_job", error=type(exc).__name__, attempt=task.request.retries + 1)
-    raise task.retry(exc=exc, countdown=1.0 + random.uniform(0, 2.0), max_retries=settings.max_attempts + 10)
+    until Redis answers) instead of failing it or marking it done. Counted apart
+    from the provider's attempts."""
+    outages = counted(task, OUTAGE_RETRIES_HEADER)
+    if outages >= settings.max_attempts + EXTRA_OUTAGE_RETRIES:
+        log.error("redis_unavailable_giving_up", error=type(exc).__name__, attempts=outages + 1)
+        raise exc
+    log.warning("redis_unavailable_retrying_job", error=type(exc).__name__, attempt=outages + 1)
+    requeue(task, exc, settings, wait_s=1.0 + full_jitter_backoff_s(1), counts={OUTAGE_RETRIES_HEADER: outages + 1})
 
 
 def review_job(
@@ -204,6 +266,7 @@ def register(app: Celery, settings: VetqSettings, redis_url: str) -> WorkerConte
 
     # shared=False: these tasks belong to this app only, never to Celery's default app.
     def extraction(task: Task, payload: Any, kind: str) -> dict[str, Any]:
+        park_until_due(task, settings)
         payload = with_trace(task, payload, kind)
         try:
             gate = context.gate_for(task, job_tokens=settings.max_job_tokens)
@@ -216,16 +279,17 @@ def register(app: Celery, settings: VetqSettings, redis_url: str) -> WorkerConte
             outcome = ErrorEnvelope(error_code=exc.code, error_message=exc.message, trace_id=trace_id)
         return outcome.model_dump(mode="json")
 
-    @app.task(name=TASK_EXTRACT, bind=True, shared=False)
+    @app.task(name=TASK_EXTRACT, bind=True, shared=False, max_retries=None)
     def extract(self: Task, payload: Any) -> dict[str, Any]:
         return extraction(self, payload, "extract")
 
-    @app.task(name=TASK_VALIDATE, bind=True, shared=False)
+    @app.task(name=TASK_VALIDATE, bind=True, shared=False, max_retries=None)
     def validate(self: Task, payload: Any) -> dict[str, Any]:
         return extraction(self, payload, "validate")
 
-    @app.task(name=TASK_REVIEW, bind=True, shared=False)
+    @app.task(name=TASK_REVIEW, bind=True, shared=False, max_retries=None)
     def review(self: Task, payload: Any) -> dict[str, Any]:
+        park_until_due(self, settings)
         payload = with_trace(self, payload, None)
         try:
             gate = context.gate_for(self, job_tokens=settings.max_review_tokens)

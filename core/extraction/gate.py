@@ -27,6 +27,9 @@ class GateDecision:
     overall_confidence: float
     flagged_fields: list[FlaggedField]
     notes: list[str] = field(default_factory=list)
+    # every committed field whose heuristic factor is below 1.0, with its reasons,
+    # flagged or not: a forgiven penalty must still say why the score is lower
+    heuristic_notes: dict[str, list[str]] = field(default_factory=dict)
 
 
 def decisive_verdicts(critique: CritiqueResult) -> dict[str, FieldVerdict]:
@@ -64,6 +67,7 @@ def decide(
     verdicts = decisive_verdicts(critique) if critique is not None else None
     field_confidence: dict[str, float | None] = {}
     flagged: list[FlaggedField] = []
+    heuristic_notes: dict[str, list[str]] = {}
     for name in FIELD_NAMES:
         value = getattr(data, name)
         if value is None:
@@ -74,6 +78,10 @@ def decide(
         factor = check.factor if check is not None else 1.0
         combined = round(critic_confidence * factor, 4)
         field_confidence[name] = combined
+        if factor < 1.0:
+            heuristic_notes[name] = list(check.reasons) if check is not None and check.reasons else [
+                f"heuristic factor {factor:.2f}"
+            ]
         if combined < field_threshold:
             heuristic_reasons = list(check.reasons) if check is not None else []
             reason_parts = heuristic_reasons + critic_reasons
@@ -100,4 +108,5 @@ def decide(
         overall_confidence=overall,
         flagged_fields=flagged,
         notes=notes,
+        heuristic_notes=heuristic_notes,
     )

@@ -12,9 +12,10 @@ from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
+from itertools import combinations, product
 from typing import Any
 
-from core.extraction.amounts import AmountMention, find_amounts, parse_amount, to_cents
+from core.extraction.amounts import CENT, AmountMention, find_amounts, parse_amount, to_cents
 from core.extraction.currencies import AMBIGUOUS_SYMBOLS, CURRENCY_WORDS, ISO_4217, UNAMBIGUOUS_SYMBOLS
 from core.extraction.dates import find_date_mentions, is_real_iso_date
 from core.extraction.schema import AMOUNT_FIELDS, FIELD_NAMES, InvoiceData, Span
@@ -27,6 +28,8 @@ __all__ = [
     "ROLE_MISMATCH_FACTOR",
     "ARITHMETIC_FACTOR",
     "EXTRA_CHARGE_FACTOR",
+    "CONFLICT_FACTOR",
+    "ROUNDING_TOLERANCE",
     "AMBIGUOUS_CURRENCY_FACTOR",
     "NO_ROLE_LABEL_FACTOR",
     "INVALID_DATE_FACTOR",
@@ -36,8 +39,9 @@ __all__ = [
 # --- penalties (multiplicative) ------------------------------------------------
 UNGROUNDED_FACTOR = 0.35  # value not in the source at all
 ROLE_MISMATCH_FACTOR = 0.6  # amount present, but another number carries this role's label
-ARITHMETIC_FACTOR = 0.7  # subtotal + tax != total, on the fields not fully grounded
-EXTRA_CHARGE_FACTOR = 0.9  # all three grounded and labelled, yet they do not add up
+ARITHMETIC_FACTOR = 0.7  # subtotal + tax != total, and no labelled charge or rounding explains it
+EXTRA_CHARGE_FACTOR = 0.9  # they do not add up, but a labelled charge / discount or rounding does
+CONFLICT_FACTOR = 0.6  # another amount carries this field's label with a different value
 AMBIGUOUS_CURRENCY_FACTOR = 0.85  # only a shared symbol ("$") supports the code
 NO_ROLE_LABEL_FACTOR = 0.85  # amount present, the source labels no number for this role
 INVALID_DATE_FACTOR = 0.1  # invoice_date is not a real date
@@ -132,6 +136,53 @@ LABEL_AFTER_WINDOW = 20
 COLUMN_LOOKUP_LINES = 3
 _MAX_COLUMN_LINE = 2000
 
+# --- what else a number on an invoice can be -------------------------------------
+# Labelled charges and deductions between subtotal + tax and the total. A difference
+# in the arithmetic, or between two labelled totals, is plausible only when it is made
+# of these (or is within rounding). The kind says which way each may move the total.
+_ADJUSTMENT_PHRASES: dict[str, tuple[str, ...]] = {
+    "charge": (
+        "shipping", "shipping and handling", "shipping & handling", "s&h", "delivery", "delivery charge",
+        "freight", "postage", "postage and packing", "p&p", "carriage", "handling", "packing", "packaging",
+        "fee", "fees", "service charge", "service fee", "surcharge", "tip", "gratuity", "insurance",
+        "versand", "versandkosten", "porto", "fracht", "frais de port", "livraison", "frais",
+        "envío", "envio", "spedizione", "trasporto", "verzending", "verzendkosten", "frakt",
+    ),
+    "deduction": (
+        "discount", "rebate", "credit", "credit note", "paid", "amount paid", "payment", "payments",
+        "payment received", "prepaid", "prepayment", "advance", "voucher", "coupon", "promo", "less",
+        "rabatt", "skonto", "nachlass", "gutschrift", "anzahlung", "bezahlt", "remise", "escompte",
+        "acompte", "réduction", "reduction", "descuento", "sconto", "korting", "rabat",
+        "savings", "you save", "you saved", "refund", "refunded", "credits", "tendered", "cash", "card",
+    ),
+    "either": (
+        "rounding", "rounding adjustment", "adjustment", "deposit", "previous balance",
+        "balance brought forward", "opening balance", "rundung", "avrundning", "öresavrundning",
+        "arrondi", "pfand", "outstanding", "overdue", "past due", "account balance",
+    ),
+}
+_ADJUSTMENT_KIND = {p: kind for kind, phrases in _ADJUSTMENT_PHRASES.items() for p in phrases}
+_ADJUSTMENT_RE = re.compile(
+    r"(?<![^\W_])(?:" + "|".join(_phrase_rx(p) for p in sorted(_ADJUSTMENT_KIND, key=len, reverse=True)) + r")(?![^\W_])",
+    re.IGNORECASE,
+)
+# A figure for part of the document: a page, a carried-forward sum, an instalment.
+_PARTIAL_RE = re.compile(
+    r"(?<![^\W_])(?:page|pages|seite|carried|brought|c/f|b/f|übertrag|uebertrag|reporter|running"
+    r"|section|cumulative|kumuliert|minimum|instalment|installment|monthly|per|last|previous|prior)(?![^\W_])",
+    re.IGNORECASE,
+)
+# A page break: a form feed, or a line that numbers its page ("Page 2 of 3", "Seite 2").
+_PAGE_MARK_RE = re.compile(
+    r"\f|(?<![^\W_])(?:page|seite|pagina|página|sida|strona|pg\.?)[ \t]*[0-9]{1,4}(?![0-9])", re.IGNORECASE
+)
+# "VAT 20% on 540.00": the number is the base the rate applies to, not the tax.
+_RATE_BASE_RE = re.compile(r"%[ \t]*(?:of|on|auf|sur|su|de|von|from|x)(?![^\W_])", re.IGNORECASE)
+_CENTS_RE = re.compile(r"[.,][0-9]{2}\)?$")
+_INCLUDED_PREFIXES = ("incl", "including", "inc ", "inc.", "inkl")
+ROUNDING_TOLERANCE = Decimal("0.05")  # cash rounding to 0.05, per-line tax rounding
+_MAX_ADJUSTMENTS = 8
+
 
 @dataclass
 class FieldCheck:
@@ -152,6 +203,16 @@ class _Label:
     end: int
     role: str
     trailing: bool = False  # a phrase that usually follows its number ("before tax")
+
+
+@dataclass(frozen=True)
+class _Context:
+    """What the words around one amount, on its own line, say it is."""
+
+    adjustment: str | None  # the charge or deduction phrase that qualifies it ("shipping", "paid")
+    partial: bool  # a page, carried-forward or instalment figure
+    rate_base: bool  # the base a tax rate applies to ("20% on 540.00")
+    currencies: frozenset[str]  # currencies named right next to it
 
 
 def _span(text: str, s: int, e: int) -> Span:
@@ -178,7 +239,15 @@ class _Source:
             if role:
                 self.labels.append(_Label(m.start(), m.end(), role, key.startswith(_TRAILING_PREFIXES)))
         self.label_starts = [lb.start for lb in self.labels]
-        self.roles: list[str | None] = self._assign_roles()
+        # role_label[i]: the label on amount i's own line that gave it its role, -1 when
+        # the role came from a column header (or there is none)
+        self.roles, self.role_label = self._assign_roles()
+        self._currency: list[_CurrencyHit] | None = None
+        self._currency_starts: list[int] = []
+        self._context: dict[int, _Context] = {}
+        self._adjustments: list[tuple[Decimal, str, str]] | None = None
+        self._page_starts: list[int] | None = None
+        self._adjustment_sums: dict[bool, dict[Decimal, list[str]]] = {}
 
     @property
     def norm(self) -> NormalizedText:
@@ -198,11 +267,12 @@ class _Source:
         seg = self.text[line_start:pos]
         return len(seg.expandtabs(8)) if "\t" in seg else len(seg)
 
-    def _assign_roles(self) -> list[str | None]:
+    def _assign_roles(self) -> tuple[list[str | None], list[int]]:
         text = self.text
         amounts, labels = self.amounts, self.labels
         n = len(amounts)
         roles: list[str | None] = [None] * n
+        role_label: list[int] = [-1] * n
 
         # candidates: (a) nearest label before on the same line, within the window,
         # no other amount between; (b) a label right after the number.
@@ -246,16 +316,18 @@ class _Source:
         for ai in range(n):
             if pre[ai] >= 0 and pre[ai] not in owned_after:
                 roles[ai] = labels[pre[ai]].role
+                role_label[ai] = pre[ai]
                 used.add(pre[ai])
             elif post[ai] >= 0 and owned_after.get(post[ai]) == ai:
                 roles[ai] = labels[post[ai]].role
+                role_label[ai] = post[ai]
                 used.add(post[ai])
 
         # (c) column layouts: a label above whose columns overlap the number's
         for ai, am in enumerate(amounts):
             if roles[ai] is None:
                 roles[ai] = self._column_role(am, used)
-        return roles
+        return roles, role_label
 
     def _column_role(self, am: AmountMention, used: set[int]) -> str | None:
         li = self.line_of(am.start)
@@ -287,6 +359,87 @@ class _Source:
             if best is not None:
                 return best[1]
         return None
+
+
+    @property
+    def currency_hits(self) -> list[_CurrencyHit]:
+        if self._currency is None:
+            self._currency = _currency_hits(self.text)
+            self._currency_starts = [h.start for h in self._currency]
+        return self._currency
+
+    def context(self, ai: int) -> _Context:
+        """Amount ai's qualifiers, read from its own line: the words since the previous
+        amount (and, for an unlabelled number, the words right after it)."""
+        cached = self._context.get(ai)
+        if cached is not None:
+            return cached
+        text, am = self.text, self.amounts[ai]
+        ls, le = self.line_bounds(self.line_of(am.start))
+        prev_end = self.amounts[ai - 1].end if ai > 0 and self.amounts[ai - 1].end > ls else ls
+        start = max(prev_end, am.start - LABEL_BEFORE_WINDOW)
+        before = text[start : am.start]
+        next_start = self.amounts[ai + 1].start if ai + 1 < len(self.amounts) else len(text)
+        after_end = min(le, next_start, am.end + LABEL_AFTER_WINDOW)
+        after = text[am.end : after_end]
+        adjustment = None
+        for m in _ADJUSTMENT_RE.finditer(before):
+            adjustment = _WS_RE.sub(" ", m.group().casefold())  # the phrase nearest the number wins
+        if adjustment is None and self.roles[ai] is None:
+            m = _ADJUSTMENT_RE.match(after.lstrip(" \t\u00a0:"))
+            rest = text[am.end + len(after) : min(le, next_start)]
+            if m is not None and (next_start >= le or _CLAUSE_BREAK.search(rest) or _CLAUSE_BREAK.search(after)):
+                adjustment = _WS_RE.sub(" ", m.group().casefold())
+        # partial qualifiers may stand before a page number ("Page 1 subtotal 300.00"),
+        # so they are read back to the last amount written with cents
+        partial_start = max(ls, am.start - LABEL_BEFORE_WINDOW)
+        k = ai - 1
+        while k >= 0 and self.amounts[k].end > partial_start:
+            if _CENTS_RE.search(self.amounts[k].raw):
+                partial_start = self.amounts[k].end
+                break
+            k -= 1
+        partial = _PARTIAL_RE.search(text, partial_start, am.start) is not None
+        rate_base = _RATE_BASE_RE.search(before) is not None
+        codes: set[str] = set()
+        hits = self.currency_hits
+        for h in hits[bisect_left(self._currency_starts, start) :]:
+            if h.start >= am.end + len(after):
+                break
+            between = text[h.end : am.start] if h.end <= am.start else text[am.end : h.start] if h.start >= am.end else "x"
+            if not any(c.isalnum() for c in between):  # written right next to the number
+                codes |= h.codes
+        ctx = _Context(adjustment, partial, rate_base, frozenset(codes))
+        self._context[ai] = ctx
+        return ctx
+
+    def page_of(self, pos: int) -> int:
+        """Which page pos is on (0 when the text marks no pages)."""
+        if self._page_starts is None:
+            self._page_starts = [self.line_starts[self.line_of(m.start())] for m in _PAGE_MARK_RE.finditer(self.text)]
+        return bisect_right(self._page_starts, pos)
+
+    def adjustments(self) -> list[tuple[Decimal, str, str]]:
+        """(amount, kind, phrase) of every labelled charge or deduction, each once."""
+        if self._adjustments is not None:
+            return self._adjustments
+        seen: dict[tuple[Decimal, str], tuple[Decimal, str, str]] = {}
+        for ai, am in enumerate(self.amounts):
+            ctx = self.context(ai)
+            cents = to_cents(abs(am.value))
+            if ctx.adjustment is None or cents is None or cents == 0:
+                continue
+            kind = _ADJUSTMENT_KIND.get(ctx.adjustment, "either")
+            seen.setdefault((cents, kind), (cents, kind, f"{ctx.adjustment} {am.raw}"))
+            if len(seen) >= _MAX_ADJUSTMENTS:
+                break
+        self._adjustments = list(seen.values())
+        return self._adjustments
+
+    def adjustment_sums(self, either_way: bool) -> dict[Decimal, list[str]]:
+        if either_way not in self._adjustment_sums:
+            self._adjustment_sums[either_way] = _adjustment_sums(self.adjustments(), either_way=either_way)
+        return self._adjustment_sums[either_way]
 
 
 # --- checks -------------------------------------------------------------------------
@@ -388,7 +541,37 @@ def _check_amount(src: _Source, name: str, value: Any) -> tuple[FieldCheck, _Amo
     return fc, st
 
 
-def _check_arithmetic(checks: dict[str, FieldCheck], status: dict[str, _AmountStatus], data_values: dict[str, Any]) -> None:
+def _adjustment_sums(adjustments: list[tuple[Decimal, str, str]], *, either_way: bool) -> dict[Decimal, list[str]]:
+    """Every sum some of the labelled charges / deductions make (a charge adds, a
+    deduction subtracts; either_way ignores direction), each with the fewest phrases."""
+    sums: dict[Decimal, list[str]] = {}
+    for size in range(1, len(adjustments) + 1):
+        for combo in combinations(adjustments, size):
+            options = [
+                (value,) if either_way or kind == "charge" else (-value,) if kind == "deduction" else (value, -value)
+                for value, kind, _ in combo
+            ]
+            for signs in product(*options):
+                total = sum(signs)
+                sums.setdefault(abs(total) if either_way else total, [phrase for _, _, phrase in combo])
+    return sums
+
+
+def _difference_made_of(src: _Source, diff: Decimal, *, either_way: bool) -> list[str] | None:
+    """The labelled charges / deductions that make up diff, or None."""
+    target = to_cents(abs(diff) if either_way else diff)
+    if target is None:
+        return None
+    sums = src.adjustment_sums(either_way)
+    for near in (target, target - CENT, target + CENT):
+        if near in sums:
+            return sums[near]
+    return None
+
+
+def _check_arithmetic(
+    src: _Source, checks: dict[str, FieldCheck], status: dict[str, _AmountStatus], data_values: dict[str, Any]
+) -> None:
     if not all(f in status and status[f].value is not None for f in AMOUNT_FIELDS):
         return
     sub, tax, tot = (status[f].value for f in AMOUNT_FIELDS)
@@ -396,22 +579,100 @@ def _check_arithmetic(checks: dict[str, FieldCheck], status: dict[str, _AmountSt
     try:
         total_sum = sub + tax
         diff = tot - total_sum
-        if abs(diff) <= Decimal("0.01"):
+        if abs(diff) <= CENT:
             return
-        summary = f"subtotal + tax = {sub:.2f} + {tax:.2f} = {total_sum:.2f}"
+        summary = f"subtotal + tax = {sub:.2f} + {tax:.2f} = {total_sum:.2f}, but total is {_as_given(data_values['total'])}"
     except (InvalidOperation, ValueError, OverflowError):
         return
-    weak = [f for f in AMOUNT_FIELDS if not (status[f].grounded and status[f].role_grounded)]
-    if not weak:
+    if abs(diff) <= ROUNDING_TOLERANCE:
+        checks["total"].penalise(EXTRA_CHARGE_FACTOR, f"{summary}: the difference {diff:.2f} is within rounding")
+        return
+    made_of = _difference_made_of(src, diff, either_way=False)
+    if made_of is not None:
         checks["total"].penalise(
             EXTRA_CHARGE_FACTOR,
-            f"{summary}, but total is {_as_given(data_values['total'])}; the difference {diff:.2f} "
-            "may be an extra charge (shipping, fees) or a discount",
+            f"{summary}: the difference {diff:.2f} is an extra charge or discount the source labels ({' + '.join(made_of)})",
         )
         return
-    reason = f"arithmetic: {summary}, not total {_as_given(data_values['total'])}"
-    for f in weak:
+    # Never forgiven, however well the amounts are grounded: the source (or the record)
+    # contradicts itself. Blame the fields not fully grounded, else the total.
+    weak = [f for f in AMOUNT_FIELDS if not (status[f].grounded and status[f].role_grounded)]
+    reason = (
+        f"arithmetic: {summary}: the difference {diff:.2f} is beyond rounding and no labelled charge "
+        "or discount in the source makes it up"
+    )
+    for f in weak or ["total"]:
         checks[f].penalise(ARITHMETIC_FACTOR, reason)
+
+
+def _conflict_candidates(src: _Source, role: str) -> list[int]:
+    """Amounts a label on their own line gives this role, as a figure for the whole
+    document: not a page or carried-forward figure, not a charge or payment ("Total
+    paid 200.00"), not a rate's base, not zero, not after an "incl. VAT" phrase (which
+    may name the tax it includes)."""
+    out = []
+    for ai, role_of in enumerate(src.roles):
+        k = src.role_label[ai]
+        if role_of != role or k < 0 or not src.amounts[ai].value:
+            continue
+        label = src.labels[k]
+        if label.start < src.amounts[ai].start and src.text[label.start : label.end].casefold().startswith(_INCLUDED_PREFIXES):
+            continue
+        ctx = src.context(ai)
+        if ctx.adjustment is None and not ctx.partial and not ctx.rate_base:
+            out.append(ai)
+    return out
+
+
+def _check_conflicts(
+    src: _Source, checks: dict[str, FieldCheck], status: dict[str, _AmountStatus], currency: Any
+) -> None:
+    """A committed amount labelled as its role, while another amount carries the same
+    role's label with a different value: the source contradicts itself."""
+    for name in AMOUNT_FIELDS:
+        st = status.get(name)
+        if st is None or not st.role_grounded or st.value is None:
+            continue
+        mine_cents = to_cents(abs(st.value))
+        candidates = _conflict_candidates(src, name)
+        mine = [ai for ai in candidates if to_cents(abs(src.amounts[ai].value)) == mine_cents]
+        if mine_cents is None or not mine:
+            continue
+        with_cents = any(_CENTS_RE.search(src.amounts[ai].raw) for ai in mine)
+        my_pages = {src.page_of(src.amounts[ai].start) for ai in mine}
+        my_currencies = frozenset().union(*(src.context(ai).currencies for ai in mine))
+        if not my_currencies and isinstance(currency, str):
+            my_currencies = frozenset({currency.strip().upper()})
+        parts: list[tuple[int, Decimal]] = []
+        for ai in candidates:
+            cents = to_cents(abs(src.amounts[ai].value))
+            if cents is None or cents == mine_cents:
+                continue
+            if with_cents and not _CENTS_RE.search(src.amounts[ai].raw):
+                continue  # "Total: 3" (a count) beside "Total 583.20"
+            parts.append((ai, cents))
+        if not parts or mine_cents in (sum(c for _, c in parts), sum({c for _, c in parts})):
+            continue  # its parts: tax per rate, subtotals per page
+        others: dict[Decimal, str] = {}
+        for ai, cents in parts:
+            if src.page_of(src.amounts[ai].start) not in my_pages:
+                continue  # another page's figure: a running subtotal, a page total
+            theirs = src.context(ai).currencies
+            if theirs and my_currencies and not theirs & my_currencies:
+                continue  # the same figure in another currency
+            others.setdefault(cents, src.amounts[ai].raw)
+        if not others:
+            continue
+        unexplained = [
+            raw for cents, raw in others.items() if _difference_made_of(src, mine_cents - cents, either_way=True) is None
+        ]
+        if unexplained:
+            shown = src.amounts[mine[0]].raw
+            checks[name].penalise(
+                CONFLICT_FACTOR,
+                f"conflicting {name} in the source: {shown} and {', '.join(unexplained[:3])} are each labelled {name}, "
+                "and no labelled payment, charge or discount accounts for the difference",
+            )
 
 
 _SYMBOLS: dict[str, str | None] = {**{sym: c for sym, c in UNAMBIGUOUS_SYMBOLS.items()},
@@ -481,7 +742,7 @@ def _currency_hits(text: str) -> list[_CurrencyHit]:
 def _check_currency(src: _Source, value: Any) -> FieldCheck:
     fc = FieldCheck("currency")
     code = str(value).strip().upper()
-    hits = _currency_hits(src.text)
+    hits = src.currency_hits
     strong = [h for h in hits if h.strong and code in h.codes]
     if strong:
         fc.spans = [_span(src.text, h.start, h.end) for h in strong]
@@ -547,8 +808,15 @@ def run_heuristics(text: str, data: InvoiceData) -> dict[str, FieldCheck]:
                 checks[name] = fc
         elif name == "currency":
             checks[name] = _guard(name, _check_currency, src, value)
-    try:
-        _check_arithmetic(checks, status, values)
-    except Exception:  # pragma: no cover - defensive
-        pass
+    cross_checks = (
+        ("label conflict", lambda: _check_conflicts(src, checks, status, values["currency"])),
+        ("arithmetic", lambda: _check_arithmetic(src, checks, status, values)),
+    )
+    for what, cross_check in cross_checks:
+        try:
+            cross_check()
+        except Exception as exc:  # never let a heuristic crash the pipeline
+            for name in AMOUNT_FIELDS:
+                if name in checks:
+                    checks[name].penalise(INTERNAL_ERROR_FACTOR, f"the {what} check could not run ({type(exc).__name__})")
     return {name: checks[name] for name in FIELD_NAMES if name in checks}

@@ -113,6 +113,14 @@ class ExtractionPipeline:
                 log.warning("extraction_failed", error_code=exc.code.value, error=exc.message)
                 return ErrorEnvelope(error_code=exc.code, error_message=exc.message, trace_id=trace_id, usage=usage)
             except Exception as exc:  # a bug must still end as an envelope, never a lost job
+                if isinstance(exc, _time_limit_errors()):
+                    log.warning("extraction_failed", error_code=ErrorCode.TIMEOUT.value, error="soft time limit")
+                    return ErrorEnvelope(
+                        error_code=ErrorCode.TIMEOUT,
+                        error_message="the job reached its time limit (VETQ_TASK_TIME_LIMIT_S) before it finished",
+                        trace_id=trace_id,
+                        usage=usage,
+                    )
                 log.exception("extraction_internal_error")
                 return ErrorEnvelope(
                     error_code=ErrorCode.INTERNAL_ERROR,
@@ -182,6 +190,7 @@ class ExtractionPipeline:
             trace_id=trace_id,
             critic_summary=critic_summary,
             notes=notes + decision.notes,
+            heuristic_notes=decision.heuristic_notes,
             usage=usage,
         )
         log.info(
@@ -207,6 +216,16 @@ def _trace_id_of(payload: Any) -> str:
     elif getattr(payload, "trace_id", None):
         return str(payload.trace_id)
     return uuid.uuid4().hex
+
+
+def _time_limit_errors() -> tuple[type[BaseException], ...]:
+    """Celery's soft time limit, raised into whatever the job was doing; core does not
+    import Celery at module top, and without it no such limit can strike."""
+    try:
+        from billiard.exceptions import SoftTimeLimitExceeded
+    except ImportError:
+        return ()
+    return (SoftTimeLimitExceeded,)
 
 
 def _merge_partial_usage(usage: dict[str, Usage], exc: LLMError) -> None:

@@ -137,6 +137,7 @@ class ExtractionResult(BaseModel):
     trace_id: str
     critic_summary: str | None = None
     notes: list[str] = Field(default_factory=list)
+    heuristic_notes: dict[str, list[str]] = Field(default_factory=dict)
     usage: dict[str, Usage] = Field(default_factory=dict)
 
 

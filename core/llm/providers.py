@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
+from contextvars import ContextVar
 from typing import Any
 
 from core.errors import ConfigError
@@ -88,6 +89,11 @@ def _env_key(variable: str, provider: str, explicit: str | None) -> str:
     return key.strip()
 
 
+# Seconds the current call may take at most: the call gate sets it to what the job
+# has left (workers/call_gate.py), so no call outlives its job's time limit.
+CALL_TIMEOUT_S: ContextVar[float | None] = ContextVar("vetq_call_timeout_s", default=None)
+
+
 class _SDKClient:
     """What the concrete clients share: error mapping and key scrubbing."""
 
@@ -96,6 +102,19 @@ class _SDKClient:
     _secrets: tuple[str, ...] = ()
     _sdk: Any = None
     timeout_s: float = 60.0
+
+    # Every send reads `self._client`; a call under a shorter CALL_TIMEOUT_S gets the
+    # SDK client's per-request copy (`with_options(timeout=...)`) with that timeout.
+    @property
+    def _client(self) -> Any:
+        clip = CALL_TIMEOUT_S.get()
+        if clip is None or clip >= self.timeout_s:
+            return self._sdk_client
+        return self._sdk_client.with_options(timeout=max(0.01, clip))
+
+    @_client.setter
+    def _client(self, value: Any) -> None:
+        self._sdk_client = value
 
     def __repr__(self) -> str:  # never shows the key
         return f"{type(self).__name__}(provider={self.provider!r}, model={self.model!r})"
@@ -309,9 +328,17 @@ class OpenAIClient(_SDKClient):
         if request.system:
             messages.append({"role": "system", "content": request.system})
         messages.extend({"role": m.role, "content": m.content} for m in request.messages)
-        params: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": request.max_tokens}
+        # The body follows the request's fields, so a caller's parameter fallback (the
+        # review session renames max_tokens, drops reasoning_effort...) changes what is sent.
+        params: dict[str, Any] = {"model": self.model, "messages": messages}
+        if request.max_tokens_field == "max_tokens":
+            params["max_tokens"] = request.max_tokens
+        else:
+            params["max_completion_tokens"] = request.max_tokens
         if request.temperature is not None:
             params["temperature"] = request.temperature
+        if request.reasoning_effort is not None:
+            params["reasoning_effort"] = request.reasoning_effort
         if request.json_mode:
             params["response_format"] = {"type": "json_object"}
         return params

@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -36,6 +35,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from core.llm.types import Message
+from core.prompts import neutralise_tags
 from core.review.budget import BudgetExceeded
 from core.review.schema import DecisionType, ReviewRequest, RiskLevel
 from core.review.session import _PLACEHOLDER, ReviewSession, render_prompt
@@ -74,14 +74,17 @@ class BlindBrief(BaseModel):
         )
 
 
-_TAGS = ("objective", "constraints", "constraint", "context", "environment", "evidence", "item", "proposed_solution")
-_CLOSING_TAG = re.compile(r"<(/?\s*(?:" + "|".join(_TAGS) + r")\b)", re.IGNORECASE)
+# Every tag the review prompts delimit supplied text with.
+REVIEW_TAGS = (
+    "objective", "constraints", "constraint", "context", "environment", "evidence", "item", "proposed_solution",
+    "reviewer_position",
+)  # fmt: skip
 
 
 def _data(text: str) -> str:
-    """Neutralise our own delimiter tags inside supplied text so it cannot close
-    a block early and pose as instructions."""
-    return _CLOSING_TAG.sub(r"&lt;\1", text)
+    """Neutralise our own delimiter tags (any case, any whitespace) inside supplied
+    text so it cannot close a block early and pose as instructions."""
+    return neutralise_tags(text, REVIEW_TAGS)
 
 
 def render_brief(brief: BlindBrief) -> str:
@@ -208,12 +211,8 @@ def bench_prompt_hashes() -> dict[str, str]:
     return {key: hashlib.sha256(_bench_template(key)).hexdigest() for key in BENCH_PROMPT_VERSIONS}
 
 
-_POSITION_TAG = re.compile(r"<(/?\s*reviewer_position\b)", re.IGNORECASE)
-
-
 def _position_data(position: dict[str, Any]) -> str:
-    text = json.dumps(position, ensure_ascii=False, indent=1)
-    return _data(_POSITION_TAG.sub(r"&lt;\1", text))
+    return _data(json.dumps(position, ensure_ascii=False, indent=1))
 
 
 def run_proposal_first_2pass(request: ReviewRequest, session: ReviewSession) -> ModeOutcome:
@@ -268,4 +267,6 @@ MODES: dict[str, ModeFn] = {
     "decision_judge": run_decision_judge,
 }
 PRODUCER_MODES: frozenset[str] = frozenset({"blind_first", "proposal_first"})
+# Modes whose first phase must not see the proposal: refused when the blind fields leak it.
+BLIND_MODES: frozenset[str] = frozenset({"blind_first", "independent_only"})
 BENCH_MODES: tuple[str, ...] = ("proposal_first_2pass", "independent_only", "decision_judge")

@@ -58,6 +58,9 @@ class ReviewConfig(BaseModel):
     review_timeout_s: float = Field(default=120.0, gt=0.0)
     temperature: float | None = Field(default=0.2, ge=0.0, le=2.0)
     reasoning_effort: str | None = None
+    # Benchmark-only modes (modes.BENCH_MODES) run only where this is on: the workers
+    # `vetq bench review` starts for itself (VETQ_BENCH_MODES), never a producer's fleet.
+    bench_modes: bool = False
 
 
 # ---------------------------------------------------------------- request

@@ -25,7 +25,7 @@ from core.llm.client import LLMClient
 from core.llm.gate import CallGate
 from core.review.blindness import BlindnessReport, check_blindness
 from core.review.budget import BudgetLedger, LocalBudget
-from core.review.modes import MODES
+from core.review.modes import BLIND_MODES, MODES
 from core.review.schema import (
     FalsificationProbe,
     ReviewConfig,
@@ -41,16 +41,18 @@ from core.review.telemetry import TelemetrySink, build_review_record
 log = structlog.get_logger("vetq.review")
 
 
-def preflight(request: ReviewRequest, config: ReviewConfig) -> BlindnessReport | ReviewError:
-    """The blindness check alone: a ReviewError (BLINDNESS_LEAK) when a
-    blind_first review must be refused, else the report. Callers may run it
-    before building a client; run_review runs it first thing."""
+def preflight(request: ReviewRequest, config: ReviewConfig, mode: str | None = None) -> BlindnessReport | ReviewError:
+    """The blindness check alone: a ReviewError (BLINDNESS_LEAK) when a review in a
+    blind mode must be refused, else the report. `mode` is the mode that will run
+    (default: the request's). Callers may run it before building a client;
+    run_review runs it first thing, for the mode it runs."""
+    mode = mode or request.review_mode
     report = check_blindness(request, leak=config.blindness_leak, warn=config.blindness_warn)
-    if request.review_mode == "blind_first" and report.leaked:
+    if mode in BLIND_MODES and report.leaked:
         return ReviewError.of(
             ErrorCode.BLINDNESS_LEAK,
             report.leak_message(),
-            meta=ReviewErrorMeta(review_mode=request.review_mode, trace_id=request.trace_id),
+            meta=ReviewErrorMeta(review_mode=mode, trace_id=request.trace_id),
         )
     return report
 
@@ -77,13 +79,24 @@ def run_review(
     config = config or ReviewConfig()
     trace_id = trace_id or request.trace_id
     review_id = uuid.uuid4().hex
-    # `mode` names a benchmark-only mode (see MODES); producers choose only request.review_mode.
+    # `mode` (the queue's bench_mode header) overrides request.review_mode for the
+    # benchmark only: a producer's fleet refuses it, so nobody can pick a mode (or skip
+    # the blindness check) by forging a header.
+    if mode is not None and not config.bench_modes:
+        return ReviewError.of(
+            ErrorCode.INVALID_INPUT,
+            "this worker does not run benchmark modes (the bench_mode header is for `vetq bench review`'s own "
+            "workers): send review_mode in the request instead",
+            meta=ReviewErrorMeta(trace_id=trace_id),
+        )
     mode = mode or request.review_mode
     if mode not in MODES:
-        return ReviewError.of(ErrorCode.INVALID_INPUT, f"unknown review mode {mode!r}")
+        return ReviewError.of(
+            ErrorCode.INVALID_INPUT, f"unknown review mode {mode!r}", meta=ReviewErrorMeta(trace_id=trace_id)
+        )
     started = time.monotonic()
 
-    report = preflight(request, config)
+    report = preflight(request, config, mode)
     if isinstance(report, ReviewError):
         # Refused before any client is built or any token is spent.
         log.warning("review.blindness_leak", review_id=review_id, mode=mode, trace_id=trace_id)
@@ -171,4 +184,5 @@ def config_from_settings(settings: Any) -> ReviewConfig:
         blindness_leak=settings.blindness_leak,
         blindness_warn=settings.blindness_warn,
         review_timeout_s=settings.review_timeout_s,
+        bench_modes=settings.bench_modes,
     )

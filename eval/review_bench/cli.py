@@ -296,7 +296,7 @@ def main(argv: Sequence[str] | None = None, *, client: Any = None, model: str | 
             # Its own embedded Redis and worker (never a running fleet), and no
             # response cache: every run must be a new sample.
             settings = settings.model_copy(update={"home": settings.home / "bench", "redis_url": None,
-                                                   "cache_ttl_s": 0})
+                                                   "cache_ttl_s": 0, "bench_modes": True})
             try:
                 with Client(settings=settings) as own_client:
                     return _run(args, cases, directory, client=own_client, model=reviewer, settings=settings)

@@ -1,0 +1,147 @@
+"""vetq leans on a few Celery internals that no public API offers. Each is checked
+here against the installed Celery, so an upgrade that changes one fails this file by
+name instead of quietly turning a guard off; pyproject.toml bounds Celery to the
+releases checked."""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import tomllib
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+from packaging.version import Version
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _requirement(name: str) -> Requirement:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    (found,) = [Requirement(r) for r in project["dependencies"] if Requirement(r).name == name]
+    return found
+
+
+def test_celery_has_an_upper_bound_and_the_installed_release_is_inside_it():
+    import celery
+
+    requirement = _requirement("celery")
+    assert any(spec.operator in ("<", "<=") for spec in requirement.specifier), (
+        f"{requirement}: vetq overrides Celery internals, so pyproject.toml must bound Celery from above"
+    )
+    assert Version(celery.__version__) in requirement.specifier, (
+        f"Celery {celery.__version__} is outside {requirement.specifier}: re-check this file's internals first"
+    )
+
+
+# workers/dead_letter.py: DeadLetterConsumer overrides these Consumer methods and calls
+# super() with the same arguments.
+CONSUMER_HOOKS = {
+    "on_decode_error": ["self", "message", "exc"],
+    "on_unknown_message": ["self", "body", "message"],
+    "on_unknown_task": ["self", "body", "message", "exc"],
+    "on_invalid_task": ["self", "body", "message", "exc"],
+    "on_connection_error_after_connected": ["self", "exc"],
+    "call_soon_ack": ["self", "p", "args", "kwargs"],
+    "create_task_handler": ["self", "promise"],
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONSUMER_HOOKS))
+def test_the_consumer_hooks_dead_letters_override_still_exist_with_their_signature(name):
+    from celery.worker.consumer import Consumer
+
+    from workers.dead_letter import DeadLetterConsumer
+
+    original = getattr(Consumer, name, None)
+    assert original is not None, f"celery.worker.consumer.Consumer.{name} is gone: DeadLetterConsumer's hook is dead"
+    assert list(inspect.signature(original).parameters) == CONSUMER_HOOKS[name], (
+        f"Consumer.{name}{inspect.signature(original)} changed: re-check DeadLetterConsumer.{name}"
+    )
+    assert name in vars(DeadLetterConsumer)  # the override this test guards is still there
+
+
+def test_the_consumer_still_routes_refused_messages_through_those_hooks():
+    from celery.worker.consumer import Consumer
+
+    # The task handler looks the hooks up on the consumer, so an override is called.
+    source = inspect.getsource(Consumer.create_task_handler)
+    for hook in ("on_decode_error", "on_unknown_message", "on_unknown_task", "on_invalid_task"):
+        assert f"self.{hook}" in source, f"Consumer.create_task_handler no longer calls self.{hook}"
+    # The worker_consumer setting (workers/app.py) is how the subclass gets used at all.
+    from celery.app.defaults import NAMESPACES
+
+    assert "consumer" in NAMESPACES["worker"], "the worker_consumer setting is gone"
+
+
+def test_the_result_consumer_attributes_the_client_resets_still_exist():
+    # api_client/client.py _release_result_consumer clears subscribed_to and
+    # _pending_unsubscribe, stops the consumer and drops _pubsub.
+    from celery import Celery
+    from celery.backends.redis import ResultConsumer
+
+    app = Celery("internals-check", broker="redis://127.0.0.1:1/0", backend="redis://127.0.0.1:1/0",
+                 set_as_current=False)
+    consumer = app.backend.result_consumer  # built without connecting
+    assert isinstance(consumer, ResultConsumer)
+    assert isinstance(consumer.subscribed_to, set)
+    assert isinstance(consumer._pending_unsubscribe, set), "ResultConsumer._pending_unsubscribe changed"
+    assert "_pubsub" in vars(ResultConsumer), "ResultConsumer._pubsub changed"
+    assert callable(consumer.stop)
+    reconnect = inspect.getsource(ResultConsumer._reconnect_pubsub)
+    assert "_pending_unsubscribe" in reconnect and "_pubsub" in reconnect, (
+        "ResultConsumer._reconnect_pubsub no longer reads the attributes the client resets"
+    )
+    app.close()
+
+
+def test_the_task_trace_still_logs_result_and_arguments_in_a_context_dict():
+    # core/logging.py TaskDataFilter masks these keys of Celery's task log context.
+    from celery.app import trace
+    from celery.worker import strategy
+
+    from core.logging import CELERY_TASK_LOGGERS, TASK_DATA_KEYS
+
+    assert "%(return_value)s" in trace.LOG_SUCCESS, "Celery's success line no longer formats return_value"
+    assert trace.logger.name in CELERY_TASK_LOGGERS and strategy.logger.name in CELERY_TASK_LOGGERS
+    assert "'return_value': Rstr" in inspect.getsource(trace.build_tracer)
+    for key in ("args", "kwargs"):
+        assert f"'{key}':" in inspect.getsource(trace.build_tracer) and f"'{key}':" in inspect.getsource(strategy)
+    assert set(TASK_DATA_KEYS) == {"return_value", "args", "kwargs"}
+    # What the filter does to such a record, end to end through a real handler.
+    from core.logging import TaskDataFilter
+
+    record = logging.LogRecord(trace.logger.name, logging.INFO, __file__, 1, trace.LOG_SUCCESS,
+                               ({"id": "j1", "name": "vetq.extract", "runtime": 0.1, "return_value": "{'Globex'}",
+                                 "args": "('doc',)", "kwargs": "{}"},), None)
+    assert TaskDataFilter().filter(record)
+    assert "Globex" not in record.getMessage() and "vetq.extract[j1] succeeded" in record.getMessage()
+
+
+# workers/reliable_transport.py: its Channel replaces the BRPOP pair of kombu's Redis
+# channel and reads these attributes of it.
+KOMBU_CHANNEL_INTERNALS = (
+    "_brpop_start", "_brpop_read", "_q_for_pri", "_flush_brpop_reauth", "unacked_key", "unacked_index_key",
+    "priority_steps", "sep", "global_keyprefix", "_in_poll", "_brpop_sent_at",
+)
+
+
+def test_kombu_has_an_upper_bound_and_the_redis_channel_internals_the_transport_replaces():
+    import kombu
+    from kombu.transport import redis as kombu_redis
+
+    requirement = _requirement("kombu")
+    assert any(spec.operator in ("<", "<=") for spec in requirement.specifier), requirement
+    assert Version(kombu.__version__) in requirement.specifier, (
+        f"kombu {kombu.__version__} is outside {requirement.specifier}: re-check workers/reliable_transport.py"
+    )
+    channel = kombu_redis.Channel
+    missing = [name for name in KOMBU_CHANNEL_INTERNALS if not hasattr(channel, name)]
+    assert missing == [], f"kombu's Redis Channel lost {missing}"
+    assert list(inspect.signature(channel._brpop_start).parameters) == ["self", "timeout"]
+    assert list(inspect.signature(channel._brpop_read).parameters) == ["self", "options"]
+    # The poller reaches the pair only through these two calls.
+    poller = inspect.getsource(kombu_redis.MultiChannelPoller)
+    assert "channel._brpop_start()" in poller and "chan.handlers[type]()" in poller
+    assert "'BRPOP': self._brpop_read" in inspect.getsource(channel.__init__)

@@ -1,0 +1,97 @@
+"""Every Lua script is called with keys that hash to one Redis Cluster slot (CRC16, as
+a cluster computes it), or Redis Cluster refuses it with CROSSSLOT. No cluster runs
+here, so the keys the real call paths pass are captured and hashed.
+
+The response cache uses single-key commands only (GET, SET), so it needs no tag."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import redis
+from redis.crc import key_slot
+
+from core.llm.errors import RateLimitedError
+from core.llm.limits import Limit
+from core.llm.scripted import ScriptedLLMClient
+from core.llm.types import LLMRequest, Message, Usage
+from workers.budget_ledger import RedisBudgetLedger, ScopedBudget
+from workers.call_gate import RedisCallGate
+from workers.rate_limiter import LUA_DIR, RedisRateLimiter
+from workers.response_cache import RedisResponseCache
+
+SCRIPT_NAMES = {path.read_text(encoding="utf-8"): path.stem for path in LUA_DIR.glob("*.lua")}
+# The delivery script of workers/reliable_transport.py works on kombu's own keys (the
+# queues, `unacked`), named by kombu; kombu's Redis transport does not run on a Redis
+# Cluster at all (its restores are MULTI over those keys), so the rule cannot apply.
+KOMBU_TRANSPORT_SCRIPTS = {"reliable_pop"}
+
+
+class ScriptRecorder:
+    """A Redis client whose registered scripts note the KEYS of every call."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self._client = client
+        self.calls: list[tuple[str, list[str]]] = []
+
+    def register_script(self, text: str) -> Any:
+        script = self._client.register_script(text)
+        name = SCRIPT_NAMES[text]
+        calls = self.calls
+
+        def recorded(keys=None, args=None, client=None):
+            calls.append((name, [k.decode() if isinstance(k, bytes) else str(k) for k in keys or []]))
+            return script(keys=keys, args=args, client=client)
+
+        return recorded
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._client, name)
+
+
+@pytest.fixture
+def recorder(redis_url):
+    client = redis.Redis.from_url(redis_url)
+    yield ScriptRecorder(client)
+    client.close()
+
+
+def request(text: str) -> LLMRequest:
+    return LLMRequest(system="You answer in JSON.", messages=(Message(role="user", content=text),), max_tokens=64)
+
+
+def exercise_every_script(r: ScriptRecorder) -> None:
+    """The call gate's own paths (job and batch scopes, a 429 then an answer), and the
+    ledger and limiter calls it does not make itself."""
+    # Models whose names hold a colon and a brace, scopes with braces of their own.
+    limits = {"scripted:gpt-5-mini": Limit(rpm=100, tpm=100_000), "scripted:odd}name": Limit(rpm=100)}
+    limiter = RedisRateLimiter(r, limits)
+    ledger = RedisBudgetLedger(r)
+    ledger.set_limit("batch:{b1}", 100_000, 600)
+    for model in ("gpt-5-mini", "odd}name"):
+        gate = RedisCallGate(
+            r, limiter=limiter, ledger=ledger, cache=RedisResponseCache(r, 60),
+            budget_scopes=[f"job:{model}", "batch:{b1}"], job_scope_tokens=50_000,
+            attempt_key=f"job:{model}", max_sleep_s=1.0,
+        )
+        client = ScriptedLLMClient([RateLimitedError("slow down", retry_after_s=0.0), '{"ok": true}'],
+                                   model=model)
+        assert gate.call(client, request(model), stage="generator").text == '{"ok": true}'
+    ScopedBudget(ledger, ["job:direct", "batch:{b1}"], charged_by_gate=False).charge(Usage.of(10, 5))
+    reservation = ledger.reserve(["job:renewed", "batch:{b1}"], 100)
+    assert reservation is not None and ledger.renew(reservation)
+    assert ledger.release(reservation)
+    assert ScopedBudget(ledger, ["job:direct", "batch:{b1}"]).remaining() < 100_000
+
+
+def test_every_script_is_called_with_keys_of_one_cluster_slot(recorder):
+    exercise_every_script(recorder)
+    called = {name for name, _ in recorder.calls}
+    # A new script must be exercised here too.
+    assert called == set(SCRIPT_NAMES.values()) - KOMBU_TRANSPORT_SCRIPTS
+    for name, keys in recorder.calls:
+        assert keys, name
+        slots = {key_slot(key.encode()) for key in keys}
+        assert len(slots) == 1, f"{name} touches keys in {len(slots)} cluster slots: {keys}"
+
