@@ -325,15 +325,19 @@ def test_worker_with_a_negative_concurrency_is_a_usage_error(redis_url):
     assert code == 2 and "--concurrency" in err and "Traceback" not in err, err
 
 
-def test_a_wrong_redis_password_is_a_config_error_naming_the_url(redis_server):
+def test_a_wrong_redis_password_is_a_config_error_naming_the_url(tmp_path):
     import redis
 
-    host_port = redis_server.url.split("//", 1)[1]
-    redis.Redis.from_url(redis_server.url).config_set("requirepass", "the-right-one")
+    from workers.embedded_redis import EmbeddedRedis
+
+    server = EmbeddedRedis(tmp_path / "locked", role="tests").start()
+    host_port = server.url.rsplit("@", 1)[1]
+    redis.Redis.from_url(server.url).config_set("requirepass", "the-right-one")
     try:
         code, out, err = vetq_bytes("dead", "list", env={"VETQ_REDIS_URL": f"redis://:wrong-one@{host_port}"})
     finally:
         redis.Redis.from_url(f"redis://:the-right-one@{host_port}").config_set("requirepass", "")
+        server.stop()
     _assert_one_clean_error(code, out, err, 2, "CONFIG_ERROR", "password", "VETQ_REDIS_URL")
     assert "wrong-one" not in out + err
 
