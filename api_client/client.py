@@ -12,7 +12,6 @@ from contextlib import contextmanager
 from typing import Any
 
 import redis
-import structlog
 from celery import Celery
 from celery.exceptions import TimeoutError as CeleryTimeout
 from celery.result import AsyncResult, ResultSet
@@ -22,6 +21,7 @@ from redis.retry import Retry
 from core.errors import ConfigError, ErrorCode, InvalidInputError, NotFoundError, ServiceUnavailableError, VetqError
 from core.extraction.pipeline import check_document
 from core.extraction.schema import ErrorEnvelope, ExtractionRequest, ValidationRequest
+from core.logging import get_logger
 from core.queue import (
     QUEUES,
     TASK_EXTRACT,
@@ -36,7 +36,7 @@ from core.queue import (
 from core.settings import VetqSettings, check_redis_url, load_settings
 from core.validation import parse_model
 
-log = structlog.get_logger("vetq.client")
+log = get_logger("vetq.client")
 
 # How often a waiting client checks that some worker is alive to run its job.
 LIVENESS_CHECK_S = 5.0

@@ -8,12 +8,12 @@ from __future__ import annotations
 
 from typing import Any
 
-import structlog
 
 from core.errors import ConfigError
+from core.logging import get_logger
 from core.settings import VetqSettings
 
-log = structlog.get_logger("vetq.embedded")
+log = get_logger("vetq.embedded")
 
 
 class EmbeddedService:

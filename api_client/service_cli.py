@@ -10,13 +10,13 @@ import sys
 import time
 from typing import Any
 
-import structlog
 
 from core.errors import ConfigError, ServiceUnavailableError
+from core.logging import get_logger
 from core.queue import QUEUES
 from core.settings import load_settings
 
-log = structlog.get_logger("vetq.service")
+log = get_logger("vetq.service")
 
 
 def _queues(raw: str) -> list[str]:

@@ -168,5 +168,30 @@ def configure_logging(level: str | None = None, *, force: bool = False) -> None:
     _configured = True
 
 
+class _LibraryLogger:
+    """vetq's module logger. Where structlog is configured (by a vetq entry point, or
+    by the host application its own way) it logs through that configuration; where it
+    is not, through the standard `logging` logger of the same name, so a library user
+    who configured nothing gets nothing on stdout (structlog's own default writes
+    there) and sees warnings on stderr as any library's."""
+
+    def __init__(self, name: str | None) -> None:
+        self._name = name
+
+    def _target(self) -> Any:
+        if structlog.is_configured():
+            return structlog.get_logger(self._name)
+        return structlog.wrap_logger(
+            logging.getLogger(self._name or "vetq"),
+            processors=[structlog.contextvars.merge_contextvars, structlog.processors.add_log_level,
+                        structlog.processors.format_exc_info, redact_secrets, structlog.processors.JSONRenderer()],
+            wrapper_class=structlog.stdlib.BoundLogger,
+        )
+
+    def __getattr__(self, method: str) -> Any:
+        return getattr(self._target(), method)
+
+
 def get_logger(name: str | None = None) -> Any:
-    return structlog.get_logger(name)
+    """The logger every vetq module uses (see _LibraryLogger)."""
+    return _LibraryLogger(name)

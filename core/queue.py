@@ -57,9 +57,9 @@ def requeue_step_s(visibility_timeout_s: float, task_time_limit_s: float) -> flo
 
 
 def _publish_retry_logged(exc: BaseException, interval: float) -> None:
-    import structlog
+    from core.logging import get_logger
 
-    structlog.get_logger("vetq.client").warning(
+    get_logger("vetq.client").warning(
         "broker_unreachable_retrying", error=f"{type(exc).__name__}: {exc}", retry_in_s=round(float(interval), 2)
     )
 

@@ -259,6 +259,30 @@ print(root.handlers == [handler], root.level == logging.ERROR, structlog.is_conf
     assert done.stdout.split()[-3:] == ["True", "True", "False"], done.stdout + done.stderr
 
 
+def test_a_library_user_gets_vetq_logs_through_logging_and_nothing_on_stdout(tmp_path):
+    """With structlog left unconfigured, vetq logs through the standard `logging` logger
+    of its module (structlog's own default would print every job_submitted on the host's
+    stdout); a host that configures logging at INFO sees them there."""
+    script = """
+import logging, sys
+records = []
+class Keep(logging.Handler):
+    def emit(self, record):
+        records.append((record.name, record.getMessage()))
+logging.getLogger().addHandler(Keep())
+logging.getLogger().setLevel(logging.INFO)
+from api_client.client import Client
+with Client() as client:
+    client.submit_validation("Total 10.00 EUR", {"total": 10.0}, heuristics_only=True).result(timeout=60)
+print(any(name == "vetq.client" and "job_submitted" in message for name, message in records), file=sys.stderr)
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "VETQ_HOME": str(tmp_path / "home")}, cwd=str(REPO))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "", done.stdout
+    assert done.stderr.strip().splitlines()[-1] == "True", done.stderr
+
+
 # --------------------------------------------------------------------- unknown job ids
 
 

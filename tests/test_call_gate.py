@@ -393,6 +393,9 @@ def test_cache_serves_repeats_and_respects_use_cache_and_truncation(r, fake):
 
 
 def test_cache_hit_costs_no_budget_and_logs_no_text(r, fake, capsys):
+    from core.logging import configure_logging
+
+    configure_logging("INFO", force=True)  # what it asserts is in the INFO lines
     ledger = RedisBudgetLedger(r)
     ledger.set_limit("job:c", 100_000, 600)
     gate = RedisCallGate(r, limiter=RedisRateLimiter(r, {}), ledger=ledger, cache=RedisResponseCache(r, 60),
@@ -404,7 +407,7 @@ def test_cache_hit_costs_no_budget_and_logs_no_text(r, fake, capsys):
     assert gate.call(client, request("secret-document-text"), stage="critic").cached
     assert ledger.spent("job:c") == spent and ledger.reserved("job:c") == 0
     captured = capsys.readouterr()
-    out = captured.out + captured.err  # structlog writes to stdout or, once configured, stderr
+    out = captured.err
     assert "cache_hit" in out and "cache_miss" in out and "model_call" in out
     assert "secret-document-text" not in out
 

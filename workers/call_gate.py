@@ -47,7 +47,6 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 import redis
-import structlog
 from celery.exceptions import SoftTimeLimitExceeded
 
 from core.errors import ErrorCode
@@ -56,6 +55,7 @@ from core.llm.errors import LLMError, RateLimitedError
 from core.llm.providers import CALL_TIMEOUT_S
 from core.llm.tokens import estimate_prompt_tokens
 from core.llm.types import LLMRequest, LLMResponse, RateLimitInfo
+from core.logging import get_logger
 from workers.budget_ledger import RedisBudgetLedger
 from workers.rate_limiter import RedisRateLimiter
 from workers.response_cache import RedisResponseCache
@@ -65,7 +65,7 @@ __all__ = [
     "RateLimitWaitError", "RedisCallGate", "full_jitter_backoff_s",
 ]
 
-log = structlog.get_logger("vetq.gate")
+log = get_logger("vetq.gate")
 
 MAX_BACKOFF_S = 60.0
 

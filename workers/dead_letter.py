@@ -26,10 +26,11 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-import structlog
 from celery.worker.consumer import Consumer
 
-log = structlog.get_logger("vetq.dead_letter")
+from core.logging import get_logger
+
+log = get_logger("vetq.dead_letter")
 
 DEAD_LETTER_KEY = "vetq:dead"
 DEAD_LETTER_CAP = 10_000

@@ -30,12 +30,12 @@ from pathlib import Path
 from typing import Any
 
 import redis
-import structlog
 
 from core.errors import ConfigError, ServiceUnavailableError
+from core.logging import get_logger
 from core.logging import redact_text
 
-log = structlog.get_logger("vetq.embedded_redis")
+log = get_logger("vetq.embedded_redis")
 
 STATE_FILE = "embedded.json"
 LOCK_FILE = "embedded.lock"

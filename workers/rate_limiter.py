@@ -25,14 +25,14 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-import structlog
 
 from core.llm.types import RateLimitInfo
 from core.llm.limits import Limit
+from core.logging import get_logger
 
 __all__ = ["DEFAULT_WINDOW_S", "RedisRateLimiter", "load_lua"]
 
-log = structlog.get_logger("vetq.rate_limiter")
+log = get_logger("vetq.rate_limiter")
 
 DEFAULT_WINDOW_S = 60.0
 LUA_DIR = Path(__file__).with_name("lua")

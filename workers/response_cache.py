@@ -17,14 +17,14 @@ import hashlib
 from typing import Any
 
 import redis
-import structlog
 from pydantic import ValidationError
 
 from core.llm.types import LLMRequest, LLMResponse, RateLimitInfo
+from core.logging import get_logger
 
 __all__ = ["RedisResponseCache"]
 
-log = structlog.get_logger("vetq.cache")
+log = get_logger("vetq.cache")
 
 
 class RedisResponseCache:

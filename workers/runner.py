@@ -13,13 +13,13 @@ import time
 import uuid
 from collections.abc import Sequence
 
-import structlog
 from celery import Celery
 from celery.worker import WorkController
 
+from core.logging import get_logger
 from core.queue import QUEUES
 
-log = structlog.get_logger("vetq.worker")
+log = get_logger("vetq.worker")
 
 
 def _hostname(tag: str) -> str:

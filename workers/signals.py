@@ -8,9 +8,10 @@ from typing import Any
 import structlog
 from celery import signals
 
+from core.logging import get_logger
 from core.queue import KIND_OF_TASK, TRACE_HEADER
 
-log = structlog.get_logger("vetq.worker")
+log = get_logger("vetq.worker")
 _connected = False
 
 

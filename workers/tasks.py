@@ -8,7 +8,6 @@ import time
 from typing import Any, NoReturn
 
 import redis
-import structlog
 from celery import Celery, Task
 
 from core.errors import ErrorCode, InvalidInputError, VetqError
@@ -19,6 +18,7 @@ from core.extraction.schema import ErrorEnvelope
 from core.llm.errors import LLMError
 from core.llm.gate import CallGate, DirectGate
 from core.llm.limits import parse_limits
+from core.logging import get_logger
 from core.queue import TASK_EXTRACT, TASK_NOOP, TASK_REVIEW, TASK_VALIDATE, TELEMETRY_STREAM, requeue_step_s
 from core.review.schema import ReviewError, ReviewErrorMeta, ReviewRequest
 from core.review.service import config_from_settings, run_review
@@ -44,7 +44,7 @@ NOT_BEFORE_HEADER = "vetq_not_before"
 EXTRA_OUTAGE_RETRIES = 10
 EARLY_WAKE_TOLERANCE_S = 0.05
 
-log = structlog.get_logger("vetq.worker")
+log = get_logger("vetq.worker")
 
 
 class WorkerContext:

@@ -29,10 +29,11 @@ from core.llm.errors import LLMError
 from core.llm.factory import make_client
 from core.llm.gate import CallGate, DirectGate
 from core.llm.types import Usage
+from core.logging import get_logger
 from core.settings import VetqSettings, load_settings
 from core.validation import explain, parse_model
 
-log = structlog.get_logger("vetq.extraction")
+log = get_logger("vetq.extraction")
 
 ClientFactory = Callable[[ModelSpec], LLMClient]
 

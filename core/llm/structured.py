@@ -8,16 +8,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-import structlog
 
 from core.llm.client import LLMClient
 from core.llm.errors import LLMError, MalformedResponseError, OutputTruncatedError
 from core.llm.gate import CallGate
 from core.llm.json_extract import NoJSONObjectError, extract_json_object
 from core.llm.types import LLMRequest, Message, Usage
+from core.logging import get_logger
 
 T = TypeVar("T")
-log = structlog.get_logger("vetq.llm")
+log = get_logger("vetq.llm")
 
 REPAIR_ANSWER_ECHO_LIMIT = 2000
 

@@ -18,11 +18,11 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-import structlog
 
 from core.errors import ErrorCode, VetqError
 from core.llm.client import LLMClient
 from core.llm.gate import CallGate
+from core.logging import get_logger
 from core.review.blindness import BlindnessReport, check_blindness
 from core.review.budget import BudgetLedger, LocalBudget
 from core.review.modes import BLIND_MODES, MODES
@@ -38,7 +38,7 @@ from core.review.schema import (
 from core.review.session import ReviewSession
 from core.review.telemetry import TelemetrySink, build_review_record
 
-log = structlog.get_logger("vetq.review")
+log = get_logger("vetq.review")
 
 
 def preflight(request: ReviewRequest, config: ReviewConfig, mode: str | None = None) -> BlindnessReport | ReviewError:

@@ -35,7 +35,6 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from importlib import resources
 from typing import Any
 
-import structlog
 from pydantic import ValidationError
 
 from core.errors import ErrorCode
@@ -43,11 +42,12 @@ from core.llm.client import LLMClient
 from core.llm.errors import LLMError, MalformedResponseError, OutputTruncatedError, ProviderHTTPError
 from core.llm.gate import CallGate
 from core.llm.types import LLMRequest, LLMResponse, Message, Usage
+from core.logging import get_logger
 from core.review.budget import BudgetLedger, plan_for_request
 from core.review.parsing import NoJSONObjectError, extract_json_object, short_validation_error
 from core.review.schema import ANSWER_SCHEMAS, ReviewConfig
 
-log = structlog.get_logger("vetq.review")
+log = get_logger("vetq.review")
 
 # ---------------------------------------------------------------- prompts
 
