@@ -189,3 +189,17 @@ def test_reviewer_that_cannot_be_built_is_a_config_error_result(service, monkeyp
     result = service.client.submit_review(request_dict()).result(timeout=30)
     assert result["error"]["code"] == "CONFIG_ERROR"
     assert "ANTHROPIC_API_KEY" in result["error"]["message"]
+
+
+def test_a_soft_time_limit_outside_a_model_call_ends_the_review_timeout(service, monkeypatch):
+    """Celery's soft limit can strike anywhere in a review, e.g. while the reviewer's SDK
+    client is being built: the review ends TIMEOUT, never INTERNAL_ERROR."""
+    from celery.exceptions import SoftTimeLimitExceeded
+
+    def reviewer_built_too_late():
+        raise SoftTimeLimitExceeded()
+
+    monkeypatch.setattr(service.app.conf.vetq_context, "reviewer", reviewer_built_too_late)
+    result = service.client.submit_review(request_dict()).result(timeout=30)
+    assert result["error"]["code"] == "TIMEOUT", result
+    assert "soft time limit" in result["error"]["message"]

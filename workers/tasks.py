@@ -9,6 +9,7 @@ from typing import Any, NoReturn
 
 import redis
 from celery import Celery, Task
+from celery.exceptions import SoftTimeLimitExceeded
 
 from core.errors import ErrorCode, InvalidInputError, VetqError
 from core.extraction.pipeline import ExtractionPipeline
@@ -299,10 +300,15 @@ def register(app: Celery, settings: VetqSettings, redis_url: str) -> WorkerConte
             raise_for_redis_outage(self, exc, settings)
         except LLMError as exc:
             retry_or_fail(self, exc, settings)
-            trace_id = payload.get("trace_id") if isinstance(payload, dict) else None
-            return ReviewError.of(exc.code, exc.message, meta=ReviewErrorMeta(trace_id=trace_id)).model_dump(
-                mode="json", exclude_none=True
-            )
+            code, message = exc.code, exc.message
+        except SoftTimeLimitExceeded:
+            # Struck outside a model call (the gate turns one inside a call into TIMEOUT).
+            code = ErrorCode.TIMEOUT
+            message = f"the review stopped at its soft time limit ({settings.task_time_limit_s}s hard limit)"
+        trace_id = payload.get("trace_id") if isinstance(payload, dict) else None
+        return ReviewError.of(code, message, meta=ReviewErrorMeta(trace_id=trace_id)).model_dump(
+            mode="json", exclude_none=True
+        )
 
     @app.task(name=TASK_NOOP, shared=False)
     def noop(payload: Any = None) -> dict[str, Any]:
