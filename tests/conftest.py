@@ -60,6 +60,20 @@ def serving_fake_provider(monkeypatch, responder, **options):
 
 
 @pytest.fixture
+def fake(monkeypatch):
+    """The fake provider answering the Globex document as a Generator and a Critic would."""
+    with serving_fake_provider(monkeypatch, answer_like_a_model) as provider:
+        yield provider
+
+
+def model_settings(queue_settings, **extra):
+    """Settings whose Generator and Critic are the fake provider's models."""
+    return queue_settings.model_copy(
+        update={"generator": "openai:fake-generator", "critic": "openai:fake-critic", **extra}
+    )
+
+
+@pytest.fixture
 def globex():
     return GLOBEX, dict(GLOBEX_DATA)
 

@@ -3,24 +3,11 @@ the queue without paying for the Generator twice."""
 
 from __future__ import annotations
 
-
 import pytest
 import redis
 
-from tests.conftest import GLOBEX, Service, answer_like_a_model, serving_fake_provider
+from tests.conftest import GLOBEX, Service, model_settings
 from workers.budget_ledger import RedisBudgetLedger
-
-
-@pytest.fixture
-def fake(monkeypatch):
-    with serving_fake_provider(monkeypatch, answer_like_a_model) as provider:
-        yield provider
-
-
-def model_settings(queue_settings, **extra):
-    return queue_settings.model_copy(
-        update={"generator": "openai:fake-generator", "critic": "openai:fake-critic", **extra}
-    )
 
 
 def test_critic_429_is_retried_by_the_queue_and_the_generator_is_paid_once(fake, redis_url, queue_settings):

@@ -21,6 +21,7 @@ import redis
 
 from tests.conftest import GLOBEX, GLOBEX_DATA
 from tests.test_mcp import McpServer, _server_env, payload
+from tests.test_queue_processes import wait_for
 
 REPO = Path(__file__).resolve().parents[1]
 VETQ = [sys.executable, "-m", "api_client.cli"]
@@ -207,16 +208,6 @@ def _state(home: Path) -> dict:
     return json.loads((home / "embedded.json").read_text())
 
 
-def _wait_for(predicate, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.2)
-    raise AssertionError(f"timed out waiting for {what}")
-
-
 def test_up_restarts_a_killed_redis_on_the_same_port_and_data(tmp_path):
     home = tmp_path / "home"
     up = Up(home)
@@ -242,7 +233,7 @@ def test_up_restarts_a_killed_redis_on_the_same_port_and_data(tmp_path):
             except redis.RedisError:
                 return None
 
-        second = _wait_for(restarted, 30, "vetq up to restart its Redis")
+        second = wait_for(restarted, 30, interval=0.2, what="vetq up restarting its Redis")
         assert second["port"] == first["port"]
         assert client.get("survives") == b"yes"
         assert up.process.poll() is None, up.stderr()

@@ -16,14 +16,14 @@ from tests.conftest import GLOBEX, GLOBEX_DATA, answer_like_a_model
 from workers.runner import spawn_worker_process, stop_processes
 
 
-def wait_for(predicate, timeout=30.0, interval=0.1):
+def wait_for(predicate, timeout=30.0, interval=0.1, what="condition"):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         value = predicate()
         if value:
             return value
         time.sleep(interval)
-    raise AssertionError("condition not reached in time")
+    raise AssertionError(f"{what} not reached in time")
 
 
 @pytest.fixture

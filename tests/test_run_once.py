@@ -14,21 +14,9 @@ from celery import signals
 
 from api_client.client import Client
 from eval.fake_provider import FakeProvider
-from tests.conftest import GLOBEX, Service, answer_like_a_model, serving_fake_provider
+from tests.conftest import GLOBEX, Service, answer_like_a_model, model_settings
 from tests.test_queue_processes import wait_for, worker_env
 from workers.runner import spawn_worker_process, stop_processes
-
-
-@pytest.fixture
-def fake(monkeypatch):
-    with serving_fake_provider(monkeypatch, answer_like_a_model) as provider:
-        yield provider
-
-
-def model_settings(queue_settings, **extra):
-    return queue_settings.model_copy(
-        update={"generator": "openai:fake-generator", "critic": "openai:fake-critic", **extra}
-    )
 
 
 def outcomes(fake):

@@ -18,13 +18,13 @@ included) stays in the window: counting it is the safe side.
 from __future__ import annotations
 
 import math
+import re
 import threading
 import uuid
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
-
 
 from core.llm.types import RateLimitInfo
 from core.llm.limits import Limit
@@ -38,10 +38,16 @@ DEFAULT_WINDOW_S = 60.0
 LUA_DIR = Path(__file__).with_name("lua")
 
 
+_INCLUDE = re.compile(r"^-- include: (\w+)$", re.MULTILINE)
+
+
 @lru_cache(maxsize=None)
 def load_lua(name: str) -> str:
-    """The text of workers/lua/<name>.lua."""
-    return (LUA_DIR / f"{name}.lua").read_text(encoding="utf-8")
+    """The text of workers/lua/<name>.lua, each `-- include: NAME` line replaced by
+    workers/lua/include/NAME.lua (Redis scripts cannot call one another, so code two
+    scripts share is written once and spliced into both)."""
+    text = (LUA_DIR / f"{name}.lua").read_text(encoding="utf-8")
+    return _INCLUDE.sub(lambda m: (LUA_DIR / "include" / f"{m.group(1)}.lua").read_text(encoding="utf-8"), text)
 
 
 class RedisRateLimiter:

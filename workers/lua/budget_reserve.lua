@@ -8,6 +8,7 @@
 -- Before checking, each scope gives back the tokens of reservations whose lease ran out
 -- (their worker died mid-call): nobody else would ever release them.
 -- Returns 1 reserved, 0 does not fit (nothing reserved), -1 reservation id already used.
+-- include: lease_sweep
 local tokens = tonumber(ARGV[1])
 local lease_ms = tonumber(ARGV[4])
 local id = ARGV[5]
@@ -17,21 +18,7 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 for i = 2, n + 1 do
   local scope, leases = KEYS[i], KEYS[i + n]
-  local expired = redis.call('ZRANGEBYSCORE', leases, '-inf', now)
-  if #expired > 0 then
-    local freed = 0
-    for _, rid in ipairs(expired) do
-      local held = tonumber(redis.call('HGET', scope, 'r:' .. rid))
-      if held then
-        freed = freed + held
-        redis.call('HDEL', scope, 'r:' .. rid)
-      end
-    end
-    redis.call('ZREMRANGEBYSCORE', leases, '-inf', now)
-    if freed > 0 and redis.call('HINCRBY', scope, 'reserved', -freed) < 0 then
-      redis.call('HSET', scope, 'reserved', 0)
-    end
-  end
+  give_back_expired_leases(scope, leases, now)
 end
 
 if redis.call('EXISTS', KEYS[1]) == 1 then
