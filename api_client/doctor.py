@@ -181,4 +181,6 @@ def run_doctor(timeout: float = 2.0, *, settings: VetqSettings | None = None, ou
     for check in checks:
         out.write(json.dumps(check) + "\n")
     out.flush()
-    return 1 if any(c["status"] == PROBLEM for c in checks) else 0
+    # A problem found is the deployment's configuration: exit 2, as every vetq
+    # configuration error (1 means needs_review and nothing else).
+    return 2 if any(c["status"] == PROBLEM for c in checks) else 0

@@ -46,7 +46,7 @@ def test_a_careless_redis_and_no_worker_are_named(tmp_path):
         client.config_set("save", "")
         settings = load_settings(home=tmp_path / "home", redis_url=server.url)
         code, checks = _run(settings, timeout=0.5)
-    assert code == 1
+    assert code == 2
     assert checks["redis"]["status"] == "ok"
     assert checks["eviction_policy"]["status"] == "problem" and "allkeys-lru" in checks["eviction_policy"]["detail"]
     assert checks["persistence"]["status"] == "warning"
@@ -60,14 +60,14 @@ def test_unsafe_settings_and_nothing_running(tmp_path):
     settings = load_settings(home=tmp_path / "home", task_time_limit_s=100, visibility_timeout_s=50,
                              accept_content=["json", "pickle"], redis_url="redis://:s3cr3tpass@127.0.0.1:1/0")
     code, checks = _run(settings, timeout=0.3)
-    assert code == 1
+    assert code == 2
     assert checks["redis"]["status"] == "problem"
     assert checks["visibility_timeout"]["status"] == "problem"
     assert checks["serializer"]["status"] == "problem" and "pickle" in checks["serializer"]["detail"]
     assert "s3cr3tpass" not in json.dumps(checks)
 
     code, checks = _run(load_settings(home=tmp_path / "empty-home"))
-    assert code == 1 and list(checks) == ["redis"] and "nothing runs" in checks["redis"]["detail"]
+    assert code == 2 and list(checks) == ["redis"] and "nothing runs" in checks["redis"]["detail"]
 
 
 @pytest.mark.parametrize(
@@ -93,7 +93,7 @@ def test_cli_doctor_prints_json_lines_and_exits_1_on_a_problem(tmp_path):
            "VETQ_HOME": str(tmp_path / "home")}
     out = subprocess.run([sys.executable, "-m", "api_client.cli", "doctor", "--timeout", "0.3"], env=env,
                          capture_output=True, text=True, timeout=60)
-    assert out.returncode == 1, out.stderr
+    assert out.returncode == 2, out.stderr
     checks = {json.loads(line)["check"]: json.loads(line) for line in out.stdout.splitlines()}
     assert checks["redis"]["status"] == "problem" and checks["tls"]["status"] == "warning"
     assert "topsecret" not in out.stdout + out.stderr

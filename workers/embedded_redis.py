@@ -32,8 +32,7 @@ from typing import Any
 import redis
 
 from core.errors import ConfigError, ServiceUnavailableError
-from core.logging import get_logger
-from core.logging import redact_text
+from core.logging import get_logger, redact_text
 
 log = get_logger("vetq.embedded_redis")
 
