@@ -31,7 +31,7 @@ def parse_batch_line(line: str | bytes, *, kind: str, number: int) -> tuple[Any,
     except InvalidInputError as exc:
         return None, error_line(exc.code, exc.message)
     if not isinstance(obj, dict):
-        return None, error_line(ErrorCode.INVALID_INPUT, f"line {number}: expected a JSON object with \"text\"")
+        return None, error_line(ErrorCode.INVALID_INPUT, f'line {number}: expected a JSON object with "text"')
     problem = json_problem(obj)
     line_id = obj.pop("id", None)
     if line_id is not None and (isinstance(line_id, bool) or not isinstance(line_id, (str, int))):
@@ -39,11 +39,13 @@ def parse_batch_line(line: str | bytes, *, kind: str, number: int) -> tuple[Any,
     if problem is not None:  # the line's id, when it has a usable one, still labels its error
         return line_id, error_line(ErrorCode.INVALID_INPUT, f"line {number}: {problem}", line_id)
     if not isinstance(obj.get("text"), str):
-        return line_id, error_line(ErrorCode.INVALID_INPUT, f"line {number}: \"text\" must be a string", line_id)
+        return line_id, error_line(ErrorCode.INVALID_INPUT, f'line {number}: "text" must be a string', line_id)
     if kind == "validate" and not isinstance(obj.get("data"), dict):
-        return line_id, error_line(ErrorCode.INVALID_INPUT, f"line {number}: \"data\" must be a JSON object", line_id)
+        return line_id, error_line(ErrorCode.INVALID_INPUT, f'line {number}: "data" must be a JSON object', line_id)
     if kind == "extract" and "data" in obj:
-        return line_id, error_line(ErrorCode.INVALID_INPUT, f"line {number}: \"data\" belongs to validate, not extract", line_id)
+        return line_id, error_line(
+            ErrorCode.INVALID_INPUT, f'line {number}: "data" belongs to validate, not extract', line_id
+        )
     return line_id, {**obj, "kind": kind}
 
 

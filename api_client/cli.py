@@ -56,7 +56,9 @@ def read_text(path: str | None) -> str:
             with open(path, "rb") as handle:
                 raw = handle.read()
         except OSError as exc:
-            raise VetqError(f"cannot read {path}: {exc.__class__.__name__}: {exc}", code=ErrorCode.INVALID_INPUT) from None
+            raise VetqError(
+                f"cannot read {path}: {exc.__class__.__name__}: {exc}", code=ErrorCode.INVALID_INPUT
+            ) from None
         return decode_utf8(raw, what=path)
     if sys.stdin is None or sys.stdin.isatty():
         raise VetqError("no input: pass --file FILE or pipe the document on stdin", code=ErrorCode.INVALID_INPUT)
@@ -114,7 +116,9 @@ def _add_job_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--heuristics-only", action="store_true", help="skip the Critic: deterministic checks only")
     parser.add_argument("--no-wait", action="store_true", help="print the job id and return at once")
     parser.add_argument("--batch", action="store_true", help="JSONL in, one JSON result per line out, in input order")
-    parser.add_argument("--timeout", type=_positive_float, help="seconds to wait for results (default VETQ_WAIT_TIMEOUT_S)")
+    parser.add_argument(
+        "--timeout", type=_positive_float, help="seconds to wait for results (default VETQ_WAIT_TIMEOUT_S)"
+    )
     parser.add_argument("--token-budget", type=_positive_int, help="with --batch: tokens the whole batch may spend")
 
 
@@ -128,13 +132,19 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"vetq {__version__}")
     verbs = parser.add_subparsers(dest="verb", metavar="COMMAND", parser_class=_Parser)
 
-    extract = verbs.add_parser("extract", help="extract a verified invoice record from a document",
-                               description="Submit an extraction job, wait, print the result envelope.")
+    extract = verbs.add_parser(
+        "extract",
+        help="extract a verified invoice record from a document",
+        description="Submit an extraction job, wait, print the result envelope.",
+    )
     _add_job_flags(extract)
     extract.set_defaults(handler=cmd_extract)
 
-    validate = verbs.add_parser("validate", help="verify a record you already have against its document",
-                                description="Submit a validation job (no Generator), wait, print the result.")
+    validate = verbs.add_parser(
+        "validate",
+        help="verify a record you already have against its document",
+        description="Submit a validation job (no Generator), wait, print the result.",
+    )
     _add_job_flags(validate)
     validate.add_argument("--data", help="the record as a JSON object (required unless --batch)")
     validate.set_defaults(handler=cmd_validate)
@@ -154,19 +164,25 @@ def build_parser() -> argparse.ArgumentParser:
     worker.add_argument("--pool", choices=("prefork", "threads", "solo"), default="prefork")
     worker.set_defaults(handler=cmd_worker)
 
-    review = verbs.add_parser("review", help="blind-first review of an engineering decision",
-                              description="Submit a review request (JSON: objective, constraints, context, "
-                              "proposed_solution, decision_type, risk_level, ...), wait, print the verdict. "
-                              "Describe the problem in the blind fields and the plan only in proposed_solution.")
+    review = verbs.add_parser(
+        "review",
+        help="blind-first review of an engineering decision",
+        description="Submit a review request (JSON: objective, constraints, context, "
+        "proposed_solution, decision_type, risk_level, ...), wait, print the verdict. "
+        "Describe the problem in the blind fields and the plan only in proposed_solution.",
+    )
     review.add_argument("--file", "-f", help="the request as a JSON file (default: stdin)")
     review.add_argument("--mode", choices=("blind_first", "proposal_first"), help="override review_mode")
     review.add_argument("--no-wait", action="store_true", help="print the job id and return at once")
     review.add_argument("--timeout", type=_positive_float, help="seconds to wait (default VETQ_WAIT_TIMEOUT_S)")
     review.set_defaults(handler=cmd_review)
 
-    gate = verbs.add_parser("should-review", help="does this decision deserve a review? (deterministic, no model)",
-                            description="Read a JSON object (decision_type, risk_level, summary, counts, flags) "
-                            "and print {should_review, reasons}.")
+    gate = verbs.add_parser(
+        "should-review",
+        help="does this decision deserve a review? (deterministic, no model)",
+        description="Read a JSON object (decision_type, risk_level, summary, counts, flags) "
+        "and print {should_review, reasons}.",
+    )
     gate.add_argument("--file", "-f", help="the JSON input (default: stdin)")
     gate.set_defaults(handler=cmd_should_review)
 
@@ -184,14 +200,19 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("--out", help="file to write (default: stdout)")
     export.set_defaults(handler=cmd_telemetry_export)
 
-    mcp = verbs.add_parser("mcp", help="serve vetq's jobs as MCP tools over stdio (Claude Desktop, Cursor, ...)",
-                           description="An MCP server on stdin/stdout. Nothing but the protocol goes to stdout; "
-                           "logs go to stderr.")
+    mcp = verbs.add_parser(
+        "mcp",
+        help="serve vetq's jobs as MCP tools over stdio (Claude Desktop, Cursor, ...)",
+        description="An MCP server on stdin/stdout. Nothing but the protocol goes to stdout; logs go to stderr.",
+    )
     mcp.set_defaults(handler=cmd_mcp)
 
-    evaluate = verbs.add_parser("eval", help="grade extraction on the golden set through the queue",
-                                description="The extraction eval (see vetq eval --help).",
-                                add_help=False)
+    evaluate = verbs.add_parser(
+        "eval",
+        help="grade extraction on the golden set through the queue",
+        description="The extraction eval (see vetq eval --help).",
+        add_help=False,
+    )
     evaluate.add_argument("eval_args", nargs=argparse.REMAINDER)
     evaluate.set_defaults(handler=cmd_eval)
 
@@ -349,8 +370,10 @@ def _run_single(args: argparse.Namespace, request: dict[str, Any]) -> int:
         if args.no_wait:
             emit({"job_id": job.id, "trace_id": job.trace_id, "status": job.status()})
             if client._embedded is not None and client._embedded.worker is not None:
-                sys.stderr.write("vetq: note: embedded mode; the job runs when a worker next serves this Redis "
-                                 "(`vetq up`, or the next vetq command)\n")
+                sys.stderr.write(
+                    "vetq: note: embedded mode; the job runs when a worker next serves this Redis "
+                    "(`vetq up`, or the next vetq command)\n"
+                )
             return EXIT_OK
         result = job.result(timeout=timeout)
     emit(result)
@@ -364,7 +387,9 @@ def _run_batch(args: argparse.Namespace, kind: str) -> int:
         try:
             stream = open(args.file, "rb")  # noqa: SIM115 - closed below
         except OSError as exc:
-            return fail(ErrorCode.INVALID_INPUT, f"cannot read {args.file}: {exc.__class__.__name__}: {exc}", EXIT_INPUT)
+            return fail(
+                ErrorCode.INVALID_INPUT, f"cannot read {args.file}: {exc.__class__.__name__}: {exc}", EXIT_INPUT
+            )
     elif sys.stdin is None or sys.stdin.isatty():
         return fail(ErrorCode.INVALID_INPUT, "--batch reads JSONL from --file or stdin", EXIT_INPUT)
     else:
@@ -397,7 +422,9 @@ def _run_batch(args: argparse.Namespace, kind: str) -> int:
     flush()
     if good:
         with _client() as client:
-            batch = client.submit_batch(({**_options(args), **parsed[i][1]} for i in good), token_budget=args.token_budget)
+            batch = client.submit_batch(
+                ({**_options(args), **parsed[i][1]} for i in good), token_budget=args.token_budget
+            )
             for batch_index, result in batch.as_completed(timeout=timeout):
                 outputs[good[batch_index]] = result
                 progress.advance()
@@ -492,8 +519,11 @@ def _worker_failed(celery_exit: object) -> int:
         except Exception as exc:  # noqa: BLE001 - only to say why the worker stopped
             error = _as_vetq_error(exc)
             return fail(error.code, f"the worker stopped: {error.message}", exit_code_for_error(error))
-    return fail(ErrorCode.INTERNAL_ERROR, f"the worker stopped on an error (Celery exit code {celery_exit}); "
-                "its log lines on stderr say why", EXIT_PIPELINE)
+    return fail(
+        ErrorCode.INTERNAL_ERROR,
+        f"the worker stopped on an error (Celery exit code {celery_exit}); its log lines on stderr say why",
+        EXIT_PIPELINE,
+    )
 
 
 def cmd_up(args: argparse.Namespace) -> int:
@@ -510,7 +540,7 @@ def _passthrough(argv: list[str]) -> argparse.Namespace | None:
     for prefix, field in PASSTHROUGH.items():
         if tuple(argv[: len(prefix)]) == prefix:
             handler = cmd_eval if field == "eval_args" else cmd_bench_review
-            return argparse.Namespace(verb=prefix[0], handler=handler, **{field: argv[len(prefix):]})
+            return argparse.Namespace(verb=prefix[0], handler=handler, **{field: argv[len(prefix) :]})
     return None
 
 

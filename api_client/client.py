@@ -24,10 +24,10 @@ from core.extraction.schema import ErrorEnvelope, ExtractionRequest, ValidationR
 from core.logging import get_logger
 from core.queue import (
     QUEUES,
+    SUBMITTED_KEY_PREFIX,
     TASK_EXTRACT,
     TASK_QUEUES,
     TASK_REVIEW,
-    SUBMITTED_KEY_PREFIX,
     TASK_VALIDATE,
     TELEMETRY_STREAM,
     TRACE_HEADER,
@@ -111,10 +111,10 @@ def service_error(exc: BaseException, redis_url: str | None) -> VetqError | None
         ):
             return ConfigError(f"{where} refused the credentials: fix the password in VETQ_REDIS_URL")
     for link in chain:
-        if isinstance(link, (redis.ConnectionError, redis.TimeoutError, OperationalError, BackendError,
-                             ConnectionError, TimeoutError)) or (
-            isinstance(link, RuntimeError) and "Retry limit exceeded" in str(link)
-        ):
+        if isinstance(
+            link,
+            (redis.ConnectionError, redis.TimeoutError, OperationalError, BackendError, ConnectionError, TimeoutError),
+        ) or (isinstance(link, RuntimeError) and "Retry limit exceeded" in str(link)):
             return ServiceUnavailableError(
                 f"{where} cannot be reached ({type(link).__name__}): start it, or fix VETQ_REDIS_URL"
             )
@@ -175,8 +175,15 @@ class Job:
     def _outcome(self, async_result: AsyncResult) -> dict[str, Any]:
         if async_result.state == "SUCCESS":
             value = async_result.result
-            return value if isinstance(value, dict) else {"status": "error", "error_code": "INTERNAL_ERROR",
-                                                          "error_message": "the worker returned a non-object result"}
+            return (
+                value
+                if isinstance(value, dict)
+                else {
+                    "status": "error",
+                    "error_code": "INTERNAL_ERROR",
+                    "error_message": "the worker returned a non-object result",
+                }
+            )
         return _failure_envelope(self.id, self.trace_id, async_result.result)
 
     def result(self, timeout: float | None = None) -> dict[str, Any]:
@@ -194,7 +201,9 @@ class Job:
         while True:
             slice_s = slices.next()
             if slice_s is None:
-                raise WaitTimeout(f"job {self.id} did not finish within {timeout}s; it may still finish: `vetq result {self.id}`")
+                raise WaitTimeout(
+                    f"job {self.id} did not finish within {timeout}s; it may still finish: `vetq result {self.id}`"
+                )
             try:
                 async_result.get(timeout=slice_s, propagate=False, disable_sync_subtasks=False)
             except (TimeoutError, CeleryTimeout):
@@ -344,7 +353,9 @@ class Client:
         self.app.conf.update(celery_config(self.settings, url))
 
     # --- submission -------------------------------------------------------
-    def _send(self, task_name: str, payload: dict[str, Any], trace_id: str, headers: dict[str, Any] | None = None) -> Job:
+    def _send(
+        self, task_name: str, payload: dict[str, Any], trace_id: str, headers: dict[str, Any] | None = None
+    ) -> Job:
         with _service_errors(self.redis_url):
             return self._publish(uuid.uuid4().hex, task_name, payload, trace_id, headers)
 
@@ -360,12 +371,22 @@ class Client:
         return bool(self.redis().exists(SUBMITTED_KEY_PREFIX + job_id))
 
     def _publish(
-        self, job_id: str, task_name: str, payload: dict[str, Any], trace_id: str, headers: dict[str, Any] | None,
-        *, recorded: bool = False,
+        self,
+        job_id: str,
+        task_name: str,
+        payload: dict[str, Any],
+        trace_id: str,
+        headers: dict[str, Any] | None,
+        *,
+        recorded: bool = False,
     ) -> Job:
         queue = TASK_QUEUES[task_name]
         self.app.send_task(
-            task_name, args=[payload], task_id=job_id, queue=queue, headers={TRACE_HEADER: trace_id, **(headers or {})},
+            task_name,
+            args=[payload],
+            task_id=job_id,
+            queue=queue,
+            headers={TRACE_HEADER: trace_id, **(headers or {})},
             vetq_recorded=recorded,
         )
         log.info("job_submitted", job_id=job_id, trace_id=trace_id, task=task_name, queue=queue)
@@ -375,7 +396,11 @@ class Client:
         if isinstance(request, (ExtractionRequest, ValidationRequest)):
             model = request
         else:
-            kind = request.get("kind", "validate" if "data" in request else "extract") if isinstance(request, dict) else None
+            kind = (
+                request.get("kind", "validate" if "data" in request else "extract")
+                if isinstance(request, dict)
+                else None
+            )
             model_cls = ValidationRequest if kind == "validate" else ExtractionRequest
             model = parse_model(model_cls, request, what=f"{kind or 'extraction'} request")
         check_document(model.text, self.settings.max_document_chars)
@@ -400,8 +425,14 @@ class Client:
         trace_id: str | None = None,
     ) -> Job:
         return self.submit(
-            {"kind": "extract", "text": text, "field_threshold": field_threshold,
-             "overall_threshold": overall_threshold, "heuristics_only": heuristics_only, "trace_id": trace_id}
+            {
+                "kind": "extract",
+                "text": text,
+                "field_threshold": field_threshold,
+                "overall_threshold": overall_threshold,
+                "heuristics_only": heuristics_only,
+                "trace_id": trace_id,
+            }
         )
 
     def submit_validation(
@@ -415,8 +446,15 @@ class Client:
         trace_id: str | None = None,
     ) -> Job:
         return self.submit(
-            {"kind": "validate", "text": text, "data": data, "field_threshold": field_threshold,
-             "overall_threshold": overall_threshold, "heuristics_only": heuristics_only, "trace_id": trace_id}
+            {
+                "kind": "validate",
+                "text": text,
+                "data": data,
+                "field_threshold": field_threshold,
+                "overall_threshold": overall_threshold,
+                "heuristics_only": heuristics_only,
+                "trace_id": trace_id,
+            }
         )
 
     def submit_batch(
@@ -428,7 +466,9 @@ class Client:
         """Submit many jobs. With `token_budget`, every model call of every job in the
         batch draws on one shared budget; a call that does not fit is not made and its
         job ends BUDGET_EXCEEDED."""
-        if token_budget is not None and (isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1):
+        if token_budget is not None and (
+            isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1
+        ):
             raise InvalidInputError("token_budget must be a positive whole number of tokens")
         batch_id = uuid.uuid4().hex
         headers = {"batch_id": batch_id, "batch_token_budget": token_budget} if token_budget is not None else None
@@ -442,7 +482,9 @@ class Client:
                 try:
                     prepared.append((uuid.uuid4().hex, self._prepare(request)))
                 except VetqError as exc:  # bad input: an envelope in its place, the batch goes on
-                    prepared.append(ErrorEnvelope(error_code=exc.code, error_message=exc.message).model_dump(mode="json"))
+                    prepared.append(
+                        ErrorEnvelope(error_code=exc.code, error_message=exc.message).model_dump(mode="json")
+                    )
             with _service_errors(self.redis_url):
                 job_ids = [item[0] for item in prepared if isinstance(item, tuple)]
                 if job_ids:
@@ -475,7 +517,9 @@ class Client:
         """The deterministic should-review gate, run locally: no queue, no model."""
         from core.review.should_review import ShouldReviewRequest, should_review
 
-        model = parse_model(ShouldReviewRequest, request if request is not None else fields, what="should_review request")
+        model = parse_model(
+            ShouldReviewRequest, request if request is not None else fields, what="should_review request"
+        )
         return should_review(model).model_dump(mode="json")
 
     def record_outcome(
@@ -533,7 +577,8 @@ class Client:
             # As patient as a publish (core.queue's task_publish_retry_policy, ~30 s):
             # a Redis restart or failover delays a submit instead of failing it.
             self._redis = redis.Redis.from_url(
-                self.redis_url, retry=_RetryUnlessRefused(ExponentialBackoff(cap=2.0, base=0.5), 20),
+                self.redis_url,
+                retry=_RetryUnlessRefused(ExponentialBackoff(cap=2.0, base=0.5), 20),
                 retry_on_error=[redis.ConnectionError, redis.TimeoutError],
             )
         return self._redis
@@ -542,7 +587,9 @@ class Client:
         """A handle on a job submitted earlier, by its id. Its status() and result()
         raise NotFoundError if no client submitted that id to this Redis."""
         if not isinstance(job_id, str) or not job_id.strip() or len(job_id) > MAX_JOB_ID_CHARS:
-            raise InvalidInputError(f"a job id is the non-empty `job_id` a submit printed (at most {MAX_JOB_ID_CHARS} characters)")
+            raise InvalidInputError(
+                f"a job id is the non-empty `job_id` a submit printed (at most {MAX_JOB_ID_CHARS} characters)"
+            )
         # The queue of a job submitted elsewhere is unknown: waiting then only needs
         # some live worker, not one on a particular queue.
         return Job(self, job_id, None, queue)
@@ -616,8 +663,16 @@ class _ProducerApp(Celery):
         super().__init__(*args, **kwargs)
         self.vetq_client = client
 
-    def send_task(self, name: str, args: Any = None, kwargs: Any = None, *, task_id: str | None = None,
-                  vetq_recorded: bool = False, **options: Any) -> AsyncResult:
+    def send_task(
+        self,
+        name: str,
+        args: Any = None,
+        kwargs: Any = None,
+        *,
+        task_id: str | None = None,
+        vetq_recorded: bool = False,
+        **options: Any,
+    ) -> AsyncResult:
         task_id = task_id or uuid.uuid4().hex
         if not vetq_recorded:  # a batch records a whole chunk in one round trip beforehand
             self.vetq_client._record_submitted([task_id])
@@ -634,7 +689,7 @@ def _release_result_consumer(app: Celery) -> None:
     getattr(consumer, "_pending_unsubscribe", set()).clear()
     try:
         consumer.stop()
-    except Exception:  # noqa: BLE001 - best effort on the way out
+    except Exception:
         log.debug("result_consumer_stop_failed", exc_info=True)
     consumer._pubsub = None
 

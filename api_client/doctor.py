@@ -35,23 +35,34 @@ def check_tls_url(url: str) -> dict[str, str]:
     if scheme == "redis":
         if host in LOOPBACK:
             return _check("tls", OK, "plain redis:// on the loopback interface: no TLS needed")
-        return _check("tls", WARNING, f"plain redis:// to {host}: traffic (documents, results) is not encrypted; "
-                                      "use rediss:// for a Redis on another host")
+        return _check(
+            "tls",
+            WARNING,
+            f"plain redis:// to {host}: traffic (documents, results) is not encrypted; "
+            "use rediss:// for a Redis on another host",
+        )
     if scheme != "rediss":
         return _check("tls", PROBLEM, f"unknown URL scheme {scheme!r}: use redis://, rediss:// or unix://")
     query = {k.lower(): v[-1] for k, v in parse_qs(parts.query).items()}
     reqs = (query.get("ssl_cert_reqs") or "required").strip().lower()
     if reqs in ("none", "cert_none"):
-        return _check("tls", WARNING, "rediss:// with ssl_cert_reqs=none: the server's certificate is not checked, "
-                                      "so anyone on the path can impersonate Redis; drop it (and set ssl_ca_certs "
-                                      "for a private CA)")
+        return _check(
+            "tls",
+            WARNING,
+            "rediss:// with ssl_cert_reqs=none: the server's certificate is not checked, "
+            "so anyone on the path can impersonate Redis; drop it (and set ssl_ca_certs "
+            "for a private CA)",
+        )
     if reqs in ("optional", "cert_optional"):
         return _check("tls", WARNING, "rediss:// with ssl_cert_reqs=optional: a certificate is checked only if sent")
     if reqs not in ("required", "cert_required"):
         return _check("tls", PROBLEM, f"rediss:// with an unknown ssl_cert_reqs={reqs!r}")
     ca = query.get("ssl_ca_certs") or query.get("ssl_ca_path")
-    return _check("tls", OK, "rediss:// with certificate verification" +
-                  (" against the given CA" if ca else " against the system's CAs"))
+    return _check(
+        "tls",
+        OK,
+        "rediss:// with certificate verification" + (" against the given CA" if ca else " against the system's CAs"),
+    )
 
 
 def config_checks(settings: VetqSettings, url: str) -> list[dict[str, str]]:
@@ -65,8 +76,13 @@ def config_checks(settings: VetqSettings, url: str) -> list[dict[str, str]]:
     if visibility_problems:
         checks.append(_check("visibility_timeout", PROBLEM, visibility_problems[0]))
     else:
-        checks.append(_check("visibility_timeout", OK, f"visibility timeout {visibility}s > hard time limit {limit}s "
-                             "plus the longest requeue countdown"))
+        checks.append(
+            _check(
+                "visibility_timeout",
+                OK,
+                f"visibility timeout {visibility}s > hard time limit {limit}s plus the longest requeue countdown",
+            )
+        )
     serializer_problems = [p for p in unsafe_settings(config) if "visibility" not in p and "acks_late" not in p]
     if config.get("result_serializer") != "json":
         serializer_problems.append(f"result_serializer is {config.get('result_serializer')!r}, not json")
@@ -86,15 +102,25 @@ def redis_checks(client: Any) -> list[dict[str, str]]:
         policy = client.config_get("maxmemory-policy").get("maxmemory-policy")
     except redis.RedisError as exc:
         policy = None
-        checks.append(_check("eviction_policy", WARNING, f"cannot read maxmemory-policy ({type(exc).__name__}); "
-                                                         "make sure it is noeviction"))
+        checks.append(
+            _check(
+                "eviction_policy",
+                WARNING,
+                f"cannot read maxmemory-policy ({type(exc).__name__}); make sure it is noeviction",
+            )
+        )
     if policy is not None:
         if policy == "noeviction":
             checks.append(_check("eviction_policy", OK, "maxmemory-policy noeviction"))
         else:
-            checks.append(_check("eviction_policy", PROBLEM,
-                                 f"maxmemory-policy is {policy}: under memory pressure Redis would delete queued jobs "
-                                 "and results; set it to noeviction (CONFIG SET maxmemory-policy noeviction)"))
+            checks.append(
+                _check(
+                    "eviction_policy",
+                    PROBLEM,
+                    f"maxmemory-policy is {policy}: under memory pressure Redis would delete queued jobs "
+                    "and results; set it to noeviction (CONFIG SET maxmemory-policy noeviction)",
+                )
+            )
     try:
         appendonly = client.config_get("appendonly").get("appendonly")
         save = client.config_get("save").get("save")
@@ -104,11 +130,18 @@ def redis_checks(client: Any) -> list[dict[str, str]]:
     if appendonly == "yes":
         checks.append(_check("persistence", OK, "append-only file on"))
     elif save and str(save).strip():
-        checks.append(_check("persistence", OK, f"RDB snapshots (save {save}); a crash loses writes since the last one"))
+        checks.append(
+            _check("persistence", OK, f"RDB snapshots (save {save}); a crash loses writes since the last one")
+        )
     else:
-        checks.append(_check("persistence", WARNING,
-                             "no append-only file and no RDB snapshots: a Redis restart loses every queued job and "
-                             "result; set appendonly yes"))
+        checks.append(
+            _check(
+                "persistence",
+                WARNING,
+                "no append-only file and no RDB snapshots: a Redis restart loses every queued job and "
+                "result; set appendonly yes",
+            )
+        )
     return checks
 
 
@@ -132,9 +165,14 @@ def worker_checks(url: str, settings: VetqSettings, timeout: float) -> list[dict
         if serving:
             checks.append(_check(f"workers_{queue}", OK, f"{len(serving)} worker(s) consume {queue!r}"))
         else:
-            checks.append(_check(f"workers_{queue}", PROBLEM,
-                                 f"no worker answered within {timeout}s for the {queue!r} queue: its jobs would wait; "
-                                 f"start one with `vetq worker --queues {queue}` (or `vetq up`)"))
+            checks.append(
+                _check(
+                    f"workers_{queue}",
+                    PROBLEM,
+                    f"no worker answered within {timeout}s for the {queue!r} queue: its jobs would wait; "
+                    f"start one with `vetq worker --queues {queue}` (or `vetq up`)",
+                )
+            )
     return checks
 
 
@@ -152,8 +190,14 @@ def find_deployment(settings: VetqSettings) -> tuple[str | None, str]:
 def diagnose(settings: VetqSettings, timeout: float = 2.0) -> list[dict[str, str]]:
     url, source = find_deployment(settings)
     if url is None:
-        return [_check("redis", PROBLEM, f"nothing runs: VETQ_REDIS_URL is unset and no embedded Redis runs for "
-                                         f"{settings.home}; start one with `vetq up` or set VETQ_REDIS_URL")]
+        return [
+            _check(
+                "redis",
+                PROBLEM,
+                f"nothing runs: VETQ_REDIS_URL is unset and no embedded Redis runs for "
+                f"{settings.home}; start one with `vetq up` or set VETQ_REDIS_URL",
+            )
+        ]
     import redis
 
     checks = [check_tls_url(url)]
@@ -161,8 +205,9 @@ def diagnose(settings: VetqSettings, timeout: float = 2.0) -> list[dict[str, str
     try:
         client.ping()
     except (redis.RedisError, OSError) as exc:
-        checks.insert(0, _check("redis", PROBLEM, f"{redact_text(url)} ({source}) does not answer: "
-                                                  f"{type(exc).__name__}: {exc}"))
+        checks.insert(
+            0, _check("redis", PROBLEM, f"{redact_text(url)} ({source}) does not answer: {type(exc).__name__}: {exc}")
+        )
         return checks + config_checks(settings, url)
     checks.insert(0, _check("redis", OK, f"{redact_text(url)} ({source}) answers"))
     try:

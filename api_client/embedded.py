@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from typing import Any
 
-
 from core.errors import ConfigError
 from core.logging import get_logger
 from core.settings import VetqSettings

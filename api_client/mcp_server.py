@@ -167,9 +167,7 @@ class VetqTools:
     def run_extraction(self, request: dict[str, Any]) -> Any:
         try:
             floor = read_floor()
-            thresholds, notes = apply_floor(
-                {name: request.pop(name, None) for name in FLOOR_VARIABLES}, floor
-            )
+            thresholds, notes = apply_floor({name: request.pop(name, None) for name in FLOOR_VARIABLES}, floor)
             settings = self.settings()
             job = self.client().submit({**request, **thresholds})
             result = job.result(timeout=settings.wait_timeout_s)
@@ -209,8 +207,9 @@ class VetqTools:
         if isinstance(result.get("error"), dict):
             return _tool_result(result, is_error=True)
         if result.get("status") == "error":  # a job that failed in the worker
-            return review_error(result.get("error_code") or ErrorCode.INTERNAL_ERROR,
-                                result.get("error_message") or "the review failed")
+            return review_error(
+                result.get("error_code") or ErrorCode.INTERNAL_ERROR, result.get("error_message") or "the review failed"
+            )
         return _tool_result(result)
 
     def run_should_review(self, request: dict[str, Any]) -> Any:
@@ -228,7 +227,9 @@ class VetqTools:
         try:
             read_floor()
             if not self.settings().telemetry:  # checked before any Redis starts
-                raise ConfigError("telemetry is off: set VETQ_TELEMETRY=on in the MCP server's environment to record outcomes")
+                raise ConfigError(
+                    "telemetry is off: set VETQ_TELEMETRY=on in the MCP server's environment to record outcomes"
+                )
             if not review_id.strip():
                 raise InvalidInputError("review_id must be the review's id (meta.review_id)")
             record = self.client().record_outcome(review_id, **outcome)
@@ -252,7 +253,9 @@ def unreadable_line_error(exc: Exception) -> Any:
 
     errors = exc.errors() if isinstance(exc, ValidationError) else []
     if errors and all(error["type"] != "json_invalid" for error in errors):
-        error = ErrorData(code=INVALID_REQUEST, message="Invalid Request: the line is JSON but not a JSON-RPC 2.0 message")
+        error = ErrorData(
+            code=INVALID_REQUEST, message="Invalid Request: the line is JSON but not a JSON-RPC 2.0 message"
+        )
     else:
         reason = next((str(e["msg"]) for e in errors if e["type"] == "json_invalid"), type(exc).__name__)
         error = ErrorData(code=PARSE_ERROR, message=f"Parse error: {reason[:120]}")
@@ -322,16 +325,30 @@ Threshold = Annotated[
 ]
 DocumentText = Annotated[
     str,
-    Field(description="The document's full text exactly as received (e.g. an invoice pasted or forwarded in an "
-          "email). Do not summarise or reformat it: every value is checked against this text."),
+    Field(
+        description="The document's full text exactly as received (e.g. an invoice pasted or forwarded in an "
+        "email). Do not summarise or reformat it: every value is checked against this text."
+    ),
 ]
 HeuristicsOnly = Annotated[
     bool,
-    Field(description="Skip the Critic model and use only the deterministic checks (grounding, arithmetic, dates, "
-          "currency). Faster and needs no model; for `validate` it needs no provider key at all."),
+    Field(
+        description="Skip the Critic model and use only the deterministic checks (grounding, arithmetic, dates, "
+        "currency). Faster and needs no model; for `validate` it needs no provider key at all."
+    ),
 ]
-DecisionTypeArg = Literal["architecture", "refactor", "debugging", "database", "api", "dependency",
-                          "performance", "security", "implementation", "other"]
+DecisionTypeArg = Literal[
+    "architecture",
+    "refactor",
+    "debugging",
+    "database",
+    "api",
+    "dependency",
+    "performance",
+    "security",
+    "implementation",
+    "other",
+]
 RiskLevelArg = Literal["low", "medium", "high", "critical"]
 
 EXTRACT_DESCRIPTION = (
@@ -339,14 +356,14 @@ EXTRACT_DESCRIPTION = (
     "currency) from messy text. A Generator model extracts; deterministic heuristics and a Critic model score "
     "every field. Returns an envelope: status `ok`, or `needs_review` with `flagged_fields` naming what a person "
     "must confirm and why, `field_provenance` spans backing each value, and `notes`. Failures come back as "
-    "{status: \"error\", error_code, error_message}, never as a tool error. Null fields mean the text does not "
+    '{status: "error", error_code, error_message}, never as a tool error. Null fields mean the text does not '
     "hold the value."
 )
 VALIDATE_DESCRIPTION = (
     "Verify a record you already have (e.g. one you extracted yourself) against its source document, without "
     "re-extracting. Same envelope as `extract`: `ok`, or `needs_review` with each doubtful field flagged with the "
     "reason (not found in the text, arithmetic mismatch, bad date, ...). With heuristics_only=true no model is "
-    "called at all. Failures come back as {status: \"error\", error_code, error_message}."
+    'called at all. Failures come back as {status: "error", error_code, error_message}.'
 )
 REVIEW_DESCRIPTION = (
     "Blind-first review of an engineering decision by a separate reviewer model. Call it BEFORE an expensive or "
@@ -358,7 +375,7 @@ REVIEW_DESCRIPTION = (
     "refused with error code BLINDNESS_LEAK (before any model call): move the plan out of them and retry. "
     "Returns verdict (KEEP, MODIFY, REPLACE, INSUFFICIENT_EVIDENCE), recommendation, critical_assumptions, "
     "material_risks, better_alternative, the cheapest falsification_probe, confidence and meta.review_id. "
-    "Errors are tool errors with {\"error\": {\"code\", \"message\"}}."
+    'Errors are tool errors with {"error": {"code", "message"}}.'
 )
 SHOULD_REVIEW_DESCRIPTION = (
     "Does this decision deserve a `review_decision`? A deterministic rule set (no model, instant, free): "
@@ -441,134 +458,228 @@ def build_server(tools: VetqTools | None = None) -> Any:
         heuristics_only: HeuristicsOnly = False,
     ) -> CallToolResult:
         return state.run_extraction(
-            {"kind": "extract", "text": text, "field_threshold": field_threshold,
-             "overall_threshold": overall_threshold, "heuristics_only": heuristics_only}
+            {
+                "kind": "extract",
+                "text": text,
+                "field_threshold": field_threshold,
+                "overall_threshold": overall_threshold,
+                "heuristics_only": heuristics_only,
+            }
         )
 
     def validate(
         text: DocumentText,
         data: Annotated[
             dict[str, Any],
-            Field(description="The record to check, as a JSON object with any of: vendor_name, invoice_number, "
-                  "invoice_date (YYYY-MM-DD), subtotal, tax, total (JSON numbers), currency (ISO 4217 code). "
-                  "Use null for a value the document does not hold."),
+            Field(
+                description="The record to check, as a JSON object with any of: vendor_name, invoice_number, "
+                "invoice_date (YYYY-MM-DD), subtotal, tax, total (JSON numbers), currency (ISO 4217 code). "
+                "Use null for a value the document does not hold."
+            ),
         ],
         field_threshold: Threshold = None,
         overall_threshold: Threshold = None,
         heuristics_only: HeuristicsOnly = False,
     ) -> CallToolResult:
         return state.run_extraction(
-            {"kind": "validate", "text": text, "data": data, "field_threshold": field_threshold,
-             "overall_threshold": overall_threshold, "heuristics_only": heuristics_only}
+            {
+                "kind": "validate",
+                "text": text,
+                "data": data,
+                "field_threshold": field_threshold,
+                "overall_threshold": overall_threshold,
+                "heuristics_only": heuristics_only,
+            }
         )
 
     def review_decision(
-        objective: Annotated[str, Field(description="BLIND field. The problem to solve and what success means, "
-                                        "without the chosen approach (max 4,000 chars).")],
-        proposed_solution: Annotated[str, Field(description="The plan under review, in full. The ONLY field "
-                                                "that may describe the plan (max 60,000 chars).")],
+        objective: Annotated[
+            str,
+            Field(
+                description="BLIND field. The problem to solve and what success means, "
+                "without the chosen approach (max 4,000 chars)."
+            ),
+        ],
+        proposed_solution: Annotated[
+            str,
+            Field(
+                description="The plan under review, in full. The ONLY field "
+                "that may describe the plan (max 60,000 chars)."
+            ),
+        ],
         decision_type: Annotated[DecisionTypeArg, Field(description="What kind of decision this is.")],
         risk_level: Annotated[RiskLevelArg, Field(description="How costly a wrong decision would be.")],
         constraints: Annotated[
             list[str] | None,
-            Field(default=None, description="BLIND field. Hard requirements and limits (budget, latency, "
-                  "compatibility, team skills), one per item; not the plan (max 50 items)."),
+            Field(
+                default=None,
+                description="BLIND field. Hard requirements and limits (budget, latency, "
+                "compatibility, team skills), one per item; not the plan (max 50 items).",
+            ),
         ] = None,
         context: Annotated[
             str | None,
-            Field(default=None, description="BLIND field. Background on the system and the problem: what exists "
-                  "today, what hurts, what was tried; not the plan (max 60,000 chars)."),
+            Field(
+                default=None,
+                description="BLIND field. Background on the system and the problem: what exists "
+                "today, what hurts, what was tried; not the plan (max 60,000 chars).",
+            ),
         ] = None,
         environment: Annotated[
             str | None,
-            Field(default=None, description="BLIND field. Runtime, stack, scale and deployment facts "
-                  "(max 8,000 chars)."),
+            Field(
+                default=None, description="BLIND field. Runtime, stack, scale and deployment facts (max 8,000 chars)."
+            ),
         ] = None,
         evidence: Annotated[
             list[str] | None,
-            Field(default=None, description="BLIND field. Measurements, logs, benchmarks, error messages, "
-                  "one per item (max 30 items)."),
+            Field(
+                default=None,
+                description="BLIND field. Measurements, logs, benchmarks, error messages, one per item (max 30 items).",
+            ),
         ] = None,
         review_mode: Annotated[
             Literal["blind_first", "proposal_first"] | None,
-            Field(default=None, description="blind_first (default): the reviewer forms its own view before "
-                  "seeing the plan. proposal_first: it sees the plan at once (no blindness check; weaker)."),
+            Field(
+                default=None,
+                description="blind_first (default): the reviewer forms its own view before "
+                "seeing the plan. proposal_first: it sees the plan at once (no blindness check; weaker).",
+            ),
         ] = None,
     ) -> CallToolResult:
         request: dict[str, Any] = {
-            "objective": objective, "proposed_solution": proposed_solution,
-            "decision_type": decision_type, "risk_level": risk_level,
+            "objective": objective,
+            "proposed_solution": proposed_solution,
+            "decision_type": decision_type,
+            "risk_level": risk_level,
         }
-        optional = {"constraints": constraints, "context": context, "environment": environment,
-                    "evidence": evidence, "review_mode": review_mode}
+        optional = {
+            "constraints": constraints,
+            "context": context,
+            "environment": environment,
+            "evidence": evidence,
+            "review_mode": review_mode,
+        }
         request.update({key: value for key, value in optional.items() if value is not None})
         return state.run_review(request)
 
     def should_review(
         decision_type: Annotated[DecisionTypeArg, Field(description="What kind of decision this is.")],
         risk_level: Annotated[RiskLevelArg, Field(description="How costly a wrong decision would be.")],
-        summary: Annotated[str | None, Field(default=None, description="One or two sentences on the change "
-                           "(max 2,000 chars); scanned for migrations, breaking changes, replaced datastores, "
-                           "auth/crypto/secrets, races and locks.")] = None,
+        summary: Annotated[
+            str | None,
+            Field(
+                default=None,
+                description="One or two sentences on the change "
+                "(max 2,000 chars); scanned for migrations, breaking changes, replaced datastores, "
+                "auth/crypto/secrets, races and locks.",
+            ),
+        ] = None,
         files_changed: Annotated[int | None, Field(default=None, ge=0, description="Files the change touches.")] = None,
-        modules_touched: Annotated[int | None, Field(default=None, ge=0,
-                                   description="Modules or packages the change touches.")] = None,
-        competing_hypotheses: Annotated[int | None, Field(default=None, ge=0, description="For debugging: how "
-                                        "many plausible explanations are still open.")] = None,
-        changes_public_api: Annotated[bool | None, Field(default=None, description="Changes an API others call.")] = None,
+        modules_touched: Annotated[
+            int | None, Field(default=None, ge=0, description="Modules or packages the change touches.")
+        ] = None,
+        competing_hypotheses: Annotated[
+            int | None,
+            Field(default=None, ge=0, description="For debugging: how many plausible explanations are still open."),
+        ] = None,
+        changes_public_api: Annotated[
+            bool | None, Field(default=None, description="Changes an API others call.")
+        ] = None,
         changes_db_schema: Annotated[bool | None, Field(default=None, description="Changes a database schema.")] = None,
-        includes_migration: Annotated[bool | None, Field(default=None, description="Includes a data or schema "
-                                      "migration.")] = None,
-        replaces_key_dependency: Annotated[bool | None, Field(default=None, description="Replaces a framework, "
-                                           "database, queue or SDK.")] = None,
-        security_sensitive: Annotated[bool | None, Field(default=None, description="Touches auth, secrets, "
-                                      "crypto or untrusted input.")] = None,
-        performance_critical: Annotated[bool | None, Field(default=None, description="On a hot or "
-                                        "latency-critical path.")] = None,
-        irreversible: Annotated[bool | None, Field(default=None, description="Hard or impossible to undo "
-                            "(data deletion, public release, contract).")] = None,
+        includes_migration: Annotated[
+            bool | None, Field(default=None, description="Includes a data or schema migration.")
+        ] = None,
+        replaces_key_dependency: Annotated[
+            bool | None, Field(default=None, description="Replaces a framework, database, queue or SDK.")
+        ] = None,
+        security_sensitive: Annotated[
+            bool | None, Field(default=None, description="Touches auth, secrets, crypto or untrusted input.")
+        ] = None,
+        performance_critical: Annotated[
+            bool | None, Field(default=None, description="On a hot or latency-critical path.")
+        ] = None,
+        irreversible: Annotated[
+            bool | None,
+            Field(default=None, description="Hard or impossible to undo (data deletion, public release, contract)."),
+        ] = None,
         trivial_kind: Annotated[
             Literal["formatting", "rename", "simple_ui", "obvious_bugfix", "docs", "small_local_change"] | None,
-            Field(default=None, description="Set when the change is trivial of this kind; ignored at high risk "
-                  "or when a structural signal fires."),
+            Field(
+                default=None,
+                description="Set when the change is trivial of this kind; ignored at high risk "
+                "or when a structural signal fires.",
+            ),
         ] = None,
     ) -> CallToolResult:
         fields = {
-            "decision_type": decision_type, "risk_level": risk_level, "summary": summary,
-            "files_changed": files_changed, "modules_touched": modules_touched,
-            "competing_hypotheses": competing_hypotheses, "changes_public_api": changes_public_api,
-            "changes_db_schema": changes_db_schema, "includes_migration": includes_migration,
-            "replaces_key_dependency": replaces_key_dependency, "security_sensitive": security_sensitive,
-            "performance_critical": performance_critical, "irreversible": irreversible,
+            "decision_type": decision_type,
+            "risk_level": risk_level,
+            "summary": summary,
+            "files_changed": files_changed,
+            "modules_touched": modules_touched,
+            "competing_hypotheses": competing_hypotheses,
+            "changes_public_api": changes_public_api,
+            "changes_db_schema": changes_db_schema,
+            "includes_migration": includes_migration,
+            "replaces_key_dependency": replaces_key_dependency,
+            "security_sensitive": security_sensitive,
+            "performance_critical": performance_critical,
+            "irreversible": irreversible,
             "trivial_kind": trivial_kind,
         }
         return state.run_should_review({key: value for key, value in fields.items() if value is not None})
 
     def record_outcome(
         review_id: Annotated[str, Field(max_length=128, description="The review's meta.review_id.")],
-        accepted_review: Annotated[bool | None, Field(default=None, description="Was the review's advice "
-                                   "taken?")] = None,
-        later_rework_required: Annotated[bool | None, Field(default=None, description="Was rework needed "
-                                         "later?")] = None,
+        accepted_review: Annotated[
+            bool | None, Field(default=None, description="Was the review's advice taken?")
+        ] = None,
+        later_rework_required: Annotated[
+            bool | None, Field(default=None, description="Was rework needed later?")
+        ] = None,
         review_was_useful: Annotated[bool | None, Field(default=None, description="Was the review useful?")] = None,
     ) -> CallToolResult:
         return state.run_record_outcome(
             review_id,
-            {"accepted_review": accepted_review, "later_rework_required": later_rework_required,
-             "review_was_useful": review_was_useful},
+            {
+                "accepted_review": accepted_review,
+                "later_rework_required": later_rework_required,
+                "review_was_useful": review_was_useful,
+            },
         )
 
     registrations: list[tuple[Callable[..., Any], str, str, ToolAnnotations]] = [
-        (extract, "Extract a verified invoice record", EXTRACT_DESCRIPTION,
-         ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True)),
-        (validate, "Validate a record against its document", VALIDATE_DESCRIPTION,
-         ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True)),
-        (review_decision, "Blind-first decision review", REVIEW_DESCRIPTION,
-         ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=False, open_world_hint=True)),
-        (should_review, "Should this decision be reviewed?", SHOULD_REVIEW_DESCRIPTION,
-         ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)),
-        (record_outcome, "Record a review's outcome", RECORD_OUTCOME_DESCRIPTION,
-         ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False)),
+        (
+            extract,
+            "Extract a verified invoice record",
+            EXTRACT_DESCRIPTION,
+            ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True),
+        ),
+        (
+            validate,
+            "Validate a record against its document",
+            VALIDATE_DESCRIPTION,
+            ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True),
+        ),
+        (
+            review_decision,
+            "Blind-first decision review",
+            REVIEW_DESCRIPTION,
+            ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=False, open_world_hint=True),
+        ),
+        (
+            should_review,
+            "Should this decision be reviewed?",
+            SHOULD_REVIEW_DESCRIPTION,
+            ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
+        ),
+        (
+            record_outcome,
+            "Record a review's outcome",
+            RECORD_OUTCOME_DESCRIPTION,
+            ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False, open_world_hint=False),
+        ),
     ]
     for fn, title, description, hints in registrations:
         server.add_tool(fn, name=fn.__name__, title=title, description=description, annotations=hints)

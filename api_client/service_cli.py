@@ -10,7 +10,6 @@ import sys
 import time
 from typing import Any
 
-
 from core.errors import ConfigError, ServiceUnavailableError
 from core.logging import get_logger
 from core.queue import QUEUES
@@ -144,8 +143,12 @@ def run_up(args: argparse.Namespace) -> int:
                     lived = now - started_at[index]
                     delay_s[index] = 0.0 if lived > 60 else min(30.0, max(1.0, delay_s[index] * 2))
                     restart_at[index] = now + delay_s[index]
-                    log.warning("worker_died_restarting", pid=process.pid, exit_code=process.returncode,
-                                restart_in_s=delay_s[index])
+                    log.warning(
+                        "worker_died_restarting",
+                        pid=process.pid,
+                        exit_code=process.returncode,
+                        restart_in_s=delay_s[index],
+                    )
                 if now >= restart_at[index]:
                     workers[index] = spawn_worker_process(redis.url, concurrency=args.concurrency)
                     started_at[index], restart_at[index] = now, 0.0

@@ -156,7 +156,10 @@ def configure_logging(level: str | None = None, *, force: bool = False) -> None:
     handler = logging.StreamHandler(_CurrentStderr())  # type: ignore[arg-type]
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
-            processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, structlog.processors.JSONRenderer()],
+            processors=[
+                structlog.stdlib.ProcessorFormatter.remove_processors_meta,
+                structlog.processors.JSONRenderer(),
+            ],
             foreign_pre_chain=[*shared, structlog.stdlib.add_logger_name],
         )
     )
@@ -183,8 +186,13 @@ class _LibraryLogger:
             return structlog.get_logger(self._name)
         return structlog.wrap_logger(
             logging.getLogger(self._name or "vetq"),
-            processors=[structlog.contextvars.merge_contextvars, structlog.processors.add_log_level,
-                        structlog.processors.format_exc_info, redact_secrets, structlog.processors.JSONRenderer()],
+            processors=[
+                structlog.contextvars.merge_contextvars,
+                structlog.processors.add_log_level,
+                structlog.processors.format_exc_info,
+                redact_secrets,
+                structlog.processors.JSONRenderer(),
+            ],
             wrapper_class=structlog.stdlib.BoundLogger,
         )
 

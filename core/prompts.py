@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable
-from functools import lru_cache
+from functools import cache, lru_cache
 from importlib import resources
 
 # Every tag the extraction prompts fence content in. A fenced text may not open or
@@ -15,7 +15,7 @@ from importlib import resources
 EXTRACTION_TAGS = ("document", "candidate")
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_prompt(package: str, name: str) -> str:
     return resources.files(package).joinpath("prompts", name).read_text(encoding="utf-8")
 

@@ -107,7 +107,10 @@ def celery_config(settings: VetqSettings, redis_url: str) -> dict[str, Any]:
         # ~30 s in all, logging each attempt, instead of failing the submit at once.
         "task_publish_retry": True,
         "task_publish_retry_policy": {
-            "max_retries": 20, "interval_start": 0, "interval_step": 0.5, "interval_max": 2,
+            "max_retries": 20,
+            "interval_start": 0,
+            "interval_step": 0.5,
+            "interval_max": 2,
             "errback": _publish_retry_logged,
         },
         # A worker whose result write meets a dropped connection retries it rather than

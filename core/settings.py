@@ -46,13 +46,17 @@ class VetqSettings(BaseSettings):
     blindness_warn: float = Field(0.15, ge=0, le=1, description="Proposal overlap that adds a warning")
     review_timeout_s: float = Field(120.0, gt=0, description="Model time one review may spend")
     telemetry: bool = Field(False, description="Write review telemetry records (on/off)")
-    bench_modes: bool = Field(False, description="Run benchmark-only review modes (set by `vetq bench review` for its own workers)")
+    bench_modes: bool = Field(
+        False, description="Run benchmark-only review modes (set by `vetq bench review` for its own workers)"
+    )
 
     # Queue and workers.
     redis_url: str | None = Field(None, description="Redis for broker and results; unset = embedded Redis")
     home: Path = Field(default_factory=_default_home, description="Data directory of the embedded Redis")
     task_time_limit_s: int = Field(300, ge=10, description="Hard time limit of one job")
-    visibility_timeout_s: int | None = Field(None, description="Broker redelivery timeout (default: time limit x 2 + 60)")
+    visibility_timeout_s: int | None = Field(
+        None, description="Broker redelivery timeout (default: time limit x 2 + 60)"
+    )
     result_ttl_s: int = Field(7 * 24 * 3600, ge=60, description="How long results are kept")
     wait_timeout_s: float = Field(600.0, gt=0, description="How long the CLI waits for a result")
     accept_content: list[str] = Field(
@@ -61,10 +65,18 @@ class VetqSettings(BaseSettings):
 
     # The fleet-wide call gate.
     limits: str = Field("", description="Per-model limits for the whole fleet, e.g. openai:gpt-5-mini=500rpm,200000tpm")
-    limit_window_s: float = Field(60.0, gt=0, description="Length of the rate-limit window (providers count per minute)")
-    fleet_limiter: bool = Field(True, description="Share rate limits and 429 cooldowns across the fleet (off only to compare)")
-    max_attempts: int = Field(6, ge=1, le=50, description="Attempts of one request under rate limiting before RATE_LIMITED")
-    max_sleep_s: float = Field(10.0, ge=0, description="Longest rate-limit wait slept in place; longer ones requeue the job")
+    limit_window_s: float = Field(
+        60.0, gt=0, description="Length of the rate-limit window (providers count per minute)"
+    )
+    fleet_limiter: bool = Field(
+        True, description="Share rate limits and 429 cooldowns across the fleet (off only to compare)"
+    )
+    max_attempts: int = Field(
+        6, ge=1, le=50, description="Attempts of one request under rate limiting before RATE_LIMITED"
+    )
+    max_sleep_s: float = Field(
+        10.0, ge=0, description="Longest rate-limit wait slept in place; longer ones requeue the job"
+    )
     max_job_tokens: int = Field(50_000, ge=256, description="Token budget of one extraction job")
     cache_ttl_s: int = Field(86_400, ge=0, description="How long model answers are cached (0 turns the cache off)")
 
@@ -142,7 +154,9 @@ def load_settings(**overrides: object) -> VetqSettings:
         # A value pydantic-settings could not even decode (a list setting that is not JSON).
         field = re.search(r'field "(\w+)"', str(exc))
         name = f"VETQ_{field.group(1).upper()}" if field else "a VETQ_ setting"
-        raise ConfigError(f"invalid configuration: {name}: not valid JSON; write a JSON list such as [\"json\"]") from None
+        raise ConfigError(
+            f'invalid configuration: {name}: not valid JSON; write a JSON list such as ["json"]'
+        ) from None
     except ValidationError as exc:
         problems = []
         for error in exc.errors():

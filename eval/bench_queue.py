@@ -19,8 +19,15 @@ DOCUMENT = (
     "Hi team, forwarding the bill from Globex Ltd below.\nRef: GLX/2026/778\nBilling date 2026-02-28.\n"
     "Items came to 540.00 before tax, tax was 43.20, and the amount due is 583.20. Please pay in GBP.\n"
 )
-DATA = {"vendor_name": "Globex Ltd", "invoice_number": "GLX/2026/778", "invoice_date": "2026-02-28",
-        "subtotal": 540.0, "tax": 43.2, "total": 583.2, "currency": "GBP"}
+DATA = {
+    "vendor_name": "Globex Ltd",
+    "invoice_number": "GLX/2026/778",
+    "invoice_date": "2026-02-28",
+    "subtotal": 540.0,
+    "tax": 43.2,
+    "total": 583.2,
+    "currency": "GBP",
+}
 
 
 def _wait_for_workers(client, count: int, timeout: float = 60.0) -> None:
@@ -41,12 +48,16 @@ def run(jobs: int, workers: int, concurrency: int) -> dict:
     home = Path(tempfile.mkdtemp(prefix="vetq-bench-"))
     settings = load_settings(home=home, log_level="WARNING")
     with EmbeddedRedis(home, role="bench") as redis:
-        processes = [spawn_worker_process(redis.url, concurrency=concurrency, extra_env={"VETQ_LOG_LEVEL": "WARNING"})
-                     for _ in range(workers)]
+        processes = [
+            spawn_worker_process(redis.url, concurrency=concurrency, extra_env={"VETQ_LOG_LEVEL": "WARNING"})
+            for _ in range(workers)
+        ]
         try:
             with Client(redis.url, settings=settings) as client:
                 _wait_for_workers(client, workers)
-                warm = client.submit_batch([{"kind": "validate", "text": DOCUMENT, "data": DATA, "heuristics_only": True}] * 20)
+                warm = client.submit_batch(
+                    [{"kind": "validate", "text": DOCUMENT, "data": DATA, "heuristics_only": True}] * 20
+                )
                 warm.results(timeout=120)
 
                 started = time.perf_counter()

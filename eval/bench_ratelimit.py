@@ -38,8 +38,18 @@ def answer(path: str, body: dict[str, Any]) -> str:
     return json.dumps(DATA)
 
 
-def run_mode(*, fleet_limiter: bool, jobs: int, workers: int, concurrency: int, rpm: int, tpm: int | None,
-             latency_ms: float, window_s: float, timeout_s: float) -> dict[str, Any]:
+def run_mode(
+    *,
+    fleet_limiter: bool,
+    jobs: int,
+    workers: int,
+    concurrency: int,
+    rpm: int,
+    tpm: int | None,
+    latency_ms: float,
+    window_s: float,
+    timeout_s: float,
+) -> dict[str, Any]:
     from api_client.client import Client
     from core.settings import load_settings
     from eval.fake_provider import FakeProvider
@@ -63,8 +73,10 @@ def run_mode(*, fleet_limiter: bool, jobs: int, workers: int, concurrency: int, 
             "VETQ_MAX_ATTEMPTS": "50",
             "VETQ_LOG_LEVEL": "WARNING",
         }
-        processes = [spawn_worker_process(redis.url, queues=["extract"], concurrency=concurrency, pool="threads",
-                                          extra_env=env) for _ in range(workers)]
+        processes = [
+            spawn_worker_process(redis.url, queues=["extract"], concurrency=concurrency, pool="threads", extra_env=env)
+            for _ in range(workers)
+        ]
         try:
             settings = load_settings(home=home, log_level="WARNING")
             with Client(redis.url, settings=settings) as client:
@@ -110,8 +122,16 @@ def main(argv: list[str] | None = None) -> int:
     configure_logging("WARNING")
     if min(args.jobs, args.workers, args.concurrency, args.rpm) < 1 or args.window_s <= 0:
         parser.error("--jobs, --workers, --concurrency, --rpm and --window-s must be positive")
-    common = dict(jobs=args.jobs, workers=args.workers, concurrency=args.concurrency, rpm=args.rpm, tpm=args.tpm,
-                  latency_ms=args.latency_ms, window_s=args.window_s, timeout_s=args.timeout_s)
+    common = dict(
+        jobs=args.jobs,
+        workers=args.workers,
+        concurrency=args.concurrency,
+        rpm=args.rpm,
+        tpm=args.tpm,
+        latency_ms=args.latency_ms,
+        window_s=args.window_s,
+        timeout_s=args.timeout_s,
+    )
     figures: dict[str, Any] = run_mode(fleet_limiter=True, **common)
     if not args.no_baseline:
         figures["baseline"] = run_mode(fleet_limiter=False, **common)

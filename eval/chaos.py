@@ -101,8 +101,10 @@ def _comparable(meta: dict[str, Any]) -> str:
     result = meta.get("result")
     if meta.get("status") == "SUCCESS" and isinstance(result, dict):
         return json.dumps({k: result.get(k) for k in COMPARED}, sort_keys=True, default=str)
-    return json.dumps({"state": meta.get("status"), "exc": (result or {}).get("exc_type") if isinstance(result, dict)
-                       else None}, sort_keys=True)
+    return json.dumps(
+        {"state": meta.get("status"), "exc": (result or {}).get("exc_type") if isinstance(result, dict) else None},
+        sort_keys=True,
+    )
 
 
 class ResultWatcher:
@@ -140,7 +142,7 @@ class ResultWatcher:
                         continue
                     channel = message["channel"].decode()
                     with contextlib.suppress(ValueError):
-                        self.add(channel[len(META_PREFIX):], json.loads(message["data"]))
+                        self.add(channel[len(META_PREFIX) :], json.loads(message["data"]))
             except (redis.RedisError, OSError):
                 self.reconnects += 1
                 self.stop.wait(0.3)
@@ -231,12 +233,17 @@ def run_chaos(
         }
 
         def spawn() -> subprocess.Popen:
-            return spawn_worker_process(server.url, queues=["extract"], concurrency=concurrency, pool="prefork",
-                                        extra_env=env)
+            return spawn_worker_process(
+                server.url, queues=["extract"], concurrency=concurrency, pool="prefork", extra_env=env
+            )
 
         processes.extend(spawn() for _ in range(workers))
-        settings = load_settings(home=home / "client-home", log_level=log_level, task_time_limit_s=time_limit_s,
-                                 visibility_timeout_s=visibility_timeout_s)
+        settings = load_settings(
+            home=home / "client-home",
+            log_level=log_level,
+            task_time_limit_s=time_limit_s,
+            visibility_timeout_s=visibility_timeout_s,
+        )
         client = Client(server.url, settings=settings)
         ready_by = time.monotonic() + 60
         while len(client.workers()) < workers and time.monotonic() < ready_by:
@@ -286,7 +293,11 @@ def run_chaos(
             if restarts_done < len(restart_at) and now >= restart_at[restarts_done]:
                 server.restart()
                 restarts_done += 1
-            if len(kill_log) < kills and now >= next_kill and (not submitting_done.is_set() or len(final) < len(job_ids)):
+            if (
+                len(kill_log) < kills
+                and now >= next_kill
+                and (not submitting_done.is_set() or len(final) < len(job_ids))
+            ):
                 victim = rng.choice([p for p in processes if p.poll() is None] or processes)
                 tree = {victim.pid, *_descendants(victim.pid)}
                 with contextlib.suppress(redis_lib.RedisError, OSError):
@@ -325,8 +336,13 @@ def run_chaos(
             raw_unacked = b"".join(reader.hvals("unacked"))
             for job_id in job_ids:
                 if job_id not in final:
-                    where_of[job_id] = ("queue" if job_id.encode() in raw_queue else
-                                        "unacked" if job_id.encode() in raw_unacked else "nowhere")
+                    where_of[job_id] = (
+                        "queue"
+                        if job_id.encode() in raw_queue
+                        else "unacked"
+                        if job_id.encode() in raw_unacked
+                        else "nowhere"
+                    )
     finally:
         if watcher is not None:
             watcher.close()
@@ -380,21 +396,42 @@ def run_chaos(
         "fault_bursts": bursts_done,
         "elapsed_s": round(time.monotonic() - started, 1),
         # What became of a lost job: its last state in the backend and its answered calls.
-        "lost_detail": [{"job_id": j, "state": last_meta.get(j, "PENDING"), "message": where_of.get(j),
-                         "calls": {stage: calls.calls.get((marker_of.get(j, "?"), stage), 0)
-                                   for stage in ("generator", "critic")}} for j in lost[:20]],
+        "lost_detail": [
+            {
+                "job_id": j,
+                "state": last_meta.get(j, "PENDING"),
+                "message": where_of.get(j),
+                "calls": {
+                    stage: calls.calls.get((marker_of.get(j, "?"), stage), 0) for stage in ("generator", "critic")
+                },
+            }
+            for j in lost[:20]
+        ],
     }
 
 
-SUMMED = ("submitted", "completed", "failed", "lost", "duplicate_results", "redelivered_results",
-          "extra_model_calls", "interrupted_jobs", "kills", "redis_restarts")
+SUMMED = (
+    "submitted",
+    "completed",
+    "failed",
+    "lost",
+    "duplicate_results",
+    "redelivered_results",
+    "extra_model_calls",
+    "interrupted_jobs",
+    "kills",
+    "redis_restarts",
+)
 
 
 def run_passed(figures: dict[str, Any]) -> bool:
     """The targets of one run: nothing lost, no two different results for one job, no
     more extra model calls than jobs a kill interrupted."""
-    return (figures["lost"] == 0 and figures["duplicate_results"] == 0
-            and figures["extra_model_calls"] <= figures["interrupted_jobs"])
+    return (
+        figures["lost"] == 0
+        and figures["duplicate_results"] == 0
+        and figures["extra_model_calls"] <= figures["interrupted_jobs"]
+    )
 
 
 def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
@@ -409,11 +446,13 @@ def summarize(runs: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def _run_line(number: int, figures: dict[str, Any]) -> str:
-    return (f"run {number}: {'pass' if run_passed(figures) else 'FAIL'} submitted={figures['submitted']} "
-            f"completed={figures['completed']} failed={figures['failed']} lost={figures['lost']} "
-            f"duplicates={figures['duplicate_results']} extra_calls={figures['extra_model_calls']} "
-            f"interrupted={figures['interrupted_jobs']} kills={figures['kills']} "
-            f"redis_restarts={figures['redis_restarts']} elapsed_s={figures['elapsed_s']}")
+    return (
+        f"run {number}: {'pass' if run_passed(figures) else 'FAIL'} submitted={figures['submitted']} "
+        f"completed={figures['completed']} failed={figures['failed']} lost={figures['lost']} "
+        f"duplicates={figures['duplicate_results']} extra_calls={figures['extra_model_calls']} "
+        f"interrupted={figures['interrupted_jobs']} kills={figures['kills']} "
+        f"redis_restarts={figures['redis_restarts']} elapsed_s={figures['elapsed_s']}"
+    )
 
 
 def main(argv: list[str] | None = None) -> int:

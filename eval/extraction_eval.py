@@ -37,7 +37,7 @@ import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation, ROUND_HALF_UP
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
@@ -82,21 +82,25 @@ def dataset_jsonl(cases: Iterable[Mapping[str, Any]]) -> str:
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in dataset_rows(cases))
 
 
-def write_dataset(cases_path: str | os.PathLike[str] = CASES_PATH,
-                  dataset_path: str | os.PathLike[str] = DATASET_PATH) -> int:
+def write_dataset(
+    cases_path: str | os.PathLike[str] = CASES_PATH, dataset_path: str | os.PathLike[str] = DATASET_PATH
+) -> int:
     """Derive dataset.jsonl from cases.jsonl; returns the number of rows."""
     cases = load_jsonl(cases_path)
     Path(dataset_path).write_text(dataset_jsonl(cases), encoding="utf-8")
     return len(cases)
 
 
-def record_replay(cases_path: str | os.PathLike[str] = CASES_PATH,
-                  fixture_path: str | os.PathLike[str] = REPLAY_PATH) -> int:
+def record_replay(
+    cases_path: str | os.PathLike[str] = CASES_PATH, fixture_path: str | os.PathLike[str] = REPLAY_PATH
+) -> int:
     """Record the replay fixture of the golden set from its authored answers."""
     from eval.fixtures import record_cases
 
-    cases = [{"id": c["id"], "text": c["text"], "generator": c["generator"], "critic": c["critic"]}
-             for c in load_jsonl(cases_path)]
+    cases = [
+        {"id": c["id"], "text": c["text"], "generator": c["generator"], "critic": c["critic"]}
+        for c in load_jsonl(cases_path)
+    ]
     return record_cases(cases, fixture_path)
 
 
@@ -159,21 +163,27 @@ def grade_case(case_id: str, expected: Mapping[str, Any], result: Mapping[str, A
     if status == "error" or not isinstance(data, Mapping):
         message = (result or {}).get("error_message") or "no result"
         code = (result or {}).get("error_code") or "ERROR"
-        grades = [FieldGrade(case_id, name, None, expected.get(name), False, True, None, error=True)
-                  for name in FIELD_NAMES]
+        grades = [
+            FieldGrade(case_id, name, None, expected.get(name), False, True, None, error=True) for name in FIELD_NAMES
+        ]
         return CaseGrade(case_id, "error", grades, error=f"{code}: {message}")
     flagged = {f.get("field") for f in result.get("flagged_fields") or [] if isinstance(f, Mapping)}
     confidence = result.get("field_confidence") or {}
     grades = []
     for name in FIELD_NAMES:
         got, want = data.get(name), expected.get(name)
-        grades.append(FieldGrade(case_id, name, got, want, values_equal(name, got, want), name in flagged,
-                                 confidence.get(name)))
+        grades.append(
+            FieldGrade(case_id, name, got, want, values_equal(name, got, want), name in flagged, confidence.get(name))
+        )
     return CaseGrade(case_id, status, grades)
 
 
-def calibration_table(pairs: Iterable[tuple[float, bool]], *, thresholds: Sequence[float] = THRESHOLDS,
-                      target_precision: float = DEFAULT_TARGET_PRECISION) -> dict[str, Any]:
+def calibration_table(
+    pairs: Iterable[tuple[float, bool]],
+    *,
+    thresholds: Sequence[float] = THRESHOLDS,
+    target_precision: float = DEFAULT_TARGET_PRECISION,
+) -> dict[str, Any]:
     """Precision and coverage of the committed fields that would pass at each field
     threshold. `pairs` holds (field confidence, correct) for every committed field."""
     pairs = [(float(c), bool(ok)) for c, ok in pairs if c is not None and math.isfinite(float(c))]
@@ -185,8 +195,15 @@ def calibration_table(pairs: Iterable[tuple[float, bool]], *, thresholds: Sequen
         correct = sum(passing)
         precision = round(correct / len(passing), 4) if passing else None
         coverage = round(len(passing) / total, 4) if total else 0.0
-        table.append({"threshold": round(t, 2), "precision": precision, "coverage": coverage,
-                      "fields": len(passing), "correct": correct})
+        table.append(
+            {
+                "threshold": round(t, 2),
+                "precision": precision,
+                "coverage": coverage,
+                "fields": len(passing),
+                "correct": correct,
+            }
+        )
         if recommended is None and precision is not None and precision >= target_precision - 1e-12:
             recommended = round(t, 2)
     return {"target_precision": target_precision, "recommended_field_threshold": recommended, "table": table}
@@ -213,8 +230,9 @@ class EvalReport:
     def to_dict(self) -> dict[str, Any]:
         return {key: getattr(self, key) for key in REPORT_KEYS}
 
-    def gate_failures(self, *, min_accuracy: float = DEFAULT_MIN_ACCURACY,
-                      max_silent_wrong: int = DEFAULT_MAX_SILENT_WRONG) -> list[str]:
+    def gate_failures(
+        self, *, min_accuracy: float = DEFAULT_MIN_ACCURACY, max_silent_wrong: int = DEFAULT_MAX_SILENT_WRONG
+    ) -> list[str]:
         """Why the gate fails (empty when it passes)."""
         problems = []
         if self.field_accuracy < min_accuracy:
@@ -240,8 +258,10 @@ class EvalReport:
         cal = self.calibration
         rec = cal["recommended_field_threshold"]
         lines.append("")
-        lines.append(f"calibration (target precision {cal['target_precision']:.2%}; "
-                     f"recommended field threshold: {'none reaches it' if rec is None else f'{rec:.2f}'})")
+        lines.append(
+            f"calibration (target precision {cal['target_precision']:.2%}; "
+            f"recommended field threshold: {'none reaches it' if rec is None else f'{rec:.2f}'})"
+        )
         lines.append("  threshold  precision  coverage  fields")
         for row in cal["table"]:
             precision = "    -    " if row["precision"] is None else f"{row['precision']:9.2%}"
@@ -255,8 +275,13 @@ class EvalReport:
         return "\n".join(lines)
 
 
-def grade(cases: Sequence[Mapping[str, Any]], results: Sequence[Mapping[str, Any] | None], *,
-          target_precision: float = DEFAULT_TARGET_PRECISION, mode: str = "critic") -> EvalReport:
+def grade(
+    cases: Sequence[Mapping[str, Any]],
+    results: Sequence[Mapping[str, Any] | None],
+    *,
+    target_precision: float = DEFAULT_TARGET_PRECISION,
+    mode: str = "critic",
+) -> EvalReport:
     """Grade results (in the order of cases) against each case's "expected"."""
     if len(cases) != len(results):
         raise ValueError(f"{len(cases)} case(s) but {len(results)} result(s)")
@@ -273,10 +298,17 @@ def grade(cases: Sequence[Mapping[str, Any]], results: Sequence[Mapping[str, Any
             continue
         for f in g.fields:
             if not f.correct:
-                failures.append(f"{g.id} {f.field}: got {_show(f.got)}, expected {_show(f.expected)} "
-                                f"({'flagged' if f.flagged else 'SILENT'})")
-    pairs = [(f.confidence, f.correct) for g in graded if g.status != "error" for f in g.fields
-             if f.got is not None and f.confidence is not None]
+                failures.append(
+                    f"{g.id} {f.field}: got {_show(f.got)}, expected {_show(f.expected)} "
+                    f"({'flagged' if f.flagged else 'SILENT'})"
+                )
+    pairs = [
+        (f.confidence, f.correct)
+        for g in graded
+        if g.status != "error"
+        for f in g.fields
+        if f.got is not None and f.confidence is not None
+    ]
     n = len(graded)
     return EvalReport(
         examples=n,
@@ -294,45 +326,79 @@ def grade(cases: Sequence[Mapping[str, Any]], results: Sequence[Mapping[str, Any
 
 
 # --- running -----------------------------------------------------------------------------
-def run_eval(*, client: Any, cases: Sequence[Mapping[str, Any]], heuristics_only: bool = False,
-             timeout: float = DEFAULT_TIMEOUT_S, target_precision: float = DEFAULT_TARGET_PRECISION,
-             token_budget: int | None = None) -> EvalReport:
+def run_eval(
+    *,
+    client: Any,
+    cases: Sequence[Mapping[str, Any]],
+    heuristics_only: bool = False,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    target_precision: float = DEFAULT_TARGET_PRECISION,
+    token_budget: int | None = None,
+) -> EvalReport:
     """Submit every case as an extraction job through `client` (one batch), wait for
     the results in input order and grade them."""
     cases = list(cases)
     batch = client.submit_batch(
         (
-            {"kind": "extract", "text": c["text"], "heuristics_only": heuristics_only, "trace_id": f"eval-{c['id']}"[:128]}
+            {
+                "kind": "extract",
+                "text": c["text"],
+                "heuristics_only": heuristics_only,
+                "trace_id": f"eval-{c['id']}"[:128],
+            }
             for c in cases
         ),
         token_budget=token_budget,
     )
     results = batch.results(timeout=timeout)
-    return grade(cases, results, target_precision=target_precision,
-                 mode="heuristics only" if heuristics_only else "critic")
+    return grade(
+        cases, results, target_precision=target_precision, mode="heuristics only" if heuristics_only else "critic"
+    )
 
 
 def _parser(prog: str = "python -m eval.extraction_eval") -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog=prog,
-                                description="Grade the extraction golden set through the real queue.")
+    p = argparse.ArgumentParser(prog=prog, description="Grade the extraction golden set through the real queue.")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
-    p.add_argument("--min-accuracy", type=float, default=DEFAULT_MIN_ACCURACY,
-                   help="fail (exit 1) below this field accuracy (default %(default)s)")
-    p.add_argument("--max-silent-wrong", type=int, default=DEFAULT_MAX_SILENT_WRONG,
-                   help="fail (exit 1) with more unflagged wrong fields than this (default %(default)s)")
+    p.add_argument(
+        "--min-accuracy",
+        type=float,
+        default=DEFAULT_MIN_ACCURACY,
+        help="fail (exit 1) below this field accuracy (default %(default)s)",
+    )
+    p.add_argument(
+        "--max-silent-wrong",
+        type=int,
+        default=DEFAULT_MAX_SILENT_WRONG,
+        help="fail (exit 1) with more unflagged wrong fields than this (default %(default)s)",
+    )
     p.add_argument("--heuristics-only", action="store_true", help="run with the Critic off")
-    p.add_argument("--target-precision", type=float, default=DEFAULT_TARGET_PRECISION,
-                   help="precision the recommended field threshold must reach (default %(default)s)")
+    p.add_argument(
+        "--target-precision",
+        type=float,
+        default=DEFAULT_TARGET_PRECISION,
+        help="precision the recommended field threshold must reach (default %(default)s)",
+    )
     p.add_argument("--live", action="store_true", help="use the configured providers instead of the replay fixture")
     p.add_argument("--token-budget", type=int, default=None, help="with --live: a token budget for the run")
     p.add_argument("--record", metavar="PATH", default=None, help="with --live: record the answers into PATH")
-    p.add_argument("--dataset", metavar="PATH", default=str(DATASET_PATH),
-                   help="JSONL of {id, text, expected} (default: eval/golden/dataset.jsonl)")
-    p.add_argument("--fixture", metavar="PATH", default=str(REPLAY_PATH),
-                   help="replay fixture of the offline run (default: eval/golden/replay.json)")
+    p.add_argument(
+        "--dataset",
+        metavar="PATH",
+        default=str(DATASET_PATH),
+        help="JSONL of {id, text, expected} (default: eval/golden/dataset.jsonl)",
+    )
+    p.add_argument(
+        "--fixture",
+        metavar="PATH",
+        default=str(REPLAY_PATH),
+        help="replay fixture of the offline run (default: eval/golden/replay.json)",
+    )
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds to wait for the batch")
-    p.add_argument("--rebuild-golden", action="store_true",
-                   help="re-derive dataset.jsonl and re-record replay.json from cases.jsonl, then exit")
+    p.add_argument(
+        "--rebuild-golden",
+        action="store_true",
+        help="re-derive dataset.jsonl and re-record replay.json from cases.jsonl, then exit",
+    )
     return p
 
 
@@ -350,12 +416,18 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m eval.extra
         return 0
     if args.record is not None:
         if not args.live:
-            print("error: --record records live answers: use it with --live (authored answers are recorded "
-                  "with `python -m eval.extraction_eval --rebuild-golden`)", file=sys.stderr)
+            print(
+                "error: --record records live answers: use it with --live (authored answers are recorded "
+                "with `python -m eval.extraction_eval --rebuild-golden`)",
+                file=sys.stderr,
+            )
             return 2
         if os.environ.get("VETQ_REDIS_URL"):
-            print("error: --record needs the embedded default (unset VETQ_REDIS_URL): remote workers "
-                  "cannot write this machine's fixture", file=sys.stderr)
+            print(
+                "error: --record needs the embedded default (unset VETQ_REDIS_URL): remote workers "
+                "cannot write this machine's fixture",
+                file=sys.stderr,
+            )
             return 2
         # Read by the in-process worker when it builds its model clients.
         os.environ["VETQ_RECORD_TO"] = str(Path(args.record).resolve())
@@ -369,11 +441,15 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m eval.extra
     except (OSError, ValueError) as exc:
         print(f"error: cannot read the dataset {args.dataset}: {exc}", file=sys.stderr)
         return 2
-    bad = [str(c.get("id", i)) for i, c in enumerate(cases) if not isinstance(c.get("expected"), dict)
-           or not isinstance(c.get("text"), str)]
+    bad = [
+        str(c.get("id", i))
+        for i, c in enumerate(cases)
+        if not isinstance(c.get("expected"), dict) or not isinstance(c.get("text"), str)
+    ]
     if bad or not cases:
-        print(f"error: every dataset line needs id, text and expected ({', '.join(bad[:5]) or 'empty'})",
-              file=sys.stderr)
+        print(
+            f"error: every dataset line needs id, text and expected ({', '.join(bad[:5]) or 'empty'})", file=sys.stderr
+        )
         return 2
 
     if not args.live:
@@ -401,9 +477,14 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m eval.extra
 
     try:
         with Client(settings=settings) as client:
-            report = run_eval(client=client, cases=cases, heuristics_only=args.heuristics_only,
-                              timeout=args.timeout, target_precision=args.target_precision,
-                              token_budget=args.token_budget)
+            report = run_eval(
+                client=client,
+                cases=cases,
+                heuristics_only=args.heuristics_only,
+                timeout=args.timeout,
+                target_precision=args.target_precision,
+                token_budget=args.token_budget,
+            )
     except VetqError as exc:
         print(f"error: {exc.message}", file=sys.stderr)
         return 2

@@ -67,7 +67,7 @@ import time
 import uuid
 from collections import deque
 from collections.abc import Callable
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -103,7 +103,7 @@ def _go_duration(seconds: float) -> str:
 
 
 def _rfc3339_in(seconds: float) -> str:
-    moment = datetime.now(timezone.utc) + timedelta(seconds=math.ceil(max(0.0, seconds)))
+    moment = datetime.now(UTC) + timedelta(seconds=math.ceil(max(0.0, seconds)))
     return moment.replace(microsecond=0).isoformat().replace("+00:00", "Z")
 
 
@@ -120,7 +120,7 @@ def _validate_fault(fault: dict[str, Any]) -> dict[str, Any]:
 class _Decision:
     """What the provider decided for one request, taken under the lock."""
 
-    __slots__ = ("entry", "fault", "status", "retry_after", "text", "headers_state", "delay_s")
+    __slots__ = ("delay_s", "entry", "fault", "headers_state", "retry_after", "status", "text")
 
     def __init__(self) -> None:
         self.entry: dict[str, Any] = {}
@@ -172,7 +172,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     server: _Server
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+    def log_message(self, format: str, *args: Any) -> None:
         return  # quiet: the provider keeps its own log
 
     # -- plumbing
@@ -191,8 +191,13 @@ class _Handler(BaseHTTPRequestHandler):
         length = int(self.headers.get("Content-Length") or 0)
         return self.rfile.read(length) if length else b""
 
-    def _send(self, status: int, body: bytes | str, headers: dict[str, str] | None = None,
-              content_type: str = "application/json") -> None:
+    def _send(
+        self,
+        status: int,
+        body: bytes | str,
+        headers: dict[str, str] | None = None,
+        content_type: str = "application/json",
+    ) -> None:
         data = body.encode("utf-8") if isinstance(body, str) else body
         try:
             self.send_response(status)
@@ -211,7 +216,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     # -- verbs
 
-    def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+    def do_GET(self) -> None:
         path = self.path.split("?", 1)[0]
         if path == "/_log":
             self._send_json(200, self.server.provider.log)
@@ -220,7 +225,7 @@ class _Handler(BaseHTTPRequestHandler):
         else:
             self._send_json(404, {"error": {"type": "not_found_error", "message": f"no route {path}"}})
 
-    def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+    def do_POST(self) -> None:
         path = self.path.split("?", 1)[0]
         raw = self._read_body()
         provider = self.server.provider
@@ -255,8 +260,9 @@ def _error_body(path: str, status: int, message: str) -> dict[str, Any]:
         }.get(status, "api_error" if status >= 500 else "invalid_request_error")
         return {"type": "error", "error": {"type": kind, "message": message}}
     if status == 429:
-        return {"error": {"message": message, "type": "rate_limit_exceeded", "param": None,
-                          "code": "rate_limit_exceeded"}}
+        return {
+            "error": {"message": message, "type": "rate_limit_exceeded", "param": None, "code": "rate_limit_exceeded"}
+        }
     kind = "server_error" if status >= 500 else "invalid_request_error"
     return {"error": {"message": message, "type": kind, "param": None, "code": None}}
 
@@ -267,8 +273,15 @@ def _error_body(path: str, status: int, message: str) -> dict[str, Any]:
 class FakeProvider:
     """The fake provider. Configure from Python or over HTTP; see the module docstring."""
 
-    def __init__(self, rpm: int | None = None, tpm: int | None = None, latency_ms: float = 0, *,
-                 port: int = 0, window_s: float | None = None) -> None:
+    def __init__(
+        self,
+        rpm: int | None = None,
+        tpm: int | None = None,
+        latency_ms: float = 0,
+        *,
+        port: int = 0,
+        window_s: float | None = None,
+    ) -> None:
         # The limits count per sliding window: a minute, like real providers, unless a
         # test or benchmark shortens it to finish sooner.
         self.window_s = float(window_s) if window_s is not None else WINDOW_S
@@ -297,8 +310,9 @@ class FakeProvider:
             return self
         self._stopping.clear()
         self._server = _Server(self, self._requested_port)
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        name="fake-provider", daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, name="fake-provider", daemon=True
+        )
         self._thread.start()
         return self
 
@@ -469,8 +483,9 @@ class FakeProvider:
                     decision.status, decision.retry_after = 429, max(1, math.ceil(wait))
                     outcome, counted = "429", False
             if decision.status == 429:
-                self._cooldown_until[model] = max(self._cooldown_until.get(model, 0.0),
-                                                  now + float(decision.retry_after or 0))
+                self._cooldown_until[model] = max(
+                    self._cooldown_until.get(model, 0.0), now + float(decision.retry_after or 0)
+                )
             if counted:
                 self._window.append((now, cost))
             if decision.status == 200:
@@ -540,8 +555,7 @@ class FakeProvider:
             return
         headers = self._rate_headers(path, decision.headers_state, decision.retry_after)
         if decision.status == 429:
-            message = (f"Rate limit reached for {body.get('model')!s}; "
-                       f"please try again in {decision.retry_after}s.")
+            message = f"Rate limit reached for {body.get('model')!s}; please try again in {decision.retry_after}s."
             handler._send_json(429, _error_body(path, 429, message), headers)
             return
         if decision.status != 200:
@@ -589,12 +603,14 @@ class FakeProvider:
                 "object": "chat.completion",
                 "created": int(time.time()),
                 "model": model,
-                "choices": [{
-                    "index": 0,
-                    "message": {"role": "assistant", "content": text},
-                    "logprobs": None,
-                    "finish_reason": "length" if truncated else "stop",
-                }],
+                "choices": [
+                    {
+                        "index": 0,
+                        "message": {"role": "assistant", "content": text},
+                        "logprobs": None,
+                        "finish_reason": "length" if truncated else "stop",
+                    }
+                ],
                 "usage": {
                     "prompt_tokens": prompt_tokens,
                     "completion_tokens": completion_tokens,
@@ -608,8 +624,9 @@ class FakeProvider:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m eval.fake_provider",
-                                     description="Serve a fake OpenAI/Anthropic endpoint on 127.0.0.1.")
+    parser = argparse.ArgumentParser(
+        prog="python -m eval.fake_provider", description="Serve a fake OpenAI/Anthropic endpoint on 127.0.0.1."
+    )
     parser.add_argument("--port", type=int, default=0, help="port to listen on (0: any free port)")
     parser.add_argument("--rpm", type=int, default=None, help="requests per minute before 429s")
     parser.add_argument("--tpm", type=int, default=None, help="tokens per minute before 429s")
@@ -624,8 +641,9 @@ def main(argv: list[str] | None = None) -> int:
 
     signal.signal(signal.SIGTERM, _stop)
     signal.signal(signal.SIGINT, _stop)
-    provider = FakeProvider(rpm=args.rpm, tpm=args.tpm, latency_ms=args.latency_ms, port=args.port,
-                            window_s=args.window_s).start()
+    provider = FakeProvider(
+        rpm=args.rpm, tpm=args.tpm, latency_ms=args.latency_ms, port=args.port, window_s=args.window_s
+    ).start()
     print(f"fake provider listening on {provider.url}", file=sys.stderr, flush=True)
     try:
         while not done.wait(0.5):

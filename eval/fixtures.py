@@ -28,14 +28,21 @@ def record_cases(cases: Iterable[dict[str, Any]], path: str | os.PathLike[str]) 
     target = Path(path)
     target.unlink(missing_ok=True)
     # Recorded with the default model settings, which is what a replay run uses.
-    settings = load_settings(generator="replay:unused", critic="replay:unused", generator_max_tokens=1024,
-                             critic_max_tokens=2048, parse_retries=1)
+    settings = load_settings(
+        generator="replay:unused",
+        critic="replay:unused",
+        generator_max_tokens=1024,
+        critic_max_tokens=2048,
+        parse_retries=1,
+    )
     count = 0
     cases_list = list(cases)
     for case in cases_list:
         generator_answers = case["generator"] if isinstance(case["generator"], list) else [case["generator"]]
         critic_answers = case.get("critic")
-        critic_answers = critic_answers if isinstance(critic_answers, list) else [critic_answers] if critic_answers else []
+        critic_answers = (
+            critic_answers if isinstance(critic_answers, list) else [critic_answers] if critic_answers else []
+        )
         pipeline = ExtractionPipeline(
             settings,
             generator_client=RecordingClient(ScriptedLLMClient([_answer(a) for a in generator_answers]), target),
@@ -61,8 +68,10 @@ def _check_replays(cases: list[dict[str, Any]], path: Path, settings: Any) -> No
         outcome = ExtractionPipeline(settings, generator_client=replay, critic_client=replay).extract(case["text"])
         expected = InvoiceData.model_validate(generated).model_dump(mode="json")
         if outcome.status == "error" or outcome.data.model_dump(mode="json") != expected:
-            raise ValueError(f"case {case.get('id')!r} does not replay to its own answer: "
-                             "another case makes the same request with a different answer")
+            raise ValueError(
+                f"case {case.get('id')!r} does not replay to its own answer: "
+                "another case makes the same request with a different answer"
+            )
 
 
 def load_cases(path: str | os.PathLike[str]) -> list[dict[str, Any]]:

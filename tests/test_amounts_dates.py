@@ -160,8 +160,16 @@ def test_impossible_dates_are_not_mentions() -> None:
 
 @pytest.mark.parametrize(
     ("s", "ok"),
-    [("2026-02-28", True), ("2024-02-29", True), ("2026-02-29", False), ("2026-2-28", False),
-     ("20260228", False), ("", False), ("2026-02-28T00:00", False), (None, False)],
+    [
+        ("2026-02-28", True),
+        ("2024-02-29", True),
+        ("2026-02-29", False),
+        ("2026-2-28", False),
+        ("20260228", False),
+        ("", False),
+        ("2026-02-28T00:00", False),
+        (None, False),
+    ],
 )
 def test_is_real_iso_date(s: object, ok: bool) -> None:
     assert is_real_iso_date(s) is ok
@@ -231,8 +239,12 @@ def _render(value: Decimal, style: str) -> str:
 
 
 @settings(max_examples=200, deadline=None)
-@given(_amounts, st.sampled_from(["us", "eu", "swiss", "space", "nnbsp", "plain"]),
-       st.sampled_from(["", "€", "$", "EUR ", "USD "]), st.sampled_from(["", " EUR", " zł", " €"]))
+@given(
+    _amounts,
+    st.sampled_from(["us", "eu", "swiss", "space", "nnbsp", "plain"]),
+    st.sampled_from(["", "€", "$", "EUR ", "USD "]),
+    st.sampled_from(["", " EUR", " zł", " €"]),
+)
 def test_parse_amount_round_trips(value: Decimal, style: str, pre: str, post: str) -> None:
     written = pre + _render(value, style) + post
     assert parse_amount(written) == value
@@ -248,8 +260,20 @@ def test_find_amounts_finds_rendered_amount(value: Decimal, style: str) -> None:
     assert found[0].raw == written
 
 
-_MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
-           "September", "October", "November", "December"]
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
 
 
 def _ordinal(d: int) -> str:
@@ -277,14 +301,28 @@ def _render_date(d: date, style: str) -> str:
     }[style]
 
 
-_DATE_STYLES = ["iso", "iso_slash", "us", "us_nopad", "eu_slash", "eu_dot", "eu_dash", "eu_dot_short",
-                "long", "long_ord", "us_long", "us_long_ord", "us_abbr"]
+_DATE_STYLES = [
+    "iso",
+    "iso_slash",
+    "us",
+    "us_nopad",
+    "eu_slash",
+    "eu_dot",
+    "eu_dash",
+    "eu_dot_short",
+    "long",
+    "long_ord",
+    "us_long",
+    "us_long_ord",
+    "us_abbr",
+]
 _filler = st.text(alphabet=st.characters(blacklist_categories=("Cs", "Nd")), max_size=30)
 
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.dates(min_value=date(1971, 1, 1), max_value=date(2068, 12, 31)), st.sampled_from(_DATE_STYLES),
-       _filler, _filler)
+@given(
+    st.dates(min_value=date(1971, 1, 1), max_value=date(2068, 12, 31)), st.sampled_from(_DATE_STYLES), _filler, _filler
+)
 def test_find_date_spans_finds_rendered_dates(d: date, style: str, before: str, after: str) -> None:
     written = _render_date(d, style)
     text = f"{before} {written} {after}"

@@ -28,7 +28,10 @@ def vetq_bytes(*args: str, input: bytes | None = None, env: dict[str, str] | Non
     """The CLI as a subprocess fed raw bytes (stdout decoded, since it is always JSON)."""
     done = subprocess.run(
         [sys.executable, "-m", "api_client.cli", *args],
-        input=input, capture_output=True, timeout=timeout, env={**os.environ, **(env or {})},
+        input=input,
+        capture_output=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
     )
     return done.returncode, done.stdout.decode("utf-8"), done.stderr.decode("utf-8", "replace")
 
@@ -81,8 +84,9 @@ def test_a_deeply_nested_batch_line_is_refused_alone_and_the_batch_goes_on(servi
         json.dumps({"id": "good", "text": GLOBEX, "data": GLOBEX_DATA}),
         "[" * 5000 + "]" * 5000,
     ]
-    code, out, err = vetq_bytes("validate", "--batch", "--heuristics-only", "--timeout", "60",
-                                input="\n".join(lines).encode(), env=cli_env)
+    code, out, err = vetq_bytes(
+        "validate", "--batch", "--heuristics-only", "--timeout", "60", input="\n".join(lines).encode(), env=cli_env
+    )
     results = [json.loads(line) for line in out.splitlines()]
     assert [r.get("id") for r in results] == ["deep", "good", None], out + err
     assert results[0]["error_code"] == "INVALID_INPUT" and "nested" in results[0]["error_message"]
@@ -92,10 +96,12 @@ def test_a_deeply_nested_batch_line_is_refused_alone_and_the_batch_goes_on(servi
 
 
 def test_python_batch_with_a_deeply_nested_record_keeps_the_other_jobs(service):
-    batch = service.client.submit_batch([
-        {"kind": "validate", "text": GLOBEX, "data": nested(900), "heuristics_only": True},
-        {"kind": "validate", "text": GLOBEX, "data": GLOBEX_DATA, "heuristics_only": True},
-    ])
+    batch = service.client.submit_batch(
+        [
+            {"kind": "validate", "text": GLOBEX, "data": nested(900), "heuristics_only": True},
+            {"kind": "validate", "text": GLOBEX, "data": GLOBEX_DATA, "heuristics_only": True},
+        ]
+    )
     first, second = batch.results(timeout=60)
     assert first["error_code"] == "INVALID_INPUT" and "nested" in first["error_message"]
     assert second["status"] == "ok"
@@ -134,9 +140,13 @@ def test_invalid_utf8_is_refused_alike_on_stdin_and_in_a_file(tmp_path):
 
 
 def test_an_invalid_utf8_batch_line_is_refused_alone(service, cli_env):
-    lines = [b'{"id": "bad", "text": "Total \xff 5.00"}', json.dumps({"id": "ok", "text": GLOBEX, "data": GLOBEX_DATA}).encode()]
-    code, out, err = vetq_bytes("validate", "--batch", "--heuristics-only", "--timeout", "60",
-                                input=b"\n".join(lines), env=cli_env)
+    lines = [
+        b'{"id": "bad", "text": "Total \xff 5.00"}',
+        json.dumps({"id": "ok", "text": GLOBEX, "data": GLOBEX_DATA}).encode(),
+    ]
+    code, out, err = vetq_bytes(
+        "validate", "--batch", "--heuristics-only", "--timeout", "60", input=b"\n".join(lines), env=cli_env
+    )
     results = [json.loads(line) for line in out.splitlines()]
     assert results[0]["error_code"] == "INVALID_INPUT" and "not UTF-8" in results[0]["error_message"], out + err
     assert results[1]["status"] == "ok", out + err
@@ -153,8 +163,14 @@ class RawMcp:
         env.update({"VETQ_HOME": str(tmp / "vetq-home"), "PYTHONPATH": str(REPO), "PYTHONUNBUFFERED": "1"})
         self.stderr_path = tmp / "stderr.log"
         with open(self.stderr_path, "wb") as stderr:
-            self.proc = subprocess.Popen([sys.executable, "-m", "api_client.cli", "mcp"], stdin=subprocess.PIPE,
-                                         stdout=subprocess.PIPE, stderr=stderr, env=env, cwd=str(REPO))
+            self.proc = subprocess.Popen(
+                [sys.executable, "-m", "api_client.cli", "mcp"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=stderr,
+                env=env,
+                cwd=str(REPO),
+            )
         self.lines: queue.Queue[bytes | None] = queue.Queue()
         threading.Thread(target=self._pump, daemon=True).start()
 
@@ -204,8 +220,11 @@ class RawMcp:
 @pytest.fixture
 def raw_mcp(tmp_path):
     server = RawMcp(tmp_path)
-    initialized = server.request(1, "initialize", {"protocolVersion": "2025-06-18", "capabilities": {},
-                                                   "clientInfo": {"name": "vetq-tests", "version": "0"}})
+    initialized = server.request(
+        1,
+        "initialize",
+        {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "vetq-tests", "version": "0"}},
+    )
     assert "result" in initialized
     server.send_line(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}')
     yield server
@@ -224,8 +243,10 @@ def test_mcp_answers_unreadable_lines_with_json_rpc_errors_and_keeps_serving(raw
 @pytest.mark.parametrize("literal", ["NaN", "1e400"])
 def test_mcp_validate_with_a_non_finite_amount_is_invalid_input_naming_the_field(raw_mcp, literal):
     arguments = json.dumps({"text": GLOBEX, "data": dict(GLOBEX_DATA, total="TOTAL"), "heuristics_only": True})
-    call = ('{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "validate", "arguments": %s}}'
-            % arguments.replace('"TOTAL"', literal))
+    call = (
+        '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "validate", "arguments": %s}}'
+        % arguments.replace('"TOTAL"', literal)
+    )
     raw_mcp.send_line(call.encode())
     while (answer := raw_mcp.next_message()).get("id") != 7:
         pass
@@ -253,8 +274,14 @@ with Client():
     pass
 print(root.handlers == [handler], root.level == logging.ERROR, structlog.is_configured())
 """
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "VETQ_HOME": str(tmp_path / "home")}, cwd=str(REPO))
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "VETQ_HOME": str(tmp_path / "home")},
+        cwd=str(REPO),
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split()[-3:] == ["True", "True", "False"], done.stdout + done.stderr
 
@@ -276,8 +303,14 @@ with Client() as client:
     client.submit_validation("Total 10.00 EUR", {"total": 10.0}, heuristics_only=True).result(timeout=60)
 print(any(name == "vetq.client" and "job_submitted" in message for name, message in records), file=sys.stderr)
 """
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
-                          env={**os.environ, "VETQ_HOME": str(tmp_path / "home")}, cwd=str(REPO))
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "VETQ_HOME": str(tmp_path / "home")},
+        cwd=str(REPO),
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "", done.stdout
     assert done.stderr.strip().splitlines()[-1] == "True", done.stderr
@@ -308,8 +341,9 @@ def test_submitted_ids_are_recorded_for_as_long_as_results(service):
     from core.queue import SUBMITTED_KEY_PREFIX
 
     single = service.client.submit_validation(GLOBEX, GLOBEX_DATA, heuristics_only=True)
-    batch = service.client.submit_batch([{"text": GLOBEX, "data": GLOBEX_DATA, "heuristics_only": True}] * 3
-                                        + [{"text": "   "}])
+    batch = service.client.submit_batch(
+        [{"text": GLOBEX, "data": GLOBEX_DATA, "heuristics_only": True}] * 3 + [{"text": "   "}]
+    )
     r = redis.Redis.from_url(service.client.redis_url)
     for job in [single, *batch.jobs]:
         assert 0 < r.ttl(SUBMITTED_KEY_PREFIX + job.id) <= service.settings.result_ttl_s
@@ -332,13 +366,16 @@ def _assert_one_clean_error(code, out, err, expected_exit, error_code, *words):
     assert not any(line.startswith("Traceback") for line in err.splitlines()), err
 
 
-@pytest.mark.parametrize(("args", "env", "error_code", "word"), [
-    (("status", ""), {}, "INVALID_INPUT", "job id"),
-    (("status", "abc"), {"VETQ_REDIS_URL": "notaurl"}, "CONFIG_ERROR", "VETQ_REDIS_URL"),
-    (("status", "abc"), {"VETQ_REDIS_URL": "http://127.0.0.1:6379/0"}, "CONFIG_ERROR", "VETQ_REDIS_URL"),
-    (("validate", "--data", "{}"), {"VETQ_ACCEPT_CONTENT": "pickle"}, "CONFIG_ERROR", "VETQ_ACCEPT_CONTENT"),
-    (("telemetry", "export", "--out", "/nonexistent-dir/t.jsonl"), {}, "INVALID_INPUT", "cannot write"),
-])
+@pytest.mark.parametrize(
+    ("args", "env", "error_code", "word"),
+    [
+        (("status", ""), {}, "INVALID_INPUT", "job id"),
+        (("status", "abc"), {"VETQ_REDIS_URL": "notaurl"}, "CONFIG_ERROR", "VETQ_REDIS_URL"),
+        (("status", "abc"), {"VETQ_REDIS_URL": "http://127.0.0.1:6379/0"}, "CONFIG_ERROR", "VETQ_REDIS_URL"),
+        (("validate", "--data", "{}"), {"VETQ_ACCEPT_CONTENT": "pickle"}, "CONFIG_ERROR", "VETQ_ACCEPT_CONTENT"),
+        (("telemetry", "export", "--out", "/nonexistent-dir/t.jsonl"), {}, "INVALID_INPUT", "cannot write"),
+    ],
+)
 def test_bad_configuration_and_arguments_exit_2_with_one_line(tmp_path, args, env, error_code, word):
     code, out, err = vetq_bytes(*args, input=b"Total 5.00", env={"VETQ_HOME": str(tmp_path), **env})
     _assert_one_clean_error(code, out, err, 2, error_code, word)
@@ -372,9 +409,15 @@ def test_a_producer_whose_redis_is_down_exits_3_service_unavailable(tmp_path):
     with socket.socket() as probe:  # a port nothing listens on
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    code, out, err = vetq_bytes("validate", "--heuristics-only", "--data", "{}", input=b"Total 5.00",
-                                env={"VETQ_REDIS_URL": f"redis://127.0.0.1:{port}/0", "VETQ_HOME": str(tmp_path)},
-                                timeout=180)
+    code, out, err = vetq_bytes(
+        "validate",
+        "--heuristics-only",
+        "--data",
+        "{}",
+        input=b"Total 5.00",
+        env={"VETQ_REDIS_URL": f"redis://127.0.0.1:{port}/0", "VETQ_HOME": str(tmp_path)},
+        timeout=180,
+    )
     _assert_one_clean_error(code, out, err, 3, "SERVICE_UNAVAILABLE", "VETQ_REDIS_URL")
 
 
@@ -398,6 +441,11 @@ def test_a_worker_whose_redis_is_down_exits_3_not_1(tmp_path):
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     # Celery gives up after its broker_connection_max_retries (about a minute and a half).
-    code, out, err = vetq_bytes("worker", "--pool", "solo", env={"VETQ_REDIS_URL": f"redis://127.0.0.1:{port}/0",
-                                                                 "VETQ_HOME": str(tmp_path)}, timeout=300)
+    code, out, err = vetq_bytes(
+        "worker",
+        "--pool",
+        "solo",
+        env={"VETQ_REDIS_URL": f"redis://127.0.0.1:{port}/0", "VETQ_HOME": str(tmp_path)},
+        timeout=300,
+    )
     _assert_one_clean_error(code, out, err, 3, "SERVICE_UNAVAILABLE", "VETQ_REDIS_URL")

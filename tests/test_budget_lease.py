@@ -121,7 +121,9 @@ def test_lease_follows_the_provider_timeout_and_bad_parameters_are_refused(r):
     settings = load_settings(provider_timeout_s=7, max_sleep_s=3)
     assert lease_s_for(settings) == 7 + 3 + LEASE_MARGIN_S
     assert lease_s_for(settings, margin_s=1) == 11
-    assert RedisBudgetLedger(r).lease_s == lease_s_for(VetqSettings.model_construct())  # the default follows the settings' defaults
+    assert RedisBudgetLedger(r).lease_s == lease_s_for(
+        VetqSettings.model_construct()
+    )  # the default follows the settings' defaults
     for bad in (0, -1, float("nan"), float("inf")):
         with pytest.raises(ValueError, match="lease_s"):
             RedisBudgetLedger(r, lease_s=bad)
@@ -157,8 +159,9 @@ def reserves_of_one_globex_job(settings) -> dict[str, int]:
 
 def test_a_batch_completes_after_a_worker_died_holding_a_reservation(redis_url, tmp_path):
     provider_timeout_s, visibility_timeout_s = 3, 20
-    settings = load_settings(home=tmp_path / "client-home", task_time_limit_s=10,
-                             visibility_timeout_s=visibility_timeout_s)
+    settings = load_settings(
+        home=tmp_path / "client-home", task_time_limit_s=10, visibility_timeout_s=visibility_timeout_s
+    )
     reserves = reserves_of_one_globex_job(settings)
     # Room for one run of the job, Generator then Critic, and nothing more: the rerun's
     # Critic fits only if the dead Generator reservation was given back.
@@ -225,8 +228,13 @@ def test_a_lease_that_ran_out_during_a_rate_limit_wait_is_renewed_or_refused(r):
         taken.append(ledger.reserve(["job:other", "batch:wait"], 1000 - estimate))
 
     gate = RedisCallGate(
-        r, limiter=RedisRateLimiter(r, {"openai:m": Limit(rpm=1)}, window_s=0.5), ledger=ledger, cache=None,
-        budget_scopes=["job:waiter", "batch:wait"], max_sleep_s=5, sleep=sleep_while_another_worker_reserves,
+        r,
+        limiter=RedisRateLimiter(r, {"openai:m": Limit(rpm=1)}, window_s=0.5),
+        ledger=ledger,
+        cache=None,
+        budget_scopes=["job:waiter", "batch:wait"],
+        max_sleep_s=5,
+        sleep=sleep_while_another_worker_reserves,
     )
     gate.call(client, request, stage="generator")  # takes the window's one request
     spent_before = ledger.spent("batch:wait")

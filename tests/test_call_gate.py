@@ -16,6 +16,7 @@ import redis
 
 from core.errors import ConfigError, ErrorCode
 from core.llm.errors import ProviderHTTPError, RateLimitedError
+from core.llm.limits import Limit, limits_from_env, parse_limits
 from core.llm.providers import OpenAIClient
 from core.llm.scripted import ScriptedLLMClient
 from core.llm.types import LLMRequest, LLMResponse, Message, RateLimitInfo, Usage
@@ -24,7 +25,6 @@ from eval.fake_provider import FakeProvider
 from workers.budget_ledger import UNLIMITED, RedisBudgetLedger, ScopedBudget
 from workers.call_gate import BudgetExceededError, RateLimitExhaustedError, RateLimitWaitError, RedisCallGate
 from workers.embedded_redis import EmbeddedRedis
-from core.llm.limits import Limit, limits_from_env, parse_limits
 from workers.rate_limiter import RedisRateLimiter
 from workers.response_cache import RedisResponseCache
 
@@ -100,19 +100,22 @@ def test_parse_limits_good():
     assert limits_from_env({}) == {}
 
 
-@pytest.mark.parametrize("bad, part", [
-    ("openai:gpt-5-mini", "openai:gpt-5-mini"),
-    ("gpt-5-mini=5rpm", "gpt-5-mini=5rpm"),
-    ("openai:m=5rps", "5rps"),
-    ("openai:m=rpm", "rpm"),
-    ("openai:m=0rpm", "0rpm"),
-    ("openai:m=-3rpm", "-3rpm"),
-    ("openai:m=5rpm,6rpm", "openai:m=5rpm,6rpm"),
-    ("openai:m=", "openai:m="),
-    ("openai:m=5rpm;openai:m=6rpm", "openai:m=6rpm"),
-    ("nosuch:m=5rpm", "nosuch:m=5rpm"),
-    ("openai:m=5 rpm 6tpm", "5 rpm 6tpm"),
-])
+@pytest.mark.parametrize(
+    "bad, part",
+    [
+        ("openai:gpt-5-mini", "openai:gpt-5-mini"),
+        ("gpt-5-mini=5rpm", "gpt-5-mini=5rpm"),
+        ("openai:m=5rps", "5rps"),
+        ("openai:m=rpm", "rpm"),
+        ("openai:m=0rpm", "0rpm"),
+        ("openai:m=-3rpm", "-3rpm"),
+        ("openai:m=5rpm,6rpm", "openai:m=5rpm,6rpm"),
+        ("openai:m=", "openai:m="),
+        ("openai:m=5rpm;openai:m=6rpm", "openai:m=6rpm"),
+        ("nosuch:m=5rpm", "nosuch:m=5rpm"),
+        ("openai:m=5 rpm 6tpm", "5 rpm 6tpm"),
+    ],
+)
 def test_parse_limits_bad(bad: str, part: str):
     with pytest.raises(ConfigError) as info:
         parse_limits(bad)
@@ -184,9 +187,21 @@ def test_two_processes_never_pass_the_shared_limit(r, redis_url, fake, monkeypat
     start_at = time.time() + 2.0
     procs = [
         subprocess.Popen(
-            [sys.executable, "-c", CHILD, redis_url, fake.base_url_openai, name, str(per_process), str(start_at),
-             str(window)],
-            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            [
+                sys.executable,
+                "-c",
+                CHILD,
+                redis_url,
+                fake.base_url_openai,
+                name,
+                str(per_process),
+                str(start_at),
+                str(window),
+            ],
+            cwd=ROOT,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
         )
         for name in ("a", "b")
     ]
@@ -271,8 +286,12 @@ class SlowClient:
         with self._lock:
             self.calls += 1
         time.sleep(self.delay_s)
-        return LLMResponse(text="{}", finish_reason="stop", model=self.model,
-                           usage=Usage.of(self.usage_total // 2, self.usage_total - self.usage_total // 2))
+        return LLMResponse(
+            text="{}",
+            finish_reason="stop",
+            model=self.model,
+            usage=Usage.of(self.usage_total // 2, self.usage_total - self.usage_total // 2),
+        )
 
 
 def test_budget_concurrent_reservations_never_overspend(r):
@@ -301,8 +320,14 @@ def test_budget_through_gates_in_threads(r):
     outcomes: list[object] = []
 
     def one(i: int):
-        gate = RedisCallGate(r, limiter=RedisRateLimiter(r, {}), ledger=ledger, cache=None,
-                             budget_scopes=["batch:b2", f"job:{i}"], job_scope_tokens=100_000)
+        gate = RedisCallGate(
+            r,
+            limiter=RedisRateLimiter(r, {}),
+            ledger=ledger,
+            cache=None,
+            budget_scopes=["batch:b2", f"job:{i}"],
+            job_scope_tokens=100_000,
+        )
         try:
             outcomes.append(gate.call(client, req, stage="test"))
         except BudgetExceededError as exc:
@@ -398,8 +423,9 @@ def test_cache_hit_costs_no_budget_and_logs_no_text(r, fake, capsys):
     configure_logging("INFO", force=True)  # what it asserts is in the INFO lines
     ledger = RedisBudgetLedger(r)
     ledger.set_limit("job:c", 100_000, 600)
-    gate = RedisCallGate(r, limiter=RedisRateLimiter(r, {}), ledger=ledger, cache=RedisResponseCache(r, 60),
-                         budget_scopes=["job:c"])
+    gate = RedisCallGate(
+        r, limiter=RedisRateLimiter(r, {}), ledger=ledger, cache=RedisResponseCache(r, 60), budget_scopes=["job:c"]
+    )
     client = openai_client(fake, "cache-model")
     gate.call(client, request("secret-document-text"), stage="critic")
     spent = ledger.spent("job:c")
@@ -499,8 +525,9 @@ def test_other_errors_release_the_reservation(r):
     ledger = RedisBudgetLedger(r)
     ledger.set_limit("job:e", 10_000, 600)
     client = ScriptedLLMClient([ProviderHTTPError(503, "down")])
-    gate = RedisCallGate(r, limiter=RedisRateLimiter(r, {}), ledger=ledger, cache=RedisResponseCache(r, 60),
-                         budget_scopes=["job:e"])
+    gate = RedisCallGate(
+        r, limiter=RedisRateLimiter(r, {}), ledger=ledger, cache=RedisResponseCache(r, 60), budget_scopes=["job:e"]
+    )
     with pytest.raises(ProviderHTTPError):
         gate.call(client, request(), stage="s")
     assert ledger.remaining("job:e") == 10_000 and ledger.spent("job:e") == 0

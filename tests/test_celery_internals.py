@@ -81,8 +81,9 @@ def test_the_result_consumer_attributes_the_client_resets_still_exist():
     from celery import Celery
     from celery.backends.redis import ResultConsumer
 
-    app = Celery("internals-check", broker="redis://127.0.0.1:1/0", backend="redis://127.0.0.1:1/0",
-                 set_as_current=False)
+    app = Celery(
+        "internals-check", broker="redis://127.0.0.1:1/0", backend="redis://127.0.0.1:1/0", set_as_current=False
+    )
     consumer = app.backend.result_consumer  # built without connecting
     assert isinstance(consumer, ResultConsumer)
     assert isinstance(consumer.subscribed_to, set)
@@ -112,9 +113,24 @@ def test_the_task_trace_still_logs_result_and_arguments_in_a_context_dict():
     # What the filter does to such a record, end to end through a real handler.
     from core.logging import TaskDataFilter
 
-    record = logging.LogRecord(trace.logger.name, logging.INFO, __file__, 1, trace.LOG_SUCCESS,
-                               ({"id": "j1", "name": "vetq.extract", "runtime": 0.1, "return_value": "{'Globex'}",
-                                 "args": "('doc',)", "kwargs": "{}"},), None)
+    record = logging.LogRecord(
+        trace.logger.name,
+        logging.INFO,
+        __file__,
+        1,
+        trace.LOG_SUCCESS,
+        (
+            {
+                "id": "j1",
+                "name": "vetq.extract",
+                "runtime": 0.1,
+                "return_value": "{'Globex'}",
+                "args": "('doc',)",
+                "kwargs": "{}",
+            },
+        ),
+        None,
+    )
     assert TaskDataFilter().filter(record)
     assert "Globex" not in record.getMessage() and "vetq.extract[j1] succeeded" in record.getMessage()
 
@@ -122,8 +138,17 @@ def test_the_task_trace_still_logs_result_and_arguments_in_a_context_dict():
 # workers/reliable_transport.py: its Channel replaces the BRPOP pair of kombu's Redis
 # channel and reads these attributes of it.
 KOMBU_CHANNEL_INTERNALS = (
-    "_brpop_start", "_brpop_read", "_q_for_pri", "_flush_brpop_reauth", "unacked_key", "unacked_index_key",
-    "priority_steps", "sep", "global_keyprefix", "_in_poll", "_brpop_sent_at",
+    "_brpop_start",
+    "_brpop_read",
+    "_q_for_pri",
+    "_flush_brpop_reauth",
+    "unacked_key",
+    "unacked_index_key",
+    "priority_steps",
+    "sep",
+    "global_keyprefix",
+    "_in_poll",
+    "_brpop_sent_at",
 )
 
 

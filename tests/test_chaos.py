@@ -29,8 +29,14 @@ def test_redis_restart_while_a_producer_submits(tmp_path):
             while not stop.is_set() and i < 400:
                 started = time.monotonic()
                 try:
-                    jobs.append((i, client.submit_validation(f"Order {i}: Total {i}.00 EUR", {"total": float(i)},
-                                                             heuristics_only=True)))
+                    jobs.append(
+                        (
+                            i,
+                            client.submit_validation(
+                                f"Order {i}: Total {i}.00 EUR", {"total": float(i)}, heuristics_only=True
+                            ),
+                        )
+                    )
                 except Exception as exc:  # noqa: BLE001 - the test fails on any
                     errors.append(exc)
                 slow_submits.append(time.monotonic() - started)
@@ -72,8 +78,20 @@ def test_redis_restart_while_a_producer_submits(tmp_path):
 def test_chaos_run_loses_nothing_and_writes_no_second_result():
     from eval.chaos import run_chaos
 
-    figures = run_chaos(jobs=20, workers=3, rate=5.0, kill_every_s=2.0, kills=1, redis_restarts=1, fault_bursts=1,
-                        latency_ms=150, deadline_s=120, time_limit_s=15, visibility_timeout_s=20, seed=7)
+    figures = run_chaos(
+        jobs=20,
+        workers=3,
+        rate=5.0,
+        kill_every_s=2.0,
+        kills=1,
+        redis_restarts=1,
+        fault_bursts=1,
+        latency_ms=150,
+        deadline_s=120,
+        time_limit_s=15,
+        visibility_timeout_s=20,
+        seed=7,
+    )
     assert figures["submitted"] == 20 and figures["submit_errors"] == 0, figures
     assert figures["lost"] == 0, figures
     assert figures["duplicate_results"] == 0, figures
@@ -85,8 +103,30 @@ def test_chaos_run_loses_nothing_and_writes_no_second_result():
 def test_chaos_repeat_prints_a_line_per_run_and_a_summary(capfd):
     from eval.chaos import main
 
-    code = main(["--jobs", "3", "--workers", "1", "--kills", "0", "--redis-restarts", "0", "--fault-bursts", "0",
-                 "--rate", "20", "--latency-ms", "10", "--deadline-s", "60", "--repeat", "2", "--seed", "3"])
+    code = main(
+        [
+            "--jobs",
+            "3",
+            "--workers",
+            "1",
+            "--kills",
+            "0",
+            "--redis-restarts",
+            "0",
+            "--fault-bursts",
+            "0",
+            "--rate",
+            "20",
+            "--latency-ms",
+            "10",
+            "--deadline-s",
+            "60",
+            "--repeat",
+            "2",
+            "--seed",
+            "3",
+        ]
+    )
     lines = capfd.readouterr().out.strip().splitlines()
     assert code == 0, lines
     assert [line.split(":")[0] for line in lines] == ["run 1", "run 2", "summary"]

@@ -15,7 +15,11 @@ from tests.conftest import GLOBEX, GLOBEX_DATA
 def vetq(*args, input=None, env=None, timeout=120):
     return subprocess.run(
         [sys.executable, "-m", "api_client.cli", *args],
-        input=input, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})},
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -80,7 +84,9 @@ def test_provider_failure_exits_3(service, cli_env):
 
 
 def test_no_wait_then_status_and_result(service, cli_env):
-    submitted = vetq("validate", "--no-wait", "--heuristics-only", "--data", json.dumps(GLOBEX_DATA), input=GLOBEX, env=cli_env)
+    submitted = vetq(
+        "validate", "--no-wait", "--heuristics-only", "--data", json.dumps(GLOBEX_DATA), input=GLOBEX, env=cli_env
+    )
     assert submitted.returncode == 0
     job_id = json.loads(submitted.stdout)["job_id"]
     result = vetq("result", job_id, "--timeout", "30", env=cli_env)
@@ -117,8 +123,11 @@ def test_batch_worst_is_needs_review_when_all_lines_are_good(service, cli_env):
 def test_worker_refuses_unsafe_settings(redis_url):
     pickle = vetq("worker", env={"VETQ_REDIS_URL": redis_url, "VETQ_ACCEPT_CONTENT": '["json", "pickle"]'}, timeout=60)
     assert pickle.returncode == 2 and "pickle" in json.loads(pickle.stdout)["error_message"]
-    short = vetq("worker", env={"VETQ_REDIS_URL": redis_url, "VETQ_TASK_TIME_LIMIT_S": "300",
-                                "VETQ_VISIBILITY_TIMEOUT_S": "100"}, timeout=60)
+    short = vetq(
+        "worker",
+        env={"VETQ_REDIS_URL": redis_url, "VETQ_TASK_TIME_LIMIT_S": "300", "VETQ_VISIBILITY_TIMEOUT_S": "100"},
+        timeout=60,
+    )
     assert short.returncode == 2
     assert "VETQ_VISIBILITY_TIMEOUT_S" in json.loads(short.stdout)["error_message"]
 

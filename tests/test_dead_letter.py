@@ -23,7 +23,9 @@ def _publish(url: str, body, *, headers: dict, serializer: str | None = None, co
     exchange = Exchange("extract", type="direct")
     with Connection(url) as conn:
         producer = Producer(conn, exchange=exchange, routing_key="extract")
-        options = {"serializer": serializer} if serializer else {"content_type": content_type, "content_encoding": "utf-8"}
+        options = (
+            {"serializer": serializer} if serializer else {"content_type": content_type, "content_encoding": "utf-8"}
+        )
         producer.publish(
             body, headers={"lang": "py", **headers},
             declare=[Queue("extract", exchange, routing_key="extract")], **options,
@@ -69,19 +71,30 @@ def test_record_caps_the_list(redis_url):
 
 
 def test_poison_messages_are_dead_lettered_once_and_the_worker_keeps_serving(service, redis_url):
-    poison_text = f"Invoice from Evil Corp, api key {SECRET_KEY}, redis://admin:{SECRET_PASSWORD}@10.0.0.1:6379 " + "z" * 3000
+    poison_text = (
+        f"Invoice from Evil Corp, api key {SECRET_KEY}, redis://admin:{SECRET_PASSWORD}@10.0.0.1:6379 " + "z" * 3000
+    )
 
     # 1. pickled (ContentDisallowed: only JSON is accepted)
-    _publish(redis_url, ([{"kind": "validate", "text": poison_text, "data": {}}], {}, CELERY_EMBED),
-             serializer="pickle", headers={"task": "vetq.validate", "id": "dl-pickled"})
+    _publish(
+        redis_url,
+        ([{"kind": "validate", "text": poison_text, "data": {}}], {}, CELERY_EMBED),
+        serializer="pickle",
+        headers={"task": "vetq.validate", "id": "dl-pickled"},
+    )
     # 2. a garbage body under a JSON content type (DecodeError)
-    _publish(redis_url, f"{{not json at all {SECRET_KEY}".encode(), content_type="application/json",
-             headers={"task": "vetq.extract", "id": "dl-garbage"})
+    _publish(
+        redis_url,
+        f"{{not json at all {SECRET_KEY}".encode(),
+        content_type="application/json",
+        headers={"task": "vetq.extract", "id": "dl-garbage"},
+    )
     # 3. an unknown task name
     service.client.app.send_task("vetq.no_such_task", args=[{"text": "x"}], task_id="dl-unknown", queue="extract")
     # 4. a payload that is not a JSON object: the job ends INVALID_INPUT and is also a dead letter
-    service.client.app.send_task("vetq.extract", args=[f"just a string {SECRET_KEY}"], task_id="dl-not-object",
-                                 queue="extract")
+    service.client.app.send_task(
+        "vetq.extract", args=[f"just a string {SECRET_KEY}"], task_id="dl-not-object", queue="extract"
+    )
     # 5. a JSON body Celery's own parsing chokes on (a bare number)
     _publish(redis_url, b"42", content_type="application/json", headers={"task": "vetq.extract", "id": "dl-number"})
 
@@ -92,8 +105,13 @@ def test_poison_messages_are_dead_lettered_once_and_the_worker_keeps_serving(ser
     assert not_object["status"] == "error" and not_object["error_code"] == "INVALID_INPUT"
 
     expected = {"dl-pickled", "dl-garbage", "dl-unknown", "dl-not-object", "dl-number"}
-    entries = _wait_for(lambda: [e for e in _entries(service) if e.get("job_id") in expected]
-                        if expected <= {e.get("job_id") for e in _entries(service)} else None)
+    entries = _wait_for(
+        lambda: (
+            [e for e in _entries(service) if e.get("job_id") in expected]
+            if expected <= {e.get("job_id") for e in _entries(service)}
+            else None
+        )
+    )
     assert entries, _entries(service)
     time.sleep(1.0)  # nothing is retried or recorded a second time
     entries = _entries(service)
@@ -132,16 +150,22 @@ def test_poison_messages_are_dead_lettered_once_and_the_worker_keeps_serving(ser
 
     # `vetq dead list`: newest first, one JSON object per line
     env = {**os.environ, "VETQ_REDIS_URL": redis_url, "VETQ_HOME": str(service.settings.home)}
-    out = subprocess.run([sys.executable, "-m", "api_client.cli", "dead", "list"], env=env, capture_output=True,
-                         text=True, timeout=60)
+    out = subprocess.run(
+        [sys.executable, "-m", "api_client.cli", "dead", "list"], env=env, capture_output=True, text=True, timeout=60
+    )
     assert out.returncode == 0, out.stderr
     lines = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
     assert [e["job_id"] for e in lines] == [e["job_id"] for e in entries]
     times = [e["time"] for e in lines]
     assert times == sorted(times, reverse=True)
     assert "PLANTEDSECRET" not in out.stdout and SECRET_PASSWORD not in out.stdout
-    limited = subprocess.run([sys.executable, "-m", "api_client.cli", "dead", "list", "--limit", "2"], env=env,
-                             capture_output=True, text=True, timeout=60)
+    limited = subprocess.run(
+        [sys.executable, "-m", "api_client.cli", "dead", "list", "--limit", "2"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert [json.loads(line)["job_id"] for line in limited.stdout.splitlines()] == [e["job_id"] for e in entries[:2]]
 
 

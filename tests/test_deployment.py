@@ -45,7 +45,9 @@ def test_worker_environment_is_real_settings_and_safe():
         env = compose()["services"][name]["environment"]
         unknown = set(env) - known - provider_keys
         assert not unknown, f"{name} sets variables vetq does not read: {unknown}"
-        settings = VetqSettings(**{k[5:].lower(): v for k, v in env.items() if k.startswith("VETQ_") and "${" not in str(v)})
+        settings = VetqSettings(
+            **{k[5:].lower(): v for k, v in env.items() if k.startswith("VETQ_") and "${" not in str(v)}
+        )
         assert settings.visibility_timeout_s > settings.task_time_limit_s
         # Secrets come from the host, never written into the file.
         assert all(str(env[k]).startswith("${") for k in provider_keys & set(env))

@@ -29,8 +29,16 @@ def test_healthy_embedded_setup_with_a_worker(service, redis_server, tmp_path):
     settings = load_settings(home=redis_server.home)
     code, checks = _run(settings, timeout=3.0)
     assert code == 0, checks
-    assert set(checks) == {"redis", "tls", "eviction_policy", "persistence", "visibility_timeout", "serializer",
-                           "workers_extract", "workers_review"}
+    assert set(checks) == {
+        "redis",
+        "tls",
+        "eviction_policy",
+        "persistence",
+        "visibility_timeout",
+        "serializer",
+        "workers_extract",
+        "workers_review",
+    }
     assert {c["status"] for c in checks.values()} == {"ok"}, checks
 
 
@@ -57,8 +65,13 @@ def test_a_careless_redis_and_no_worker_are_named(tmp_path):
 def test_unsafe_settings_and_nothing_running(tmp_path):
     # A deliberately unsafe deployment (pickle accepted, short visibility timeout): the
     # doctor must name each problem. No worker is started with these settings.
-    settings = load_settings(home=tmp_path / "home", task_time_limit_s=100, visibility_timeout_s=50,
-                             accept_content=["json", "pickle"], redis_url="redis://:s3cr3tpass@127.0.0.1:1/0")
+    settings = load_settings(
+        home=tmp_path / "home",
+        task_time_limit_s=100,
+        visibility_timeout_s=50,
+        accept_content=["json", "pickle"],
+        redis_url="redis://:s3cr3tpass@127.0.0.1:1/0",
+    )
     code, checks = _run(settings, timeout=0.3)
     assert code == 2
     assert checks["redis"]["status"] == "problem"
@@ -89,10 +102,18 @@ def test_tls_settings_of_the_url(url, status):
 
 
 def test_cli_doctor_prints_json_lines_and_exits_1_on_a_problem(tmp_path):
-    env = {**os.environ, "VETQ_REDIS_URL": "rediss://:topsecret@127.0.0.1:1/0?ssl_cert_reqs=none",
-           "VETQ_HOME": str(tmp_path / "home")}
-    out = subprocess.run([sys.executable, "-m", "api_client.cli", "doctor", "--timeout", "0.3"], env=env,
-                         capture_output=True, text=True, timeout=60)
+    env = {
+        **os.environ,
+        "VETQ_REDIS_URL": "rediss://:topsecret@127.0.0.1:1/0?ssl_cert_reqs=none",
+        "VETQ_HOME": str(tmp_path / "home"),
+    }
+    out = subprocess.run(
+        [sys.executable, "-m", "api_client.cli", "doctor", "--timeout", "0.3"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert out.returncode == 2, out.stderr
     checks = {json.loads(line)["check"]: json.loads(line) for line in out.stdout.splitlines()}
     assert checks["redis"]["status"] == "problem" and checks["tls"]["status"] == "warning"

@@ -164,8 +164,9 @@ def test_doctor_on_the_embedded_home_answers_without_printing_the_password(tmp_p
     home = tmp_path / "home"
     with EmbeddedRedis(home, role="tests"):
         password = (home / "embedded.password").read_text().strip()
-        done = subprocess.run([*VETQ, "doctor", "--timeout", "0.5"], env=_cli_env(home), capture_output=True,
-                              text=True, timeout=60)
+        done = subprocess.run(
+            [*VETQ, "doctor", "--timeout", "0.5"], env=_cli_env(home), capture_output=True, text=True, timeout=60
+        )
     checks = {line["check"]: line for line in map(json.loads, done.stdout.splitlines())}
     assert checks["redis"]["status"] == "ok", checks
     assert password not in done.stdout + done.stderr
@@ -182,8 +183,13 @@ class Up:
         self.stderr_path = home.parent / f"up-{home.name}.stderr"
         self.stderr_path.parent.mkdir(parents=True, exist_ok=True)
         self._stderr = open(self.stderr_path, "w")  # noqa: SIM115 - closed in stop()
-        self.process = subprocess.Popen([*VETQ, "up", "--workers", "1", "--concurrency", "1"], env=_cli_env(home, **env),
-                                        stdout=subprocess.PIPE, stderr=self._stderr, text=True)
+        self.process = subprocess.Popen(
+            [*VETQ, "up", "--workers", "1", "--concurrency", "1"],
+            env=_cli_env(home, **env),
+            stdout=subprocess.PIPE,
+            stderr=self._stderr,
+            text=True,
+        )
 
     def export_line(self) -> str:
         assert self.process.stdout is not None
@@ -238,8 +244,14 @@ def test_up_restarts_a_killed_redis_on_the_same_port_and_data(tmp_path):
         assert client.get("survives") == b"yes"
         assert up.process.poll() is None, up.stderr()
         # An embedded command on this home attaches to it and ends cleanly.
-        done = subprocess.run([*VETQ, "validate", "--heuristics-only", "--data", json.dumps(GLOBEX_DATA)],
-                              input=GLOBEX, env=_cli_env(home), capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [*VETQ, "validate", "--heuristics-only", "--data", json.dumps(GLOBEX_DATA)],
+            input=GLOBEX,
+            env=_cli_env(home),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert done.returncode == 0, done.stderr
         assert json.loads(done.stdout)["status"] == "ok"
         assert "Traceback" not in done.stderr
@@ -282,8 +294,14 @@ def test_a_lock_holder_whose_redis_is_dead_is_named(tmp_path):
             EmbeddedRedis(home, role="tests", start_timeout_s=0.5).start()
         assert str(os.getpid()) in caught.value.message and str(home) in caught.value.message
 
-        done = subprocess.run([*VETQ, "validate", "--heuristics-only", "--data", json.dumps(GLOBEX_DATA)],
-                              input=GLOBEX, env=_cli_env(home), capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [*VETQ, "validate", "--heuristics-only", "--data", json.dumps(GLOBEX_DATA)],
+            input=GLOBEX,
+            env=_cli_env(home),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
     assert done.returncode == 3, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     envelope = json.loads(done.stdout)
@@ -297,6 +315,11 @@ def test_a_lock_holder_whose_redis_is_dead_is_named(tmp_path):
 def test_short_embedded_commands_leave_stderr_clean(tmp_path):
     home = tmp_path / "home"
     for _ in range(6):
-        done = subprocess.run([*VETQ, "status", "0123456789abcdef0123456789abcdef"], env=_cli_env(home),
-                              capture_output=True, text=True, timeout=120)
+        done = subprocess.run(
+            [*VETQ, "status", "0123456789abcdef0123456789abcdef"],
+            env=_cli_env(home),
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert "Unrecoverable error" not in done.stderr and "Traceback" not in done.stderr, done.stderr[-3000:]

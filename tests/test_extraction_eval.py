@@ -54,7 +54,7 @@ def test_injected_errors_are_many_varied_and_honest():
     injected = [c for c in CASES if c["injected_error"]]
     assert len(injected) >= 12
     kinds = Counter(c["injected_error"]["kind"] for c in injected)
-    assert len(kinds) >= 6 and KINDS_REQUIRED <= set(kinds), kinds
+    assert len(kinds) >= 6 and set(kinds) >= KINDS_REQUIRED, kinds
     caught_by = Counter(c["injected_error"]["caught_by"] for c in injected)
     assert caught_by["heuristics"] >= 1 and caught_by["critic"] >= 1
     assert set(caught_by) <= {"heuristics", "critic"}
@@ -123,7 +123,9 @@ def test_offline_eval_passes_its_gate(queue_reports):
     assert report.exact_match == pytest.approx(sum(not c["injected_error"] for c in CASES) / len(CASES), abs=1e-4)
     assert report.false_alarms == 0
     # every case with an injected error, and only those, goes to review
-    assert report.needs_review_rate == pytest.approx(sum(bool(c["injected_error"]) for c in CASES) / len(CASES), abs=1e-4)
+    assert report.needs_review_rate == pytest.approx(
+        sum(bool(c["injected_error"]) for c in CASES) / len(CASES), abs=1e-4
+    )
 
 
 def test_report_shapes(queue_reports):
@@ -141,10 +143,16 @@ def test_heuristics_only_mode_grades_too(queue_reports):
     full, heuristics = queue_reports
     assert heuristics.examples == len(CASES)
     assert heuristics.field_accuracy == pytest.approx(full.field_accuracy)  # same Generator answers
-    critic_only = sum(len(c["injected_error"]["fields"]) for c in CASES
-                      if c["injected_error"] and c["injected_error"]["caught_by"] == "critic")
-    heuristic_caught = sum(len(c["injected_error"]["fields"]) for c in CASES
-                           if c["injected_error"] and c["injected_error"]["caught_by"] == "heuristics")
+    critic_only = sum(
+        len(c["injected_error"]["fields"])
+        for c in CASES
+        if c["injected_error"] and c["injected_error"]["caught_by"] == "critic"
+    )
+    heuristic_caught = sum(
+        len(c["injected_error"]["fields"])
+        for c in CASES
+        if c["injected_error"] and c["injected_error"]["caught_by"] == "heuristics"
+    )
     # What only the Critic can see goes silent without it; the heuristics catch their share.
     assert heuristics.silent_wrong == critic_only
     assert heuristics.catch_rate == pytest.approx(heuristic_caught / (heuristic_caught + critic_only), abs=1e-4)
@@ -153,8 +161,15 @@ def test_heuristics_only_mode_grades_too(queue_reports):
 
 
 # --- grading, unit level ---------------------------------------------------------------------
-EXPECTED = {"vendor_name": "Globex Ltd", "invoice_number": "GLX/2026/778", "invoice_date": "2026-02-28",
-            "subtotal": 540.0, "tax": 43.2, "total": 583.2, "currency": "GBP"}
+EXPECTED = {
+    "vendor_name": "Globex Ltd",
+    "invoice_number": "GLX/2026/778",
+    "invoice_date": "2026-02-28",
+    "subtotal": 540.0,
+    "tax": 43.2,
+    "total": 583.2,
+    "currency": "GBP",
+}
 
 
 def _result(data, flagged=(), status=None, confidence=0.9):
@@ -291,8 +306,9 @@ def test_live_run_records_a_fixture_that_replays(tmp_path, monkeypatch, capsys):
         monkeypatch.setenv("VETQ_GENERATOR", "openai:live-generator")
         monkeypatch.setenv("VETQ_CRITIC", "openai:live-critic")
         monkeypatch.delenv("VETQ_RECORD_TO", raising=False)
-        code = ev.main(["--live", "--record", str(fixture), "--dataset", str(dataset), "--json",
-                        "--token-budget", "100000"])
+        code = ev.main(
+            ["--live", "--record", str(fixture), "--dataset", str(dataset), "--json", "--token-budget", "100000"]
+        )
         live = json.loads(capsys.readouterr().out)
         calls = len(fake.log)
     assert code == 0 and live["examples"] == 3

@@ -85,7 +85,9 @@ def test_nulls_are_never_flagged_and_have_no_confidence():
 
 
 def test_low_overall_confidence_alone_means_needs_review():
-    decision = run(crit=critique(("vendor_name", 0.9, True), ("total", 0.9, True), ("currency", 0.9, True), overall=0.6))
+    decision = run(
+        crit=critique(("vendor_name", 0.9, True), ("total", 0.9, True), ("currency", 0.9, True), overall=0.6)
+    )
     assert decision.flagged_fields == []
     assert decision.status == "needs_review"
     assert decision.overall_confidence == pytest.approx(0.6)
@@ -104,7 +106,12 @@ def test_heuristics_only_starts_from_base_confidence():
     assert decision.status == "ok"
 
 
-DUPLICATES = [("vendor_name", 0.9, True), ("vendor_name", 0.4, True), ("vendor_name", 0.4, False), ("vendor_name", 0.95, True)]
+DUPLICATES = [
+    ("vendor_name", 0.9, True),
+    ("vendor_name", 0.4, True),
+    ("vendor_name", 0.4, False),
+    ("vendor_name", 0.95, True),
+]
 
 
 @pytest.mark.parametrize("order", list(itertools.permutations(range(4))))

@@ -53,7 +53,9 @@ def pipeline(generator=None, critic=None, **settings):
 @pytest.mark.parametrize("critic_says_grounded, expected_status", [(False, "needs_review"), (True, "ok")])
 def test_flagship_only_the_critic_catches_invoice_as_vendor(critic_says_grounded, expected_status):
     generator = ScriptedLLMClient([json.dumps(INVOICE_AS_VENDOR)])
-    verdict = (0.95, True, "issuer named") if critic_says_grounded else (0.2, False, "'Invoice' is the title, not the issuer")
+    verdict = (
+        (0.95, True, "issuer named") if critic_says_grounded else (0.2, False, "'Invoice' is the title, not the issuer")
+    )
     critic = ScriptedLLMClient([critic_answer({"vendor_name": verdict})])
     result = pipeline(generator, critic).extract(INVOICE_DOC)
 
@@ -103,7 +105,13 @@ def test_correct_extraction_is_ok_with_usage_per_stage(globex):
 def test_absent_fields_stay_null_and_unflagged():
     text = "Brightline Print: 350 EUR for the flyers, thanks"
     data = {"vendor_name": "Brightline Print", "total": 350.0, "currency": "EUR"}
-    critic = ScriptedLLMClient([critic_answer({f: (0.9, True, "null is right") for f in ("invoice_number", "invoice_date", "subtotal", "tax")})])
+    critic = ScriptedLLMClient(
+        [
+            critic_answer(
+                {f: (0.9, True, "null is right") for f in ("invoice_number", "invoice_date", "subtotal", "tax")}
+            )
+        ]
+    )
     result = pipeline(ScriptedLLMClient([json.dumps(data)]), critic).extract(text)
     assert result.status == "ok"
     assert result.data.invoice_number is None and result.field_confidence["invoice_number"] is None
@@ -205,7 +213,9 @@ def test_validate_builds_no_generator_and_heuristics_only_builds_no_critic(globe
     p = ExtractionPipeline(load_settings(), client_factory=factory)
     assert p.validate(text, data).status == "ok"
     assert built == ["anthropic"]  # the Critic only
-    p2 = ExtractionPipeline(load_settings(), client_factory=refuse_to_build, generator_client=ScriptedLLMClient([json.dumps(data)]))
+    p2 = ExtractionPipeline(
+        load_settings(), client_factory=refuse_to_build, generator_client=ScriptedLLMClient([json.dumps(data)])
+    )
     assert p2.extract(text, heuristics_only=True).status == "ok"
 
 

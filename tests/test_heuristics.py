@@ -50,8 +50,15 @@ def test_constants_respect_the_contract() -> None:
     # an unexplained mismatch and a label conflict each flag a field on their own
     assert 0.95 * H.ARITHMETIC_FACTOR < 0.70
     assert 0.95 * H.CONFLICT_FACTOR < 0.70
-    for c in (H.UNGROUNDED_FACTOR, H.ROLE_MISMATCH_FACTOR, H.ARITHMETIC_FACTOR, H.AMBIGUOUS_CURRENCY_FACTOR,
-              H.NO_ROLE_LABEL_FACTOR, H.INVALID_DATE_FACTOR, H.EXTRA_CHARGE_FACTOR):
+    for c in (
+        H.UNGROUNDED_FACTOR,
+        H.ROLE_MISMATCH_FACTOR,
+        H.ARITHMETIC_FACTOR,
+        H.AMBIGUOUS_CURRENCY_FACTOR,
+        H.NO_ROLE_LABEL_FACTOR,
+        H.INVALID_DATE_FACTOR,
+        H.EXTRA_CHARGE_FACTOR,
+    ):
         assert 0 < c <= 1
 
 
@@ -302,8 +309,18 @@ def test_large_document_is_fast() -> None:
 
 @pytest.mark.parametrize(
     "text",
-    ["", "\x00\x01\x02", "\ud800 lone surrogate", "((((((((((" * 1000, "1" * 100_000,
-     "1,234," * 20_000, "Total " * 20_000, "\n" * 50_000, "İstanbul ß ﬁ ǅ \u0301\u0301", "9" * 5000 + ".5"],
+    [
+        "",
+        "\x00\x01\x02",
+        "\ud800 lone surrogate",
+        "((((((((((" * 1000,
+        "1" * 100_000,
+        "1,234," * 20_000,
+        "Total " * 20_000,
+        "\n" * 50_000,
+        "İstanbul ß ﬁ ǅ \u0301\u0301",
+        "9" * 5000 + ".5",
+    ],
 )
 def test_never_raises_on_nasty_input(text: str) -> None:
     checks = run_heuristics(text, _data())
@@ -313,8 +330,15 @@ def test_never_raises_on_nasty_input(text: str) -> None:
 
 
 def test_non_string_values_via_model_construct() -> None:
-    data = InvoiceData.model_construct(vendor_name=12, invoice_number=["x"], invoice_date=12345,
-                                       subtotal="540.00", tax=True, total=float("inf"), currency=7)
+    data = InvoiceData.model_construct(
+        vendor_name=12,
+        invoice_number=["x"],
+        invoice_date=12345,
+        subtotal="540.00",
+        tax=True,
+        total=float("inf"),
+        currency=7,
+    )
     checks = run_heuristics(FLAGSHIP, data)
     for fc in checks.values():
         assert 0 < fc.factor <= 1
@@ -365,9 +389,15 @@ def test_labels_and_months_beyond_the_first_languages():
     from core.extraction.schema import InvoiceData
 
     swedish = "Faktura 2026-114\nFakturadatum: 5 marca 2026\nSumma exkl. moms 4 000,00 kr\nMoms 1 000,00 kr\nSumma att betala 5 000,00 SEK\n"
-    checks = run_heuristics(swedish, InvoiceData(subtotal=4000.0, tax=1000.0, total=5000.0, invoice_date="2026-03-05", currency="SEK"))
+    checks = run_heuristics(
+        swedish, InvoiceData(subtotal=4000.0, tax=1000.0, total=5000.0, invoice_date="2026-03-05", currency="SEK")
+    )
     assert {name: check.factor for name, check in checks.items()} == {
-        "invoice_date": 1.0, "subtotal": 1.0, "tax": 1.0, "total": 1.0, "currency": 1.0,
+        "invoice_date": 1.0,
+        "subtotal": 1.0,
+        "tax": 1.0,
+        "total": 1.0,
+        "currency": 1.0,
     }, {name: check.reasons for name, check in checks.items()}
     indian = "Taxable value 1,00,000.00\nIGST 18% 18,000.00\nTotal 1,18,000.00 INR\n"
     checks = run_heuristics(indian, InvoiceData(subtotal=100000.0, tax=18000.0, total=118000.0, currency="INR"))
@@ -402,7 +432,10 @@ def test_subtotal_and_tax_labelled_twice_with_different_values_conflict() -> Non
 @pytest.mark.parametrize(
     ("text", "data"),
     [
-        ("Subtotal 540.00\nTax 43.20\nTotal 583.20\n...\nTotal 583.20 GBP", dict(subtotal=540.0, tax=43.2, total=583.2)),
+        (
+            "Subtotal 540.00\nTax 43.20\nTotal 583.20\n...\nTotal 583.20 GBP",
+            dict(subtotal=540.0, tax=43.2, total=583.2),
+        ),
         ("Subtotal 540.00\nTax 43.20\nTotal 583.20\nAmount due 583.20", dict(subtotal=540.0, tax=43.2, total=583.2)),
         ("Total 583.20\nAmount paid 200.00\nBalance due 383.20", dict(total=583.2)),
         ("Total 583.20\nTotal paid 200.00, balance due 383.20", dict(total=583.2)),
@@ -420,8 +453,11 @@ def test_subtotal_and_tax_labelled_twice_with_different_values_conflict() -> Non
         ("Minimum amount due 50.00\nTotal 583.20", dict(total=583.2)),
         ("Shipping total 15.00\nSubtotal 540.00\nVAT 43.20\nTotal 598.20", dict(subtotal=540.0, tax=43.2, total=598.2)),
         ("Total before discount 600.00\nDiscount 16.80\nTotal 583.20", dict(total=583.2)),
-        ("Page 1 of 2\nWidget A 300.00\nSubtotal 300.00\nPage 2 of 2\nWidget B 240.00\nSubtotal 540.00\n"
-         "VAT 20% 108.00\nTotal 648.00", dict(subtotal=540.0, tax=108.0, total=648.0)),
+        (
+            "Page 1 of 2\nWidget A 300.00\nSubtotal 300.00\nPage 2 of 2\nWidget B 240.00\nSubtotal 540.00\n"
+            "VAT 20% 108.00\nTotal 648.00",
+            dict(subtotal=540.0, tax=108.0, total=648.0),
+        ),
         ("Your last invoice total was 450.00.\nThis invoice: total 583.20", dict(total=583.2)),
         ("Total 583.20\nTotal savings 20.00", dict(total=583.2)),
         ("TOTAL 583.20\nTotal tendered 600.00\nChange 16.80", dict(total=583.2)),
@@ -443,7 +479,12 @@ def test_what_is_not_two_different_labelled_totals(text: str, data: dict) -> Non
     [
         ("Total 583.20 GBP\nTotal 599.00 GBP", dict(total=583.2, currency="GBP"), "total", "599.00"),
         ("Total 583.20\n\nAmount due: 600.00", dict(total=583.2), "total", "600.00"),
-        ("Gesamtbetrag 1.234,56 EUR\nZu zahlen: 1.234,56 EUR\nGesamt 1.300,00", dict(total=1234.56), "total", "1.300,00"),
+        (
+            "Gesamtbetrag 1.234,56 EUR\nZu zahlen: 1.234,56 EUR\nGesamt 1.300,00",
+            dict(total=1234.56),
+            "total",
+            "1.300,00",
+        ),
         ("Invoice 1 total 100.00\nInvoice 2 total 200.00\nTotal due 300.00", dict(total=100.0), "total", "200.00"),
         ("Tax 43.20\nVAT 50.00", dict(tax=43.2), "tax", "50.00"),
     ],
@@ -473,7 +514,11 @@ def test_a_labelled_charge_of_another_size_does_not_forgive_the_mismatch() -> No
 @pytest.mark.parametrize(
     ("text", "total", "explained_by"),
     [
-        ("Subtotal 540.00\nVAT 43.20\nShipping 10.00\nHandling fee 5.00\nTotal 598.20", 598.2, "shipping 10.00 + fee 5.00"),
+        (
+            "Subtotal 540.00\nVAT 43.20\nShipping 10.00\nHandling fee 5.00\nTotal 598.20",
+            598.2,
+            "shipping 10.00 + fee 5.00",
+        ),
         ("Subtotal 540.00\nVAT 43.20\nDiscount -10.00\nTotal 573.20", 573.2, "discount -10.00"),
         ("Subtotal 540.00\nVAT 43.20\nDiscount 10.00\nTotal 573.20", 573.2, "discount 10.00"),
         ("Subtotal 540.00\nVAT 43.20\nRounding 0.30\nTotal 583.50", 583.5, "rounding 0.30"),

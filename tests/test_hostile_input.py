@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from api_client.batch import parse_batch_line
+from core.errors import ConfigError, InvalidInputError
 from core.extraction.amounts import find_amounts, parse_amount
 from core.extraction.dates import find_date_spans
 from core.extraction.heuristics import run_heuristics
@@ -21,16 +22,18 @@ from core.llm.json_extract import NoJSONObjectError, extract_json_object
 from core.review.schema import ReviewRequest
 from core.settings import load_settings
 from core.validation import parse_model
-from core.errors import ConfigError, InvalidInputError
 
 HOSTILE_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=400) | st.text(
     st.sampled_from(list("0123456789.,' \u00a0\u202f-/€$£:\n\t\x00\x1b\u200bTotalVATtax")), max_size=200
 )
-JSON_LEAF = (
-    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | HOSTILE_TEXT
+JSON_LEAF = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=True, allow_infinity=True) | HOSTILE_TEXT
+JSON_VALUE = st.recursive(
+    JSON_LEAF,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(HOSTILE_TEXT, inner, max_size=4),
+    max_leaves=20,
 )
-JSON_VALUE = st.recursive(JSON_LEAF, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(HOSTILE_TEXT, inner, max_size=4), max_leaves=20)
 FAST = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
 
 def no_provider(spec):
     # A payload that gets as far as needing a model ends as CONFIG_ERROR: no provider here.
@@ -57,13 +60,21 @@ def test_date_grounding_never_raises(text, day):
 
 
 @FAST
-@given(HOSTILE_TEXT, st.fixed_dictionaries({}, optional={
-    "vendor_name": HOSTILE_TEXT, "invoice_number": HOSTILE_TEXT, "invoice_date": st.dates(),
-    "subtotal": st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12),
-    "tax": st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12),
-    "total": st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12),
-    "currency": st.sampled_from(["EUR", "USD", "GBP", "JPY", "CHF"]),
-}))
+@given(
+    HOSTILE_TEXT,
+    st.fixed_dictionaries(
+        {},
+        optional={
+            "vendor_name": HOSTILE_TEXT,
+            "invoice_number": HOSTILE_TEXT,
+            "invoice_date": st.dates(),
+            "subtotal": st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12),
+            "tax": st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12),
+            "total": st.floats(allow_nan=False, allow_infinity=False, min_value=-1e12, max_value=1e12),
+            "currency": st.sampled_from(["EUR", "USD", "GBP", "JPY", "CHF"]),
+        },
+    ),
+)
 def test_heuristics_never_raise_and_only_lower(text, fields):
     data = InvoiceData.model_validate(fields)
     for name, check in run_heuristics(text, data).items():
@@ -83,8 +94,16 @@ def test_json_extraction_returns_an_object_or_says_there_is_none(answer):
 
 
 @FAST
-@given(st.dictionaries(st.sampled_from(["kind", "text", "data", "field_threshold", "overall_threshold",
-                                        "heuristics_only", "trace_id", "extra"]), JSON_VALUE, max_size=6) | JSON_VALUE)
+@given(
+    st.dictionaries(
+        st.sampled_from(
+            ["kind", "text", "data", "field_threshold", "overall_threshold", "heuristics_only", "trace_id", "extra"]
+        ),
+        JSON_VALUE,
+        max_size=6,
+    )
+    | JSON_VALUE
+)
 def test_any_payload_ends_as_a_result_or_invalid_input(payload):
     outcome = PIPELINE.run(payload)
     if outcome.status == "error":
@@ -152,8 +171,12 @@ def test_control_characters_in_a_document_are_data(globex):
 
 
 @FAST
-@given(HOSTILE_TEXT | JSON_VALUE.map(lambda v: json.dumps(v, allow_nan=True)) | st.binary(max_size=200)
-       | st.integers(1, 3000).map(lambda depth: "[" * depth + "]" * depth))
+@given(
+    HOSTILE_TEXT
+    | JSON_VALUE.map(lambda v: json.dumps(v, allow_nan=True))
+    | st.binary(max_size=200)
+    | st.integers(1, 3000).map(lambda depth: "[" * depth + "]" * depth)
+)
 def test_the_strict_json_reader_returns_plain_finite_json_or_says_why(raw):
     from core.validation import MAX_JSON_DEPTH, json_problem, load_json
 

@@ -4,7 +4,7 @@ recording, rate-limit header parsing, and `provider:model` specs."""
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 
 import pytest
 
@@ -16,7 +16,7 @@ from core.llm.replay import FIXTURE_VERSION, MissingRecordingError, RecordingCli
 from core.llm.scripted import ScriptedLLMClient, ScriptExhaustedError
 from core.llm.types import LLMRequest, LLMResponse, Message, RateLimitInfo, Usage
 
-NOW = datetime(2025, 1, 1, 12, 0, 0, tzinfo=timezone.utc)
+NOW = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
 
 
 def req(text: str = "hello", system: str = "You extract invoices.\nAnswer in JSON.") -> LLMRequest:
@@ -77,8 +77,12 @@ def test_scripted_rejects_nonsense_answers():
 
 def test_replay_hit_from_dict_and_file(tmp_path):
     request = req("invoice text")
-    recording = {"text": '{"total": 3}', "finish_reason": "end_turn", "model": "claude-x",
-                 "usage": {"prompt_tokens": 10, "completion_tokens": 4, "total_tokens": 14}}
+    recording = {
+        "text": '{"total": 3}',
+        "finish_reason": "end_turn",
+        "model": "claude-x",
+        "usage": {"prompt_tokens": 10, "completion_tokens": 4, "total_tokens": 14},
+    }
     client = ReplayClient({request.fingerprint(): recording})
     answer = client.complete(request)
     assert answer.text == '{"total": 3}'
@@ -123,10 +127,14 @@ def test_replay_missing_or_broken_fixture_is_config_error(tmp_path):
 
 def test_recording_round_trip_merges_and_replays(tmp_path):
     path = tmp_path / "sub" / "fixture.json"
-    inner = ScriptedLLMClient([
-        LLMResponse(text="one", finish_reason="stop", model="gpt-x", usage=Usage.of(3, 1)),
-        "two",
-    ], provider="openai", model="gpt-x")
+    inner = ScriptedLLMClient(
+        [
+            LLMResponse(text="one", finish_reason="stop", model="gpt-x", usage=Usage.of(3, 1)),
+            "two",
+        ],
+        provider="openai",
+        model="gpt-x",
+    )
     recorder = RecordingClient(inner, path)
     assert (recorder.provider, recorder.model) == ("openai", "gpt-x")
     r1, r2 = req("first"), req("second")
@@ -169,14 +177,17 @@ def test_fingerprint_ignores_nothing_that_shapes_the_answer():
 
 
 def test_openai_rate_limit_headers_with_duration_strings():
-    info = RateLimitInfo.from_headers({
-        "x-ratelimit-limit-requests": "500",
-        "x-ratelimit-remaining-requests": "0",
-        "x-ratelimit-reset-requests": "6m0s",
-        "x-ratelimit-limit-tokens": "30000",
-        "x-ratelimit-remaining-tokens": "29000",
-        "x-ratelimit-reset-tokens": "20ms",
-    }, now=NOW)
+    info = RateLimitInfo.from_headers(
+        {
+            "x-ratelimit-limit-requests": "500",
+            "x-ratelimit-remaining-requests": "0",
+            "x-ratelimit-reset-requests": "6m0s",
+            "x-ratelimit-limit-tokens": "30000",
+            "x-ratelimit-remaining-tokens": "29000",
+            "x-ratelimit-reset-tokens": "20ms",
+        },
+        now=NOW,
+    )
     assert (info.limit_requests, info.remaining_requests) == (500, 0)
     assert (info.limit_tokens, info.remaining_tokens) == (30000, 29000)
     assert info.reset_requests_s == pytest.approx(360.0)
@@ -193,15 +204,18 @@ def test_openai_duration_spellings(value, seconds):
 
 def test_anthropic_rate_limit_headers_with_rfc3339_resets():
     reset = (NOW + timedelta(seconds=42)).isoformat().replace("+00:00", "Z")
-    info = RateLimitInfo.from_headers({
-        "Anthropic-RateLimit-Requests-Limit": "50",
-        "anthropic-ratelimit-requests-remaining": "0",
-        "anthropic-ratelimit-requests-reset": reset,
-        "anthropic-ratelimit-tokens-limit": "40000",
-        "anthropic-ratelimit-tokens-remaining": "12",
-        "anthropic-ratelimit-tokens-reset": "2025-01-01T12:00:10+00:00",
-        "retry-after": "7",
-    }, now=NOW)
+    info = RateLimitInfo.from_headers(
+        {
+            "Anthropic-RateLimit-Requests-Limit": "50",
+            "anthropic-ratelimit-requests-remaining": "0",
+            "anthropic-ratelimit-requests-reset": reset,
+            "anthropic-ratelimit-tokens-limit": "40000",
+            "anthropic-ratelimit-tokens-remaining": "12",
+            "anthropic-ratelimit-tokens-reset": "2025-01-01T12:00:10+00:00",
+            "retry-after": "7",
+        },
+        now=NOW,
+    )
     assert (info.limit_requests, info.remaining_requests) == (50, 0)
     assert (info.limit_tokens, info.remaining_tokens) == (40000, 12)
     assert info.reset_requests_s == pytest.approx(42.0)

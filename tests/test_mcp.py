@@ -74,7 +74,7 @@ class McpServer:
         self.loop = asyncio.get_running_loop()
         self._stop = asyncio.Event()
         params = StdioServerParameters(command=SERVER_CMD[0], args=SERVER_CMD[1:], env=self.env, cwd=str(REPO))
-        errlog = open(self.errlog_path, "w", encoding="utf-8")  # noqa: ASYNC230, SIM115 - a file for the child's stderr
+        errlog = open(self.errlog_path, "w", encoding="utf-8")  # noqa: SIM115 - a file for the child's stderr
         try:
             async with (
                 stdio_client(params, errlog=errlog) as (read, write),
@@ -196,8 +196,13 @@ def test_validate_heuristics_only_through_the_embedded_queue(server):
 def test_agent_threshold_below_the_floor_is_raised_and_noted(server):
     result = server.call(
         "validate",
-        {"text": GLOBEX, "data": dict(GLOBEX_DATA, total=683.2), "heuristics_only": True,
-         "field_threshold": 0, "overall_threshold": 0.9},
+        {
+            "text": GLOBEX,
+            "data": dict(GLOBEX_DATA, total=683.2),
+            "heuristics_only": True,
+            "field_threshold": 0,
+            "overall_threshold": 0.9,
+        },
     )
     body = payload(result)
     assert result.is_error is False
@@ -227,8 +232,13 @@ def test_extraction_input_error_is_an_envelope_not_a_tool_error(server):
 def test_blindness_leak_is_a_tool_error(server):
     result = server.call(
         "review_decision",
-        {"objective": BLIND_OBJECTIVE, "context": f"Our plan: {PLAN}", "proposed_solution": PLAN,
-         "decision_type": "architecture", "risk_level": "high"},
+        {
+            "objective": BLIND_OBJECTIVE,
+            "context": f"Our plan: {PLAN}",
+            "proposed_solution": PLAN,
+            "decision_type": "architecture",
+            "risk_level": "high",
+        },
     )
     assert result.is_error is True
     body = payload(result)
@@ -246,15 +256,18 @@ def test_review_input_error_is_a_tool_error(server):
 
 
 def test_should_review(server):
-    result = server.call("should_review", {"decision_type": "database", "risk_level": "low",
-                                           "summary": "migrate the orders table", "files_changed": 3})
+    result = server.call(
+        "should_review",
+        {"decision_type": "database", "risk_level": "low", "summary": "migrate the orders table", "files_changed": 3},
+    )
     assert result.is_error is False
     body = payload(result)
     assert body["should_review"] is True
     assert "database decision" in body["reasons"]
 
-    result = server.call("should_review", {"decision_type": "implementation", "risk_level": "low",
-                                           "trivial_kind": "docs"})
+    result = server.call(
+        "should_review", {"decision_type": "implementation", "risk_level": "low", "trivial_kind": "docs"}
+    )
     assert payload(result)["should_review"] is False
 
     result = server.call("should_review", {"decision_type": "database", "risk_level": "low", "files_changed": -1})
@@ -277,8 +290,9 @@ def test_malformed_floor_fails_every_call_but_the_server_starts(malformed_floor_
     srv = malformed_floor_server
     assert set(srv.list_tools()) == TOOLS
 
-    result = srv.call("validate", {"text": GLOBEX, "data": dict(GLOBEX_DATA), "heuristics_only": True,
-                                   "field_threshold": 0.9})
+    result = srv.call(
+        "validate", {"text": GLOBEX, "data": dict(GLOBEX_DATA), "heuristics_only": True, "field_threshold": 0.9}
+    )
     body = payload(result)
     assert body["status"] == "error" and body["error_code"] == "CONFIG_ERROR", body
     assert "VETQ_FIELD_THRESHOLD" in body["error_message"]
@@ -288,8 +302,15 @@ def test_malformed_floor_fails_every_call_but_the_server_starts(malformed_floor_
 
     for name, arguments in (
         ("should_review", {"decision_type": "database", "risk_level": "low"}),
-        ("review_decision", {"objective": BLIND_OBJECTIVE, "proposed_solution": PLAN,
-                             "decision_type": "architecture", "risk_level": "high"}),
+        (
+            "review_decision",
+            {
+                "objective": BLIND_OBJECTIVE,
+                "proposed_solution": PLAN,
+                "decision_type": "architecture",
+                "risk_level": "high",
+            },
+        ),
         ("record_outcome", {"review_id": "r-1"}),
     ):
         result = srv.call(name, arguments)
@@ -311,8 +332,9 @@ def test_nothing_but_protocol_messages_on_stdout(tmp_path):
         env.pop(name, None)
     stderr_path = tmp_path / "stderr.log"
     with open(stderr_path, "wb") as stderr:
-        proc = subprocess.Popen(SERVER_CMD, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-                                env=env, cwd=str(REPO))
+        proc = subprocess.Popen(
+            SERVER_CMD, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, env=env, cwd=str(REPO)
+        )
     lines: queue.Queue[bytes | None] = queue.Queue()
 
     def pump() -> None:
@@ -347,16 +369,33 @@ def test_nothing_but_protocol_messages_on_stdout(tmp_path):
                 return message
 
     try:
-        send({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-              "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                         "clientInfo": {"name": "vetq-tests", "version": "0"}}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "vetq-tests", "version": "0"},
+                },
+            }
+        )
         assert "result" in wait_for(1)
         send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         send({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
         assert {t["name"] for t in wait_for(2)["result"]["tools"]} == TOOLS
-        send({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-              "params": {"name": "validate", "arguments": {"text": GLOBEX, "data": dict(GLOBEX_DATA, total=683.2),
-                                                           "heuristics_only": True}}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 3,
+                "method": "tools/call",
+                "params": {
+                    "name": "validate",
+                    "arguments": {"text": GLOBEX, "data": dict(GLOBEX_DATA, total=683.2), "heuristics_only": True},
+                },
+            }
+        )
         response = wait_for(3)
         assert response["result"]["structuredContent"]["status"] == "needs_review"
         proc.stdin.close()  # the client disconnects: the server stops its worker and Redis, and exits

@@ -14,7 +14,9 @@ from tests.test_review_service import make_request
 
 WHITESPACE = st.text(alphabet=" \t\n\r\x0b\x0c\u00a0\u2003", max_size=3)
 # What a reader (or a model) would take for the tag: `<`, maybe `/`, the name in any case.
-LOOSE_TAG = {tag: re.compile(r"<\s*/?\s*" + tag + r"(?![\w-])", re.IGNORECASE) for tag in (*EXTRACTION_TAGS, *REVIEW_TAGS)}
+LOOSE_TAG = {
+    tag: re.compile(r"<\s*/?\s*" + tag + r"(?![\w-])", re.IGNORECASE) for tag in (*EXTRACTION_TAGS, *REVIEW_TAGS)
+}
 
 
 @st.composite
@@ -32,7 +34,7 @@ def hostile_text(tags):
 
 def inside(fenced: str, tag: str) -> str:
     assert fenced.startswith(f"<{tag}>\n") and fenced.endswith(f"\n</{tag}>")
-    return fenced[len(f"<{tag}>\n"): -len(f"\n</{tag}>")]
+    return fenced[len(f"<{tag}>\n") : -len(f"\n</{tag}>")]
 
 
 def test_the_variants_of_the_issue_are_neutralised():

@@ -180,14 +180,23 @@ def test_non_json_error_body_is_kept_short(vendor, fake):
 def test_tool_calls_are_flagged(monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", OPENAI_KEY)
     monkeypatch.setenv("ANTHROPIC_API_KEY", ANTHROPIC_KEY)
-    anthropic_answer = {"content": [{"type": "text", "text": "a"}, {"type": "tool_use", "id": "t", "name": "f",
-                                                                     "input": {}}],
-                        "stop_reason": "tool_use", "model": "c", "usage": {"input_tokens": 1, "output_tokens": 2}}
+    anthropic_answer = {
+        "content": [{"type": "text", "text": "a"}, {"type": "tool_use", "id": "t", "name": "f", "input": {}}],
+        "stop_reason": "tool_use",
+        "model": "c",
+        "usage": {"input_tokens": 1, "output_tokens": 2},
+    }
     answer = AnthropicClient("c", base_url="http://127.0.0.1:9")._read(anthropic_answer, {})
     assert answer.has_tool_calls and answer.text == "a" and answer.usage.total_tokens == 3
-    openai_answer = {"choices": [{"message": {"role": "assistant", "content": None,
-                                              "tool_calls": [{"id": "t", "type": "function"}]},
-                                  "finish_reason": "tool_calls"}], "model": "g"}
+    openai_answer = {
+        "choices": [
+            {
+                "message": {"role": "assistant", "content": None, "tool_calls": [{"id": "t", "type": "function"}]},
+                "finish_reason": "tool_calls",
+            }
+        ],
+        "model": "g",
+    }
     answer = OpenAIClient("g", base_url="http://127.0.0.1:9/v1")._read(openai_answer, {})
     assert answer.has_tool_calls and answer.text == "" and answer.finish_reason == "tool_calls"
 
@@ -316,12 +325,10 @@ def test_cooldown_marks_early_retries(fake, monkeypatch):
         client.complete(REQUEST)
     assert info.value.retry_after_s == 1.0  # integer seconds, rounded up
     client.complete(REQUEST)  # too soon
-    other.complete(REQUEST)   # another model is not cooling down
+    other.complete(REQUEST)  # another model is not cooling down
     time.sleep(1.05)
     client.complete(REQUEST)  # waited long enough
-    assert [(e["model"], e["early"]) for e in fake.log] == [
-        ("m", False), ("m", True), ("other", False), ("m", False)
-    ]
+    assert [(e["model"], e["early"]) for e in fake.log] == [("m", False), ("m", True), ("other", False), ("m", False)]
 
 
 def test_latency(fake, monkeypatch):
@@ -335,13 +342,18 @@ def test_latency(fake, monkeypatch):
 
 def test_http_control_and_log_endpoints(fake):
     def post(path, payload):
-        request = urllib.request.Request(fake.url + path, data=json.dumps(payload).encode(),
-                                         headers={"Content-Type": "application/json"}, method="POST")
+        request = urllib.request.Request(
+            fake.url + path,
+            data=json.dumps(payload).encode(),
+            headers={"Content-Type": "application/json"},
+            method="POST",
+        )
         with urllib.request.urlopen(request, timeout=5) as response:
             return response.status, json.loads(response.read())
 
-    status, state = post("/_control", {"rpm": 7, "faults": [{"kind": "5xx", "status": 502}],
-                                       "script": {"texts": ["scripted"]}})
+    status, state = post(
+        "/_control", {"rpm": 7, "faults": [{"kind": "5xx", "status": 502}], "script": {"texts": ["scripted"]}}
+    )
     assert status == 200 and state["rpm"] == 7 and state["faults_pending"] == 1 and state["script_pending"] == 1
     assert fake.rpm == 7
 
@@ -377,7 +389,9 @@ def test_push_fault_validates():
 def test_cli_serves_and_stops_on_sigterm():
     proc = subprocess.Popen(
         [sys.executable, "-m", "eval.fake_provider", "--port", "0", "--rpm", "5"],
-        cwd=ROOT, stderr=subprocess.PIPE, text=True,
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     try:
         line = proc.stderr.readline().strip()
@@ -394,9 +408,11 @@ def test_cli_serves_and_stops_on_sigterm():
 
 
 def test_importing_providers_does_not_import_the_sdks():
-    code = ("import core.llm.providers, core.llm.scripted, core.llm.replay, sys; "
-            "assert 'anthropic' not in sys.modules and 'openai' not in sys.modules, "
-            "[m for m in sys.modules if m.split('.')[0] in ('anthropic', 'openai')]")
+    code = (
+        "import core.llm.providers, core.llm.scripted, core.llm.replay, sys; "
+        "assert 'anthropic' not in sys.modules and 'openai' not in sys.modules, "
+        "[m for m in sys.modules if m.split('.')[0] in ('anthropic', 'openai')]"
+    )
     subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, timeout=60)
 
 

@@ -47,15 +47,21 @@ def test_invalid_request_is_refused_at_submission_with_the_same_model(service):
 
 def test_a_bad_payload_sent_by_name_is_an_envelope_not_a_crash(service):
     job_id = "bad-payload-job"
-    service.client.app.send_task("vetq.validate", args=[{"text": "x", "data": {"total": "many"}}], task_id=job_id, queue="extract")
+    service.client.app.send_task(
+        "vetq.validate", args=[{"text": "x", "data": {"total": "many"}}], task_id=job_id, queue="extract"
+    )
     result = service.client.job(job_id).result(timeout=30)
     assert result["status"] == "error" and result["error_code"] == "INVALID_INPUT"
 
 
 def test_batch_of_200_is_complete_and_in_input_order(service):
     requests = [
-        {"kind": "validate", "text": f"Order {i}: Total {i}.00 EUR", "data": {"total": float(i), "currency": "EUR"},
-         "heuristics_only": True}
+        {
+            "kind": "validate",
+            "text": f"Order {i}: Total {i}.00 EUR",
+            "data": {"total": float(i), "currency": "EUR"},
+            "heuristics_only": True,
+        }
         for i in range(1, 201)
     ]
     requests.insert(50, {"kind": "validate", "text": "", "data": {}})  # refused at submission, keeps its place
@@ -70,7 +76,8 @@ def test_batch_of_200_is_complete_and_in_input_order(service):
 
 def test_as_completed_yields_every_index_once(service):
     batch = service.client.submit_batch(
-        {"kind": "validate", "text": f"Total {i}.00", "data": {"total": float(i)}, "heuristics_only": True} for i in range(20)
+        {"kind": "validate", "text": f"Total {i}.00", "data": {"total": float(i)}, "heuristics_only": True}
+        for i in range(20)
     )
     seen = [index for index, _ in batch.as_completed(timeout=60)]
     assert sorted(seen) == list(range(20))
@@ -103,7 +110,11 @@ def test_pickled_message_is_refused_and_the_worker_keeps_serving(service, caplog
     import logging
 
     caplog.set_level(logging.WARNING)
-    body = ([{"kind": "validate", "text": "x", "data": {}}], {}, {"callbacks": None, "errbacks": None, "chain": None, "chord": None})
+    body = (
+        [{"kind": "validate", "text": "x", "data": {}}],
+        {},
+        {"callbacks": None, "errbacks": None, "chain": None, "chord": None},
+    )
     with Connection(service.client.redis_url) as conn:
         producer = Producer(conn, exchange=Exchange("extract", type="direct"), routing_key="extract")
         producer.publish(
@@ -125,7 +136,9 @@ def test_waiting_with_no_worker_fails_clearly(redis_url, queue_settings):
         with pytest.raises(NoWorkerError, match="no worker consumes the 'extract' queue"):
             job.result(timeout=60)
         with pytest.raises(NoWorkerError):
-            client.submit_batch([{"kind": "validate", "text": "Total 1.00", "data": {"total": 1.0}}]).results(timeout=60)
+            client.submit_batch([{"kind": "validate", "text": "Total 1.00", "data": {"total": 1.0}}]).results(
+                timeout=60
+            )
 
 
 def test_trace_id_on_producer_and_worker_lines_and_no_context_leak(redis_url, queue_settings, capsys):

@@ -53,7 +53,9 @@ def test_job_survives_its_worker_process_being_killed(redis_url, queue_settings,
             job = client.submit_extraction(GLOBEX)
             # Mid-job: the Generator call has reached the (slow) provider.
             wait_for(lambda: any(e["model"] == "fake-generator" for e in slow_fake.log))
-            active = wait_for(lambda: [t for ts in (client.app.control.inspect(timeout=1).active() or {}).values() for t in ts])
+            active = wait_for(
+                lambda: [t for ts in (client.app.control.inspect(timeout=1).active() or {}).values() for t in ts]
+            )
             victim = active[0]["worker_pid"]
             os.kill(victim, signal.SIGKILL)
 
@@ -72,7 +74,10 @@ def test_vetq_up_serves_jobs_and_stops_without_orphans(tmp_path):
     env.pop("VETQ_REDIS_URL", None)
     up = subprocess.Popen(
         [sys.executable, "-m", "api_client.cli", "up", "--workers", "2"],
-        env=env, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
     )
     try:
         line = up.stdout.readline().strip()
@@ -96,7 +101,10 @@ def test_vetq_up_serves_jobs_and_stops_without_orphans(tmp_path):
         assert up.wait(timeout=60) == 0
         assert children, "vetq up started no child processes"
         for pid in children:
-            wait_for(lambda: not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z", timeout=20)
+            wait_for(
+                lambda: not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z",
+                timeout=20,
+            )
     finally:
         if up.poll() is None:
             up.kill()

@@ -71,12 +71,16 @@ def exercise_every_script(r: ScriptRecorder) -> None:
     ledger.set_limit("batch:{b1}", 100_000, 600)
     for model in ("gpt-5-mini", "odd}name"):
         gate = RedisCallGate(
-            r, limiter=limiter, ledger=ledger, cache=RedisResponseCache(r, 60),
-            budget_scopes=[f"job:{model}", "batch:{b1}"], job_scope_tokens=50_000,
-            attempt_key=f"job:{model}", max_sleep_s=1.0,
+            r,
+            limiter=limiter,
+            ledger=ledger,
+            cache=RedisResponseCache(r, 60),
+            budget_scopes=[f"job:{model}", "batch:{b1}"],
+            job_scope_tokens=50_000,
+            attempt_key=f"job:{model}",
+            max_sleep_s=1.0,
         )
-        client = ScriptedLLMClient([RateLimitedError("slow down", retry_after_s=0.0), '{"ok": true}'],
-                                   model=model)
+        client = ScriptedLLMClient([RateLimitedError("slow down", retry_after_s=0.0), '{"ok": true}'], model=model)
         assert gate.call(client, request(model), stage="generator").text == '{"ok": true}'
     ScopedBudget(ledger, ["job:direct", "batch:{b1}"], charged_by_gate=False).charge(Usage.of(10, 5))
     reservation = ledger.reserve(["job:renewed", "batch:{b1}"], 100)
@@ -94,4 +98,3 @@ def test_every_script_is_called_with_keys_of_one_cluster_slot(recorder):
         assert keys, name
         slots = {key_slot(key.encode()) for key in keys}
         assert len(slots) == 1, f"{name} touches keys in {len(slots)} cluster slots: {keys}"
-

@@ -131,8 +131,9 @@ def fake(monkeypatch):
 
 @pytest.fixture
 def bench_service(fake, redis_url, queue_settings):
-    settings = queue_settings.model_copy(update={"reviewer": MODEL, "cache_ttl_s": 0, "max_attempts": 1,
-                                                 "bench_modes": True})
+    settings = queue_settings.model_copy(
+        update={"reviewer": MODEL, "cache_ttl_s": 0, "max_attempts": 1, "bench_modes": True}
+    )
     svc = Service(settings, redis_url, concurrency=4)
     yield svc
     svc.close()
@@ -147,8 +148,19 @@ def model_calls(fake) -> int:
 
 
 def test_end_to_end_resume_refusals_and_fresh(bench_service, fake, tmp_path, capsys) -> None:
-    base = ["--only", ",".join(SUBSET), "--modes", "blind_first,proposal_first", "--runs", "2",
-            "--out", str(tmp_path), "--label", "e2e", "--quiet"]
+    base = [
+        "--only",
+        ",".join(SUBSET),
+        "--modes",
+        "blind_first,proposal_first",
+        "--runs",
+        "2",
+        "--out",
+        str(tmp_path),
+        "--label",
+        "e2e",
+        "--quiet",
+    ]
     folder = tmp_path / "e2e"
     checkpoint = folder / CHECKPOINT_NAME
 
@@ -255,8 +267,22 @@ def test_transient_failures_are_retried_and_counted(bench_service, fake, tmp_pat
 
 def test_stop_on_rate_limit_is_clean_and_resumable(bench_service, fake, tmp_path) -> None:
     fake.push_fault({"kind": "429", "retry_after": 1})
-    args = ["--only", "syn-outbox", "--modes", "proposal_first", "--out", str(tmp_path), "--label", "rl",
-            "--retries", "0", "--stop-on-rate-limit", "--quiet", "--max-in-flight", "1"]
+    args = [
+        "--only",
+        "syn-outbox",
+        "--modes",
+        "proposal_first",
+        "--out",
+        str(tmp_path),
+        "--label",
+        "rl",
+        "--retries",
+        "0",
+        "--stop-on-rate-limit",
+        "--quiet",
+        "--max-in-flight",
+        "1",
+    ]
     assert run(bench_service, *args) == 3
     _, records = read_checkpoint(tmp_path / "rl" / CHECKPOINT_NAME)
     assert records == []  # the refused item is not recorded: a resume runs it
@@ -290,8 +316,7 @@ def plant_sentinels(source: Path, target: Path) -> list[str]:
         truth["material_issue"] = f"{truth['material_issue'] or ''} {mark('issue')}"
         truth["required_observations"] = [*truth["required_observations"], mark("observation")]
         truth["notes"] = f"{truth['notes']} {mark('notes')}"
-        case["diagnostics"] = {**case["diagnostics"], "sentinel": mark("diagnostics"),
-                               mark("diagkey"): "x"}
+        case["diagnostics"] = {**case["diagnostics"], "sentinel": mark("diagnostics"), mark("diagkey"): "x"}
         (target / path.name).write_text(json.dumps(case))
     return planted
 
@@ -307,8 +332,21 @@ def test_no_non_input_part_of_any_case_reaches_a_model_in_any_mode(bench_service
         return offline_responder(path, body)
 
     fake.set_responder(capture)
-    assert run(bench_service, "--cases", str(tmp_path / "cases"), "--out", str(tmp_path / "out"),
-               "--label", "sentinel", "--quiet", "--max-in-flight", "16") == 0
+    assert (
+        run(
+            bench_service,
+            "--cases",
+            str(tmp_path / "cases"),
+            "--out",
+            str(tmp_path / "out"),
+            "--label",
+            "sentinel",
+            "--quiet",
+            "--max-in-flight",
+            "16",
+        )
+        == 0
+    )
     cases = load_cases(tmp_path / "cases")
     expected_calls = len(cases) * sum(CALLS.values())
     assert len(bodies) == expected_calls
@@ -325,8 +363,21 @@ def test_no_non_input_part_of_any_case_reaches_a_model_in_any_mode(bench_service
 
 
 def test_token_budget_caps_the_run_through_the_batch_ledger(bench_service, fake, tmp_path) -> None:
-    args = ["--only", ",".join(SUBSET), "--modes", "proposal_first", "--token-budget", "1500", "--out",
-            str(tmp_path), "--label", "tb", "--quiet", "--max-in-flight", "1"]
+    args = [
+        "--only",
+        ",".join(SUBSET),
+        "--modes",
+        "proposal_first",
+        "--token-budget",
+        "1500",
+        "--out",
+        str(tmp_path),
+        "--label",
+        "tb",
+        "--quiet",
+        "--max-in-flight",
+        "1",
+    ]
     assert run(bench_service, *args) == 3  # stopped: the cap is reached, resumable
     _, records = read_checkpoint(tmp_path / "tb" / CHECKPOINT_NAME)
     assert len(records) < 3

@@ -84,8 +84,12 @@ def test_a_copy_in_any_blind_field_is_refused_with_zero_calls(field: str) -> Non
 @pytest.mark.parametrize("field", list(EXPECTED_FIELD))
 def test_proposal_first_only_warns(field: str) -> None:
     client = ScriptedLLMClient([VER])
-    outcome = run_review(with_copy(field).model_copy(update={"review_mode": "proposal_first"}), client,
-                         gate=DirectGate(), config=ReviewConfig())
+    outcome = run_review(
+        with_copy(field).model_copy(update={"review_mode": "proposal_first"}),
+        client,
+        gate=DirectGate(),
+        config=ReviewConfig(),
+    )
     assert isinstance(outcome, ReviewResult)
     assert outcome.meta.blindness_warning is not None
     assert len(client.requests) == 1
@@ -133,7 +137,9 @@ def test_thresholds_come_from_the_config() -> None:
 
 def test_fields_are_shingled_separately() -> None:
     # "a b c d e" split across two constraints must not count as a 5-gram.
-    request = make_request(proposed_solution="alpha beta gamma delta epsilon", constraints=["alpha beta gamma", "delta epsilon"])
+    request = make_request(
+        proposed_solution="alpha beta gamma delta epsilon", constraints=["alpha beta gamma", "delta epsilon"]
+    )
     assert check_blindness(request).score == 0.0
 
 

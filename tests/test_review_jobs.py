@@ -68,8 +68,13 @@ def _leaky_proposal_first() -> dict:
 def test_a_normal_worker_refuses_a_bench_mode_header_as_invalid_input(service):
     reviewer = ScriptedLLMClient([])  # raises if asked anything
     service.app.conf.vetq_context.replace_reviewer(reviewer)
-    service.client.app.send_task("vetq.review", args=[_leaky_proposal_first()], task_id="forged-mode",
-                                 queue="review", headers={"bench_mode": "blind_first"})
+    service.client.app.send_task(
+        "vetq.review",
+        args=[_leaky_proposal_first()],
+        task_id="forged-mode",
+        queue="review",
+        headers={"bench_mode": "blind_first"},
+    )
     result = service.client.job("forged-mode").result(timeout=30)
     assert result["error"]["code"] == "INVALID_INPUT" and "bench_mode" in result["error"]["message"]
     assert reviewer.requests == []
@@ -83,8 +88,13 @@ def test_a_bench_worker_checks_blindness_for_the_mode_that_runs(redis_url, queue
     try:
         reviewer = ScriptedLLMClient([])
         svc.app.conf.vetq_context.replace_reviewer(reviewer)
-        svc.client.app.send_task("vetq.review", args=[_leaky_proposal_first()], task_id=f"leak-{forged_mode}",
-                                 queue="review", headers={"bench_mode": forged_mode})
+        svc.client.app.send_task(
+            "vetq.review",
+            args=[_leaky_proposal_first()],
+            task_id=f"leak-{forged_mode}",
+            queue="review",
+            headers={"bench_mode": forged_mode},
+        )
         result = svc.client.job(f"leak-{forged_mode}").result(timeout=30)
     finally:
         svc.close()
@@ -106,7 +116,9 @@ def test_telemetry_stream_and_outcomes_carry_no_text(redis_url, queue_settings):
     settings = queue_settings.model_copy(update={"telemetry": True})
     svc = Service(settings, redis_url)
     try:
-        svc.app.conf.vetq_context.replace_reviewer(ScriptedLLMClient([POS, json.dumps({**json.loads(VER), "recommendation": SECRET})]))
+        svc.app.conf.vetq_context.replace_reviewer(
+            ScriptedLLMClient([POS, json.dumps({**json.loads(VER), "recommendation": SECRET})])
+        )
         request = request_dict(objective=f"Objective {SECRET}", context=f"Context {SECRET}")
         result = svc.client.submit_review(request).result(timeout=30)
         review_id = result["meta"]["review_id"]
@@ -130,8 +142,12 @@ def test_outcome_with_telemetry_off_says_how_to_turn_it_on(service):
 
 def vetq(*args, input=None, env=None):
     return subprocess.run(
-        [sys.executable, "-m", "api_client.cli", *args], input=input, capture_output=True, text=True,
-        timeout=120, env={**os.environ, **(env or {})},
+        [sys.executable, "-m", "api_client.cli", *args],
+        input=input,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, **(env or {})},
     )
 
 
@@ -152,7 +168,9 @@ def test_review_cli_input_errors_exit_2_without_any_provider(request_json, code,
 
 
 def test_should_review_cli():
-    done = vetq("should-review", input=json.dumps({"decision_type": "other", "risk_level": "low", "trivial_kind": "docs"}))
+    done = vetq(
+        "should-review", input=json.dumps({"decision_type": "other", "risk_level": "low", "trivial_kind": "docs"})
+    )
     assert done.returncode == 0
     result = json.loads(done.stdout)
     assert result["should_review"] is False and result["reasons"]
@@ -162,8 +180,13 @@ def test_should_review_cli():
 
 def test_review_cli_runs_a_review_against_a_service(service, redis_url, tmp_path):
     service.app.conf.vetq_context.replace_reviewer(ScriptedLLMClient([POS, VER]))
-    done = vetq("review", "--mode", "blind_first", input=json.dumps(request_dict()),
-                env={"VETQ_REDIS_URL": redis_url, "VETQ_HOME": str(tmp_path)})
+    done = vetq(
+        "review",
+        "--mode",
+        "blind_first",
+        input=json.dumps(request_dict()),
+        env={"VETQ_REDIS_URL": redis_url, "VETQ_HOME": str(tmp_path)},
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert json.loads(done.stdout)["verdict"] == "MODIFY"
 
@@ -177,7 +200,11 @@ def test_outcome_and_telemetry_export_cli(redis_url, tmp_path):
     assert exported.returncode == 0
     [record] = [json.loads(line) for line in out.read_text().splitlines()]
     assert record["review_id"] == "review-123"
-    assert (record["accepted_review"], record["later_rework_required"], record["review_was_useful"]) == (True, False, True)
+    assert (record["accepted_review"], record["later_rework_required"], record["review_was_useful"]) == (
+        True,
+        False,
+        True,
+    )
     off = vetq("outcome", "review-123", "--accepted", "maybe", env=env)
     assert off.returncode == 2
     disabled = vetq("outcome", "review-123", "--accepted", "true", env={**env, "VETQ_TELEMETRY": "off"})

@@ -40,8 +40,16 @@ def test_answer_prompts_state_the_json_shape(key: str) -> None:
         assert "NOT seen" in text and "guess" in text
         assert "proposed_solution" not in text
     else:
-        for field in ("verdict", "recommendation", "critical_assumptions", "material_risks",
-                      "better_alternative", "falsification_probe", "expected_signal", "confidence"):
+        for field in (
+            "verdict",
+            "recommendation",
+            "critical_assumptions",
+            "material_risks",
+            "better_alternative",
+            "falsification_probe",
+            "expected_signal",
+            "confidence",
+        ):
             assert f'"{field}"' in text
         assert "KEEP is a valid verdict" in text
         assert "must not invent objections" in text
@@ -86,8 +94,16 @@ def test_bench_prompts_state_the_verdict_shape(key: str) -> None:
     values = {"position": "{}", "proposed_solution": "x", "decision_type": "api", "risk_level": "low", "brief": "b"}
 
     text = _bench_template(key).decode()
-    for field in ("verdict", "recommendation", "critical_assumptions", "material_risks",
-                  "better_alternative", "falsification_probe", "expected_signal", "confidence"):
+    for field in (
+        "verdict",
+        "recommendation",
+        "critical_assumptions",
+        "material_risks",
+        "better_alternative",
+        "falsification_probe",
+        "expected_signal",
+        "confidence",
+    ):
         assert f'"{field}"' in text
     assert "KEEP is a valid verdict" in text and "must not invent objections" in text and "cheapest" in text
     needed = set(re.findall(r"\{\{(\w+)\}\}", text))

@@ -50,7 +50,12 @@ def test_request_limits(bad: dict) -> None:
 
 def test_config_defaults() -> None:
     c = ReviewConfig()
-    assert (c.max_tokens_per_call, c.max_review_tokens, c.blindness_leak, c.blindness_warn) == (4_000, 20_000, 0.5, 0.15)
+    assert (c.max_tokens_per_call, c.max_review_tokens, c.blindness_leak, c.blindness_warn) == (
+        4_000,
+        20_000,
+        0.5,
+        0.15,
+    )
     assert (c.review_timeout_s, c.temperature, c.reasoning_effort) == (120, 0.2, None)
     with pytest.raises(ValidationError):
         ReviewConfig(unknown=1)
@@ -58,7 +63,9 @@ def test_config_defaults() -> None:
 
 def test_error_envelope_shape() -> None:
     err = ReviewError.of(ErrorCode.BUDGET_EXCEEDED, "out of tokens")
-    assert err.model_dump(mode="json", exclude_none=True) == {"error": {"code": "BUDGET_EXCEEDED", "message": "out of tokens"}}
+    assert err.model_dump(mode="json", exclude_none=True) == {
+        "error": {"code": "BUDGET_EXCEEDED", "message": "out of tokens"}
+    }
     assert err.code == ErrorCode.BUDGET_EXCEEDED
 
 
@@ -67,5 +74,9 @@ def test_meta_budget_flag_only_when_true() -> None:
     assert "budget_exhausted" not in meta.model_dump()
     assert "budget_exhausted" not in meta.model_dump(mode="json")
     assert meta.model_dump()["blindness_warning"] is None
-    assert ReviewMeta(review_id="a", review_mode="blind_first", model="x:y", budget_exhausted=True).model_dump(
-        mode="json")["budget_exhausted"] is True
+    assert (
+        ReviewMeta(review_id="a", review_mode="blind_first", model="x:y", budget_exhausted=True).model_dump(
+            mode="json"
+        )["budget_exhausted"]
+        is True
+    )

@@ -62,8 +62,13 @@ def make_request(**overrides: object) -> ReviewRequest:
 
 def review(answers: list, *, config: ReviewConfig | None = None, **kwargs: object):
     client = ScriptedLLMClient(answers)
-    outcome = run_review(kwargs.pop("request", None) or make_request(), client, gate=DirectGate(),
-                         config=config or ReviewConfig(), **kwargs)
+    outcome = run_review(
+        kwargs.pop("request", None) or make_request(),
+        client,
+        gate=DirectGate(),
+        config=config or ReviewConfig(),
+        **kwargs,
+    )
     return outcome, client
 
 
@@ -97,8 +102,16 @@ def test_blind_first_happy_path() -> None:
     assert "budget_exhausted" not in dumped["meta"]
     # The Phase-1 position never reaches the result.
     assert "outbox with idempotent consumers" not in json.dumps(dumped)
-    assert set(dumped) == {"verdict", "recommendation", "critical_assumptions", "material_risks",
-                           "better_alternative", "falsification_probe", "confidence", "meta"}
+    assert set(dumped) == {
+        "verdict",
+        "recommendation",
+        "critical_assumptions",
+        "material_risks",
+        "better_alternative",
+        "falsification_probe",
+        "confidence",
+        "meta",
+    }
 
 
 def test_proposal_never_reaches_phase1_and_does_reach_phase2() -> None:
@@ -141,11 +154,13 @@ def test_a_benchmark_mode_override_needs_a_bench_config_and_is_checked_for_blind
     refused = run_review(leaky, ScriptedLLMClient([]), gate=DirectGate(), config=ReviewConfig(), mode="decision_judge")
     assert isinstance(refused, ReviewError) and refused.error.code == ErrorCode.INVALID_INPUT
     for blind in ("blind_first", "independent_only"):
-        outcome = run_review(leaky, ScriptedLLMClient([]), gate=DirectGate(), config=ReviewConfig(bench_modes=True),
-                             mode=blind)
+        outcome = run_review(
+            leaky, ScriptedLLMClient([]), gate=DirectGate(), config=ReviewConfig(bench_modes=True), mode=blind
+        )
         assert isinstance(outcome, ReviewError) and outcome.error.code == ErrorCode.BLINDNESS_LEAK, outcome
-    judged = run_review(leaky, ScriptedLLMClient([VER]), gate=DirectGate(), config=ReviewConfig(bench_modes=True),
-                        mode="decision_judge")
+    judged = run_review(
+        leaky, ScriptedLLMClient([VER]), gate=DirectGate(), config=ReviewConfig(bench_modes=True), mode="decision_judge"
+    )
     assert isinstance(judged, ReviewResult) and judged.meta.review_mode == "decision_judge"
 
 
@@ -160,7 +175,7 @@ def test_proposal_first_is_one_call_that_sees_everything() -> None:
 
 def test_mode_registry() -> None:
     assert set(PRODUCER_MODES) <= set(MODES)
-    assert PRODUCER_MODES == {"blind_first", "proposal_first"}
+    assert {"blind_first", "proposal_first"} == PRODUCER_MODES
 
 
 def test_client_factory_is_only_called_after_the_blindness_check() -> None:
@@ -186,11 +201,13 @@ def test_trace_id_argument_wins() -> None:
 
 
 def test_repair_then_ok_sums_usage_over_both_calls() -> None:
-    outcome, client = review([
-        response("I think it's fine, honestly.", total=100),
-        response("```json\n" + POS + "\n```", total=200),
-        response("<think>hmm</think>" + VER, total=300),
-    ])
+    outcome, client = review(
+        [
+            response("I think it's fine, honestly.", total=100),
+            response("```json\n" + POS + "\n```", total=200),
+            response("<think>hmm</think>" + VER, total=300),
+        ]
+    )
     assert isinstance(outcome, ReviewResult), outcome
     assert len(client.requests) == 3
     assert outcome.meta.usage.total_tokens == 600
@@ -300,15 +317,34 @@ def test_phase2_is_skipped_when_phase1_leaves_too_little() -> None:
 @pytest.mark.parametrize(
     ("body", "field", "before", "after", "note"),
     [
-        ("Unsupported value: 'temperature' does not support 0.2", "temperature", 0.2, None,
-         "dropped temperature after HTTP 400"),
-        ("Unrecognized request argument supplied: reasoning_effort", "reasoning_effort", "high", None,
-         "dropped reasoning_effort after HTTP 400"),
-        ("Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens'",
-         "max_tokens_field", "max_tokens", "max_completion_tokens",
-         "renamed max_tokens to max_completion_tokens after HTTP 400"),
-        ("response_format json_object is not supported by this model", "json_mode", True, False,
-         "dropped json_mode after HTTP 400"),
+        (
+            "Unsupported value: 'temperature' does not support 0.2",
+            "temperature",
+            0.2,
+            None,
+            "dropped temperature after HTTP 400",
+        ),
+        (
+            "Unrecognized request argument supplied: reasoning_effort",
+            "reasoning_effort",
+            "high",
+            None,
+            "dropped reasoning_effort after HTTP 400",
+        ),
+        (
+            "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens'",
+            "max_tokens_field",
+            "max_tokens",
+            "max_completion_tokens",
+            "renamed max_tokens to max_completion_tokens after HTTP 400",
+        ),
+        (
+            "response_format json_object is not supported by this model",
+            "json_mode",
+            True,
+            False,
+            "dropped json_mode after HTTP 400",
+        ),
     ],
 )
 def test_each_parameter_fallback(body: str, field: str, before: object, after: object, note: str) -> None:
@@ -347,7 +383,11 @@ def test_unnamed_400_follows_the_order_and_each_fallback_applies_once() -> None:
     assert len(client.requests) == 5
     last = client.requests[-1]
     assert (last.reasoning_effort, last.temperature, last.max_tokens_field, last.json_mode) == (
-        None, None, "max_completion_tokens", False)
+        None,
+        None,
+        "max_completion_tokens",
+        False,
+    )
 
 
 def test_a_fallback_named_twice_is_not_repeated() -> None:
@@ -422,7 +462,7 @@ def test_a_provider_that_never_answers_times_out(hanging_client: NeverAnswers) -
 class SlowModel:
     """A model whose every answer 'takes' `seconds` on a fake clock."""
 
-    def __init__(self, inner, seconds: float) -> None:  # noqa: ANN001
+    def __init__(self, inner, seconds: float) -> None:
         self.inner = inner
         self.provider, self.model = inner.provider, inner.model
         self.now = 0.0
@@ -431,7 +471,7 @@ class SlowModel:
     def clock(self) -> float:
         return self.now
 
-    def complete(self, request):  # noqa: ANN001
+    def complete(self, request):
         self.now += self.seconds
         return self.inner.complete(request)
 
@@ -441,8 +481,9 @@ def test_time_inside_model_calls_counts_against_the_review() -> None:
 
     scripted = ScriptedLLMClient([POS, VER])
     model = SlowModel(scripted, 130.0)
-    outcome = run_review(make_request(), model, gate=DirectGate(), config=ReviewConfig(review_timeout_s=120),
-                         clock=model.clock)
+    outcome = run_review(
+        make_request(), model, gate=DirectGate(), config=ReviewConfig(review_timeout_s=120), clock=model.clock
+    )
     assert isinstance(outcome, ReviewError) and outcome.error.code == ErrorCode.TIMEOUT
     assert len(scripted.requests) == 1
 
@@ -452,8 +493,9 @@ def test_time_outside_model_calls_does_not_count() -> None:
 
     model = SlowModel(ScriptedLLMClient([POS, VER]), 50.0)
     ticks = iter([0.0, 50.0, 10_000.0, 10_050.0])  # a long wait between the two calls
-    outcome = run_review(make_request(), model, gate=DirectGate(), config=ReviewConfig(review_timeout_s=120),
-                         clock=lambda: next(ticks))
+    outcome = run_review(
+        make_request(), model, gate=DirectGate(), config=ReviewConfig(review_timeout_s=120), clock=lambda: next(ticks)
+    )
     assert isinstance(outcome, ReviewResult), outcome
 
 
@@ -469,7 +511,8 @@ def test_time_waiting_in_the_gate_does_not_count_against_the_review_timeout() ->
             return super().call(client, request, stage=stage)
 
     client = ScriptedLLMClient([POS, VER])
-    outcome = run_review(make_request(), client, gate=WaitingGate(), config=ReviewConfig(review_timeout_s=50),
-                         clock=lambda: now[0])
+    outcome = run_review(
+        make_request(), client, gate=WaitingGate(), config=ReviewConfig(review_timeout_s=50), clock=lambda: now[0]
+    )
     assert isinstance(outcome, ReviewResult), outcome
     assert outcome.meta.phases == 2

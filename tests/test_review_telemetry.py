@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 
 from core.llm.errors import MalformedResponseError
 from core.llm.gate import DirectGate
@@ -99,8 +99,13 @@ def test_leak_record_holds_no_planted_text() -> None:
 
 def test_builder_ignores_text_even_when_handed_it() -> None:
     error = ReviewError.of(MalformedResponseError.code, f"message {S}")
-    record = build_review_record(error, planted_request(), mode="blind_first", model="x:y",
-                                 now=datetime(2025, 1, 2, 3, 4, 5, tzinfo=timezone.utc))
+    record = build_review_record(
+        error,
+        planted_request(),
+        mode="blind_first",
+        model="x:y",
+        now=datetime(2025, 1, 2, 3, 4, 5, tzinfo=UTC),
+    )
     assert S not in json.dumps(record)
     assert record["time"] == "2025-01-02T03:04:05Z"
 
@@ -109,7 +114,11 @@ def test_outcome_record() -> None:
     record = build_outcome_record("abc123", True, None, False)
     assert set(record) == set(OUTCOME_RECORD_FIELDS)
     assert record["record_type"] == "review_outcome"
-    assert (record["accepted_review"], record["later_rework_required"], record["review_was_useful"]) == (True, None, False)
+    assert (record["accepted_review"], record["later_rework_required"], record["review_was_useful"]) == (
+        True,
+        None,
+        False,
+    )
 
 
 def test_a_failing_sink_never_breaks_a_review() -> None:

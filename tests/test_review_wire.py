@@ -17,10 +17,16 @@ REFUSED_MAX_TOKENS = {"error": {
     "message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' "
                "instead.", "type": "invalid_request_error", "param": "max_tokens", "code": "unsupported_parameter",
 }}  # fmt: skip
-REFUSED_REASONING = {"error": {"message": "Unrecognized request argument supplied: reasoning_effort",
-                               "type": "invalid_request_error"}}
-REFUSED_TEMPERATURE = {"error": {"message": "Unsupported value: 'temperature' does not support 0.2 with this model.",
-                                 "type": "invalid_request_error", "param": "temperature"}}
+REFUSED_REASONING = {
+    "error": {"message": "Unrecognized request argument supplied: reasoning_effort", "type": "invalid_request_error"}
+}
+REFUSED_TEMPERATURE = {
+    "error": {
+        "message": "Unsupported value: 'temperature' does not support 0.2 with this model.",
+        "type": "invalid_request_error",
+        "param": "temperature",
+    }
+}
 
 
 def reviewer_answers(bodies: list[dict]):
@@ -37,8 +43,14 @@ def test_the_openai_body_follows_the_request_fields(monkeypatch):
     bodies: list[dict] = []
     with serving_fake_provider(monkeypatch, lambda path, body: bodies.append(body) or "{}"):
         client = OpenAIClient("fake-reviewer")
-        request = LLMRequest(system="s", messages=(Message(role="user", content="hi"),), max_tokens=300,
-                             temperature=0.2, reasoning_effort="low", max_tokens_field="max_completion_tokens")
+        request = LLMRequest(
+            system="s",
+            messages=(Message(role="user", content="hi"),),
+            max_tokens=300,
+            temperature=0.2,
+            reasoning_effort="low",
+            max_tokens_field="max_completion_tokens",
+        )
         client.complete(request)
         client.complete(request.model_copy(update={"max_tokens_field": "max_tokens", "reasoning_effort": None}))
     renamed, plain = bodies
@@ -50,12 +62,24 @@ def test_the_openai_body_follows_the_request_fields(monkeypatch):
 @pytest.mark.parametrize(
     ("refusal", "config", "note", "check"),
     [
-        (REFUSED_MAX_TOKENS, ReviewConfig(), "renamed max_tokens to max_completion_tokens after HTTP 400",
-         lambda body: "max_tokens" not in body and body["max_completion_tokens"] > 0),
-        (REFUSED_REASONING, ReviewConfig(reasoning_effort="high"), "dropped reasoning_effort after HTTP 400",
-         lambda body: "reasoning_effort" not in body and "max_tokens" in body),
-        (REFUSED_TEMPERATURE, ReviewConfig(), "dropped temperature after HTTP 400",
-         lambda body: "temperature" not in body),
+        (
+            REFUSED_MAX_TOKENS,
+            ReviewConfig(),
+            "renamed max_tokens to max_completion_tokens after HTTP 400",
+            lambda body: "max_tokens" not in body and body["max_completion_tokens"] > 0,
+        ),
+        (
+            REFUSED_REASONING,
+            ReviewConfig(reasoning_effort="high"),
+            "dropped reasoning_effort after HTTP 400",
+            lambda body: "reasoning_effort" not in body and "max_tokens" in body,
+        ),
+        (
+            REFUSED_TEMPERATURE,
+            ReviewConfig(),
+            "dropped temperature after HTTP 400",
+            lambda body: "temperature" not in body,
+        ),
     ],
 )
 def test_a_review_fallback_changes_the_body_that_is_sent(monkeypatch, refusal, config, note, check):
@@ -73,7 +97,11 @@ def test_a_review_fallback_changes_the_body_that_is_sent(monkeypatch, refusal, c
 def test_configured_reasoning_effort_reaches_the_provider(monkeypatch):
     bodies: list[dict] = []
     with serving_fake_provider(monkeypatch, reviewer_answers(bodies)):
-        outcome = run_review(make_request(), OpenAIClient("fake-reviewer"), gate=DirectGate(),
-                             config=ReviewConfig(reasoning_effort="high"))
+        outcome = run_review(
+            make_request(),
+            OpenAIClient("fake-reviewer"),
+            gate=DirectGate(),
+            config=ReviewConfig(reasoning_effort="high"),
+        )
     assert isinstance(outcome, ReviewResult)
     assert [body.get("reasoning_effort") for body in bodies] == ["high", "high"]

@@ -55,8 +55,9 @@ def test_retry_after_longer_than_the_visibility_timeout_runs_the_job_once(fake, 
     # countdown would have been redelivered (and run a second time) after 20 s.
     # max_attempts 2: the 429 spends the one retry, so a parked step that counted as an
     # attempt would end the job RATE_LIMITED. No cache: a second run would pay again.
-    settings = model_settings(queue_settings, task_time_limit_s=10, visibility_timeout_s=20, max_sleep_s=0.5,
-                              max_attempts=2, cache_ttl_s=0)
+    settings = model_settings(
+        queue_settings, task_time_limit_s=10, visibility_timeout_s=20, max_sleep_s=0.5, max_attempts=2, cache_ttl_s=0
+    )
     successes = SignalCounter(signals.task_success)
     svc = Service(settings, redis_url)
     try:
@@ -180,8 +181,15 @@ def gate_with_deadline(redis_url, left_s, **parts):
     client = redis.Redis.from_url(redis_url)
     ledger = RedisBudgetLedger(client)
     ledger.set_limit("job:deadline-test", 10_000, 600)
-    gate = RedisCallGate(client, ledger=ledger, cache=None, budget_scopes=["job:deadline-test"],
-                         deadline=time.monotonic() + left_s, max_sleep_s=100, **{"limiter": None, **parts})
+    gate = RedisCallGate(
+        client,
+        ledger=ledger,
+        cache=None,
+        budget_scopes=["job:deadline-test"],
+        deadline=time.monotonic() + left_s,
+        max_sleep_s=100,
+        **{"limiter": None, **parts},
+    )
     return gate, ledger
 
 

@@ -49,8 +49,12 @@ def test_no_secret_in_logs_results_or_errors(locked_redis, queue_settings, monke
     with FakeProvider() as fake:
         monkeypatch.setenv("OPENAI_BASE_URL", fake.base_url_openai)
         # A provider that echoes the key it was given in its error, as some do.
-        fake.push_fault({"kind": "5xx", "status": 401, "body": {"error": {"message": f"Incorrect API key provided: {API_KEY}"}}})
-        settings = queue_settings.model_copy(update={"generator": "openai:fake-generator", "critic": "openai:fake-critic"})
+        fake.push_fault(
+            {"kind": "5xx", "status": 401, "body": {"error": {"message": f"Incorrect API key provided: {API_KEY}"}}}
+        )
+        settings = queue_settings.model_copy(
+            update={"generator": "openai:fake-generator", "critic": "openai:fake-critic"}
+        )
         svc = Service(settings, locked_redis)
         try:
             failed = svc.client.submit_extraction(GLOBEX).result(timeout=60)

@@ -77,9 +77,15 @@ def _text(value: Any) -> str | None:
 
 
 class RedisBudgetLedger:
-    def __init__(self, redis_client: Any, *, key_prefix: str = "vetq:budget",
-                 reservation_ttl_s: int = 24 * 3600, untracked_ttl_s: int = 7 * 24 * 3600,
-                 lease_s: float | None = None) -> None:
+    def __init__(
+        self,
+        redis_client: Any,
+        *,
+        key_prefix: str = "vetq:budget",
+        reservation_ttl_s: int = 24 * 3600,
+        untracked_ttl_s: int = 7 * 24 * 3600,
+        lease_s: float | None = None,
+    ) -> None:
         if not key_prefix or "{" in key_prefix or "}" in key_prefix:
             raise ValueError("key_prefix must be non-empty and hold no braces (it becomes the keys' hash tag)")
         lease_s = _default_lease_s() if lease_s is None else float(lease_s)
@@ -125,11 +131,16 @@ class RedisBudgetLedger:
         unique = list(dict.fromkeys(scopes))
         while True:
             reservation_id = uuid.uuid4().hex
-            result = int(self._reserve(
-                keys=[self.reservation_key(reservation_id), *(self.scope_key(s) for s in unique),
-                      *(self.lease_key(s) for s in unique)],
-                args=[tokens, self.reservation_ttl_s, self.untracked_ttl_s, self._lease_ms, reservation_id],
-            ))
+            result = int(
+                self._reserve(
+                    keys=[
+                        self.reservation_key(reservation_id),
+                        *(self.scope_key(s) for s in unique),
+                        *(self.lease_key(s) for s in unique),
+                    ],
+                    args=[tokens, self.reservation_ttl_s, self.untracked_ttl_s, self._lease_ms, reservation_id],
+                )
+            )
             if result == 1:
                 return reservation_id
             if result == 0:

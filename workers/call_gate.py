@@ -61,8 +61,13 @@ from workers.rate_limiter import RedisRateLimiter
 from workers.response_cache import RedisResponseCache
 
 __all__ = [
-    "BudgetExceededError", "GateStateUnavailableError", "JobTimeoutError", "RateLimitExhaustedError",
-    "RateLimitWaitError", "RedisCallGate", "full_jitter_backoff_s",
+    "BudgetExceededError",
+    "GateStateUnavailableError",
+    "JobTimeoutError",
+    "RateLimitExhaustedError",
+    "RateLimitWaitError",
+    "RedisCallGate",
+    "full_jitter_backoff_s",
 ]
 
 log = get_logger("vetq.gate")
@@ -157,8 +162,13 @@ class RedisCallGate:
         self.rng = rng or random.Random()
         self._lock = threading.Lock()
         self.stats: dict[str, float] = {
-            "calls": 0, "cache_hits": 0, "waits_s": 0.0, "rate_limited": 0,
-            "limiter_waits": 0, "budget_refused": 0, "errors": 0,
+            "calls": 0,
+            "cache_hits": 0,
+            "waits_s": 0.0,
+            "rate_limited": 0,
+            "limiter_waits": 0,
+            "budget_refused": 0,
+            "errors": 0,
         }
         # A job's budget is set once: a re-delivered job keeps what it already spent.
         if job_scope_tokens is not None and ledger is not None:
@@ -182,7 +192,8 @@ class RedisCallGate:
         if left is not None and wait >= left:
             raise RateLimitWaitError(
                 f"{model_key} is rate limited for {wait:.1f}s, longer than the {max(0.0, left):.1f}s this run has left; "
-                f"retry later", retry_after_s=wait,
+                f"retry later",
+                retry_after_s=wait,
             )
 
     def _count(self, name: str, amount: float = 1) -> None:
@@ -265,7 +276,9 @@ class RedisCallGate:
             # The gate's state is out of reach (a Redis restart, a failover): the job
             # is retried later rather than failed or run without limits and budgets.
             log.warning("gate_state_unavailable", stage=stage, error=type(exc).__name__)
-            raise GateStateUnavailableError(f"the call gate cannot reach Redis ({type(exc).__name__}); retrying") from None
+            raise GateStateUnavailableError(
+                f"the call gate cannot reach Redis ({type(exc).__name__}); retrying"
+            ) from None
         except SoftTimeLimitExceeded:
             # Celery's soft time limit (prefork) struck while the gate waited or
             # bookkept: the job ends TIMEOUT with what it has, not INTERNAL_ERROR.
@@ -326,18 +339,27 @@ class RedisCallGate:
                     attempts = int(pipe.execute()[0])
                 wanted = self._backoff_s(exc, attempts)
                 cooldown = self.limiter.cooldown(model_key, wanted) if self.limiter is not None else wanted
-                log.warning("rate_limited", stage=stage, provider=provider, model=model,
-                            retry_after=exc.retry_after_s, cooldown_s=round(cooldown, 3),
-                            attempt=attempts, max_attempts=self.max_attempts)
+                log.warning(
+                    "rate_limited",
+                    stage=stage,
+                    provider=provider,
+                    model=model,
+                    retry_after=exc.retry_after_s,
+                    cooldown_s=round(cooldown, 3),
+                    attempt=attempts,
+                    max_attempts=self.max_attempts,
+                )
                 if attempts >= self.max_attempts:
                     raise RateLimitExhaustedError(
-                        f"{model_key} still rate limited after {attempts} attempts", retry_after_s=cooldown,
+                        f"{model_key} still rate limited after {attempts} attempts",
+                        retry_after_s=cooldown,
                         rate_limit=exc.rate_limit,
                     ) from exc
                 if cooldown > self.max_sleep_s:
                     raise RateLimitWaitError(
                         f"{model_key} is rate limited (HTTP 429); retry after {cooldown:.1f}s",
-                        retry_after_s=cooldown, rate_limit=exc.rate_limit,
+                        retry_after_s=cooldown,
+                        rate_limit=exc.rate_limit,
                     ) from exc
                 if self.limiter is None and cooldown > 0:
                     self._wait_within_deadline(model_key, cooldown)
@@ -369,10 +391,18 @@ class RedisCallGate:
             self.redis.delete(counter)
         if self.cache is not None:
             self.cache.put(provider, model, request, response, stage=stage)
-        log.info("model_call", stage=stage, provider=provider, model=model,
-                 prompt_tokens=usage.prompt_tokens, completion_tokens=usage.completion_tokens,
-                 waited_s=round(waited, 3), attempt=attempt, cached=False,
-                 latency_ms=int((self.clock() - started) * 1000))
+        log.info(
+            "model_call",
+            stage=stage,
+            provider=provider,
+            model=model,
+            prompt_tokens=usage.prompt_tokens,
+            completion_tokens=usage.completion_tokens,
+            waited_s=round(waited, 3),
+            attempt=attempt,
+            cached=False,
+            latency_ms=int((self.clock() - started) * 1000),
+        )
         return response
 
 

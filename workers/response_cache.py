@@ -62,8 +62,9 @@ class RedisResponseCache:
     def cacheable(request: LLMRequest, response: LLMResponse) -> bool:
         return request.use_cache and not response.truncated and not response.has_tool_calls and not response.cached
 
-    def put(self, provider: str, model: str, request: LLMRequest, response: LLMResponse, *,
-            stage: str | None = None) -> bool:
+    def put(
+        self, provider: str, model: str, request: LLMRequest, response: LLMResponse, *, stage: str | None = None
+    ) -> bool:
         """Store a complete answer; False when it is not cacheable (or Redis failed)."""
         if not self.cacheable(request, response):
             return False

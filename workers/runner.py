@@ -101,7 +101,12 @@ def run_foreground(app: Celery, *, queues: Sequence[str], concurrency: int, pool
 
 
 def spawn_worker_process(
-    redis_url: str, *, queues: Sequence[str] = QUEUES, concurrency: int = 1, pool: str = "prefork", extra_env: dict | None = None
+    redis_url: str,
+    *,
+    queues: Sequence[str] = QUEUES,
+    concurrency: int = 1,
+    pool: str = "prefork",
+    extra_env: dict | None = None,
 ) -> subprocess.Popen:
     env = {**os.environ, "VETQ_REDIS_URL": redis_url, **(extra_env or {})}
     command = [

@@ -48,20 +48,24 @@ def _dead_letter_invalid_input(
 
     try:
         record_task_outcome(task, task_id, args, kwargs, retval)
-    except Exception:  # noqa: BLE001 - bookkeeping never fails a job
+    except Exception:
         log.exception("dead_letter_failed")
 
 
 def _dead_letter_bad_arguments(
-    task_id: str | None = None, exception: BaseException | None = None, args: Any = None, kwargs: Any = None,
-    sender: Any = None, **_: Any,
+    task_id: str | None = None,
+    exception: BaseException | None = None,
+    args: Any = None,
+    kwargs: Any = None,
+    sender: Any = None,
+    **_: Any,
 ) -> None:
     from workers.dead_letter import record_bad_arguments
 
     try:
         if exception is not None:
             record_bad_arguments(sender, task_id, exception, args, kwargs)
-    except Exception:  # noqa: BLE001
+    except Exception:
         log.exception("dead_letter_failed")
 
 

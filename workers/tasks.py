@@ -13,10 +13,10 @@ from celery.exceptions import SoftTimeLimitExceeded
 
 from core.errors import ErrorCode, InvalidInputError, VetqError
 from core.extraction.pipeline import ExtractionPipeline
-from core.llm.client import LLMClient
-from core.llm.factory import make_client
 from core.extraction.schema import ErrorEnvelope
+from core.llm.client import LLMClient
 from core.llm.errors import LLMError
+from core.llm.factory import make_client
 from core.llm.gate import CallGate, DirectGate
 from core.llm.limits import parse_limits
 from core.logging import get_logger
@@ -161,8 +161,14 @@ def counted(task: Task, name: str) -> int:
         return 0
 
 
-def requeue(task: Task, exc: BaseException | None, settings: VetqSettings, *, wait_s: float,
-            counts: dict[str, int] | None = None) -> NoReturn:
+def requeue(
+    task: Task,
+    exc: BaseException | None,
+    settings: VetqSettings,
+    *,
+    wait_s: float,
+    counts: dict[str, int] | None = None,
+) -> NoReturn:
     """The one way a job goes back on its queue. Its countdown never exceeds one
     requeue step (visibility timeout - hard time limit - margin): kombu keeps an ETA
     message unacknowledged from delivery until the job ends, and Redis hands an

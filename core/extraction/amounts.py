@@ -18,7 +18,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from core.extraction.currencies import ISO_4217
 from core.extraction.dates import DateMention, find_date_mentions
 
-__all__ = ["AmountMention", "parse_amount", "find_amounts", "to_cents", "CENT"]
+__all__ = ["CENT", "AmountMention", "find_amounts", "parse_amount", "to_cents"]
 
 CENT = Decimal("0.01")
 _GROUP_CHARS = " \u00a0\u202f\u2009'\u2019"
@@ -87,13 +87,7 @@ def _parse_core(s: str) -> Decimal | None:
         pos = max(dot, comma)
         if s.count(sep) == 1:
             before, after = s[:pos], s[pos + 1 :]
-            if (
-                len(after) == 3
-                and not has_grouping
-                and 1 <= len(before) <= 3
-                and before.isdigit()
-                and before[0] != "0"
-            ):
+            if len(after) == 3 and not has_grouping and 1 <= len(before) <= 3 and before.isdigit() and before[0] != "0":
                 dec = -1  # thousands separator
             else:
                 dec = pos
@@ -127,7 +121,9 @@ def _affix_ok(a: str) -> bool:
     return True
 
 
-_PARSE_RE = re.compile(r"(?P<pre>[^0-9]*?)(?P<core>[0-9][0-9.,'\u2019 \u00a0\u202f\u2009]*[0-9]|[0-9])(?P<post>[^0-9]*)")
+_PARSE_RE = re.compile(
+    r"(?P<pre>[^0-9]*?)(?P<core>[0-9][0-9.,'\u2019 \u00a0\u202f\u2009]*[0-9]|[0-9])(?P<post>[^0-9]*)"
+)
 
 
 def parse_amount(s: str) -> Decimal | None:
@@ -227,22 +223,14 @@ def _keep(text: str, s: int, e: int) -> bool:
         if p.isalpha():
             if not _is_unit(_letters_before(text, s)):
                 return False
-        elif p in "/\\#@_+&" or p in _MINUS:
-            return False
-        elif p in ".:" and s > 1 and (text[s - 2].isdigit()):
-            return False
-        elif p == "." and (s == 1 or not text[s - 2].isalpha()):
-            return False
-        elif p.isdigit():  # a non-ASCII digit
+        elif p in "/\\#@_+&" or p in _MINUS or (p in ".:" and s > 1 and (text[s - 2].isdigit())) or (p == "." and (s == 1 or not text[s - 2].isalpha())) or p.isdigit():
             return False
     if e < n:
         q = text[e]
         if q.isalpha():
             if not _is_unit(_letters_after(text, e)):
                 return False
-        elif q in "/\\@_%\u2030" or q.isdigit():
-            return False
-        elif q in _MINUS + ":" and e + 1 < n and text[e + 1].isdigit():
+        elif q in "/\\@_%\u2030" or q.isdigit() or (q in _MINUS + ":" and e + 1 < n and text[e + 1].isdigit()):
             return False
         else:
             rest = text[e : e + 3].lstrip(" \u00a0\u202f\u2009")

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from datetime import date, datetime
 
-__all__ = ["DateMention", "find_date_mentions", "find_date_spans", "is_real_iso_date", "MONTHS"]
+__all__ = ["MONTHS", "DateMention", "find_date_mentions", "find_date_spans", "is_real_iso_date"]
 
 _ISO_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
@@ -37,7 +37,21 @@ def _add(month: int, *names: str) -> None:
 
 # English (full and abbreviated), German, French, Spanish, Italian, Dutch; Polish and Swedish below.
 _add(1, "january", "jan", "januar", "jänner", "jaenner", "janvier", "janv", "enero", "ene", "gennaio", "januari")
-_add(2, "february", "feb", "febr", "februar", "feber", "février", "fevrier", "févr", "fevr", "febrero", "febbraio", "februari")
+_add(
+    2,
+    "february",
+    "feb",
+    "febr",
+    "februar",
+    "feber",
+    "février",
+    "fevrier",
+    "févr",
+    "fevr",
+    "febrero",
+    "febbraio",
+    "februari",
+)
 _add(3, "march", "mar", "märz", "maerz", "mars", "marzo", "maart", "mrt")
 _add(4, "april", "apr", "avril", "avr", "abril", "abr", "aprile")
 _add(5, "may", "mai", "mayo", "maggio", "mei")

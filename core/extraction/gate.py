@@ -79,9 +79,9 @@ def decide(
         combined = round(critic_confidence * factor, 4)
         field_confidence[name] = combined
         if factor < 1.0:
-            heuristic_notes[name] = list(check.reasons) if check is not None and check.reasons else [
-                f"heuristic factor {factor:.2f}"
-            ]
+            heuristic_notes[name] = (
+                list(check.reasons) if check is not None and check.reasons else [f"heuristic factor {factor:.2f}"]
+            )
         if combined < field_threshold:
             heuristic_reasons = list(check.reasons) if check is not None else []
             reason_parts = heuristic_reasons + critic_reasons

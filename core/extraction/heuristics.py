@@ -22,18 +22,18 @@ from core.extraction.schema import AMOUNT_FIELDS, FIELD_NAMES, InvoiceData, Span
 from core.extraction.text_match import NormalizedText
 
 __all__ = [
+    "AMBIGUOUS_CURRENCY_FACTOR",
+    "ARITHMETIC_FACTOR",
+    "CONFLICT_FACTOR",
+    "EXTRA_CHARGE_FACTOR",
+    "INTERNAL_ERROR_FACTOR",
+    "INVALID_DATE_FACTOR",
+    "NO_ROLE_LABEL_FACTOR",
+    "ROLE_MISMATCH_FACTOR",
+    "ROUNDING_TOLERANCE",
+    "UNGROUNDED_FACTOR",
     "FieldCheck",
     "run_heuristics",
-    "UNGROUNDED_FACTOR",
-    "ROLE_MISMATCH_FACTOR",
-    "ARITHMETIC_FACTOR",
-    "EXTRA_CHARGE_FACTOR",
-    "CONFLICT_FACTOR",
-    "ROUNDING_TOLERANCE",
-    "AMBIGUOUS_CURRENCY_FACTOR",
-    "NO_ROLE_LABEL_FACTOR",
-    "INVALID_DATE_FACTOR",
-    "INTERNAL_ERROR_FACTOR",
 ]
 
 # --- penalties (multiplicative) ------------------------------------------------
@@ -51,37 +51,160 @@ MIN_FACTOR = 0.01
 # --- role labels ------------------------------------------------------------------
 _ROLE_PHRASES: dict[str, tuple[str, ...]] = {
     "total": (
-        "total", "grand total", "total due", "total amount", "amount due", "balance due",
-        "amount payable", "total payable", "total to pay", "amount to pay", "invoice total",
-        "gross", "gross amount", "gross total", "total gross",
-        "total incl. vat", "total incl vat", "total inc. vat", "total inc vat", "total including vat",
-        "total incl. tax", "total incl tax", "total including tax", "total incl. gst", "total inc gst",
-        "incl. vat", "including vat", "incl. tax", "including tax",
-        "gesamtbetrag", "gesamtsumme", "rechnungsbetrag", "endbetrag", "summe", "bruttobetrag", "brutto",
-        "gesamt", "total inkl. mwst", "total inkl. mwst.", "betrag inkl. mwst", "betrag inkl. mwst.",
-        "total ttc", "montant ttc", "ttc", "montant total", "net à payer", "net a payer", "à payer",
-        "importe total", "total a pagar", "totale", "importo totale", "totaal", "te betalen",
-        "razem", "do zapłaty", "suma", "total general",
-        "summa att betala", "att betala", "totalt", "invoice value", "total invoice value",
+        "total",
+        "grand total",
+        "total due",
+        "total amount",
+        "amount due",
+        "balance due",
+        "amount payable",
+        "total payable",
+        "total to pay",
+        "amount to pay",
+        "invoice total",
+        "gross",
+        "gross amount",
+        "gross total",
+        "total gross",
+        "total incl. vat",
+        "total incl vat",
+        "total inc. vat",
+        "total inc vat",
+        "total including vat",
+        "total incl. tax",
+        "total incl tax",
+        "total including tax",
+        "total incl. gst",
+        "total inc gst",
+        "incl. vat",
+        "including vat",
+        "incl. tax",
+        "including tax",
+        "gesamtbetrag",
+        "gesamtsumme",
+        "rechnungsbetrag",
+        "endbetrag",
+        "summe",
+        "bruttobetrag",
+        "brutto",
+        "gesamt",
+        "total inkl. mwst",
+        "total inkl. mwst.",
+        "betrag inkl. mwst",
+        "betrag inkl. mwst.",
+        "total ttc",
+        "montant ttc",
+        "ttc",
+        "montant total",
+        "net à payer",
+        "net a payer",
+        "à payer",
+        "importe total",
+        "total a pagar",
+        "totale",
+        "importo totale",
+        "totaal",
+        "te betalen",
+        "razem",
+        "do zapłaty",
+        "suma",
+        "total general",
+        "summa att betala",
+        "att betala",
+        "totalt",
+        "invoice value",
+        "total invoice value",
     ),
     "subtotal": (
-        "subtotal", "sub-total", "sub total", "net", "net amount", "net total", "total net",
-        "before tax", "total before tax", "amount before tax",
-        "excl. vat", "excl vat", "excluding vat", "ex vat", "ex. vat", "excl. tax", "excl tax",
-        "excluding tax", "ex tax", "excl. gst", "excl gst", "ex gst", "excluding gst",
-        "total excl. vat", "total excl vat", "total excluding vat", "total ex vat", "total excl. tax",
-        "pre-tax", "pre tax", "pretax", "pre-tax total", "pre-tax amount",
-        "zwischensumme", "nettobetrag", "netto", "summe netto", "gesamt netto", "betrag netto",
-        "total ht", "montant ht", "ht", "base imponible", "subtotale", "imponibile", "subtotaal",
-        "suma netto", "wartość netto",
-        "taxable value", "taxable amount", "exkl. moms", "summa exkl. moms",
+        "subtotal",
+        "sub-total",
+        "sub total",
+        "net",
+        "net amount",
+        "net total",
+        "total net",
+        "before tax",
+        "total before tax",
+        "amount before tax",
+        "excl. vat",
+        "excl vat",
+        "excluding vat",
+        "ex vat",
+        "ex. vat",
+        "excl. tax",
+        "excl tax",
+        "excluding tax",
+        "ex tax",
+        "excl. gst",
+        "excl gst",
+        "ex gst",
+        "excluding gst",
+        "total excl. vat",
+        "total excl vat",
+        "total excluding vat",
+        "total ex vat",
+        "total excl. tax",
+        "pre-tax",
+        "pre tax",
+        "pretax",
+        "pre-tax total",
+        "pre-tax amount",
+        "zwischensumme",
+        "nettobetrag",
+        "netto",
+        "summe netto",
+        "gesamt netto",
+        "betrag netto",
+        "total ht",
+        "montant ht",
+        "ht",
+        "base imponible",
+        "subtotale",
+        "imponibile",
+        "subtotaal",
+        "suma netto",
+        "wartość netto",
+        "taxable value",
+        "taxable amount",
+        "exkl. moms",
+        "summa exkl. moms",
     ),
     "tax": (
-        "tax", "vat", "gst", "hst", "pst", "qst", "sales tax", "tax was", "vat was",
-        "total tax", "tax total", "tax amount", "vat amount", "total vat", "amount of tax",
-        "mwst", "mwst.", "ust", "ust.", "umsatzsteuer", "mehrwertsteuer", "steuer",
-        "tva", "montant tva", "iva", "btw", "moms", "impuesto", "igst", "cgst", "sgst",
-        "gst/hst", "vat/tax", "podatek vat", "kwota vat",
+        "tax",
+        "vat",
+        "gst",
+        "hst",
+        "pst",
+        "qst",
+        "sales tax",
+        "tax was",
+        "vat was",
+        "total tax",
+        "tax total",
+        "tax amount",
+        "vat amount",
+        "total vat",
+        "amount of tax",
+        "mwst",
+        "mwst.",
+        "ust",
+        "ust.",
+        "umsatzsteuer",
+        "mehrwertsteuer",
+        "steuer",
+        "tva",
+        "montant tva",
+        "iva",
+        "btw",
+        "moms",
+        "impuesto",
+        "igst",
+        "cgst",
+        "sgst",
+        "gst/hst",
+        "vat/tax",
+        "podatek vat",
+        "kwota vat",
     ),
 }
 _PHRASE_ROLE: dict[str, str] = {}
@@ -97,9 +220,7 @@ def _phrase_rx(p: str) -> str:
 
 
 _LABEL_RE = re.compile(
-    r"(?<![^\W_])(?:"
-    + "|".join(_phrase_rx(p) for p in sorted(_PHRASE_ROLE, key=len, reverse=True))
-    + r")(?![^\W_])"
+    r"(?<![^\W_])(?:" + "|".join(_phrase_rx(p) for p in sorted(_PHRASE_ROLE, key=len, reverse=True)) + r")(?![^\W_])"
     # not a tax id / rate / quantity: "VAT No.", "Tax ID", "Tax rate", "Total items"
     r"(?![ \t]*[:.#]?[ \t]*(?:no|nr|number|num|id|reg|registration|identification|rate|code|exempt"
     r"|invoice|items|qty|quantity|hours|units|pieces|pcs|weight)(?![^\W_]))"
@@ -127,8 +248,26 @@ def _iter_labels(text: str):  # type: ignore[no-untyped-def]
             count += 1
             if count >= MAX_LABELS:
                 return
-_TRAILING_PREFIXES = ("before", "excl", "excluding", "ex ", "ex.", "incl", "including", "inc ", "inc.", "pre",
-                      "ht", "ttc", "netto", "brutto", "total ht", "total ttc")
+
+
+_TRAILING_PREFIXES = (
+    "before",
+    "excl",
+    "excluding",
+    "ex ",
+    "ex.",
+    "incl",
+    "including",
+    "inc ",
+    "inc.",
+    "pre",
+    "ht",
+    "ttc",
+    "netto",
+    "brutto",
+    "total ht",
+    "total ttc",
+)
 _CLAUSE_BREAK = re.compile(r"[,;]|\.(?![0-9])")
 
 LABEL_BEFORE_WINDOW = 60
@@ -142,28 +281,109 @@ _MAX_COLUMN_LINE = 2000
 # of these (or is within rounding). The kind says which way each may move the total.
 _ADJUSTMENT_PHRASES: dict[str, tuple[str, ...]] = {
     "charge": (
-        "shipping", "shipping and handling", "shipping & handling", "s&h", "delivery", "delivery charge",
-        "freight", "postage", "postage and packing", "p&p", "carriage", "handling", "packing", "packaging",
-        "fee", "fees", "service charge", "service fee", "surcharge", "tip", "gratuity", "insurance",
-        "versand", "versandkosten", "porto", "fracht", "frais de port", "livraison", "frais",
-        "envío", "envio", "spedizione", "trasporto", "verzending", "verzendkosten", "frakt",
+        "shipping",
+        "shipping and handling",
+        "shipping & handling",
+        "s&h",
+        "delivery",
+        "delivery charge",
+        "freight",
+        "postage",
+        "postage and packing",
+        "p&p",
+        "carriage",
+        "handling",
+        "packing",
+        "packaging",
+        "fee",
+        "fees",
+        "service charge",
+        "service fee",
+        "surcharge",
+        "tip",
+        "gratuity",
+        "insurance",
+        "versand",
+        "versandkosten",
+        "porto",
+        "fracht",
+        "frais de port",
+        "livraison",
+        "frais",
+        "envío",
+        "envio",
+        "spedizione",
+        "trasporto",
+        "verzending",
+        "verzendkosten",
+        "frakt",
     ),
     "deduction": (
-        "discount", "rebate", "credit", "credit note", "paid", "amount paid", "payment", "payments",
-        "payment received", "prepaid", "prepayment", "advance", "voucher", "coupon", "promo", "less",
-        "rabatt", "skonto", "nachlass", "gutschrift", "anzahlung", "bezahlt", "remise", "escompte",
-        "acompte", "réduction", "reduction", "descuento", "sconto", "korting", "rabat",
-        "savings", "you save", "you saved", "refund", "refunded", "credits", "tendered", "cash", "card",
+        "discount",
+        "rebate",
+        "credit",
+        "credit note",
+        "paid",
+        "amount paid",
+        "payment",
+        "payments",
+        "payment received",
+        "prepaid",
+        "prepayment",
+        "advance",
+        "voucher",
+        "coupon",
+        "promo",
+        "less",
+        "rabatt",
+        "skonto",
+        "nachlass",
+        "gutschrift",
+        "anzahlung",
+        "bezahlt",
+        "remise",
+        "escompte",
+        "acompte",
+        "réduction",
+        "reduction",
+        "descuento",
+        "sconto",
+        "korting",
+        "rabat",
+        "savings",
+        "you save",
+        "you saved",
+        "refund",
+        "refunded",
+        "credits",
+        "tendered",
+        "cash",
+        "card",
     ),
     "either": (
-        "rounding", "rounding adjustment", "adjustment", "deposit", "previous balance",
-        "balance brought forward", "opening balance", "rundung", "avrundning", "öresavrundning",
-        "arrondi", "pfand", "outstanding", "overdue", "past due", "account balance",
+        "rounding",
+        "rounding adjustment",
+        "adjustment",
+        "deposit",
+        "previous balance",
+        "balance brought forward",
+        "opening balance",
+        "rundung",
+        "avrundning",
+        "öresavrundning",
+        "arrondi",
+        "pfand",
+        "outstanding",
+        "overdue",
+        "past due",
+        "account balance",
     ),
 }
 _ADJUSTMENT_KIND = {p: kind for kind, phrases in _ADJUSTMENT_PHRASES.items() for p in phrases}
 _ADJUSTMENT_RE = re.compile(
-    r"(?<![^\W_])(?:" + "|".join(_phrase_rx(p) for p in sorted(_ADJUSTMENT_KIND, key=len, reverse=True)) + r")(?![^\W_])",
+    r"(?<![^\W_])(?:"
+    + "|".join(_phrase_rx(p) for p in sorted(_ADJUSTMENT_KIND, key=len, reverse=True))
+    + r")(?![^\W_])",
     re.IGNORECASE,
 )
 # A figure for part of the document: a page, a carried-forward sum, an instalment.
@@ -360,7 +580,6 @@ class _Source:
                 return best[1]
         return None
 
-
     @property
     def currency_hits(self) -> list[_CurrencyHit]:
         if self._currency is None:
@@ -406,7 +625,9 @@ class _Source:
         for h in hits[bisect_left(self._currency_starts, start) :]:
             if h.start >= am.end + len(after):
                 break
-            between = text[h.end : am.start] if h.end <= am.start else text[am.end : h.start] if h.start >= am.end else "x"
+            between = (
+                text[h.end : am.start] if h.end <= am.start else text[am.end : h.start] if h.start >= am.end else "x"
+            )
             if not any(c.isalnum() for c in between):  # written right next to the number
                 codes |= h.codes
         ctx = _Context(adjustment, partial, rate_base, frozenset(codes))
@@ -581,7 +802,9 @@ def _check_arithmetic(
         diff = tot - total_sum
         if abs(diff) <= CENT:
             return
-        summary = f"subtotal + tax = {sub:.2f} + {tax:.2f} = {total_sum:.2f}, but total is {_as_given(data_values['total'])}"
+        summary = (
+            f"subtotal + tax = {sub:.2f} + {tax:.2f} = {total_sum:.2f}, but total is {_as_given(data_values['total'])}"
+        )
     except (InvalidOperation, ValueError, OverflowError):
         return
     if abs(diff) <= ROUNDING_TOLERANCE:
@@ -616,7 +839,9 @@ def _conflict_candidates(src: _Source, role: str) -> list[int]:
         if role_of != role or k < 0 or not src.amounts[ai].value:
             continue
         label = src.labels[k]
-        if label.start < src.amounts[ai].start and src.text[label.start : label.end].casefold().startswith(_INCLUDED_PREFIXES):
+        if label.start < src.amounts[ai].start and src.text[label.start : label.end].casefold().startswith(
+            _INCLUDED_PREFIXES
+        ):
             continue
         ctx = src.context(ai)
         if ctx.adjustment is None and not ctx.partial and not ctx.rate_base:
@@ -664,7 +889,9 @@ def _check_conflicts(
         if not others:
             continue
         unexplained = [
-            raw for cents, raw in others.items() if _difference_made_of(src, mine_cents - cents, either_way=True) is None
+            raw
+            for cents, raw in others.items()
+            if _difference_made_of(src, mine_cents - cents, either_way=True) is None
         ]
         if unexplained:
             shown = src.amounts[mine[0]].raw
@@ -675,8 +902,10 @@ def _check_conflicts(
             )
 
 
-_SYMBOLS: dict[str, str | None] = {**{sym: c for sym, c in UNAMBIGUOUS_SYMBOLS.items()},
-                                   **{sym: None for sym in AMBIGUOUS_SYMBOLS}}
+_SYMBOLS: dict[str, str | None] = {
+    **{sym: c for sym, c in UNAMBIGUOUS_SYMBOLS.items()},
+    **{sym: None for sym in AMBIGUOUS_SYMBOLS},
+}
 _SYMBOL_RE = re.compile("|".join(re.escape(x) for x in sorted(_SYMBOLS, key=len, reverse=True)))
 _CUR_WORDS: dict[str, str | None] = {**CURRENCY_WORDS, "dollar": None, "dollars": None}
 _CUR_WORD_RE = re.compile(
@@ -818,5 +1047,7 @@ def run_heuristics(text: str, data: InvoiceData) -> dict[str, FieldCheck]:
         except Exception as exc:  # never let a heuristic crash the pipeline
             for name in AMOUNT_FIELDS:
                 if name in checks:
-                    checks[name].penalise(INTERNAL_ERROR_FACTOR, f"the {what} check could not run ({type(exc).__name__})")
+                    checks[name].penalise(
+                        INTERNAL_ERROR_FACTOR, f"the {what} check could not run ({type(exc).__name__})"
+                    )
     return {name: checks[name] for name in FIELD_NAMES if name in checks}

@@ -77,7 +77,9 @@ class ExtractionPipeline:
         if critic_client is not None:
             self._clients["critic"] = critic_client
         self._client_factory = client_factory or (
-            lambda spec: make_client(spec, timeout_s=self.settings.provider_timeout_s, record_to=self.settings.record_to)
+            lambda spec: make_client(
+                spec, timeout_s=self.settings.provider_timeout_s, record_to=self.settings.record_to
+            )
         )
 
     def client(self, role: str) -> LLMClient:
@@ -163,7 +165,9 @@ class ExtractionPipeline:
         critique = None
         critic_summary = None
         if request.heuristics_only:
-            notes.append(f"critic off: committed fields start from {BASE_CONFIDENCE_WITHOUT_CRITIC} before the heuristics")
+            notes.append(
+                f"critic off: committed fields start from {BASE_CONFIDENCE_WITHOUT_CRITIC} before the heuristics"
+            )
         elif data.committed():
             critic = Critic(
                 self.client("critic"),
@@ -178,9 +182,7 @@ class ExtractionPipeline:
         else:
             notes.append("nothing was extracted, so the critic was not asked")
 
-        decision = decide(
-            data, checks, critique, field_threshold=field_threshold, overall_threshold=overall_threshold
-        )
+        decision = decide(data, checks, critique, field_threshold=field_threshold, overall_threshold=overall_threshold)
         result = ExtractionResult(
             status=decision.status,
             data=data,

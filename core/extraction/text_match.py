@@ -16,7 +16,7 @@ import unicodedata
 from array import array
 from functools import lru_cache
 
-__all__ = ["fold_with_map", "NormalizedText", "find_normalized", "alnum_key"]
+__all__ = ["NormalizedText", "alnum_key", "find_normalized", "fold_with_map"]
 
 _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 _MAX_NEEDLE_CHARS = 600

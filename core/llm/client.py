@@ -23,7 +23,9 @@ class ModelSpec(BaseModel):
     def parse(cls, spec: str, *, variable: str = "model") -> ModelSpec:
         provider, sep, model = (spec or "").strip().partition(":")
         if not sep or not provider or not model:
-            raise ConfigError(f"{variable} must be 'provider:model' (for example anthropic:claude-sonnet-4-5), got {spec!r}")
+            raise ConfigError(
+                f"{variable} must be 'provider:model' (for example anthropic:claude-sonnet-4-5), got {spec!r}"
+            )
         if provider not in PROVIDERS:
             raise ConfigError(f"{variable}: unknown provider {provider!r}; choose one of {', '.join(PROVIDERS)}")
         return cls(provider=provider, model=model)

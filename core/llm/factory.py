@@ -9,7 +9,9 @@ from core.errors import ConfigError
 from core.llm.client import LLMClient, ModelSpec
 
 
-def make_client(spec: ModelSpec, *, timeout_s: float = 60.0, record_to: str | os.PathLike[str] | None = None) -> LLMClient:
+def make_client(
+    spec: ModelSpec, *, timeout_s: float = 60.0, record_to: str | os.PathLike[str] | None = None
+) -> LLMClient:
     """`record_to` wraps the client so every answer is also written to that replay
     fixture (a live eval run recording fresh fixtures)."""
     client = _make(spec, timeout_s=timeout_s)

@@ -39,7 +39,7 @@ def strip_think(text: str) -> str:
     # A stray closing tag with no opening one: everything before it was reasoning.
     close = re.search(r"</think\s*>", cleaned, re.IGNORECASE)
     if close:
-        cleaned = cleaned[close.end():]
+        cleaned = cleaned[close.end() :]
     cleaned = _UNCLOSED_THINK.sub("", cleaned)
     if re.match(r"^\s*<think\b", cleaned, re.IGNORECASE):  # unclosed and no JSON after it
         return ""

@@ -34,8 +34,10 @@ class Limit:
 
 
 def _bad(part: str, why: str) -> ConfigError:
-    return ConfigError(f"{ENV_VAR}: {why} in {part!r} (expected e.g. 'anthropic:claude-sonnet-4-5=50rpm,40000tpm;"
-                       f"openai:gpt-5-mini=500rpm')")
+    return ConfigError(
+        f"{ENV_VAR}: {why} in {part!r} (expected e.g. 'anthropic:claude-sonnet-4-5=50rpm,40000tpm;"
+        f"openai:gpt-5-mini=500rpm')"
+    )
 
 
 def parse_limits(text: str | None) -> dict[str, Limit]:

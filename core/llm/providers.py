@@ -178,9 +178,7 @@ def _import_anthropic(extra: str = "anthropic") -> Any:
     try:
         import anthropic
     except ImportError:
-        raise ConfigError(
-            f"provider {extra!r} needs the Anthropic SDK: pip install 'vetq[{extra}]'"
-        ) from None
+        raise ConfigError(f"provider {extra!r} needs the Anthropic SDK: pip install 'vetq[{extra}]'") from None
     return anthropic
 
 
@@ -194,8 +192,15 @@ class AnthropicClient(_SDKClient):
 
     provider = "anthropic"
 
-    def __init__(self, model: str, *, timeout_s: float = 60.0, base_url: str | None = None,
-                 api_key: str | None = None, send_temperature: bool = False) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        timeout_s: float = 60.0,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        send_temperature: bool = False,
+    ) -> None:
         self._sdk = _import_anthropic()
         self.model = model
         self.send_temperature = send_temperature
@@ -255,8 +260,15 @@ class BedrockClient(AnthropicClient):
 
     provider = "bedrock"
 
-    def __init__(self, model: str, *, timeout_s: float = 60.0, base_url: str | None = None,
-                 aws_region: str | None = None, send_temperature: bool = False) -> None:
+    def __init__(
+        self,
+        model: str,
+        *,
+        timeout_s: float = 60.0,
+        base_url: str | None = None,
+        aws_region: str | None = None,
+        send_temperature: bool = False,
+    ) -> None:
         self._sdk = _import_anthropic("bedrock")
         self.model = model
         self.send_temperature = send_temperature
@@ -272,16 +284,19 @@ class BedrockClient(AnthropicClient):
             except ImportError:
                 raise ConfigError("provider 'bedrock' needs botocore: pip install 'vetq[bedrock]'") from None
         region = aws_region or os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-        secrets = [os.environ.get(name) or "" for name in
-                   ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK")]
+        secrets = [
+            os.environ.get(name) or ""
+            for name in ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_BEARER_TOKEN_BEDROCK")
+        ]
         self._secrets = tuple(s for s in secrets if s)
         try:
-            self._client = AnthropicBedrock(aws_region=region, base_url=base_url, timeout=self.timeout_s,
-                                            max_retries=0)
+            self._client = AnthropicBedrock(aws_region=region, base_url=base_url, timeout=self.timeout_s, max_retries=0)
         except ValueError as exc:
             if "region" in str(exc).lower():
-                raise ConfigError("AWS_REGION is not set: provider 'bedrock' needs AWS_REGION "
-                                  "(or AWS_DEFAULT_REGION, or a region in the AWS profile)") from None
+                raise ConfigError(
+                    "AWS_REGION is not set: provider 'bedrock' needs AWS_REGION "
+                    "(or AWS_DEFAULT_REGION, or a region in the AWS profile)"
+                ) from None
             raise ConfigError(f"provider 'bedrock' is misconfigured: {_scrub(str(exc), self._secrets)}") from None
 
     def complete(self, request: LLMRequest) -> LLMResponse:
@@ -304,8 +319,9 @@ class OpenAIClient(_SDKClient):
 
     provider = "openai"
 
-    def __init__(self, model: str, *, timeout_s: float = 60.0, base_url: str | None = None,
-                 api_key: str | None = None) -> None:
+    def __init__(
+        self, model: str, *, timeout_s: float = 60.0, base_url: str | None = None, api_key: str | None = None
+    ) -> None:
         try:
             import openai
         except ImportError:

@@ -76,8 +76,13 @@ def _response_of(recording: Mapping[str, Any], default_model: str) -> LLMRespons
 
 
 class ReplayClient:
-    def __init__(self, recordings: Mapping[str, Any] | str | os.PathLike[str], *, provider: str = "replay",
-                 model: str = "replay-model") -> None:
+    def __init__(
+        self,
+        recordings: Mapping[str, Any] | str | os.PathLike[str],
+        *,
+        provider: str = "replay",
+        model: str = "replay-model",
+    ) -> None:
         self.provider = provider
         self.model = model
         if isinstance(recordings, Mapping):

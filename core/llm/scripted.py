@@ -28,8 +28,7 @@ def _estimate_tokens(text: str) -> int:
 
 
 class ScriptedLLMClient:
-    def __init__(self, answers: Iterable[Answer], *, provider: str = "scripted",
-                 model: str = "scripted-model") -> None:
+    def __init__(self, answers: Iterable[Answer], *, provider: str = "scripted", model: str = "scripted-model") -> None:
         self.provider = provider
         self.model = model
         self._answers: list[Answer] = list(answers)

@@ -8,7 +8,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-
 from core.llm.client import LLMClient
 from core.llm.errors import LLMError, MalformedResponseError, OutputTruncatedError
 from core.llm.gate import CallGate

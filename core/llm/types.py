@@ -7,7 +7,7 @@ import hashlib
 import json
 import re
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
 from typing import Literal
 
@@ -84,7 +84,7 @@ def _seconds_until(value: str, now: datetime | None) -> float | None:
     duration = _parse_duration_s(value)
     if duration is not None and not value[:4].isdigit():
         return duration
-    now = now or datetime.now(timezone.utc)
+    now = now or datetime.now(UTC)
     try:
         moment = datetime.fromisoformat(value.replace("Z", "+00:00"))
     except ValueError:
@@ -93,7 +93,7 @@ def _seconds_until(value: str, now: datetime | None) -> float | None:
         except (TypeError, ValueError, IndexError):
             return None
     if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
+        moment = moment.replace(tzinfo=UTC)
     return max(0.0, (moment - now).total_seconds())
 
 

@@ -18,7 +18,6 @@ import uuid
 from collections.abc import Callable
 from typing import Any
 
-
 from core.errors import ErrorCode, VetqError
 from core.llm.client import LLMClient
 from core.llm.gate import CallGate
@@ -126,8 +125,14 @@ def run_review(
             trace_id=trace_id,
         )
 
-    log.info("review.start", review_id=review_id, mode=mode, model=model, trace_id=trace_id,
-             blindness_score=round(report.score, 3))
+    log.info(
+        "review.start",
+        review_id=review_id,
+        mode=mode,
+        model=model,
+        trace_id=trace_id,
+        blindness_score=round(report.score, 3),
+    )
     try:
         outcome = MODES[mode](request, session)
     except VetqError as exc:
@@ -161,8 +166,13 @@ def run_review(
             trace_id=trace_id,
         ),
     )
-    log.info("review.done", review_id=review_id, verdict=result.verdict, calls=session.calls,
-             total_tokens=session.usage.total_tokens)
+    log.info(
+        "review.done",
+        review_id=review_id,
+        verdict=result.verdict,
+        calls=session.calls,
+        total_tokens=session.usage.total_tokens,
+    )
     _emit(telemetry, result, request, mode=mode, model=model)
     return result
 
@@ -172,7 +182,7 @@ def _emit(sink: TelemetrySink | None, outcome: Any, request: ReviewRequest, *, m
         return
     try:
         sink.write(build_review_record(outcome, request, mode=mode, model=model))
-    except Exception:  # noqa: BLE001 - telemetry never breaks a review
+    except Exception:
         log.warning("review.telemetry_failed", exc_info=True)
 
 

@@ -262,9 +262,7 @@ class ReviewSession:
             raise ValueError(f"the JSON did not match the required shape: {short_validation_error(exc)}") from exc
         return model.model_dump(mode="json")
 
-    def ask(
-        self, messages: Sequence[Message], *, schema_kind: str, phase: str
-    ) -> tuple[dict[str, Any], list[Message]]:
+    def ask(self, messages: Sequence[Message], *, schema_kind: str, phase: str) -> tuple[dict[str, Any], list[Message]]:
         """Ask once (plus at most one repair). Returns the parsed answer and the
         conversation continued with the answer, re-serialised, as the assistant turn."""
         if schema_kind not in ANSWER_SCHEMAS:

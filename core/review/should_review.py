@@ -53,7 +53,10 @@ SUMMARY_RULES: tuple[tuple[re.Pattern[str], str], ...] = tuple(
     (re.compile(pattern, re.IGNORECASE), reason)
     for pattern, reason in (
         (r"\bmigrat(?:e|es|ed|ing|ion|ions)\b", "summary mentions a migration"),
-        (r"\bbreaking[\s-]+changes?\b|\bbreaks?\s+(?:the\s+)?(?:api|compatibility|clients?)\b", "summary mentions a breaking change"),
+        (
+            r"\bbreaking[\s-]+changes?\b|\bbreaks?\s+(?:the\s+)?(?:api|compatibility|clients?)\b",
+            "summary mentions a breaking change",
+        ),
         (
             rf"\b(?:replac(?:e|es|ed|ing)|swap(?:s|ped|ping)?|migrat(?:e|es|ed|ing)|mov(?:e|es|ed|ing)|switch(?:es|ed|ing)?)\b"
             rf"(?:\W+\w+){{0,6}}?\W+{_TECH}\b",
@@ -103,9 +106,7 @@ def should_review(request: ShouldReviewRequest) -> ShouldReviewResult:
         structural.append("irreversible decision")
     large = request.files_changed >= MANY_FILES or request.modules_touched >= MANY_MODULES
     if request.decision_type == "refactor" and large:
-        structural.append(
-            f"large refactor ({request.files_changed} files, {request.modules_touched} modules)"
-        )
+        structural.append(f"large refactor ({request.files_changed} files, {request.modules_touched} modules)")
     else:
         if request.modules_touched >= MANY_MODULES:
             structural.append(f"touches {request.modules_touched} modules (>= {MANY_MODULES})")
@@ -126,9 +127,7 @@ def should_review(request: ShouldReviewRequest) -> ShouldReviewResult:
 
     if request.trivial_kind is not None and request.risk_level not in ("high", "critical"):
         if structural:
-            reasons = structural + [
-                f"trivial kind ({request.trivial_kind}) overridden by a structural signal"
-            ]
+            reasons = structural + [f"trivial kind ({request.trivial_kind}) overridden by a structural signal"]
             return ShouldReviewResult(should_review=True, reasons=reasons + other)
         return ShouldReviewResult(
             should_review=False,

@@ -5,7 +5,7 @@ copied into a record -- only identifiers, enums, numbers and error codes."""
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from typing import Any, Protocol
 
 from core.llm.types import Usage
@@ -50,8 +50,8 @@ class ListSink:
 
 
 def _now_iso(now: datetime | None) -> str:
-    moment = now or datetime.now(timezone.utc)
-    return moment.astimezone(timezone.utc).isoformat().replace("+00:00", "Z")
+    moment = now or datetime.now(UTC)
+    return moment.astimezone(UTC).isoformat().replace("+00:00", "Z")
 
 
 def _usage(usage: Usage | None) -> dict[str, int]:
@@ -136,4 +136,6 @@ class StreamSink:
     def write(self, record: dict[str, Any]) -> None:
         import json
 
-        self.client.xadd(self.stream, {"record": json.dumps(record, sort_keys=True)}, maxlen=self.maxlen, approximate=True)
+        self.client.xadd(
+            self.stream, {"record": json.dumps(record, sort_keys=True)}, maxlen=self.maxlen, approximate=True
+        )

@@ -149,8 +149,9 @@ def load_cases(directory: str | Path | None = None, *, only: Sequence[str] | Non
 
 def case_set_hash(cases: Iterable[dict[str, Any]]) -> str:
     """sha256 of the cases (whole files, canonical JSON, sorted by id)."""
-    canonical = json.dumps(sorted(cases, key=lambda c: c["id"]), sort_keys=True, ensure_ascii=False,
-                           separators=(",", ":"))
+    canonical = json.dumps(
+        sorted(cases, key=lambda c: c["id"]), sort_keys=True, ensure_ascii=False, separators=(",", ":")
+    )
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 

@@ -58,7 +58,7 @@ _VERDICT_CUTS = ((0.45, "KEEP"), (0.75, "MODIFY"), (0.90, "REPLACE"), (1.01, "IN
 
 def _between(text: str, tag: str) -> str | None:
     start, end = text.rfind(f"<{tag}>"), text.rfind(f"</{tag}>")
-    return text[start + len(tag) + 2:end].strip() if 0 <= start < end else None
+    return text[start + len(tag) + 2 : end].strip() if 0 <= start < end else None
 
 
 def _unit(*parts: str) -> float:
@@ -75,32 +75,48 @@ def offline_responder(path: str, body: dict[str, Any]) -> str:
     if kind == "position":
         objective = _between(last, "objective") or ""
         u = _unit("position", objective)
-        return json.dumps({
-            "assumptions": ["the stated constraints are complete"],
-            "directions": [
-                {"name": "incremental", "summary": "change the smallest part that meets the objective",
-                 "pros": ["low risk"], "cons": ["may not reach the goal"]},
-                {"name": "rework", "summary": "redesign the part that causes the problem",
-                 "pros": ["addresses the cause"], "cons": ["cost and time"]},
-            ],
-            "failure_modes": ["an irreversible step without a rollback", "a safeguard skipped under time pressure"],
-            "preferred_solution": "incremental" if u < 0.5 else "rework",
-            "assumptions_to_test": ["the environment matches the description"],
-        })
+        return json.dumps(
+            {
+                "assumptions": ["the stated constraints are complete"],
+                "directions": [
+                    {
+                        "name": "incremental",
+                        "summary": "change the smallest part that meets the objective",
+                        "pros": ["low risk"],
+                        "cons": ["may not reach the goal"],
+                    },
+                    {
+                        "name": "rework",
+                        "summary": "redesign the part that causes the problem",
+                        "pros": ["addresses the cause"],
+                        "cons": ["cost and time"],
+                    },
+                ],
+                "failure_modes": ["an irreversible step without a rollback", "a safeguard skipped under time pressure"],
+                "preferred_solution": "incremental" if u < 0.5 else "rework",
+                "assumptions_to_test": ["the environment matches the description"],
+            }
+        )
     proposal = next((p for p in (_between(t, "proposed_solution") for t in reversed(user_texts)) if p), "")
     u = _unit(kind, proposal)
     verdict = next(v for cut, v in _VERDICT_CUTS if u < cut)
-    return json.dumps({
-        "verdict": verdict,
-        # Never name the mode here: the human sheet must not reveal it.
-        "recommendation": f"Offline simulated answer: {verdict.lower().replace('_', ' ')}.",
-        "critical_assumptions": ["the description of the environment is accurate"],
-        "material_risks": [] if verdict == "KEEP" else ["a failure mode named in the review is not handled"],
-        "better_alternative": None if verdict in ("KEEP", "INSUFFICIENT_EVIDENCE") else "address the named risk first",
-        "falsification_probe": {"description": "try the change on a staging copy",
-                                "expected_signal": "the named failure does or does not occur"},
-        "confidence": round(0.5 + 0.4 * u, 3),
-    })
+    return json.dumps(
+        {
+            "verdict": verdict,
+            # Never name the mode here: the human sheet must not reveal it.
+            "recommendation": f"Offline simulated answer: {verdict.lower().replace('_', ' ')}.",
+            "critical_assumptions": ["the description of the environment is accurate"],
+            "material_risks": [] if verdict == "KEEP" else ["a failure mode named in the review is not handled"],
+            "better_alternative": None
+            if verdict in ("KEEP", "INSUFFICIENT_EVIDENCE")
+            else "address the named risk first",
+            "falsification_probe": {
+                "description": "try the change on a staging copy",
+                "expected_signal": "the named failure does or does not occur",
+            },
+            "confidence": round(0.5 + 0.4 * u, 3),
+        }
+    )
 
 
 # ---------------------------------------------------------------- arguments
@@ -158,8 +174,11 @@ def parser() -> argparse.ArgumentParser:
 def _limits_with(existing: str, model: str, rpm: int) -> str:
     from core.llm.limits import parse_limits
 
-    kept = [f"{k}={','.join(p for p in ([f'{v.rpm}rpm'] if v.rpm else []) + ([f'{v.tpm}tpm'] if v.tpm else []))}"
-            for k, v in parse_limits(existing).items() if k != model]
+    kept = [
+        f"{k}={','.join(p for p in ([f'{v.rpm}rpm'] if v.rpm else []) + ([f'{v.tpm}tpm'] if v.tpm else []))}"
+        for k, v in parse_limits(existing).items()
+        if k != model
+    ]
     return ";".join([*kept, f"{model}={rpm}rpm"])
 
 
@@ -192,7 +211,9 @@ def _offline_provider(enabled: bool) -> Iterator[Any]:
 # ---------------------------------------------------------------- header
 
 
-def build_header(args: argparse.Namespace, cases: Sequence[dict[str, Any]], *, model: str, settings: Any) -> dict[str, Any]:
+def build_header(
+    args: argparse.Namespace, cases: Sequence[dict[str, Any]], *, model: str, settings: Any
+) -> dict[str, Any]:
     from core.review.modes import bench_prompt_hashes
     from core.review.schema import ReviewConfig
     from core.review.service import config_from_settings
@@ -222,8 +243,12 @@ def build_header(args: argparse.Namespace, cases: Sequence[dict[str, Any]], *, m
         "bench_prompt_hashes": bench_prompt_hashes(),
         "git_commit": git_commit(),
         "analysis_plan": analysis_plan(list(args.modes), args.seed),
-        "execution": {"retries": args.retries, "stop_on_rate_limit": bool(args.stop_on_rate_limit),
-                      "max_rpm": args.max_rpm, "max_in_flight": args.max_in_flight},
+        "execution": {
+            "retries": args.retries,
+            "stop_on_rate_limit": bool(args.stop_on_rate_limit),
+            "max_rpm": args.max_rpm,
+            "max_in_flight": args.max_in_flight,
+        },
     }
 
 
@@ -295,8 +320,9 @@ def main(argv: Sequence[str] | None = None, *, client: Any = None, model: str | 
                 return EXIT_USAGE
             # Its own embedded Redis and worker (never a running fleet), and no
             # response cache: every run must be a new sample.
-            settings = settings.model_copy(update={"home": settings.home / "bench", "redis_url": None,
-                                                   "cache_ttl_s": 0, "bench_modes": True})
+            settings = settings.model_copy(
+                update={"home": settings.home / "bench", "redis_url": None, "cache_ttl_s": 0, "bench_modes": True}
+            )
             try:
                 with Client(settings=settings) as own_client:
                     return _run(args, cases, directory, client=own_client, model=reviewer, settings=settings)
@@ -308,8 +334,9 @@ def main(argv: Sequence[str] | None = None, *, client: Any = None, model: str | 
                     os.environ.pop("VETQ_LIMITS", None)
 
 
-def _run(args: argparse.Namespace, cases: list[dict[str, Any]], directory: Path, *, client: Any, model: str,
-         settings: Any) -> int:
+def _run(
+    args: argparse.Namespace, cases: list[dict[str, Any]], directory: Path, *, client: Any, model: str, settings: Any
+) -> int:
     from eval.review_bench.report import build_report, write_human_sheet, write_report
     from eval.review_bench.runner import (
         CHECKPOINT_NAME,
@@ -333,24 +360,32 @@ def _run(args: argparse.Namespace, cases: list[dict[str, Any]], directory: Path,
     if previous:
         print(f"resuming: {len(previous)} finished item(s) reused, {len(items)} to run")
     progress = None if args.quiet else (lambda line: print(line, file=sys.stderr))
-    result = execute(
-        client,
-        {c["id"]: c for c in cases},
-        items,
-        checkpoint,
-        label=args.label,
-        token_budget=budget_left,
-        retries=args.retries,
-        stop_on_rate_limit=args.stop_on_rate_limit,
-        max_in_flight=args.max_in_flight,
-        job_timeout_s=args.job_timeout,
-        progress=progress,
-    ) if items else None
+    result = (
+        execute(
+            client,
+            {c["id"]: c for c in cases},
+            items,
+            checkpoint,
+            label=args.label,
+            token_budget=budget_left,
+            retries=args.retries,
+            stop_on_rate_limit=args.stop_on_rate_limit,
+            max_in_flight=args.max_in_flight,
+            job_timeout_s=args.job_timeout,
+            progress=progress,
+        )
+        if items
+        else None
+    )
     stopped = result.stopped if result is not None else None
     records = [*previous, *(result.records if result is not None else [])]
     report = build_report(header, records, cases, stopped=stopped)
-    report["this_invocation"] = {"sent": result.sent if result else 0, "finished": result.finished if result else 0,
-                                 "retried": result.retried if result else 0, "reused": len(previous)}
+    report["this_invocation"] = {
+        "sent": result.sent if result else 0,
+        "finished": result.finished if result else 0,
+        "retried": result.retried if result else 0,
+        "reused": len(previous),
+    }
     write_report(directory, report)
     write_human_sheet(directory, records, cases, seed=args.seed)
     _print_summary(report, directory)

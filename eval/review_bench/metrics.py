@@ -73,8 +73,12 @@ def wilson(successes: int, n: int, z: float = Z95) -> tuple[float, float]:
 
 def rate(successes: int, n: int) -> dict[str, Any]:
     lo, hi = wilson(successes, n)
-    return {"k": successes, "n": n, "rate": round(successes / n, 4) if n else None,
-            "ci95": [round(lo, 4), round(hi, 4)]}
+    return {
+        "k": successes,
+        "n": n,
+        "rate": round(successes / n, 4) if n else None,
+        "ci95": [round(lo, 4), round(hi, 4)],
+    }
 
 
 def _status(truth: Mapping[str, Any]) -> str:
@@ -167,8 +171,15 @@ def paired_bootstrap(
     case's 0/1 scores over its runs; only cases present (non-empty) in both count."""
     cases = sorted(c for c in per_case_a if per_case_a[c] and per_case_b.get(c))
     if not cases:
-        return {"cases": 0, "diff": None, "ci95": None, "ci90": None, "label": "inconclusive",
-                "resamples": resamples, "seed": seed}
+        return {
+            "cases": 0,
+            "diff": None,
+            "ci95": None,
+            "ci90": None,
+            "label": "inconclusive",
+            "resamples": resamples,
+            "seed": seed,
+        }
     diffs = [statistics.fmean(per_case_a[c]) - statistics.fmean(per_case_b[c]) for c in cases]
     point = statistics.fmean(diffs)
     rng = random.Random(seed)

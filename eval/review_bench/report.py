@@ -30,14 +30,39 @@ SHEET_NAME = "human_sheet.csv"
 KEY_NAME = "human_sheet_key.json"
 REPORT_JSON = "report.json"
 REPORT_MD = "report.md"
-SHEET_COLUMNS = ("item_id", "objective", "constraints", "context", "proposed_solution", "verdict", "recommendation",
-                 "material_risks", "better_alternative", "grade", "notes")
-RATE_ROWS = ("decision_accuracy", "decision_accuracy_strict", "keep_on_correct", "defect_detection", "exact_verdict",
-             "false_intervention", "severe_false_intervention", "insufficient_evidence_rate", "error_rate")
+SHEET_COLUMNS = (
+    "item_id",
+    "objective",
+    "constraints",
+    "context",
+    "proposed_solution",
+    "verdict",
+    "recommendation",
+    "material_risks",
+    "better_alternative",
+    "grade",
+    "notes",
+)
+RATE_ROWS = (
+    "decision_accuracy",
+    "decision_accuracy_strict",
+    "keep_on_correct",
+    "defect_detection",
+    "exact_verdict",
+    "false_intervention",
+    "severe_false_intervention",
+    "insufficient_evidence_rate",
+    "error_rate",
+)
 
 
-def build_report(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]],
-                 cases: Sequence[Mapping[str, Any]], *, stopped: str | None = None) -> dict[str, Any]:
+def build_report(
+    header: Mapping[str, Any],
+    records: Sequence[Mapping[str, Any]],
+    cases: Sequence[Mapping[str, Any]],
+    *,
+    stopped: str | None = None,
+) -> dict[str, Any]:
     truths = {c["id"]: c["ground_truth"] for c in cases}
     records = [r for r in records if r["case_id"] in truths]
     modes = list(header["modes"])
@@ -53,9 +78,12 @@ def build_report(header: Mapping[str, Any], records: Sequence[Mapping[str, Any]]
         "stopped": stopped,
         **all_metrics(records, truths, modes, seed=int(header["seed"])),
         "cases": [
-            {"id": c["id"], "status": c["ground_truth"]["proposal_status"],
-             "acceptable": c["ground_truth"]["acceptable_verdicts"],
-             "verdicts": {m: per_case[c["id"]].get(m, []) for m in modes}}
+            {
+                "id": c["id"],
+                "status": c["ground_truth"]["proposal_status"],
+                "acceptable": c["ground_truth"]["acceptable_verdicts"],
+                "verdicts": {m: per_case[c["id"]].get(m, []) for m in modes},
+            }
             for c in cases
         ],
     }
@@ -74,15 +102,23 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         f"# Review benchmark: {header.get('label')}",
         "",
         f"- model: `{header.get('model')}` ({'live' if header.get('live') else 'offline fake provider'})",
-        (f"- cases: {header.get('cases')} (set {str(header.get('case_set_hash'))[:12]}), runs: {header.get('runs')}, "
-         f"seed: {header.get('seed')}, modes: {', '.join(modes)}"),
+        (
+            f"- cases: {header.get('cases')} (set {str(header.get('case_set_hash'))[:12]}), runs: {header.get('runs')}, "
+            f"seed: {header.get('seed')}, modes: {', '.join(modes)}"
+        ),
         f"- finished {report['finished']}/{report['planned']}"
         + (f" — STOPPED: {report['stopped']}" if report.get("stopped") else ""),
         f"- git commit: `{header.get('git_commit')}`",
         "",
-        *([] if header.get("live") else [
-            "**Offline run**: the answers come from a deterministic stand-in (a hash of mode and proposal), so these",
-            "numbers test the harness and measure no model.", ""]),
+        *(
+            []
+            if header.get("live")
+            else [
+                "**Offline run**: the answers come from a deterministic stand-in (a hash of mode and proposal), so these",
+                "numbers test the harness and measure no model.",
+                "",
+            ]
+        ),
         "Rates with 95% Wilson intervals (k/n). Mechanical grading: a verdict is right when it is one of the",
         "case's acceptable verdicts; strict accuracy counts errors as wrong.",
         "",
@@ -94,27 +130,51 @@ def render_markdown(report: Mapping[str, Any]) -> str:
     for name, key in (("tokens mean / median", "tokens"), ("latency ms mean / median", "latency_ms")):
         cells = [f"{report['modes'][m][key]['mean']} / {report['modes'][m][key]['median']}" for m in modes]
         lines.append(f"| {name} | " + " | ".join(cells) + " |")
-    lines.append("| cost vs proposal_first | " + " | ".join(
-        str(report["modes"][m]["cost_vs_proposal_first"]) for m in modes) + " |")
+    lines.append(
+        "| cost vs proposal_first | "
+        + " | ".join(str(report["modes"][m]["cost_vs_proposal_first"]) for m in modes)
+        + " |"
+    )
     lines.append("| retries | " + " | ".join(str(report["modes"][m]["retries"]) for m in modes) + " |")
-    lines += ["", "## Paired comparisons (cluster bootstrap over cases)", "",
-              ("Labels fixed before the run: clear signal = 95% CI excludes 0 and |diff| >= 0.10; weak signal = 90% CI "
-               "excludes 0; no observed advantage = 95% CI includes 0 and |diff| < 0.05; otherwise inconclusive."), "",
-              "| A − B | metric | cases | diff | 95% CI | 90% CI | label |", "|---|---|---|---|---|---|---|"]
+    lines += [
+        "",
+        "## Paired comparisons (cluster bootstrap over cases)",
+        "",
+        (
+            "Labels fixed before the run: clear signal = 95% CI excludes 0 and |diff| >= 0.10; weak signal = 90% CI "
+            "excludes 0; no observed advantage = 95% CI includes 0 and |diff| < 0.05; otherwise inconclusive."
+        ),
+        "",
+        "| A − B | metric | cases | diff | 95% CI | 90% CI | label |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for c in report["comparisons"]:
         ci95 = "–" if c["ci95"] is None else f"[{c['ci95'][0]:+.2f}, {c['ci95'][1]:+.2f}]"
         ci90 = "–" if c["ci90"] is None else f"[{c['ci90'][0]:+.2f}, {c['ci90'][1]:+.2f}]"
         diff = "–" if c["diff"] is None else f"{c['diff']:+.3f}"
-        lines.append(f"| {c['a']} − {c['b']} | {c['metric']} | {c['cases']} | {diff} | {ci95} | {ci90} | {c['label']} |")
+        lines.append(
+            f"| {c['a']} − {c['b']} | {c['metric']} | {c['cases']} | {diff} | {ci95} | {ci90} | {c['label']} |"
+        )
     human = report.get("human_grades")
     if human:
-        lines += ["", "## Human grades", "", "| mode | graded | good or acceptable | mean score (0-2) |",
-                  "|---|---|---|---|"]
+        lines += [
+            "",
+            "## Human grades",
+            "",
+            "| mode | graded | good or acceptable | mean score (0-2) |",
+            "|---|---|---|---|",
+        ]
         for mode, stats in human["modes"].items():
-            lines.append(f"| {mode} | {stats['graded']} | {_fmt_rate(stats['good_or_acceptable'])} | "
-                         f"{stats['mean_score']} |")
-    lines += ["", "## Verdicts per case", "", "| case | truth | acceptable | " + " | ".join(modes) + " |",
-              "|---|---|---|" + "---|" * len(modes)]
+            lines.append(
+                f"| {mode} | {stats['graded']} | {_fmt_rate(stats['good_or_acceptable'])} | {stats['mean_score']} |"
+            )
+    lines += [
+        "",
+        "## Verdicts per case",
+        "",
+        "| case | truth | acceptable | " + " | ".join(modes) + " |",
+        "|---|---|---|" + "---|" * len(modes),
+    ]
     for c in report["cases"]:
         cells = [", ".join(c["verdicts"][m]) or "–" for m in modes]
         lines.append(f"| {c['id']} | {c['status']} | {'/'.join(c['acceptable'])} | " + " | ".join(cells) + " |")
@@ -133,8 +193,9 @@ def item_id(seed: int, key: str) -> str:
     return "H" + hashlib.sha256(f"{seed}:{key}".encode()).hexdigest()[:10]
 
 
-def write_human_sheet(directory: Path, records: Sequence[Mapping[str, Any]],
-                      cases: Sequence[Mapping[str, Any]], *, seed: int) -> int:
+def write_human_sheet(
+    directory: Path, records: Sequence[Mapping[str, Any]], cases: Sequence[Mapping[str, Any]], *, seed: int
+) -> int:
     """The sheet (mode hidden) and its key; returns the number of rows."""
     by_id = {c["id"]: c for c in cases}
     rows, key = [], {}
@@ -144,19 +205,21 @@ def write_human_sheet(directory: Path, records: Sequence[Mapping[str, Any]],
         data = by_id[r["case_id"]]["input"]
         ident = item_id(seed, r["key"])
         key[ident] = {"case_id": r["case_id"], "run": r["run"], "mode": r["mode"]}
-        rows.append({
-            "item_id": ident,
-            "objective": data["objective"],
-            "constraints": " | ".join(data.get("constraints") or []),
-            "context": data.get("context", ""),
-            "proposed_solution": data["proposed_solution"],
-            "verdict": r["verdict"],
-            "recommendation": r.get("recommendation") or "",
-            "material_risks": " | ".join(r.get("material_risks") or []),
-            "better_alternative": r.get("better_alternative") or "",
-            "grade": "",
-            "notes": "",
-        })
+        rows.append(
+            {
+                "item_id": ident,
+                "objective": data["objective"],
+                "constraints": " | ".join(data.get("constraints") or []),
+                "context": data.get("context", ""),
+                "proposed_solution": data["proposed_solution"],
+                "verdict": r["verdict"],
+                "recommendation": r.get("recommendation") or "",
+                "material_risks": " | ".join(r.get("material_risks") or []),
+                "better_alternative": r.get("better_alternative") or "",
+                "grade": "",
+                "notes": "",
+            }
+        )
     rows.sort(key=lambda row: row["item_id"])
     random.Random(seed).shuffle(rows)
     with open(directory / SHEET_NAME, "w", encoding="utf-8", newline="") as handle:
@@ -201,8 +264,11 @@ def ingest_sheet(directory: Path, sheet: Path) -> dict[str, Any]:
         "sheet": str(sheet),
         "graded": len(items),
         "modes": {
-            mode: {"graded": len(values), "good_or_acceptable": rate(sum(v >= 1 for v in values), len(values)),
-                   "mean_score": round(sum(values) / len(values), 3) if values else None}
+            mode: {
+                "graded": len(values),
+                "good_or_acceptable": rate(sum(v >= 1 for v in values), len(values)),
+                "mean_score": round(sum(values) / len(values), 3) if values else None,
+            }
             for mode, values in sorted(scores.items())
         },
         "items": items,

@@ -83,8 +83,14 @@ def plan_items(case_ids: Sequence[str], modes: Sequence[str], runs: int, seed: i
 
 def git_commit(cwd: str | Path | None = None) -> str:
     try:
-        out = subprocess.run(["git", "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10,
-                             cwd=cwd or Path(__file__).resolve().parent, check=False)
+        out = subprocess.run(
+            ["git", "rev-parse", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=10,
+            cwd=cwd or Path(__file__).resolve().parent,
+            check=False,
+        )
     except (OSError, subprocess.SubprocessError):
         return "unknown"
     return out.stdout.strip() if out.returncode == 0 and out.stdout.strip() else "unknown"
@@ -298,8 +304,7 @@ def execute(
             if async_result.ready():
                 done.append((job_id, job._outcome(async_result)))
             elif time.monotonic() - started > job_timeout_s:
-                done.append((job_id, {"error": {"code": "TIMEOUT",
-                                                "message": f"no result within {job_timeout_s:g}s"}}))
+                done.append((job_id, {"error": {"code": "TIMEOUT", "message": f"no result within {job_timeout_s:g}s"}}))
         if not done:
             time.sleep(poll_s)
             continue
@@ -314,8 +319,10 @@ def execute(
                 continue
             if error is not None and error[0] == "RATE_LIMITED" and stop_on_rate_limit:
                 stopping = True
-                result.stopped = (f"the provider kept refusing ({item.key}: RATE_LIMITED after {attempt} "
-                                  f"retr{'y' if attempt == 1 else 'ies'}); finished work is checkpointed")
+                result.stopped = (
+                    f"the provider kept refusing ({item.key}: RATE_LIMITED after {attempt} "
+                    f"retr{'y' if attempt == 1 else 'ies'}); finished work is checkpointed"
+                )
                 continue  # not recorded: --resume runs it again
             cut_by_budget = error is None and bool((outcome.get("meta") or {}).get("budget_exhausted"))
             if token_budget is not None and (cut_by_budget or (error is not None and error[0] == "BUDGET_EXCEEDED")):
@@ -324,8 +331,7 @@ def execute(
                 stopping = True
                 result.stopped = "the run's token budget ran out; finished work is checkpointed"
                 continue
-            record = make_record(item, outcome, retries=attempt,
-                                 wall_ms=int((time.monotonic() - started) * 1000))
+            record = make_record(item, outcome, retries=attempt, wall_ms=int((time.monotonic() - started) * 1000))
             checkpoint.append(record)
             result.records.append(record)
             result.finished += 1
