@@ -563,7 +563,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from core.settings import load_settings
 
             settings = load_settings()
-            configure_logging(settings.log_level if args.verb in ("worker", "up") else _cli_log_level())
+            # A one-shot command keeps stderr quiet unless asked; a worker logs its jobs.
+            configure_logging(settings.log_level_of(quiet=args.verb not in ("worker", "up")))
         return handler(args)
     except KeyboardInterrupt:
         sys.stderr.write("vetq: interrupted\n")
@@ -606,13 +607,6 @@ def _configured_redis_url() -> str | None:
 def _report_on_stderr(code: ErrorCode, message: str, exit_code: int) -> int:
     sys.stderr.write(f"vetq: {code.value}: {message}\n")
     return exit_code
-
-
-def _cli_log_level() -> str:
-    import os
-
-    # A one-shot command keeps stderr quiet unless asked: warnings and errors only.
-    return os.environ.get("VETQ_LOG_LEVEL", "WARNING")
 
 
 def entrypoint() -> None:

@@ -22,17 +22,8 @@ from core.errors import ConfigError, ErrorCode, InvalidInputError, NotFoundError
 from core.extraction.pipeline import check_document
 from core.extraction.schema import ErrorEnvelope, ExtractionRequest, ValidationRequest
 from core.logging import get_logger
-from core.queue import (
-    QUEUES,
-    SUBMITTED_KEY_PREFIX,
-    TASK_EXTRACT,
-    TASK_QUEUES,
-    TASK_REVIEW,
-    TASK_VALIDATE,
-    TELEMETRY_STREAM,
-    TRACE_HEADER,
-    celery_config,
-)
+from core.queue import QUEUES, TASK_EXTRACT, TASK_QUEUES, TASK_REVIEW, TASK_VALIDATE, TRACE_HEADER, celery_config
+from core.redis_keys import DEAD_LETTER_KEY, TELEMETRY_STREAM, submitted_key
 from core.settings import VetqSettings, check_redis_url, load_settings
 from core.validation import parse_model
 
@@ -40,7 +31,7 @@ log = get_logger("vetq.client")
 
 # How often a waiting client checks that some worker is alive to run its job.
 LIVENESS_CHECK_S = 5.0
-# Jobs of a batch are recorded (SUBMITTED_KEY_PREFIX) in one pipelined round trip per
+# Jobs of a batch are recorded (core.redis_keys.submitted_key) in one pipelined round trip per
 # this many, then published: the record costs one round trip per chunk, not per job.
 SUBMIT_CHUNK = 500
 MAX_JOB_ID_CHARS = 200
@@ -364,11 +355,11 @@ class Client:
         asked the moment submit returns already knows them (see Job._require_issued)."""
         pipe = self.redis().pipeline(transaction=False)
         for job_id in job_ids:
-            pipe.set(SUBMITTED_KEY_PREFIX + job_id, 1, ex=self.settings.result_ttl_s)
+            pipe.set(submitted_key(job_id), 1, ex=self.settings.result_ttl_s)
         pipe.execute()
 
     def _was_submitted(self, job_id: str) -> bool:
-        return bool(self.redis().exists(SUBMITTED_KEY_PREFIX + job_id))
+        return bool(self.redis().exists(submitted_key(job_id)))
 
     def _publish(
         self,
@@ -561,8 +552,7 @@ class Client:
         """Messages the workers refused (workers.dead_letter), newest first."""
         import json
 
-        # The list workers.dead_letter.DEAD_LETTER_KEY writes; api_client may not import workers.
-        for raw in self.redis().lrange("vetq:dead", 0, max(0, int(limit) - 1)):
+        for raw in self.redis().lrange(DEAD_LETTER_KEY, 0, max(0, int(limit) - 1)):
             try:
                 yield json.loads(raw)
             except ValueError:
@@ -656,7 +646,7 @@ class _RetryUnlessRefused(Retry):
 
 class _ProducerApp(Celery):
     """The client's Celery app. Every task it sends, by whatever path (a submit, or
-    `client.app.send_task` by name), is first recorded under SUBMITTED_KEY_PREFIX, so
+    `client.app.send_task` by name), is first recorded under core.redis_keys.submitted_key, so
     status and result can tell an id never issued (NOT_FOUND) from a job still queued."""
 
     def __init__(self, client: Client, *args: Any, **kwargs: Any) -> None:

@@ -24,8 +24,6 @@ Contracts:
 from __future__ import annotations
 
 import json
-import math
-import os
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -41,11 +39,9 @@ try:
 except ImportError:  # pragma: no cover - depends on the install
     raise ConfigError("`vetq mcp` needs the MCP SDK (2.3 or later): pip install 'vetq[mcp]'") from None
 
-# Names and defaults of the operator's threshold floor.
-FLOOR_VARIABLES: dict[str, tuple[str, float]] = {
-    "field_threshold": ("VETQ_FIELD_THRESHOLD", 0.70),
-    "overall_threshold": ("VETQ_OVERALL_THRESHOLD", 0.75),
-}
+# The settings that make the operator's threshold floor (VETQ_FIELD_THRESHOLD,
+# VETQ_OVERALL_THRESHOLD): the gate's own thresholds.
+FLOOR_SETTINGS = ("field_threshold", "overall_threshold")
 
 EXTRACTION_TOOLS = frozenset({"extract", "validate"})
 REVIEW_TOOLS = frozenset({"review_decision", "should_review", "record_outcome"})
@@ -62,30 +58,15 @@ SERVER_INSTRUCTIONS = (
 # --------------------------------------------------------------------------- floor
 
 
-def read_floor(environ: Any = None) -> dict[str, float]:
-    """The operator's threshold floor from the environment. Raises ConfigError naming
-    the variable for anything but a finite number in [0, 1]."""
-    env = os.environ if environ is None else environ
-    floor: dict[str, float] = {}
-    for name, (variable, default) in FLOOR_VARIABLES.items():
-        raw = env.get(variable)
-        if raw is None:
-            floor[name] = default
-            continue
-        try:
-            value = float(raw.strip())
-        except ValueError:
-            raise ConfigError(
-                f"{variable}={raw[:40]!r} is not a number: the operator's threshold floor must be a number "
-                "from 0 to 1; every call fails until it is fixed"
-            ) from None
-        if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-            raise ConfigError(
-                f"{variable}={raw[:40]!r} must be a finite number from 0 to 1: the operator's threshold floor "
-                "is malformed; every call fails until it is fixed"
-            )
-        floor[name] = value
-    return floor
+def read_floor(settings: Any = None) -> dict[str, float]:
+    """The operator's threshold floor: the thresholds of `settings` (by default the
+    environment's, read per call). A malformed setting raises ConfigError naming the
+    variable, so every call fails until it is fixed instead of running a looser gate."""
+    if settings is None:
+        from core.settings import load_settings
+
+        settings = load_settings()
+    return {name: float(getattr(settings, name)) for name in FLOOR_SETTINGS}
 
 
 def apply_floor(requested: dict[str, float | None], floor: dict[str, float]) -> tuple[dict[str, float], list[str]]:
@@ -167,7 +148,7 @@ class VetqTools:
     def run_extraction(self, request: dict[str, Any]) -> Any:
         try:
             floor = read_floor()
-            thresholds, notes = apply_floor({name: request.pop(name, None) for name in FLOOR_VARIABLES}, floor)
+            thresholds, notes = apply_floor({name: request.pop(name, None) for name in FLOOR_SETTINGS}, floor)
             settings = self.settings()
             job = self.client().submit({**request, **thresholds})
             result = job.result(timeout=settings.wait_timeout_s)
@@ -690,12 +671,11 @@ def build_server(tools: VetqTools | None = None) -> Any:
 def serve() -> int:
     """Run the stdio server until the client disconnects; 0 on a clean exit."""
     from core.logging import configure_logging
+    from core.settings import log_level_from_environment
 
-    # Logs first, and to stderr: stdout belongs to the protocol. (`vetq mcp` has
-    # already configured them; this covers a direct call.) A malformed
-    # VETQ_LOG_LEVEL falls back to WARNING here rather than stopping the server.
-    level = (os.environ.get("VETQ_LOG_LEVEL") or "WARNING").upper()
-    configure_logging(level if level in {"DEBUG", "INFO", "WARNING", "ERROR"} else "WARNING")
+    # Logs first, and to stderr: stdout belongs to the protocol. A malformed
+    # VETQ_LOG_LEVEL falls back to the default here rather than stopping the server.
+    configure_logging(log_level_from_environment(quiet=True))
     server = build_server()
     try:
         server.run("stdio")

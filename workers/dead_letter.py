@@ -29,10 +29,10 @@ from typing import Any
 from celery.worker.consumer import Consumer
 
 from core.logging import get_logger
+from core.redis_keys import DEAD_LETTER_KEY
 
 log = get_logger("vetq.dead_letter")
 
-DEAD_LETTER_KEY = "vetq:dead"
 DEAD_LETTER_CAP = 10_000
 PREVIEW_CHARS = 200
 # Redacted before cutting, so a secret cut in half is never left half-visible.

@@ -300,7 +300,10 @@ def main(argv: Sequence[str] | None = None, *, client: Any = None, model: str | 
     env: dict[str, str] = {}
     if offline:
         env.update({"VETQ_REVIEWER": OFFLINE_MODEL, "OPENAI_API_KEY": "offline-bench-no-secret"})
-    env["VETQ_LOG_LEVEL"] = os.environ.get("VETQ_LOG_LEVEL", "ERROR")  # the worker's warnings would drown the output
+    from core.settings import raw_value
+
+    if raw_value("log_level") is None:
+        env["VETQ_LOG_LEVEL"] = "ERROR"  # the worker's warnings would drown the output
     with _offline_provider(offline) as fake:
         if fake is not None:
             env["OPENAI_BASE_URL"] = fake.base_url_openai
