@@ -338,7 +338,7 @@ def test_an_unknown_job_id_is_not_found_not_queued(service, cli_env):
 def test_submitted_ids_are_recorded_for_as_long_as_results(service):
     import redis
 
-    from core.queue import SUBMITTED_KEY_PREFIX
+    from core.redis_keys import submitted_key
 
     single = service.client.submit_validation(GLOBEX, GLOBEX_DATA, heuristics_only=True)
     batch = service.client.submit_batch(
@@ -346,7 +346,7 @@ def test_submitted_ids_are_recorded_for_as_long_as_results(service):
     )
     r = redis.Redis.from_url(service.client.redis_url)
     for job in [single, *batch.jobs]:
-        assert 0 < r.ttl(SUBMITTED_KEY_PREFIX + job.id) <= service.settings.result_ttl_s
+        assert 0 < r.ttl(submitted_key(job.id)) <= service.settings.result_ttl_s
     assert single.result(timeout=60)["status"] == "ok"
     assert [result["status"] for result in batch.results(timeout=60)] == ["ok", "ok", "ok", "error"]
     assert single.status() == "done"

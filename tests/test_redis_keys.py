@@ -42,19 +42,43 @@ def test_the_deployed_key_names_are_unchanged():
     assert redis_keys.idle_key("x") == "vetq:idle:x"
 
 
-def test_the_users_compose_their_keys_from_the_module():
-    """The classes that own keys produce the pinned layout with their defaults."""
+def test_the_users_write_the_pinned_keys(redis_url):
+    """The ledger, the limiter and the cache write where the module says, with their defaults."""
+    import redis
+
+    from core.llm.limits import Limit
+    from core.llm.types import LLMRequest, LLMResponse, Message
     from workers.budget_ledger import RedisBudgetLedger
     from workers.rate_limiter import RedisRateLimiter
+    from workers.response_cache import RedisResponseCache
 
-    class Client:
-        def register_script(self, text):
-            return text
+    client = redis.Redis.from_url(redis_url)
+    scope = redis_keys.job_scope("keys-test")
+    reservation = None
+    try:
+        ledger = RedisBudgetLedger(client)
+        assert ledger.set_limit(scope, 1000, 60)
+        assert client.hget("{vetq:budget}:scope:job:keys-test", "limit") == b"1000"
+        reservation = ledger.reserve([scope], 10)
+        assert reservation is not None and client.exists(f"{{vetq:budget}}:res:{reservation}")
+        assert client.zscore("{vetq:budget}:lease:job:keys-test", reservation) is not None
 
-    ledger = RedisBudgetLedger(Client())
-    assert ledger.scope_key("job:j1") == "{vetq:budget}:scope:job:j1"
-    assert ledger.reservation_key("r1") == "{vetq:budget}:res:r1"
-    assert RedisRateLimiter(Client())._keys("openai:m") == redis_keys.rate_limit_keys("openai:m")
+        RedisRateLimiter(client, {"openai:keys-test": Limit(rpm=5)}).acquire("openai:keys-test", 1)
+        assert client.zcard("vetq:rl:{openai:keys-test}:w") == 1
+
+        cache = RedisResponseCache(client, 60)
+        request = LLMRequest(system="s", messages=(Message(role="user", content="keys-test"),), max_tokens=64)
+        assert cache.put("openai", "m", request, LLMResponse(text="{}"))
+        assert cache.key("openai", "m", request).startswith("vetq:cache:")
+        assert client.exists(cache.key("openai", "m", request))
+    finally:
+        client.delete(
+            "{vetq:budget}:scope:job:keys-test",
+            "{vetq:budget}:lease:job:keys-test",
+            f"{{vetq:budget}}:res:{reservation}",
+            *redis_keys.rate_limit_keys("openai:keys-test"),
+        )
+        client.close()
 
 
 def test_the_keys_kombu_and_celery_name_are_the_installed_ones():
