@@ -19,7 +19,7 @@ from kombu.exceptions import OperationalError
 from redis.retry import Retry
 
 from core.errors import ConfigError, ErrorCode, InvalidInputError, NotFoundError, ServiceUnavailableError, VetqError
-from core.extraction.pipeline import check_document
+from core.extraction.document import check_document
 from core.extraction.schema import ErrorEnvelope, ExtractionRequest, ValidationRequest
 from core.logging import get_logger
 from core.queue import (

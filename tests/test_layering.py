@@ -19,6 +19,22 @@ def test_producer_imports_no_worker_code_and_no_sdk():
     assert not {m for m in loaded if m.split(".")[0] in ("anthropic", "openai", "mcp", "eval")}
 
 
+def test_producer_checks_documents_without_importing_the_pipeline():
+    loaded = modules_after(
+        "import api_client; from api_client import Client; import api_client.cli, api_client.batch, "
+        "api_client.mcp_server; from core.extraction.document import check_document"
+    )
+    worker_side = {
+        "core.extraction.pipeline",
+        "core.extraction.generator",
+        "core.extraction.critic",
+        "core.extraction.heuristics",
+        "core.llm.factory",
+    }
+    assert not loaded & worker_side
+    assert "api_client.client" in loaded  # the statement really imported the producer
+
+
 def test_core_imports_no_celery_redis_or_sdk():
     loaded = modules_after(
         "import core.extraction.pipeline, core.review.service, core.llm.providers, core.llm.factory, core.queue"
