@@ -27,6 +27,14 @@ def test_core_imports_no_celery_redis_or_sdk():
     assert not {m for m in loaded if m.split(".")[0] in forbidden}
 
 
+def test_the_ops_verbs_are_the_admins_not_the_producers():
+    from api_client import Admin, Client
+
+    ops = ("workers", "dead_letters", "export_telemetry")
+    assert all(callable(getattr(Admin, verb, None)) for verb in ops)
+    assert not [verb for verb in ops if hasattr(Client, verb)]
+
+
 def test_progress_bar_draws_only_on_a_terminal():
     import io
 
