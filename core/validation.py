@@ -14,15 +14,20 @@ from core.errors import InvalidInputError
 M = TypeVar("M", bound=BaseModel)
 
 
-def explain(exc: ValidationError, *, limit: int = 6) -> str:
+def explain(exc: ValidationError, *, limit: int = 6, root: str = "request") -> str:
+    """The one explainer of a pydantic ValidationError, for a producer's payload and a
+    model's answer alike: `where: what` for the first `limit` problems, then how many
+    more there are. Field paths and messages only, never the input itself; `root` names
+    the whole object when the problem is not in one field ("request", "answer")."""
+    errors = exc.errors(include_input=False, include_url=False)
     parts = []
-    for error in exc.errors()[:limit]:
-        where = ".".join(str(p) for p in error["loc"]) or "request"
+    for error in errors[:limit]:
+        where = ".".join(str(p) for p in error["loc"]) or root
         message = error["msg"].removeprefix("Value error, ")
         if error["type"] == "extra_forbidden":
             message = "unknown field"
         parts.append(f"{where}: {message}")
-    more = len(exc.errors()) - limit
+    more = len(errors) - limit
     if more > 0:
         parts.append(f"and {more} more problem(s)")
     return "; ".join(parts)
