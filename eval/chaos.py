@@ -382,6 +382,8 @@ def run_chaos(
         "jobs": jobs,
         "submitted": len(job_ids),
         "submit_errors": len(submit_errors),
+        # The first few, so a failed assertion on submit_errors says what went wrong.
+        "submit_error_samples": submit_errors[:3],
         "completed": completed,
         "failed": sum(failed.values()),
         "failed_by_code": dict(failed),
