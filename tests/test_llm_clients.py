@@ -11,7 +11,7 @@ import pytest
 from core.errors import ConfigError, ErrorCode
 from core.llm.client import LLMClient, ModelSpec
 from core.llm.errors import RateLimitedError
-from core.llm.providers import build_client
+from core.llm.factory import build_client
 from core.llm.replay import FIXTURE_VERSION, MissingRecordingError, RecordingClient, ReplayClient
 from core.llm.scripted import ScriptedLLMClient, ScriptExhaustedError
 from core.llm.types import LLMRequest, LLMResponse, Message, RateLimitInfo, Usage

@@ -11,6 +11,7 @@ from core.extraction.generator import describe_validation_error
 from core.extraction.schema import FIELD_NAMES, CritiqueResult, InvoiceData
 from core.llm.json_extract import normalize_confidence
 from core.llm.structured import ModelStage, StructuredAnswer, UnusableAnswer, ask_structured
+from core.llm.types import Message
 from core.prompts import fence, load_prompt
 
 PROMPT_FILE = "critic_v1.md"
@@ -70,12 +71,15 @@ class Critic(ModelStage):
             self.client,
             stage="critic",
             system=load_prompt("core.extraction", PROMPT_FILE),
-            user=(
-                "Check this candidate extraction against its source document.\n\n"
-                + fence("document", text)
-                + "\n\n"
-                + fence("candidate", candidate_json)
-            ),
+            messages=[
+                Message(
+                    role="user",
+                    content="Check this candidate extraction against its source document.\n\n"
+                    + fence("document", text)
+                    + "\n\n"
+                    + fence("candidate", candidate_json),
+                )
+            ],
             parse=parse_critique,
             max_tokens=self.max_tokens,
             repair_retries=self.repair_retries,

@@ -8,6 +8,7 @@ from pydantic import ValidationError
 
 from core.extraction.schema import FIELD_NAMES, InvoiceData
 from core.llm.structured import ModelStage, StructuredAnswer, UnusableAnswer, ask_structured
+from core.llm.types import Message
 from core.prompts import fence, load_prompt
 
 PROMPT_FILE = "generator_v1.md"
@@ -38,7 +39,11 @@ class Generator(ModelStage):
             self.client,
             stage="generator",
             system=load_prompt("core.extraction", PROMPT_FILE),
-            user="Extract the invoice fields from this document.\n\n" + fence("document", text),
+            messages=[
+                Message(
+                    role="user", content="Extract the invoice fields from this document.\n\n" + fence("document", text)
+                )
+            ],
             parse=parse_invoice,
             max_tokens=self.max_tokens,
             repair_retries=self.repair_retries,

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from core.errors import ConfigError
-from core.llm.client import PROVIDERS
+from core.llm.registry import PROVIDERS
 
 __all__ = ["ENV_VAR", "Limit", "limits_from_env", "parse_limits"]
 
