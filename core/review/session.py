@@ -166,7 +166,9 @@ class ReviewSession:
         try:
             return self.client.complete(request.model_copy(update={"timeout_s": min(remaining, others)}))
         except ProviderTimeoutError as exc:
-            if remaining <= others:
+            # The review's time bound the call (or ran out during it, under a wrapped
+            # client whose own timeout is not visible here).
+            if remaining <= others or self.clock() - started >= remaining:
                 raise ReviewTimeoutError(
                     f"review timed out: the model did not answer within the remaining {remaining:.1f}s "
                     f"(limit {limit:g}s)"
