@@ -12,7 +12,7 @@ import io
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import IO, Any
 
 from core import __version__
 from core.errors import ConfigError, ErrorCode, VetqError
@@ -332,8 +332,8 @@ def cmd_telemetry_export(args: argparse.Namespace) -> int:
         return fail(ErrorCode.INVALID_INPUT, f"cannot write {args.out}: {exc.__class__.__name__}: {exc}", EXIT_INPUT)
     count = 0
     try:
-        with _client() as client:
-            for record in client.export_telemetry():
+        with _admin() as admin:
+            for record in admin.export_telemetry():
                 out.write(json.dumps(record, sort_keys=True) + "\n")
                 count += 1
     finally:
@@ -347,6 +347,12 @@ def _client() -> Any:
     from api_client.client import Client
 
     return Client()
+
+
+def _admin() -> Any:
+    from api_client.admin import Admin
+
+    return Admin()
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
@@ -385,7 +391,7 @@ def _run_batch(args: argparse.Namespace, kind: str) -> int:
 
     if args.file and args.file != "-":
         try:
-            stream = open(args.file, "rb")  # noqa: SIM115 - closed below
+            stream: IO[bytes] = open(args.file, "rb")  # noqa: SIM115 - closed below
         except OSError as exc:
             return fail(
                 ErrorCode.INVALID_INPUT, f"cannot read {args.file}: {exc.__class__.__name__}: {exc}", EXIT_INPUT
@@ -421,7 +427,7 @@ def _run_batch(args: argparse.Namespace, kind: str) -> int:
 
     flush()
     if good:
-        with _client() as client:
+        with progress, _client() as client:
             batch = client.submit_batch(
                 ({**_options(args), **parsed[i][1]} for i in good), token_budget=args.token_budget
             )
@@ -485,8 +491,8 @@ def cmd_bench_review(args: argparse.Namespace) -> int:
 
 
 def cmd_dead_list(args: argparse.Namespace) -> int:
-    with _client() as client:
-        for entry in client.dead_letters(limit=args.limit):
+    with _admin() as admin:
+        for entry in admin.dead_letters(limit=args.limit):
             emit(entry)
     return EXIT_OK
 

@@ -19,7 +19,7 @@ from kombu.exceptions import OperationalError
 from redis.retry import Retry
 
 from core.errors import ConfigError, ErrorCode, InvalidInputError, NotFoundError, ServiceUnavailableError, VetqError
-from core.extraction.pipeline import check_document
+from core.extraction.document import check_document
 from core.extraction.schema import ErrorEnvelope, ExtractionRequest, ValidationRequest
 from core.logging import get_logger
 from core.queue import (
@@ -280,7 +280,7 @@ class Batch:
                 raise WaitTimeout(f"batch {self.id}: {len(pending)} job(s) unfinished after {timeout}s")
             results = ResultSet([AsyncResult(job_id, app=self.client.app) for job_id in pending], app=self.client.app)
             try:
-                for job_id, meta in results.iter_native(timeout=slice_s):
+                for job_id, _meta in results.iter_native(timeout=slice_s):
                     if job_id not in pending:
                         continue
                     pending.discard(job_id)
@@ -312,7 +312,7 @@ class Batch:
             try:
                 for item in self.as_completed(timeout):
                     loop.call_soon_threadsafe(queue.put_nowait, item)
-            except BaseException as exc:  # handed to the awaiting side
+            except BaseException as exc:  # noqa: BLE001 - handed to the awaiting side
                 loop.call_soon_threadsafe(queue.put_nowait, exc)
             finally:
                 loop.call_soon_threadsafe(queue.put_nowait, done)
@@ -542,32 +542,6 @@ class Client:
         StreamSink(self.redis(), TELEMETRY_STREAM).write(record)
         return record
 
-    def export_telemetry(self) -> Iterator[dict[str, Any]]:
-        """Every telemetry record in the stream, oldest first."""
-        import json
-
-        last = "-"
-        while True:
-            entries = self.redis().xrange(TELEMETRY_STREAM, min=last, max="+", count=1000)
-            if last != "-":
-                entries = entries[1:]
-            if not entries:
-                return
-            for entry_id, fields in entries:
-                yield json.loads(fields[b"record"])
-                last = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
-
-    def dead_letters(self, limit: int = 100) -> Iterator[dict[str, Any]]:
-        """Messages the workers refused (workers.dead_letter), newest first."""
-        import json
-
-        # The list workers.dead_letter.DEAD_LETTER_KEY writes; api_client may not import workers.
-        for raw in self.redis().lrange("vetq:dead", 0, max(0, int(limit) - 1)):
-            try:
-                yield json.loads(raw)
-            except ValueError:
-                yield {"reason": "unreadable_entry"}
-
     def redis(self) -> Any:
         import redis
 
@@ -595,31 +569,14 @@ class Client:
         return Job(self, job_id, None, queue)
 
     # --- liveness ---------------------------------------------------------
-    def workers(self, timeout: float = 1.0) -> dict[str, list[str]]:
-        """Which live workers consume which queue."""
-        with _service_errors(self.redis_url):
-            return self._workers(timeout)
-
-    def _workers(self, timeout: float) -> dict[str, list[str]]:
-        # A broker connection dropped mid-probe is asked again on a fresh connection:
-        # a liveness check must not fail a waiting client over one lost socket.
-        for attempt in (1, 2, 3):
-            try:
-                replies = self.app.control.inspect(timeout=timeout).active_queues() or {}
-                break
-            except (redis.ConnectionError, redis.TimeoutError, OperationalError) as exc:
-                log.warning("worker_probe_connection_lost", error=type(exc).__name__, attempt=attempt)
-                if attempt == 3:
-                    raise
-                time.sleep(0.2 * attempt)
-        return {host: [q["name"] for q in queues] for host, queues in replies.items()}
-
     def require_worker(self, queue: str | None) -> None:
         """Raise NoWorkerError when no live worker consumes `queue`. Asked up to three
         times with growing patience: a busy worker, or one reconnecting after a Redis
         restart, may miss one broadcast, and a false alarm would abandon a live job."""
         for timeout in (1.0, 2.0, 4.0):
-            if any(queue is None or queue in queues for queues in self.workers(timeout=timeout).values()):
+            with _service_errors(self.redis_url):
+                live = live_workers(self.app, timeout)
+            if any(queue is None or queue in queues for queues in live.values()):
                 return
         where = f"the {queue!r} queue" if queue else "any queue"
         raise NoWorkerError(
@@ -641,6 +598,23 @@ class Client:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def live_workers(app: Celery, timeout: float) -> dict[str, list[str]]:
+    """Which live workers consume which queue: the one probe behind a waiting
+    producer's require_worker and the operator's Admin.workers."""
+    # A broker connection dropped mid-probe is asked again on a fresh connection:
+    # a liveness check must not fail a waiting client over one lost socket.
+    for attempt in (1, 2, 3):
+        try:
+            replies = app.control.inspect(timeout=timeout).active_queues() or {}
+            break
+        except (redis.ConnectionError, redis.TimeoutError, OperationalError) as exc:
+            log.warning("worker_probe_connection_lost", error=type(exc).__name__, attempt=attempt)
+            if attempt == 3:
+                raise
+            time.sleep(0.2 * attempt)
+    return {host: [q["name"] for q in queues] for host, queues in replies.items()}
 
 
 class _RetryUnlessRefused(Retry):

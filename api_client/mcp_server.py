@@ -397,6 +397,7 @@ def build_server(tools: VetqTools | None = None) -> Any:
     from pydantic import ValidationError
 
     from core import __version__
+    from core.validation import explain
 
     state = tools or VetqTools()
 
@@ -437,9 +438,7 @@ def build_server(tools: VetqTools | None = None) -> Any:
             except ToolError as exc:
                 cause = exc.__cause__
                 if isinstance(cause, ValidationError) and (name in EXTRACTION_TOOLS or name in REVIEW_TOOLS):
-                    problems = "; ".join(
-                        f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}" for err in cause.errors()
-                    )
+                    problems = explain(cause, limit=None, root="arguments")
                     return error_for(name, ErrorCode.INVALID_INPUT, f"invalid arguments: {problems}")
                 raise
 

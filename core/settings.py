@@ -12,6 +12,7 @@ from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 from core.errors import ConfigError
 from core.llm.client import ModelSpec
+from core.validation import explain
 
 
 def _default_home() -> Path:
@@ -158,8 +159,9 @@ def load_settings(**overrides: object) -> VetqSettings:
             f'invalid configuration: {name}: not valid JSON; write a JSON list such as ["json"]'
         ) from None
     except ValidationError as exc:
-        problems = []
-        for error in exc.errors():
-            name = "VETQ_" + "_".join(str(p) for p in error["loc"]).upper() if error["loc"] else "VETQ settings"
-            problems.append(f"{name}: {error['msg'].removeprefix('Value error, ')}")
-        raise ConfigError("invalid configuration: " + "; ".join(problems)) from None
+        problems = explain(exc, limit=None, root="VETQ settings", path=_variable_name)
+        raise ConfigError(f"invalid configuration: {problems}") from None
+
+
+def _variable_name(loc: tuple[int | str, ...]) -> str:
+    return "VETQ_" + "_".join(str(part) for part in loc).upper()

@@ -191,6 +191,7 @@ def run_chaos(
 ) -> dict[str, Any]:
     import redis as redis_lib
 
+    from api_client.admin import Admin
     from api_client.client import Client
     from core.settings import load_settings
     from eval.fake_provider import FakeProvider
@@ -246,7 +247,7 @@ def run_chaos(
         )
         client = Client(server.url, settings=settings)
         ready_by = time.monotonic() + 60
-        while len(client.workers()) < workers and time.monotonic() < ready_by:
+        while len(Admin.of(client).workers()) < workers and time.monotonic() < ready_by:
             time.sleep(0.2)
         watcher = ResultWatcher(server.url, META_PREFIX).start()
         reader = redis_lib.Redis.from_url(server.url, socket_connect_timeout=1, socket_timeout=2)
@@ -381,6 +382,8 @@ def run_chaos(
         "jobs": jobs,
         "submitted": len(job_ids),
         "submit_errors": len(submit_errors),
+        # The first few, so a failed assertion on submit_errors says what went wrong.
+        "submit_error_samples": submit_errors[:3],
         "completed": completed,
         "failed": sum(failed.values()),
         "failed_by_code": dict(failed),

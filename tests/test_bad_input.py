@@ -152,6 +152,25 @@ def test_an_invalid_utf8_batch_line_is_refused_alone(service, cli_env):
     assert results[1]["status"] == "ok", out + err
 
 
+# --------------------------------------------------------------------- the one explainer
+
+
+def test_one_explainer_names_each_path_counts_the_rest_and_calls_the_whole_by_the_callers_name():
+    from pydantic import ValidationError
+
+    from core.review.schema import ReviewRequest
+    from core.validation import explain
+
+    with pytest.raises(ValidationError) as bad_fields:
+        ReviewRequest.model_validate({"objective": "x", "proposed_solution": "y", "risk_level": "low", "surprise": 1})
+    assert explain(bad_fields.value) == "decision_type: Field required; surprise: unknown field"
+    assert explain(bad_fields.value, limit=1) == "decision_type: Field required; and 1 more problem(s)"
+    with pytest.raises(ValidationError) as not_an_object:
+        ReviewRequest.model_validate(["x"])
+    assert explain(not_an_object.value).startswith("request: ")
+    assert explain(not_an_object.value, root="answer").startswith("answer: ")
+
+
 # --------------------------------------------------------------------- MCP wire
 
 

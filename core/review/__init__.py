@@ -14,12 +14,11 @@ from core.review.schema import (
     ReviewResult,
 )
 from core.review.service import preflight, run_review
-from core.review.session import PROMPT_VERSIONS, ReviewSession, ReviewTimeoutError, prompt_hashes
+from core.review.session import ReviewSession, ReviewTimeoutError
 from core.review.should_review import ShouldReviewRequest, ShouldReviewResult, should_review
 from core.review.telemetry import ListSink, TelemetrySink, build_outcome_record, build_review_record
 
 __all__ = [
-    "PROMPT_VERSIONS",
     "BlindnessReport",
     "ListSink",
     "ReviewConfig",
@@ -36,7 +35,6 @@ __all__ = [
     "build_review_record",
     "check_blindness",
     "preflight",
-    "prompt_hashes",
     "run_review",
     "should_review",
 ]

@@ -26,13 +26,10 @@ OutputTruncatedError, BudgetExceededError, ProviderHTTPError 4xx) are not retrya
 
 from __future__ import annotations
 
-import hashlib
 import json
 import math
-import re
 import time
 from collections.abc import Callable, Sequence
-from importlib import resources
 from typing import Any
 
 from pydantic import BaseModel, ValidationError
@@ -44,51 +41,11 @@ from core.llm.gate import CallGate
 from core.llm.structured import UnusableAnswer, ask_structured
 from core.llm.types import LLMRequest, LLMResponse, Message, Usage
 from core.logging import get_logger
-from core.review.parsing import short_validation_error
+from core.prompts import REVIEW_PROMPTS
 from core.review.schema import ANSWER_SCHEMAS, ReviewConfig
+from core.validation import explain
 
 log = get_logger("vetq.review")
-
-# ---------------------------------------------------------------- prompts
-
-PROMPT_VERSIONS: dict[str, str] = {
-    "system": "system_v1.md",
-    "phase1_blind": "phase1_blind_v1.md",
-    "phase2_reveal": "phase2_reveal_v1.md",
-    "proposal_first": "proposal_first_v1.md",
-    "repair": "repair_v1.md",
-}
-
-_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
-_prompt_cache: dict[str, str] = {}
-
-
-def load_prompt(key: str) -> str:
-    """The template text for a PROMPT_VERSIONS key."""
-    if key not in _prompt_cache:
-        path = resources.files("core.review").joinpath("prompts", PROMPT_VERSIONS[key])
-        _prompt_cache[key] = path.read_text(encoding="utf-8")
-    return _prompt_cache[key]
-
-
-def render_prompt(key: str, **values: str) -> str:
-    """Fill {{name}} placeholders in one pass, so text inside a value is never
-    itself treated as a placeholder."""
-    template = load_prompt(key)
-    missing = set(_PLACEHOLDER.findall(template)) - set(values)
-    if missing:
-        raise KeyError(f"prompt {key} needs {sorted(missing)}")
-    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template).strip()
-
-
-def prompt_hashes() -> dict[str, str]:
-    """sha256 of each template file's bytes, for the prompt-freeze test and telemetry."""
-    out = {}
-    for key, name in PROMPT_VERSIONS.items():
-        data = resources.files("core.review").joinpath("prompts", name).read_bytes()
-        out[key] = hashlib.sha256(data).hexdigest()
-    return out
-
 
 # ---------------------------------------------------------------- errors
 
@@ -125,12 +82,14 @@ def _parse_answer(schema: type[BaseModel], data: dict[str, Any]) -> dict[str, An
     try:
         model = schema.model_validate(data)
     except ValidationError as exc:
-        raise UnusableAnswer(f"the JSON did not match the required shape: {short_validation_error(exc)}") from None
+        raise UnusableAnswer(
+            f"the JSON did not match the required shape: {explain(exc, limit=4, root='answer')}"
+        ) from None
     return model.model_dump(mode="json")
 
 
 def _repair_prompt(problem: str) -> str:
-    return render_prompt("repair", problem=problem)
+    return REVIEW_PROMPTS.render("repair", problem=problem)
 
 
 class ReviewSession:
@@ -149,7 +108,7 @@ class ReviewSession:
         self.calls = 0
         self.time_spent_s = 0.0
         self.fallbacks: list[str] = []
-        self.system = load_prompt("system").strip()
+        self.system = REVIEW_PROMPTS.load("system").strip()
         self._timed_client = _TimedClient(self)
 
     def _timed_complete(self, request: LLMRequest) -> LLMResponse:
