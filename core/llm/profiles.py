@@ -3,9 +3,10 @@ known model is shaped right the first time instead of learning it from an HTTP 4
 
 A profile says which field carries the completion limit (`max_tokens` or
 `max_completion_tokens`), whether a temperature and a reasoning effort are accepted,
-and whether the model has a native JSON mode (OpenAI's `response_format`; without one
-the prompt alone asks for JSON). `shape()` turns a stage's request into what its
-model accepts.
+and whether a request may ask for JSON mode (OpenAI's client sends `response_format`;
+the Anthropic client has no flag to send and the prompt asks for JSON). `shape()`
+turns a stage's request into what its model accepts; for the defaults every stage
+sends to a chat model it changes nothing, so recorded replay fixtures keep matching.
 
 The first matching prefix wins, so a specific prefix sits above the broader one it
 would otherwise fall under. A model no prefix matches gets DEFAULT_PROFILE, and only
@@ -59,9 +60,9 @@ DEFAULT_PROFILE = ModelProfile()
 # also lack the JSON mode.
 _OPENAI_REASONING = ModelProfile(token_field="max_completion_tokens", temperature=False)
 _OPENAI_CHAT = ModelProfile(reasoning_effort=False)
-# The Messages API has no reasoning_effort and no JSON flag; AnthropicClient sends a
-# temperature only when asked to (the 2.x SDK dropped the argument).
-_ANTHROPIC = ModelProfile(reasoning_effort=False, json_mode=False)
+# The Messages API has no reasoning_effort; AnthropicClient sends no JSON flag (there
+# is none) and a temperature only when asked to (the 2.x SDK dropped the argument).
+_ANTHROPIC = ModelProfile(reasoning_effort=False)
 
 PROFILES: tuple[tuple[str, ModelProfile], ...] = (
     ("openai:gpt-5-chat", ModelProfile(token_field="max_completion_tokens", reasoning_effort=False)),
