@@ -33,7 +33,8 @@ What it does
   ``{"kind": "5xx", "status": 503}`` (any status; a 4xx is logged as "4xx";
   an optional ``"body"``, dict or string, replaces the vendor error body),
   ``{"kind": "timeout", "seconds": 5}``
-  (sleeps, then answers normally; the client has usually gone by then),
+  (sleeps, then answers normally; a client that hangs up meanwhile is logged
+  ``client_closed`` and gets no answer),
   ``{"kind": "malformed"}`` (a 200 whose body is not JSON; ``"variant":
   "wrong_shape"`` gives JSON of the wrong shape instead), ``{"kind":
   "truncated"}`` (the text cut in half, finish_reason ``"length"`` /
@@ -45,7 +46,8 @@ What it does
   ``responder(path, body_json) -> str`` set from Python, else ``{"ok": true}``.
 * A request log (``.log`` / ``GET /_log``): arrival ``time`` (time.time()),
   ``path``, ``model``, ``outcome`` ("ok", "429", "5xx", "4xx", "timeout",
-  "malformed", "truncated", "error"), ``status``, ``early``, ``fault``, ``tokens``.
+  "malformed", "truncated", "error"), ``status``, ``early``, ``fault``, ``tokens``,
+  and ``client_closed`` (True) when the client hung up before a delayed answer.
 * ``POST /_control`` with a JSON object: ``{"reset": true}``, ``"rpm"``,
   ``"tpm"``, ``"latency_ms"`` (null lifts a limit), ``"faults": [{..., "model":
   optional}]``, ``"script": {"texts": [...], "model": optional}``.
@@ -59,6 +61,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import select
 import signal
 import socket
 import sys
@@ -76,6 +79,8 @@ WINDOW_S = 60.0
 NOMINAL_RPM = 10_000
 NOMINAL_TPM = 10_000_000
 DEFAULT_TEXT = '{"ok": true}'
+# How often a delayed answer checks whether its client has hung up.
+HANGUP_POLL_S = 0.05
 FAULT_KINDS = frozenset({"429", "5xx", "timeout", "malformed", "truncated"})
 
 OPENAI_PATH = "/v1/chat/completions"
@@ -249,6 +254,16 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(400, _error_body(path, 400, "request body is not a JSON object"))
             return
         provider._serve_model_call(self, path, raw, body)
+
+
+def _peer_closed(conn: socket.socket) -> bool:
+    """The client closed its end: the socket reads as end-of-file. (A client waiting for
+    its answer sends nothing, so readable means closed.)"""
+    try:
+        readable, _, _ = select.select([conn], [], [], 0)
+        return bool(readable) and conn.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
 
 
 def _error_body(path: str, status: int, message: str) -> dict[str, Any]:
@@ -548,9 +563,23 @@ class FakeProvider:
             return str(responder(path, body))
         return DEFAULT_TEXT
 
+    def _wait_for_answer(self, handler: _Handler, decision: _Decision) -> bool:
+        """Sleep out the answer's delay; False when the provider stops meanwhile or the
+        client hangs up (logged as `client_closed`: proof that a timed-out call really
+        ended rather than being left running)."""
+        deadline = time.monotonic() + decision.delay_s
+        while (left := deadline - time.monotonic()) > 0:
+            if self._stopping.wait(min(left, HANGUP_POLL_S)):
+                return False
+            if _peer_closed(handler.connection):
+                with self._lock:
+                    decision.entry["client_closed"] = True
+                return False
+        return True
+
     def _serve_model_call(self, handler: _Handler, path: str, raw: bytes, body: dict[str, Any]) -> None:
         decision = self._decide(path, raw, body)
-        if decision.delay_s > 0 and self._stopping.wait(decision.delay_s):
+        if decision.delay_s > 0 and not self._wait_for_answer(handler, decision):
             handler.close_connection = True
             return
         headers = self._rate_headers(path, decision.headers_state, decision.retry_after)

@@ -13,6 +13,18 @@ import pytest
 for _name in ("VETQ_REDIS_URL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
     os.environ.pop(_name, None)
 
+
+@pytest.fixture(autouse=True)
+def _declared_model_profiles_only():
+    """What a parameter fallback learns holds for the process: each test starts from
+    the declared profiles (core.llm.profiles) alone."""
+    from core.llm.profiles import forget_learned_profiles
+
+    forget_learned_profiles()
+    yield
+    forget_learned_profiles()
+
+
 GLOBEX = (
     "Hi team, forwarding the bill from Globex Ltd below.\n"
     "Ref: GLX/2026/778\n"

@@ -19,7 +19,8 @@ from eval.chaos import kill_tree
 from eval.fake_provider import FakeProvider
 from tests.conftest import GLOBEX, GLOBEX_DATA, answer_like_a_model, critic_answer
 from tests.test_queue_processes import wait_for
-from workers.budget_ledger import LEASE_MARGIN_S, RedisBudgetLedger, ScopedBudget, lease_s_for
+from workers.budget_ledger import LEASE_MARGIN_S, RedisBudgetLedger, lease_s_for
+from workers.call_gate import RedisCallGate
 from workers.runner import spawn_worker_process, stop_processes
 
 
@@ -82,9 +83,10 @@ def test_reads_do_not_count_an_expired_lease(r):
     ledger.set_limit("job:review", 1000, 600)
     ledger.set_limit("batch:review", 1000, 600)
     dead = ledger.reserve(["job:review", "batch:review"], 900)
-    assert ScopedBudget(ledger, ["job:review", "batch:review"]).remaining() == 100
+    gate = RedisCallGate(r, limiter=None, ledger=ledger, cache=None, budget_scopes=["job:review", "batch:review"])
+    assert gate.tokens_left() == 100
     wait_until_expired(ledger, dead)
-    assert ScopedBudget(ledger, ["job:review", "batch:review"]).remaining() == 1000
+    assert gate.tokens_left() == 1000
     assert ledger.reserved("batch:review") == 0
     assert ledger.settle(dead, 400)  # late: charged once, nothing more given back
     assert ledger.remaining("batch:review") == 600 and ledger.reserved("job:review") == 0
@@ -212,9 +214,9 @@ def test_a_batch_completes_after_a_worker_died_holding_a_reservation(redis_url, 
 def test_a_lease_that_ran_out_during_a_rate_limit_wait_is_renewed_or_refused(r):
     """A worker that waits in place for the limiter longer than its lease has had its
     tokens given back to another reserve: it must not then spend them as well."""
+    from core.llm.errors import BudgetExceededError
     from core.llm.limits import Limit
     from core.llm.types import LLMRequest, Message
-    from workers.call_gate import BudgetExceededError, RedisCallGate
     from workers.rate_limiter import RedisRateLimiter
 
     ledger = RedisBudgetLedger(r, lease_s=0.3)

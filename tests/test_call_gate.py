@@ -15,15 +15,14 @@ import pytest
 import redis
 
 from core.errors import ConfigError, ErrorCode
-from core.llm.errors import ProviderHTTPError, RateLimitedError
+from core.llm.errors import BudgetExceededError, ProviderHTTPError, RateLimitedError
 from core.llm.limits import Limit, parse_limits
 from core.llm.providers import OpenAIClient
 from core.llm.scripted import ScriptedLLMClient
 from core.llm.types import LLMRequest, LLMResponse, Message, RateLimitInfo, Usage
-from core.review.budget import BudgetLedger
 from eval.fake_provider import FakeProvider
-from workers.budget_ledger import UNLIMITED, RedisBudgetLedger, ScopedBudget
-from workers.call_gate import BudgetExceededError, RateLimitExhaustedError, RateLimitWaitError, RedisCallGate
+from workers.budget_ledger import UNLIMITED, RedisBudgetLedger
+from workers.call_gate import RateLimitExhaustedError, RateLimitWaitError, RedisCallGate
 from workers.embedded_redis import EmbeddedRedis
 from workers.rate_limiter import RedisRateLimiter
 from workers.response_cache import RedisResponseCache
@@ -387,18 +386,24 @@ def test_budget_settle_once_release_and_atomic_scopes(r):
     assert ledger.settle(rid3, 77) and ledger.spent("job:free") == 77
 
 
-def test_scoped_budget_adapts_the_review_protocol(r):
+def test_the_gate_tells_what_its_budget_scopes_leave_and_scopes_a_job(r):
     ledger = RedisBudgetLedger(r)
     ledger.set_limit("job:9", 1000, 600)
     ledger.set_limit("batch:9", 700, 600)
-    scoped = ScopedBudget(ledger, ["job:9", "batch:9"])
-    assert isinstance(scoped, BudgetLedger)
-    assert scoped.remaining() == 700
-    scoped.charge(Usage.of(100, 100))  # the gate already charged: no double count
-    assert scoped.remaining() == 700
-    direct = ScopedBudget(ledger, ["job:9", "batch:9"], charged_by_gate=False)
-    direct.charge(Usage.of(100, 100))
-    assert scoped.remaining() == 500 and ledger.remaining("job:9") == 800
+    gate = RedisCallGate(r, limiter=None, ledger=ledger, cache=None, budget_scopes=["job:9", "batch:9"])
+    assert gate.tokens_left() == 700  # the tightest scope
+    assert gate.job_scope(5_000) is gate and ledger.limit("job:9") == 1000  # a job keeps its limit
+    client = ScriptedLLMClient([LLMResponse(text="{}", usage=Usage.of(150, 50))])
+    gate.call(client, request(), stage="s")  # settled once, by the gate itself
+    assert gate.tokens_left() == 500 and ledger.remaining("job:9") == 800
+    assert RedisCallGate(r, limiter=None, ledger=ledger, cache=None).tokens_left() is None
+
+    unscoped = RedisCallGate(r, limiter=None, ledger=ledger, cache=None, budget_scopes=["batch:9"])
+    job = unscoped.job_scope(300)  # a gate with no job scope gets one of its own
+    assert job is not unscoped and unscoped.budget_scopes == ["batch:9"]
+    assert job.tokens_left() == 300
+    with pytest.raises(BudgetExceededError):
+        job.call(ScriptedLLMClient([]), request("x" * 2_000), stage="s")
 
 
 # --------------------------------------------------------------------------- cache

@@ -185,10 +185,33 @@ def test_critic_answer_with_percentages_and_duplicates_is_normalised(globex):
 
 def test_provider_http_error_is_an_envelope(globex):
     text, _ = globex
-    generator = ScriptedLLMClient([ProviderHTTPError(400, "bad request")])
+    generator = ScriptedLLMClient([ProviderHTTPError(401, "bad key")])
+    result = pipeline(generator).extract(text)
+    assert result.error_code == "PROVIDER_HTTP_ERROR"
+    assert "401" in result.error_message
+
+
+def test_an_unknown_model_refusing_a_parameter_gets_the_fallbacks_then_an_envelope(globex):
+    # An unknown model's 400 takes each parameter fallback once (temperature, then
+    # max_completion_tokens, then json_mode: extraction sends no reasoning effort).
+    text, _ = globex
+    generator = ScriptedLLMClient([ProviderHTTPError(400, "bad request") for _ in range(4)])
     result = pipeline(generator).extract(text)
     assert result.error_code == "PROVIDER_HTTP_ERROR"
     assert "400" in result.error_message
+    last = generator.requests[-1]
+    assert (last.temperature, last.max_tokens_field, last.json_mode) == (None, "max_completion_tokens", False)
+
+
+def test_a_parameter_refusal_learned_by_one_stage_is_not_refused_again(globex):
+    text, data = globex
+    refusal = ProviderHTTPError(400, "Unsupported value: 'temperature' does not support 0.0 with this model.")
+    generator = ScriptedLLMClient([refusal, json.dumps(data)])
+    critic = ScriptedLLMClient([critic_answer()])  # the same scripted:scripted-model
+    result = pipeline(generator, critic).extract(text)
+    assert result.status == "ok"
+    assert [r.temperature for r in generator.requests] == [0.0, None]
+    assert [r.temperature for r in critic.requests] == [None]  # learned for the process
 
 
 def test_rate_limit_is_retryable_for_the_queue_and_an_envelope_otherwise(globex):

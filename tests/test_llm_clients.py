@@ -11,7 +11,7 @@ import pytest
 from core.errors import ConfigError, ErrorCode
 from core.llm.client import LLMClient, ModelSpec
 from core.llm.errors import RateLimitedError
-from core.llm.providers import build_client
+from core.llm.factory import build_client
 from core.llm.replay import FIXTURE_VERSION, MissingRecordingError, RecordingClient, ReplayClient
 from core.llm.scripted import ScriptedLLMClient, ScriptExhaustedError
 from core.llm.types import LLMRequest, LLMResponse, Message, RateLimitInfo, Usage
@@ -293,3 +293,26 @@ def test_bedrock_builds_with_region(monkeypatch):
     client = build_client("bedrock:anthropic.claude-x-v1:0")
     assert (client.provider, client.model) == ("bedrock", "anthropic.claude-x-v1:0")
     assert "bedrock-dummy-token" not in repr(client)
+
+
+# --------------------------------------------------------------------------- model profiles
+
+
+def test_model_profiles_declare_what_a_known_model_accepts():
+    from core.llm.profiles import DEFAULT_PROFILE, declared_profile, profile_for
+
+    for model in ("o1", "o3-mini", "o4-mini", "gpt-5", "gpt-5-mini"):
+        profile = profile_for("openai", model)
+        assert (profile.token_field, profile.temperature, profile.reasoning_effort) == (
+            "max_completion_tokens",
+            False,
+            True,
+        ), model
+    assert profile_for("openai", "o1-mini").json_mode is False
+    assert profile_for("openai", "gpt-5-chat-latest").temperature is True  # the chat model does not reason
+    assert profile_for("openai", "gpt-4o").reasoning_effort is False and profile_for("openai", "gpt-4o").temperature
+    assert profile_for("bedrock", "us.anthropic.claude-sonnet-4-5-v1:0") == profile_for("anthropic", "claude-x")
+    assert declared_profile("openai", "my-local-llama") is None
+    assert profile_for("openai", "my-local-llama") == DEFAULT_PROFILE
+    shaped = profile_for("openai", "o3").shape(req().model_copy(update={"temperature": 0.2, "json_mode": True}))
+    assert (shaped.temperature, shaped.max_tokens_field, shaped.json_mode) == (None, "max_completion_tokens", True)

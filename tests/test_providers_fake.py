@@ -22,7 +22,8 @@ from core.llm.errors import (
     ProviderTimeoutError,
     RateLimitedError,
 )
-from core.llm.providers import AnthropicClient, OpenAIClient, build_client
+from core.llm.factory import build_client
+from core.llm.providers import AnthropicClient, OpenAIClient
 from core.llm.types import LLMRequest, Message
 from eval.fake_provider import FakeProvider
 

@@ -5,14 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from core.review.parsing import (
-    NoJSONObjectError,
-    extract_json_object,
-    first_balanced_object,
-    normalize_confidence,
-    normalize_optional_text,
-    normalize_verdict,
-)
+from core.llm.json_extract import NoJSONObjectError, extract_json_object, first_balanced_object, normalize_confidence
+from core.review.parsing import normalize_optional_text, normalize_verdict
 from core.review.schema import VerdictAnswer
 
 

@@ -11,11 +11,10 @@ import pytest
 
 from core.errors import ErrorCode
 from core.llm.errors import ProviderHTTPError, ProviderNetworkError, RateLimitedError
-from core.llm.gate import DirectGate
+from core.llm.gate import MIN_CALL_TOKENS, DirectGate
 from core.llm.scripted import ScriptedLLMClient
 from core.llm.tokens import estimate_prompt_tokens
 from core.llm.types import LLMRequest, LLMResponse, Usage
-from core.review.budget import MIN_CALL_TOKENS, LocalBudget
 from core.review.modes import MODES, PRODUCER_MODES, BlindBrief, phase1_messages
 from core.review.schema import ReviewConfig, ReviewError, ReviewRequest, ReviewResult
 from core.review.service import run_review
@@ -65,7 +64,7 @@ def review(answers: list, *, config: ReviewConfig | None = None, **kwargs: objec
     outcome = run_review(
         kwargs.pop("request", None) or make_request(),
         client,
-        gate=DirectGate(),
+        gate=kwargs.pop("gate", None) or DirectGate(),
         config=config or ReviewConfig(),
         **kwargs,
     )
@@ -290,11 +289,19 @@ def test_refusal_under_min_call_tokens_makes_no_call() -> None:
     assert outcome.meta is not None and outcome.meta.usage.total_tokens == 0
 
 
-def test_shared_budget_ledger_is_charged() -> None:
-    ledger = LocalBudget(50_000)
-    outcome, _ = review([response(POS, total=1_000), response(VER, total=2_000)], budget=ledger)
+def test_the_budget_of_the_gate_the_review_runs_on_is_charged() -> None:
+    shared = DirectGate(token_budget=50_000)
+    outcome, _ = review([response(POS, total=1_000), response(VER, total=2_000)], gate=shared)
     assert isinstance(outcome, ReviewResult)
-    assert ledger.spent == 3_000 and ledger.remaining() == 47_000
+    assert shared.spent == 3_000 and shared.tokens_left() == 47_000
+
+
+def test_a_gate_with_less_left_than_the_review_budget_sizes_the_calls() -> None:
+    shared = DirectGate(token_budget=2_000)
+    outcome, client = review([response(POS, total=100), response(VER, total=100)], gate=shared)
+    assert isinstance(outcome, ReviewResult)
+    first = client.requests[0]
+    assert first.max_tokens == 2_000 - estimate_prompt_tokens(first)
 
 
 def test_phase2_is_skipped_when_phase1_leaves_too_little() -> None:
@@ -428,35 +435,30 @@ def test_retryable_errors_are_raised_for_the_queue(error: Exception) -> None:
 # ------------------------------------------------------------------ timeout
 
 
-class NeverAnswers:
-    provider = "hang"
-    model = "forever"
+def test_a_model_that_does_not_answer_in_time_is_ended_and_the_review_times_out(monkeypatch) -> None:
+    """The review's time left is the SDK call's own timeout: the real openai SDK hangs
+    up on the fake provider (which sees the connection closed before its answer) and
+    no thread is left waiting for the answer."""
+    from core.llm.providers import OpenAIClient
+    from tests.conftest import serving_fake_provider
 
-    def __init__(self) -> None:
-        self.release = threading.Event()
-        self.calls = 0
-
-    def complete(self, request: LLMRequest) -> LLMResponse:
-        self.calls += 1
-        self.release.wait()
-        raise ProviderNetworkError("released")
-
-
-@pytest.fixture
-def hanging_client():
-    client = NeverAnswers()
-    yield client
-    client.release.set()
-
-
-def test_a_provider_that_never_answers_times_out(hanging_client: NeverAnswers) -> None:
-    started = time.monotonic()
-    outcome = run_review(make_request(), hanging_client, gate=DirectGate(), config=ReviewConfig(review_timeout_s=0.5))
-    elapsed = time.monotonic() - started
-    assert isinstance(outcome, ReviewError)
-    assert outcome.error.code == ErrorCode.TIMEOUT
-    assert hanging_client.calls == 1
-    assert 0.4 <= elapsed < 2.0
+    with serving_fake_provider(monkeypatch, lambda path, body: POS) as fake:
+        fake.push_fault({"kind": "timeout", "seconds": 30})
+        threads_before = set(threading.enumerate())
+        client = OpenAIClient("slow-reviewer", timeout_s=60)
+        outcome = run_review(make_request(), client, gate=DirectGate(), config=ReviewConfig(review_timeout_s=0.5))
+        assert isinstance(outcome, ReviewError) and outcome.error.code == ErrorCode.TIMEOUT, outcome
+        assert "review timed out" in outcome.error.message
+        assert set(threading.enumerate()) - threads_before <= {
+            t
+            for t in threading.enumerate()
+            if "process_request" in t.name  # the fake's own handlers
+        }
+        deadline = time.monotonic() + 20
+        while not fake.log[0].get("client_closed") and time.monotonic() < deadline:
+            time.sleep(0.05)
+        (entry,) = fake.log
+        assert entry["outcome"] == "timeout" and entry.get("client_closed") is True
 
 
 class SlowModel:

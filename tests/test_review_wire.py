@@ -8,7 +8,7 @@ import pytest
 from core.llm.gate import DirectGate
 from core.llm.providers import OpenAIClient
 from core.llm.types import LLMRequest, Message
-from core.review.schema import ReviewConfig, ReviewResult
+from core.review.schema import ReviewConfig, ReviewError, ReviewResult
 from core.review.service import run_review
 from tests.conftest import serving_fake_provider
 from tests.test_review_service import POS, VER, make_request
@@ -105,3 +105,40 @@ def test_configured_reasoning_effort_reaches_the_provider(monkeypatch):
         )
     assert isinstance(outcome, ReviewResult)
     assert [body.get("reasoning_effort") for body in bodies] == ["high", "high"]
+
+
+def test_a_known_reasoning_model_is_sent_what_it_accepts_the_first_time(monkeypatch):
+    bodies: list[dict] = []
+    with serving_fake_provider(monkeypatch, reviewer_answers(bodies)) as fake:
+        outcome = run_review(make_request(), OpenAIClient("gpt-5-mini"), gate=DirectGate(), config=ReviewConfig())
+        statuses = [entry["status"] for entry in fake.log]
+    assert isinstance(outcome, ReviewResult), outcome
+    assert statuses == [200, 200] and outcome.meta.fallbacks == []  # no refused request to learn from
+    for body in bodies:
+        assert "max_tokens" not in body and body["max_completion_tokens"] > 0
+        assert "temperature" not in body
+        assert body["response_format"] == {"type": "json_object"}
+
+
+def test_a_known_model_that_refuses_gets_no_fallback(monkeypatch):
+    with serving_fake_provider(monkeypatch, reviewer_answers([])) as fake:
+        fake.push_fault({"kind": "5xx", "status": 400, "body": REFUSED_TEMPERATURE})
+        outcome = run_review(make_request(), OpenAIClient("gpt-4o-mini"), gate=DirectGate(), config=ReviewConfig())
+        statuses = [entry["status"] for entry in fake.log]
+    assert isinstance(outcome, ReviewError) and outcome.error.code == "PROVIDER_HTTP_ERROR"
+    assert statuses == [400]
+
+
+def test_what_an_unknown_model_refused_is_learned_for_the_process(monkeypatch):
+    bodies: list[dict] = []
+    with serving_fake_provider(monkeypatch, reviewer_answers(bodies)) as fake:
+        fake.push_fault({"kind": "5xx", "status": 400, "body": REFUSED_MAX_TOKENS})
+        first = run_review(make_request(), OpenAIClient("fake-reviewer"), gate=DirectGate(), config=ReviewConfig())
+        # Another review, another client of the same model: no refusal to learn from again.
+        second = run_review(make_request(), OpenAIClient("fake-reviewer"), gate=DirectGate(), config=ReviewConfig())
+        statuses = [entry["status"] for entry in fake.log]
+    assert isinstance(first, ReviewResult) and isinstance(second, ReviewResult)
+    assert first.meta.fallbacks == ["renamed max_tokens to max_completion_tokens after HTTP 400"]
+    assert second.meta.fallbacks == []
+    assert statuses == [400, 200, 200, 200, 200]
+    assert len(bodies) == 4 and all("max_tokens" not in b and b["max_completion_tokens"] > 0 for b in bodies)

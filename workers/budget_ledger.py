@@ -39,12 +39,11 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from core.llm.types import Usage
 from core.redis_keys import BUDGET_PREFIX, budget_lease_key, budget_reservation_key, budget_scope_key
 from core.settings import VetqSettings
 from workers.lua_scripts import register
 
-__all__ = ["LEASE_MARGIN_S", "UNLIMITED", "RedisBudgetLedger", "ScopedBudget", "lease_s_for"]
+__all__ = ["LEASE_MARGIN_S", "UNLIMITED", "RedisBudgetLedger", "lease_s_for"]
 
 UNLIMITED = 2**62
 
@@ -220,29 +219,3 @@ class RedisBudgetLedger:
             if seconds * 1000 + micros // 1000 >= _int(until):
                 return "expired"
         return state
-
-
-class ScopedBudget:
-    """core.review.budget.BudgetLedger over Redis scopes: `remaining()` is the least
-    left over `scopes`.
-
-    `charge()`: when the review's calls go through a RedisCallGate whose
-    `budget_scopes` cover these scopes, the gate has already settled each call's
-    usage, so `charged_by_gate=True` (the default) makes charge() a no-op rather
-    than a double charge. With `charged_by_gate=False` charge() adds the usage to
-    spent on every scope."""
-
-    def __init__(self, ledger: RedisBudgetLedger, scopes: Sequence[str], *, charged_by_gate: bool = True) -> None:
-        self.ledger = ledger
-        self.scopes = list(scopes)
-        self.charged_by_gate = charged_by_gate
-
-    def remaining(self) -> int:
-        if not self.scopes:
-            return UNLIMITED
-        return max(0, min(self.ledger.remaining(s) for s in self.scopes))
-
-    def charge(self, usage: Usage) -> None:
-        if self.charged_by_gate:
-            return
-        self.ledger.charge(self.scopes, max(0, int(usage.total_tokens)))

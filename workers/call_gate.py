@@ -5,7 +5,8 @@ One `call()`:
 
 1. response cache: a hit is returned as is (no limiter, no budget charge);
 2. budget: reserve `estimate_prompt_tokens(request) + max_tokens` on
-   `budget_scopes`; when it does not fit, BudgetExceededError (nothing is sent);
+   `budget_scopes`; when it does not fit, BudgetExceededError (nothing is sent). The
+   gate is the budget authority: `tokens_left()` is what a stage sizes its call by;
 3. rate limiter for `provider:model`: a wait up to `max_sleep_s` is slept in place,
    a longer one raises RateLimitWaitError(retry_after_s=wait) so the Celery task can
    give its worker slot back with `retry(countdown=exc.retry_after_s)`;
@@ -23,10 +24,11 @@ One `call()`:
 The job's deadline (`deadline`, on `clock`): the worker's hard time limit is not
 enforced by Celery's thread and solo pools, so the gate enforces it where vetq holds
 the time. Past the deadline no new call is sent; each call's timeout is clipped to
-the time left (core.llm.providers.CALL_TIMEOUT_S); a call that fails once the time is
-up, or that a soft time limit interrupted (SoftTimeLimitExceeded, raised into the
-SDK's read on prefork), ends the job with JobTimeoutError (TIMEOUT, not retried; the
-pipeline's envelope keeps the usage of the stages that answered). A rate-limit wait
+the time left (`LLMRequest.timeout_s`, the SDK's per-request timeout); a call that
+fails once the time is up, or that a soft time limit interrupted
+(SoftTimeLimitExceeded, raised into the SDK's read on prefork), ends the job with
+JobTimeoutError (TIMEOUT, not retried; the pipeline's envelope keeps the usage of the
+stages that answered). A rate-limit wait
 that would cross the deadline is not slept: the job is requeued (RateLimitWaitError)
 and comes back with a fresh time limit.
 
@@ -39,6 +41,7 @@ new gate continues the count. Without `attempt_key` the count is per `call()`.
 
 from __future__ import annotations
 
+import copy
 import random
 import threading
 import time
@@ -51,18 +54,16 @@ from celery.exceptions import SoftTimeLimitExceeded
 
 from core.errors import ErrorCode
 from core.llm.client import LLMClient
-from core.llm.errors import LLMError, RateLimitedError
-from core.llm.providers import CALL_TIMEOUT_S
+from core.llm.errors import BudgetExceededError, LLMError, RateLimitedError
 from core.llm.tokens import estimate_prompt_tokens
 from core.llm.types import LLMRequest, LLMResponse, RateLimitInfo
 from core.logging import get_logger
 from core.redis_keys import ATTEMPTS_PREFIX, JOB_SCOPE_PREFIX, attempts_key
-from workers.budget_ledger import RedisBudgetLedger
+from workers.budget_ledger import UNLIMITED, RedisBudgetLedger
 from workers.rate_limiter import RedisRateLimiter
 from workers.response_cache import RedisResponseCache
 
 __all__ = [
-    "BudgetExceededError",
     "GateStateUnavailableError",
     "JobTimeoutError",
     "RateLimitExhaustedError",
@@ -80,13 +81,6 @@ def full_jitter_backoff_s(attempt: int, rng: random.Random | None = None) -> flo
     """The one backoff of vetq (a 429 without a hint, a job requeued after a transient
     failure): full jitter, uniform in [0, min(MAX_BACKOFF_S, 2**attempt)]."""
     return (rng or random).uniform(0, min(MAX_BACKOFF_S, 2.0 ** max(0, attempt)))
-
-
-class BudgetExceededError(LLMError):
-    """The call's token estimate does not fit a budget scope; nothing was sent."""
-
-    code = ErrorCode.BUDGET_EXCEEDED
-    retryable = False
 
 
 class RateLimitWaitError(RateLimitedError):
@@ -161,6 +155,7 @@ class RedisCallGate:
         self.sleep = sleep
         self.clock = clock
         self.rng = rng or random.Random()
+        self.budget_ttl_s = int(budget_ttl_s)
         self._lock = threading.Lock()
         self.stats: dict[str, float] = {
             "calls": 0,
@@ -176,6 +171,31 @@ class RedisCallGate:
             for scope in self.budget_scopes:
                 if scope.startswith(JOB_SCOPE_PREFIX):
                     ledger.set_limit(scope, int(job_scope_tokens), budget_ttl_s)
+
+    # ------------------------------------------------------------------ budgets
+
+    def tokens_left(self) -> int | None:
+        """The least any of `budget_scopes` has left (None: no ledger or no limit)."""
+        if self.ledger is None or not self.budget_scopes:
+            return None
+        left = min(self.ledger.remaining(scope) for scope in self.budget_scopes)
+        return None if left >= UNLIMITED else left
+
+    def job_scope(self, tokens: int) -> RedisCallGate:
+        """A worker's gate is made for its job (`job:<id>` among `budget_scopes`, its
+        limit set once, so a re-delivered job keeps what it spent): that scope stands,
+        given `tokens` only if it has no limit yet. A gate without a job scope gets a
+        scope of its own for the job."""
+        if self.ledger is None:
+            return self
+        scope = next((s for s in self.budget_scopes if s.startswith("job:")), None)
+        if scope is not None:
+            self.ledger.set_limit(scope, int(tokens), self.budget_ttl_s)
+            return self
+        job = copy.copy(self)
+        job.budget_scopes = [*self.budget_scopes, f"job:{uuid.uuid4().hex}"]
+        self.ledger.set_limit(job.budget_scopes[-1], int(tokens), self.budget_ttl_s)
+        return job
 
     # ------------------------------------------------------------------ helpers
 
@@ -325,9 +345,8 @@ class RedisCallGate:
                 self._release(reservation)
                 raise self._timed_out(stage, "hard time limit")
             self._count("calls")
-            clipped = CALL_TIMEOUT_S.set(left)
             try:
-                response = client.complete(request)
+                response = client.complete(_clipped(request, left))
             except RateLimitedError as exc:
                 self._release(reservation)
                 self._count("rate_limited")
@@ -377,8 +396,6 @@ class RedisCallGate:
                 if isinstance(exc, LLMError) and left is not None and left <= 0:
                     raise self._timed_out(stage, "hard time limit") from None
                 raise
-            finally:
-                CALL_TIMEOUT_S.reset(clipped)
             break
 
         usage = response.usage
@@ -405,6 +422,14 @@ class RedisCallGate:
             latency_ms=int((self.clock() - started) * 1000),
         )
         return response
+
+
+def _clipped(request: LLMRequest, left_s: float | None) -> LLMRequest:
+    """The request with its timeout cut to the time the job has left, so no call
+    outlives the job's time limit."""
+    if left_s is None or (request.timeout_s is not None and request.timeout_s <= left_s):
+        return request
+    return request.model_copy(update={"timeout_s": max(0.01, left_s)})
 
 
 def _interrupted_by_soft_limit(exc: BaseException) -> bool:

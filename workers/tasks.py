@@ -27,7 +27,7 @@ from core.review.service import config_from_settings, run_review
 from core.review.telemetry import StreamSink, TelemetrySink
 from core.settings import VetqSettings
 from core.validation import parse_model
-from workers.budget_ledger import RedisBudgetLedger, ScopedBudget, lease_s_for
+from workers.budget_ledger import RedisBudgetLedger, lease_s_for
 from workers.call_gate import RedisCallGate, full_jitter_backoff_s
 from workers.rate_limiter import RedisRateLimiter
 from workers.response_cache import RedisResponseCache
@@ -247,14 +247,12 @@ def review_job(
         return ReviewError.of(ErrorCode.INVALID_INPUT, exc.message, meta=ReviewErrorMeta(trace_id=trace_id)).model_dump(
             mode="json", exclude_none=True
         )
-    gate = gate or context.gate
-    budget = ScopedBudget(context.ledger, gate.budget_scopes) if isinstance(gate, RedisCallGate) else None
     try:
         outcome = run_review(
             request,
             context.reviewer,  # built only once the blindness check has passed
-            gate=gate,
-            budget=budget,
+            # The job's gate holds the review's budget (its job scope is max_review_tokens).
+            gate=gate or context.gate,
             config=config_from_settings(context.settings),
             trace_id=request.trace_id,
             telemetry=context.telemetry(),

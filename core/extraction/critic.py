@@ -10,6 +10,7 @@ from pydantic import ValidationError
 from core.extraction.schema import FIELD_NAMES, CritiqueResult, InvoiceData
 from core.llm.json_extract import normalize_confidence
 from core.llm.structured import ModelStage, StructuredAnswer, UnusableAnswer, ask_structured
+from core.llm.types import Message
 from core.prompts import EXTRACTION_PROMPTS, fence
 from core.validation import explain
 
@@ -68,12 +69,15 @@ class Critic(ModelStage):
             self.client,
             stage="critic",
             system=EXTRACTION_PROMPTS.load("critic"),
-            user=(
-                "Check this candidate extraction against its source document.\n\n"
-                + fence("document", text)
-                + "\n\n"
-                + fence("candidate", candidate_json)
-            ),
+            messages=[
+                Message(
+                    role="user",
+                    content="Check this candidate extraction against its source document.\n\n"
+                    + fence("document", text)
+                    + "\n\n"
+                    + fence("candidate", candidate_json),
+                )
+            ],
             parse=parse_critique,
             max_tokens=self.max_tokens,
             repair_retries=self.repair_retries,

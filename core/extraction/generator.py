@@ -8,6 +8,7 @@ from pydantic import ValidationError
 
 from core.extraction.schema import FIELD_NAMES, InvoiceData
 from core.llm.structured import ModelStage, StructuredAnswer, UnusableAnswer, ask_structured
+from core.llm.types import Message
 from core.prompts import EXTRACTION_PROMPTS, fence
 from core.validation import explain
 
@@ -29,7 +30,11 @@ class Generator(ModelStage):
             self.client,
             stage="generator",
             system=EXTRACTION_PROMPTS.load("generator"),
-            user="Extract the invoice fields from this document.\n\n" + fence("document", text),
+            messages=[
+                Message(
+                    role="user", content="Extract the invoice fields from this document.\n\n" + fence("document", text)
+                )
+            ],
             parse=parse_invoice,
             max_tokens=self.max_tokens,
             repair_retries=self.repair_retries,

@@ -222,6 +222,5 @@ def _time_limit_errors() -> tuple[type[BaseException], ...]:
 
 
 def _merge_partial_usage(usage: dict[str, Usage], exc: LLMError) -> None:
-    partial = getattr(exc, "partial_usage", None)
-    if isinstance(partial, Usage) and partial.total_tokens:
-        usage["failed_stage"] = usage.get("failed_stage", Usage()) + partial
+    if exc.usage is not None and exc.usage.total_tokens:
+        usage["failed_stage"] = usage.get("failed_stage", Usage()) + exc.usage

@@ -2,6 +2,7 @@
 
 from core.llm.client import LLMClient, ModelSpec
 from core.llm.errors import (
+    BudgetExceededError,
     LLMError,
     MalformedResponseError,
     OutputTruncatedError,
@@ -13,6 +14,7 @@ from core.llm.errors import (
 from core.llm.types import LLMRequest, LLMResponse, Message, RateLimitInfo, Usage
 
 __all__ = [
+    "BudgetExceededError",
     "LLMClient",
     "LLMError",
     "LLMRequest",

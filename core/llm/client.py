@@ -10,8 +10,6 @@ from pydantic import BaseModel, ConfigDict
 from core.errors import ConfigError
 from core.llm.types import LLMRequest, LLMResponse
 
-PROVIDERS = ("anthropic", "openai", "bedrock", "scripted", "replay")
-
 
 class ModelSpec(BaseModel):
     model_config = ConfigDict(frozen=True)
@@ -26,6 +24,8 @@ class ModelSpec(BaseModel):
             raise ConfigError(
                 f"{variable} must be 'provider:model' (for example anthropic:claude-sonnet-4-5), got {spec!r}"
             )
+        from core.llm.registry import PROVIDERS  # the registry imports the clients, which import this module
+
         if provider not in PROVIDERS:
             raise ConfigError(f"{variable}: unknown provider {provider!r}; choose one of {', '.join(PROVIDERS)}")
         return cls(provider=provider, model=model)

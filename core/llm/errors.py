@@ -4,13 +4,18 @@ Messages never carry an API key or the document."""
 from __future__ import annotations
 
 from core.errors import ErrorCode, VetqError
-from core.llm.types import RateLimitInfo
+from core.llm.types import RateLimitInfo, Usage
 
 HTTP_BODY_LIMIT = 300
 
 
 class LLMError(VetqError):
     retryable: bool = False
+    # Set by the structured-answer loop (core.llm.structured) as the error leaves it:
+    # what the answer's attempts cost before it failed (repairs and refused requests
+    # too), and the parameter fallbacks it took, so a caller can account for both.
+    usage: Usage | None = None
+    fallbacks: tuple[str, ...] = ()
 
 
 class RateLimitedError(LLMError):
@@ -50,3 +55,11 @@ class MalformedResponseError(LLMError):
 
 class OutputTruncatedError(LLMError):
     code = ErrorCode.OUTPUT_TRUNCATED
+
+
+class BudgetExceededError(LLMError):
+    """Too little of a token budget is left for the call; nothing was sent. Raised by
+    the call gate that holds the budget, or before a call whose allowance would be
+    under MIN_CALL_TOKENS (core.llm.gate.plan_max_tokens)."""
+
+    code = ErrorCode.BUDGET_EXCEEDED

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 
 from core.errors import ConfigError
-from core.llm.client import PROVIDERS
+from core.llm.registry import PROVIDERS
 
 __all__ = ["ENV_VAR", "Limit", "parse_limits"]
 

@@ -20,11 +20,9 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Mapping
-from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any, Self
 
 from core.errors import ConfigError
-from core.llm.client import LLMClient, ModelSpec
 from core.llm.errors import (
     HTTP_BODY_LIMIT,
     LLMError,
@@ -36,7 +34,7 @@ from core.llm.errors import (
 )
 from core.llm.types import LLMRequest, LLMResponse, RateLimitInfo, Usage
 
-__all__ = ["AnthropicClient", "BedrockClient", "OpenAIClient", "build_client"]
+__all__ = ["AnthropicClient", "BedrockClient", "OpenAIClient"]
 
 _PARSE_ERRORS = (ValueError, AttributeError, KeyError, IndexError, TypeError)
 _REDACTED = "[REDACTED]"
@@ -89,37 +87,33 @@ def _env_key(variable: str, provider: str, explicit: str | None) -> str:
     return key.strip()
 
 
-# Seconds the current call may take at most: the call gate sets it to what the job
-# has left (workers/call_gate.py), so no call outlives its job's time limit.
-CALL_TIMEOUT_S: ContextVar[float | None] = ContextVar("vetq_call_timeout_s", default=None)
-
-
 class _SDKClient:
-    """What the concrete clients share: error mapping and key scrubbing."""
+    """What the concrete clients share: error mapping, key scrubbing, the timeout."""
 
     provider: str = ""
     model: str = ""
     _secrets: tuple[str, ...] = ()
     _sdk: Any = None
+    _client: Any = None
     timeout_s: float = 60.0
 
-    # Every send reads `self._client`; a call under a shorter CALL_TIMEOUT_S gets the
-    # SDK client's per-request copy (`with_options(timeout=...)`) with that timeout.
-    @property
-    def _client(self) -> Any:
-        clip = CALL_TIMEOUT_S.get()
-        if clip is None or clip >= self.timeout_s:
-            return self._sdk_client
-        return self._sdk_client.with_options(timeout=max(0.01, clip))
+    if TYPE_CHECKING:  # what every concrete client's constructor takes (and from_spec passes)
 
-    @_client.setter
-    def _client(self, value: Any) -> None:
-        self._sdk_client = value
+        def __init__(self, model: str, *, timeout_s: float = 60.0, base_url: str | None = None) -> None: ...
+
+    @classmethod
+    def from_spec(cls, model: str, *, timeout_s: float, base_url: str | None) -> Self:
+        return cls(model, timeout_s=timeout_s, base_url=base_url)
+
+    def _timeout_of(self, request: LLMRequest) -> float:
+        """The call's timeout: the request's (the time its review or job has left) when
+        shorter than the client's own."""
+        return min(self.timeout_s, request.timeout_s) if request.timeout_s is not None else self.timeout_s
 
     def __repr__(self) -> str:  # never shows the key
         return f"{type(self).__name__}(provider={self.provider!r}, model={self.model!r})"
 
-    def _map_error(self, exc: BaseException) -> LLMError:
+    def _map_error(self, exc: BaseException, timeout_s: float) -> LLMError:
         """Turn an SDK exception into a vetq LLMError. `self._sdk` is the SDK module."""
         sdk = self._sdk
         where = f"{self.provider}:{self.model}"
@@ -134,28 +128,31 @@ class _SDKClient:
             body = _scrub(_body_of(exc), self._secrets)[:HTTP_BODY_LIMIT]
             return ProviderHTTPError(status, body, message=f"{where} answered HTTP {status}: {body}")
         if isinstance(exc, sdk.APITimeoutError):
-            return ProviderTimeoutError(f"{where} did not answer within {self.timeout_s:g}s")
+            return ProviderTimeoutError(f"{where} did not answer within {timeout_s:g}s")
         if isinstance(exc, sdk.APIConnectionError):
             cause = exc.__cause__ or exc.__context__
             reason = _scrub(str(cause or exc), self._secrets)[:HTTP_BODY_LIMIT]
             return ProviderNetworkError(f"could not reach {where}: {type(cause or exc).__name__}: {reason}")
-        if isinstance(exc, sdk.APIResponseValidationError) or isinstance(exc, _PARSE_ERRORS):
+        if isinstance(exc, (sdk.APIResponseValidationError, *_PARSE_ERRORS)):
             return MalformedResponseError(f"{where} sent an answer that cannot be read ({type(exc).__name__})")
         message = _scrub(str(exc), self._secrets)[:HTTP_BODY_LIMIT]
         return LLMError(f"{where}: unexpected SDK failure {type(exc).__name__}: {message}")
 
-    def _call(self, send: Any, read: Any) -> LLMResponse:
-        """Send via the SDK's raw-response call, then read it; every failure mapped."""
+    def _call(self, send: Any, read: Any, request: LLMRequest) -> LLMResponse:
+        """Send via the SDK's raw-response call (given its per-request timeout), then read
+        it; every failure mapped. The timeout is the SDK's own, so a call past it is
+        ended and its connection closed, not left running."""
         base_error = sdk_base_error(self._sdk)
+        timeout_s = self._timeout_of(request)
         try:
-            raw = send()
+            raw = send(timeout_s)
         except (base_error, json.JSONDecodeError) as exc:
-            raise self._map_error(exc) from None
+            raise self._map_error(exc, timeout_s) from None
         try:
             headers = dict(raw.headers.items())
             parsed = raw.parse()
         except (base_error, *_PARSE_ERRORS) as exc:
-            raise self._map_error(exc) from None
+            raise self._map_error(exc, timeout_s) from None
         try:
             return read(parsed, headers)
         except MalformedResponseError:
@@ -225,7 +222,11 @@ class AnthropicClient(_SDKClient):
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         params = self._params(request)
-        return self._call(lambda: self._client.messages.with_raw_response.create(**params), self._read)
+        return self._call(
+            lambda timeout: self._client.messages.with_raw_response.create(**params, timeout=timeout),
+            self._read,
+            request,
+        )
 
     def _read(self, message: Any, headers: dict[str, str]) -> LLMResponse:
         content = _field(message, "content")
@@ -302,7 +303,11 @@ class BedrockClient(AnthropicClient):
     def complete(self, request: LLMRequest) -> LLMResponse:
         params = self._params(request)
         try:
-            return self._call(lambda: self._client.messages.with_raw_response.create(**params), self._read)
+            return self._call(
+                lambda timeout: self._client.messages.with_raw_response.create(**params, timeout=timeout),
+                self._read,
+                request,
+            )
         except LLMError:
             raise
         except Exception as exc:  # botocore credential failures surface while signing
@@ -361,7 +366,11 @@ class OpenAIClient(_SDKClient):
 
     def complete(self, request: LLMRequest) -> LLMResponse:
         params = self._params(request)
-        return self._call(lambda: self._client.chat.completions.with_raw_response.create(**params), self._read)
+        return self._call(
+            lambda timeout: self._client.chat.completions.with_raw_response.create(**params, timeout=timeout),
+            self._read,
+            request,
+        )
 
     def _read(self, completion: Any, headers: dict[str, str]) -> LLMResponse:
         choices = _field(completion, "choices")
@@ -384,29 +393,3 @@ class OpenAIClient(_SDKClient):
             rate_limit=RateLimitInfo.from_headers(headers),
             has_tool_calls=has_tool_calls,
         )
-
-
-# --------------------------------------------------------------------------- factory
-
-
-def build_client(spec: ModelSpec | str, *, timeout_s: float = 60.0, base_url: str | None = None) -> LLMClient:
-    """The client for a `provider:model` spec.
-
-    `replay:<path>` answers from a recorded fixture file (see core.llm.replay).
-    `scripted` clients are built directly by tests (ScriptedLLMClient(answers)).
-    """
-    if isinstance(spec, str):
-        spec = ModelSpec.parse(spec)
-    if spec.provider == "anthropic":
-        return AnthropicClient(spec.model, timeout_s=timeout_s, base_url=base_url)
-    if spec.provider == "openai":
-        return OpenAIClient(spec.model, timeout_s=timeout_s, base_url=base_url)
-    if spec.provider == "bedrock":
-        return BedrockClient(spec.model, timeout_s=timeout_s, base_url=base_url)
-    if spec.provider == "replay":
-        from core.llm.replay import ReplayClient
-
-        return ReplayClient(spec.model)
-    if spec.provider == "scripted":
-        raise ConfigError("scripted clients hold a test's answers: build ScriptedLLMClient(answers) directly")
-    raise ConfigError(f"unknown provider {spec.provider!r}")

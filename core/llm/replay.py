@@ -96,6 +96,11 @@ class ReplayClient:
             self.source = str(recordings)
         self.requests: list[LLMRequest] = []
 
+    @classmethod
+    def from_spec(cls, model: str, *, timeout_s: float, base_url: str | None) -> ReplayClient:
+        """`replay:<fixture path>`: the spec's model is the fixture's path."""
+        return cls(model)
+
     def __len__(self) -> int:
         return len(self._recordings)
 

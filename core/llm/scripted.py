@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
+from core.errors import ConfigError
 from core.llm.types import LLMRequest, LLMResponse, Usage
 
 __all__ = ["ScriptExhaustedError", "ScriptedLLMClient"]
@@ -38,6 +39,13 @@ class ScriptedLLMClient:
         self._next = 0
         self._lock = threading.Lock()
         self.requests: list[LLMRequest] = []
+
+    @classmethod
+    def from_spec(cls, model: str, *, timeout_s: float, base_url: str | None) -> ScriptedLLMClient:
+        raise ConfigError(
+            "the scripted provider exists only inside tests: build ScriptedLLMClient(answers) with the test's answers; "
+            "choose anthropic, openai, bedrock or replay"
+        )
 
     @property
     def remaining(self) -> int:

@@ -1,24 +1,41 @@
-"""Ask a model for a JSON object and parse it, with a bounded repair loop that tells
-the model what was wrong. Shared by the Generator and the Critic."""
+"""The one structured-answer loop: ask a model for a JSON object, parse it, and repair
+a bad answer by telling the model what was wrong. The Generator, the Critic and every
+review phase ask through `ask_structured`.
+
+Every attempt:
+  * is one answered call through the gate, shaped by the model's profile (an unknown
+    model that refuses a parameter gets a fallback: core.llm.profiles);
+  * asks for JSON and carries no tools: an answer with tool calls is unusable;
+  * with `fit_to_budget`, takes max_tokens as a cap the budget left may lower
+    (core.llm.gate.plan_max_tokens), otherwise the gate refuses a call that does not fit.
+An unusable answer that was cut off at the token limit is OUTPUT_TRUNCATED at once (a
+repair would be cut off the same way); any other gets up to `repair_retries` repairs,
+then MALFORMED_RESPONSE. Every error leaving the loop carries what its attempts cost
+(`LLMError.usage`) and the fallbacks they took (`LLMError.fallbacks`)."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from core.llm.client import LLMClient
 from core.llm.errors import LLMError, MalformedResponseError, OutputTruncatedError
-from core.llm.gate import CallGate
-from core.llm.json_extract import NoJSONObjectError, extract_json_object
-from core.llm.types import LLMRequest, Message, Usage
+from core.llm.gate import CallGate, plan_max_tokens
+from core.llm.json_extract import extract_json_object
+from core.llm.profiles import call_as_profiled
+from core.llm.types import LLMRequest, LLMResponse, Message, Usage
 from core.logging import get_logger
 
 T = TypeVar("T")
+E = TypeVar("E", bound=LLMError)
 log = get_logger("vetq.llm")
 
-REPAIR_ANSWER_ECHO_LIMIT = 2000
+# How much of a bad answer is echoed back as the assistant turn of a repair.
+REPAIR_ECHO_LIMIT = 4_000
+# How much of what was wrong is told to the model (and put in the error message).
+PROBLEM_LIMIT = 500
 
 
 class UnusableAnswer(ValueError):
@@ -31,7 +48,25 @@ class StructuredAnswer(Generic[T]):
     usage: Usage
     attempts: int
     model: str = ""
-    notes: list[str] = field(default_factory=list)
+    # Parameter fallbacks taken on the way (notes such as "dropped temperature after HTTP 400").
+    fallbacks: list[str] = field(default_factory=list)
+
+
+def repair_instruction(problem: str) -> str:
+    """The user turn of a repair, unless the caller brings its own (the review's prompt file)."""
+    return f"Your answer could not be used: {problem}\nReply again with only the JSON object in the required shape."
+
+
+def _spent(error: E, usage: Usage, fallbacks: list[str]) -> E:
+    error.usage = usage
+    error.fallbacks = tuple(fallbacks)
+    return error
+
+
+def _value_of(response: LLMResponse, parse: Callable[[dict[str, Any]], T]) -> T:
+    if response.has_tool_calls:
+        raise UnusableAnswer("the answer attempted a tool call; no tools are available, answer with JSON only")
+    return parse(extract_json_object(response.text))
 
 
 def ask_structured(
@@ -40,31 +75,46 @@ def ask_structured(
     *,
     stage: str,
     system: str,
-    user: str,
-    parse: Callable[[dict], T],
+    messages: Sequence[Message],
+    parse: Callable[[dict[str, Any]], T],
     max_tokens: int,
     repair_retries: int,
     temperature: float | None = 0.0,
+    reasoning_effort: str | None = None,
+    repair_prompt: Callable[[str], str] = repair_instruction,
+    fit_to_budget: bool = False,
 ) -> StructuredAnswer[T]:
-    messages: list[Message] = [Message(role="user", content=user)]
+    """`parse` turns the answer's JSON object into the value, raising ValueError (an
+    UnusableAnswer) that says, without quoting the answer, what does not fit."""
+    conversation = list(messages)
     usage = Usage()
+    fallbacks: list[str] = []
     attempts = 0
     while True:
         attempts += 1
+        attempt_stage = stage if attempts == 1 else f"{stage}.repair"
         request = LLMRequest(
-            system=system, messages=tuple(messages), max_tokens=max_tokens, temperature=temperature, json_mode=True
+            system=system,
+            messages=tuple(conversation),
+            max_tokens=max_tokens,
+            temperature=temperature,
+            reasoning_effort=reasoning_effort,
+            json_mode=True,
         )
         started = time.perf_counter()
         try:
-            response = gate.call(client, request, stage=stage)
+            if fit_to_budget:
+                allowance = plan_max_tokens(request, gate, max_tokens_per_call=max_tokens)
+                request = request.model_copy(update={"max_tokens": allowance})
+            response = call_as_profiled(gate, client, request, stage=attempt_stage, fallbacks=fallbacks)
         except LLMError as exc:
-            exc.partial_usage = usage  # type: ignore[attr-defined]
+            _spent(exc, usage, fallbacks)
             raise
         usage = usage + response.usage
         # The gate logs the call itself (tokens, waits, 429s); this line is the stage's view.
         log.info(
             "model_answer",
-            stage=stage,
+            stage=attempt_stage,
             provider=client.provider,
             model=client.model,
             attempt=attempts,
@@ -74,30 +124,27 @@ def ask_structured(
             duration_ms=round((time.perf_counter() - started) * 1000, 1),
         )
         try:
-            if response.has_tool_calls:
-                raise UnusableAnswer("the answer attempted a tool call; no tools are available, answer with JSON only")
-            value = parse(extract_json_object(response.text))
-            return StructuredAnswer(value=value, usage=usage, attempts=attempts, model=response.model or client.model)
-        except (NoJSONObjectError, UnusableAnswer, ValueError) as problem:
-            reason = str(problem)[:300]
+            value = _value_of(response, parse)
+        except ValueError as problem:
+            reason = str(problem)[:PROBLEM_LIMIT]
             if response.truncated:
                 error: LLMError = OutputTruncatedError(
-                    f"{stage}: the answer was cut off at max_tokens ({max_tokens}) before it was valid JSON"
+                    f"{stage}: the answer was cut off at max_tokens ({request.max_tokens}) before it was usable JSON"
                 )
-                error.partial_usage = usage  # type: ignore[attr-defined]
-                raise error from None
+                raise _spent(error, usage, fallbacks) from None
             if attempts > repair_retries:
                 error = MalformedResponseError(f"{stage}: unusable answer after {attempts} attempt(s): {reason}")
-                error.partial_usage = usage  # type: ignore[attr-defined]
-                raise error from None
+                raise _spent(error, usage, fallbacks) from None
             log.warning("model_answer_repair", stage=stage, attempt=attempts, problem=reason)
-            messages += [
-                Message(role="assistant", content=response.text[:REPAIR_ANSWER_ECHO_LIMIT]),
-                Message(
-                    role="user",
-                    content=f"Your answer could not be used: {reason}\nReply again with only the JSON object in the required shape.",
-                ),
+            echo = (response.text or "").strip()[:REPAIR_ECHO_LIMIT] or "(no text)"
+            conversation += [
+                Message(role="assistant", content=echo),
+                Message(role="user", content=repair_prompt(reason)),
             ]
+            continue
+        return StructuredAnswer(
+            value=value, usage=usage, attempts=attempts, model=response.model or client.model, fallbacks=fallbacks
+        )
 
 
 class ModelStage:

@@ -21,6 +21,10 @@ class Message(BaseModel):
     content: str
 
 
+# How a call is made, not what is asked: neither changes the answer (nor its cache key).
+_NOT_IN_FINGERPRINT = {"use_cache", "timeout_s"}
+
+
 class LLMRequest(BaseModel):
     """What a stage asks of a model. Carries no tools: vetq's models only answer."""
 
@@ -31,16 +35,21 @@ class LLMRequest(BaseModel):
     max_tokens: int = Field(default=1024, ge=1)
     temperature: float | None = 0.0
     json_mode: bool = False
-    # OpenAI-compatible servers differ: some want max_completion_tokens, some take a
-    # reasoning effort. The review session drops or renames these on a 400/422.
+    # Models differ: some want max_completion_tokens, some refuse a temperature or a
+    # reasoning effort. The model's profile (core.llm.profiles) sets these before a call.
     reasoning_effort: str | None = None
     max_tokens_field: Literal["max_tokens", "max_completion_tokens"] = "max_tokens"
     # A caller may bypass the response cache (for example a deliberate re-ask).
     use_cache: bool = True
+    # Seconds this call may take at most (None: the client's own timeout). Passed to the
+    # SDK as its per-request timeout, so a call past it is really ended, not abandoned.
+    timeout_s: float | None = Field(default=None, gt=0)
 
     def fingerprint(self) -> str:
         """A stable hash of everything that shapes the answer (not the model)."""
-        canonical = json.dumps(self.model_dump(mode="json", exclude={"use_cache"}), sort_keys=True, ensure_ascii=False)
+        canonical = json.dumps(
+            self.model_dump(mode="json", exclude=_NOT_IN_FINGERPRINT), sort_keys=True, ensure_ascii=False
+        )
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 

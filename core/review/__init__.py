@@ -6,7 +6,6 @@ Core logic only -- no queue, no Redis, no provider SDK. Entry point:
 """
 
 from core.review.blindness import BlindnessReport, check_blindness
-from core.review.budget import MIN_CALL_TOKENS, BudgetExceeded, BudgetLedger, LocalBudget
 from core.review.schema import (
     ReviewConfig,
     ReviewError,
@@ -20,12 +19,8 @@ from core.review.should_review import ShouldReviewRequest, ShouldReviewResult, s
 from core.review.telemetry import ListSink, TelemetrySink, build_outcome_record, build_review_record
 
 __all__ = [
-    "MIN_CALL_TOKENS",
     "BlindnessReport",
-    "BudgetExceeded",
-    "BudgetLedger",
     "ListSink",
-    "LocalBudget",
     "ReviewConfig",
     "ReviewError",
     "ReviewMeta",

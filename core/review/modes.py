@@ -33,9 +33,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
+from core.llm.errors import BudgetExceededError
 from core.llm.types import Message
 from core.prompts import BENCH_PROMPTS, REVIEW_PROMPTS, REVIEW_TAGS, PromptSet, fence, neutralise_tags
-from core.review.budget import BudgetExceeded
 from core.review.schema import DecisionType, ReviewRequest, RiskLevel
 from core.review.session import ReviewSession
 
@@ -151,7 +151,7 @@ def run_blind_first(request: ReviewRequest, session: ReviewSession) -> ModeOutco
         verdict, _ = session.ask(
             [*conversation, phase2_message(request.proposed_solution)], schema_kind="verdict", phase="phase2"
         )
-    except BudgetExceeded:
+    except BudgetExceededError:
         # Phase 1 left too little for Phase 2 (or for its repair): not an error.
         return ModeOutcome(verdict=budget_exhausted_verdict(), phases=1, budget_exhausted=True)
     return ModeOutcome(verdict=verdict, phases=2)
@@ -189,7 +189,7 @@ def run_proposal_first_2pass(request: ReviewRequest, session: ReviewSession) -> 
     second_turn = Message(role="user", content=BENCH_PROMPTS.render("proposal_second_pass"))
     try:
         verdict, _ = session.ask([*conversation, second_turn], schema_kind="verdict", phase="second_pass")
-    except BudgetExceeded:
+    except BudgetExceededError:
         # No budget left to reconsider: the first verdict stands, flagged.
         return ModeOutcome(verdict=first, phases=1, budget_exhausted=True)
     return ModeOutcome(verdict=verdict, phases=2)
@@ -214,7 +214,7 @@ def run_independent_only(request: ReviewRequest, session: ReviewSession) -> Mode
             schema_kind="verdict",
             phase="independent_compare",
         )
-    except BudgetExceeded:
+    except BudgetExceededError:
         return ModeOutcome(verdict=budget_exhausted_verdict(), phases=1, budget_exhausted=True)
     return ModeOutcome(verdict=verdict, phases=2)
 

@@ -1,5 +1,6 @@
-"""Getting a JSON object out of a model's answer, and normalising the loose
-spellings models use for verdicts, confidences and empty values.
+"""Normalising the loose spellings models use for verdicts and empty values (the
+JSON object itself, and confidences, come out of core.llm.json_extract, like every
+stage's).
 
 Pure functions only: no pydantic models here (schema.py imports these)."""
 
@@ -7,15 +8,6 @@ from __future__ import annotations
 
 import re
 from typing import Any
-
-from core.llm.json_extract import (  # noqa: F401 - re-exported: the review's answers parse the same way
-    NoJSONObjectError,
-    extract_json_object,
-    first_balanced_object,
-    normalize_confidence,
-    strip_think,
-    strip_wrappers,
-)
 
 MAX_LIST_ITEMS = 10
 

@@ -8,14 +8,9 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_serializer
 
 from core.errors import ErrorCode
+from core.llm.json_extract import normalize_confidence
 from core.llm.types import Usage
-from core.review.parsing import (
-    MAX_LIST_ITEMS,
-    normalize_confidence,
-    normalize_optional_text,
-    normalize_str_list,
-    normalize_verdict,
-)
+from core.review.parsing import MAX_LIST_ITEMS, normalize_optional_text, normalize_str_list, normalize_verdict
 
 DecisionType = Literal[
     "architecture",

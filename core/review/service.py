@@ -23,7 +23,6 @@ from core.llm.client import LLMClient
 from core.llm.gate import CallGate
 from core.logging import get_logger
 from core.review.blindness import BlindnessReport, check_blindness
-from core.review.budget import BudgetLedger, LocalBudget
 from core.review.modes import BLIND_MODES, MODES
 from core.review.schema import (
     FalsificationProbe,
@@ -66,7 +65,6 @@ def run_review(
     *,
     gate: CallGate,
     config: ReviewConfig | None = None,
-    budget: BudgetLedger | None = None,
     trace_id: str | None = None,
     clock: Callable[[], float] = time.monotonic,
     telemetry: TelemetrySink | None = None,
@@ -74,7 +72,8 @@ def run_review(
 ) -> ReviewResult | ReviewError:
     """Run one review. `client` may be a zero-argument factory: it is then only
     called after the blindness check passed, so a refused review never builds a
-    client. `budget` defaults to LocalBudget(config.max_review_tokens)."""
+    client. The review's token budget is the gate's: `gate.job_scope(max_review_tokens)`
+    (a worker's gate already holds the job's scope; a DirectGate counts it here)."""
     config = config or ReviewConfig()
     trace_id = trace_id or request.trace_id
     review_id = uuid.uuid4().hex
@@ -108,7 +107,7 @@ def run_review(
     if not isinstance(client, LLMClient) and callable(client):
         client = client()
     model = _model_name(client)
-    session = ReviewSession(client, gate, budget or LocalBudget(config.max_review_tokens), config, clock=clock)
+    session = ReviewSession(client, gate.job_scope(config.max_review_tokens), config, clock=clock)
 
     def elapsed_ms() -> int:
         return int((time.monotonic() - started) * 1000)
