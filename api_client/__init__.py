@@ -2,6 +2,6 @@
 MCP server. Producers send tasks by name; importing this package pulls in no worker
 code and no provider SDK."""
 
-from api_client.client import Batch, Client, Job, NoWorkerError
+from api_client.client import Batch, Client, Job, JobStatus, NoWorkerError
 
-__all__ = ["Batch", "Client", "Job", "NoWorkerError"]
+__all__ = ["Batch", "Client", "Job", "JobStatus", "NoWorkerError"]

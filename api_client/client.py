@@ -9,6 +9,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from typing import Any
 
 import redis
@@ -20,7 +21,7 @@ from redis.retry import Retry
 
 from core.errors import ConfigError, ErrorCode, InvalidInputError, NotFoundError, ServiceUnavailableError, VetqError
 from core.extraction.pipeline import check_document
-from core.extraction.schema import ErrorEnvelope, ExtractionRequest, ValidationRequest
+from core.extraction.schema import ExtractionRequest, ValidationRequest
 from core.logging import get_logger
 from core.queue import (
     QUEUES,
@@ -33,6 +34,7 @@ from core.queue import (
     TRACE_HEADER,
     celery_config,
 )
+from core.results import error_of, error_result, upgrade
 from core.settings import VetqSettings, check_redis_url, load_settings
 from core.validation import parse_model
 
@@ -45,14 +47,25 @@ LIVENESS_CHECK_S = 5.0
 SUBMIT_CHUNK = 500
 MAX_JOB_ID_CHARS = 200
 
+
+class JobStatus(StrEnum):
+    """Where a job stands. `failed` also covers a job that ran and returned an error result."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    RETRYING = "retrying"
+    DONE = "done"
+    FAILED = "failed"
+
+
 STATUS_OF_STATE = {
-    "PENDING": "queued",
-    "RECEIVED": "queued",
-    "STARTED": "running",
-    "RETRY": "retrying",
-    "SUCCESS": "done",
-    "FAILURE": "failed",
-    "REVOKED": "failed",
+    "PENDING": JobStatus.QUEUED,
+    "RECEIVED": JobStatus.QUEUED,
+    "STARTED": JobStatus.RUNNING,
+    "RETRY": JobStatus.RETRYING,
+    "SUCCESS": JobStatus.DONE,
+    "FAILURE": JobStatus.FAILED,
+    "REVOKED": JobStatus.FAILED,
 }
 
 
@@ -85,11 +98,11 @@ class _WaitSlices:
 
 
 def _failure_envelope(job_id: str, trace_id: str | None, exc: BaseException | None) -> dict[str, Any]:
-    return ErrorEnvelope(
-        error_code=ErrorCode.INTERNAL_ERROR,
-        error_message=f"job {job_id} failed in the worker ({type(exc).__name__ if exc else 'unknown'})",
+    return error_result(
+        ErrorCode.INTERNAL_ERROR,
+        f"job {job_id} failed in the worker ({type(exc).__name__ if exc else 'unknown'})",
         trace_id=trace_id,
-    ).model_dump(mode="json")
+    )
 
 
 def service_error(exc: BaseException, redis_url: str | None) -> VetqError | None:
@@ -156,8 +169,8 @@ class Job:
                 "expired (VETQ_RESULT_TTL_S): check the id and VETQ_REDIS_URL"
             )
 
-    def status(self) -> str:
-        """queued, running, retrying, done or failed. A job whose envelope is an
+    def status(self) -> JobStatus:
+        """queued, running, retrying, done or failed. A job whose result is an
         error is `failed`; its result still says why. Raises NotFoundError for an id
         never submitted here (or expired), ServiceUnavailableError if Redis is down."""
         with _service_errors(self.client.redis_url):
@@ -165,24 +178,18 @@ class Job:
             state = async_result.state
             if state == "PENDING":
                 self._require_issued(async_result)
-            status = STATUS_OF_STATE.get(state, "queued")
-            if status == "done":
-                result = async_result.result
-                if isinstance(result, dict) and (result.get("status") == "error" or "error" in result):
-                    return "failed"
+            status = STATUS_OF_STATE.get(state, JobStatus.QUEUED)
+            if status is JobStatus.DONE and error_of(async_result.result) is not None:
+                return JobStatus.FAILED
             return status
 
     def _outcome(self, async_result: AsyncResult) -> dict[str, Any]:
         if async_result.state == "SUCCESS":
             value = async_result.result
-            return (
-                value
-                if isinstance(value, dict)
-                else {
-                    "status": "error",
-                    "error_code": "INTERNAL_ERROR",
-                    "error_message": "the worker returned a non-object result",
-                }
+            if isinstance(value, dict):
+                return upgrade(value)  # a result an older worker wrote reads in today's format
+            return error_result(
+                ErrorCode.INTERNAL_ERROR, "the worker returned a non-object result", trace_id=self.trace_id
             )
         return _failure_envelope(self.id, self.trace_id, async_result.result)
 
@@ -280,7 +287,7 @@ class Batch:
                 raise WaitTimeout(f"batch {self.id}: {len(pending)} job(s) unfinished after {timeout}s")
             results = ResultSet([AsyncResult(job_id, app=self.client.app) for job_id in pending], app=self.client.app)
             try:
-                for job_id, meta in results.iter_native(timeout=slice_s):
+                for job_id, _meta in results.iter_native(timeout=slice_s):
                     if job_id not in pending:
                         continue
                     pending.discard(job_id)
@@ -312,7 +319,7 @@ class Batch:
             try:
                 for item in self.as_completed(timeout):
                     loop.call_soon_threadsafe(queue.put_nowait, item)
-            except BaseException as exc:  # handed to the awaiting side
+            except BaseException as exc:  # noqa: BLE001 - handed to the awaiting side
                 loop.call_soon_threadsafe(queue.put_nowait, exc)
             finally:
                 loop.call_soon_threadsafe(queue.put_nowait, done)
@@ -482,9 +489,7 @@ class Client:
                 try:
                     prepared.append((uuid.uuid4().hex, self._prepare(request)))
                 except VetqError as exc:  # bad input: an envelope in its place, the batch goes on
-                    prepared.append(
-                        ErrorEnvelope(error_code=exc.code, error_message=exc.message).model_dump(mode="json")
-                    )
+                    prepared.append(error_result(exc.code, exc.message))
             with _service_errors(self.redis_url):
                 job_ids = [item[0] for item in prepared if isinstance(item, tuple)]
                 if job_ids:

@@ -218,12 +218,12 @@ def test_extraction_input_error_is_an_envelope_not_a_tool_error(server):
     result = server.call("validate", {"text": "   ", "data": {}, "heuristics_only": True})
     assert result.is_error is False
     body = payload(result)
-    assert body["status"] == "error" and body["error_code"] == "INVALID_INPUT"
+    assert body["status"] == "error" and body["error"]["code"] == "INVALID_INPUT"
 
     result = server.call("extract", {"text": GLOBEX, "field_threshold": 1.5})
     body = payload(result)
     assert result.is_error is False
-    assert body["status"] == "error" and body["error_code"] == "INVALID_INPUT"
+    assert body["status"] == "error" and body["error"]["code"] == "INVALID_INPUT"
 
 
 # --------------------------------------------------------------------- review tools
@@ -294,11 +294,11 @@ def test_malformed_floor_fails_every_call_but_the_server_starts(malformed_floor_
         "validate", {"text": GLOBEX, "data": dict(GLOBEX_DATA), "heuristics_only": True, "field_threshold": 0.9}
     )
     body = payload(result)
-    assert body["status"] == "error" and body["error_code"] == "CONFIG_ERROR", body
-    assert "VETQ_FIELD_THRESHOLD" in body["error_message"]
+    assert body["status"] == "error" and body["error"]["code"] == "CONFIG_ERROR", body
+    assert "VETQ_FIELD_THRESHOLD" in body["error"]["message"]
 
     result = srv.call("extract", {"text": GLOBEX, "heuristics_only": True})
-    assert payload(result)["error_code"] == "CONFIG_ERROR"
+    assert payload(result)["error"]["code"] == "CONFIG_ERROR"
 
     for name, arguments in (
         ("should_review", {"decision_type": "database", "risk_level": "low"}),

@@ -51,7 +51,7 @@ def test_a_bad_payload_sent_by_name_is_an_envelope_not_a_crash(service):
         "vetq.validate", args=[{"text": "x", "data": {"total": "many"}}], task_id=job_id, queue="extract"
     )
     result = service.client.job(job_id).result(timeout=30)
-    assert result["status"] == "error" and result["error_code"] == "INVALID_INPUT"
+    assert result["status"] == "error" and result["error"]["code"] == "INVALID_INPUT"
 
 
 def test_batch_of_200_is_complete_and_in_input_order(service):
@@ -68,7 +68,7 @@ def test_batch_of_200_is_complete_and_in_input_order(service):
     batch = service.client.submit_batch(requests)
     results = batch.results(timeout=120)
     assert len(results) == 201
-    assert results[50]["error_code"] == "INVALID_INPUT"
+    assert results[50]["error"]["code"] == "INVALID_INPUT"
     totals = [r["data"]["total"] for i, r in enumerate(results) if i != 50]
     assert totals == [float(i) for i in range(1, 201)]
     assert batch.counts() == {"total": 201, "done": 201, "pending": 0}

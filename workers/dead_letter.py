@@ -28,7 +28,9 @@ from typing import Any
 
 from celery.worker.consumer import Consumer
 
+from core.errors import ErrorCode
 from core.logging import get_logger
+from core.results import error_of
 
 log = get_logger("vetq.dead_letter")
 
@@ -262,15 +264,11 @@ class DeadLetterConsumer(Consumer):
 
 
 def invalid_input_of(retval: Any) -> str | None:
-    """The message of an INVALID_INPUT envelope (extraction or review), else None."""
-    if not isinstance(retval, dict):
+    """The message of an INVALID_INPUT result (of any job kind), else None."""
+    error = error_of(retval)
+    if error is None or error[0] != ErrorCode.INVALID_INPUT:
         return None
-    if retval.get("error_code") == "INVALID_INPUT":
-        return str(retval.get("error_message") or "invalid input")
-    error = retval.get("error")
-    if isinstance(error, dict) and error.get("code") == "INVALID_INPUT":
-        return str(error.get("message") or "invalid input")
-    return None
+    return error[1] or "invalid input"
 
 
 def record_task_outcome(task: Any, task_id: str | None, args: Any, kwargs: Any, retval: Any) -> None:

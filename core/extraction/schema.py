@@ -9,9 +9,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from core.errors import ErrorCode
 from core.extraction.currencies import ISO_4217
 from core.llm.types import Usage
+from core.results import RESULT_FORMAT, ErrorResult
 from core.validation import json_problem
 
 FIELD_NAMES: tuple[str, ...] = (
@@ -128,6 +128,7 @@ class FlaggedField(BaseModel):
 
 
 class ExtractionResult(BaseModel):
+    format: Literal[2] = RESULT_FORMAT
     status: Literal["ok", "needs_review"]
     data: InvoiceData
     field_confidence: dict[str, float | None]
@@ -141,15 +142,13 @@ class ExtractionResult(BaseModel):
     usage: dict[str, Usage] = Field(default_factory=dict)
 
 
-class ErrorEnvelope(BaseModel):
-    status: Literal["error"] = "error"
-    error_code: ErrorCode
-    error_message: str
-    trace_id: str | None = None
+class ExtractionError(ErrorResult):
+    """A failed extraction or validation, with the tokens its stages spent before it failed."""
+
     usage: dict[str, Usage] = Field(default_factory=dict)
 
 
-ExtractionOutcome = ExtractionResult | ErrorEnvelope
+ExtractionOutcome = ExtractionResult | ExtractionError
 
 
 class ExtractionOptions(BaseModel):

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_serializer, model_validator
 
-from core.errors import ErrorCode
 from core.llm.types import Usage
+from core.results import RESULT_FORMAT, ErrorResult
 from core.review.parsing import (
     MAX_LIST_ITEMS,
     normalize_confidence,
@@ -117,6 +117,8 @@ class ReviewResult(BaseModel):
     """What a producer gets back. The reviewer's Phase-1 position and the
     conversation transcript are never part of it."""
 
+    format: Literal[2] = RESULT_FORMAT
+    status: Literal["ok"] = "ok"
     verdict: Verdict
     recommendation: str
     critical_assumptions: list[str] = Field(default_factory=list, max_length=MAX_LIST_ITEMS)
@@ -125,11 +127,13 @@ class ReviewResult(BaseModel):
     falsification_probe: FalsificationProbe
     confidence: float = Field(ge=0.0, le=1.0)
     meta: ReviewMeta
+    trace_id: str | None = None
 
-
-class ReviewErrorBody(BaseModel):
-    code: ErrorCode
-    message: str
+    @model_validator(mode="after")
+    def _trace_id_from_meta(self) -> ReviewResult:
+        if self.trace_id is None:
+            self.trace_id = self.meta.trace_id
+        return self
 
 
 class ReviewErrorMeta(BaseModel):
@@ -143,19 +147,16 @@ class ReviewErrorMeta(BaseModel):
     trace_id: str | None = None
 
 
-class ReviewError(BaseModel):
-    """{"error": {"code": ..., "message": ...}, "meta": {...usage...}}"""
+class ReviewError(ErrorResult):
+    """A failed review: the common error result plus `meta` (what was spent, on what)."""
 
-    error: ReviewErrorBody
     meta: ReviewErrorMeta | None = None
 
-    @classmethod
-    def of(cls, code: ErrorCode, message: str, *, meta: ReviewErrorMeta | None = None) -> ReviewError:
-        return cls(error=ReviewErrorBody(code=code, message=message), meta=meta)
-
-    @property
-    def code(self) -> ErrorCode:
-        return self.error.code
+    @model_validator(mode="after")
+    def _trace_id_from_meta(self) -> ReviewError:
+        if self.trace_id is None and self.meta is not None:
+            self.trace_id = self.meta.trace_id
+        return self
 
 
 ReviewOutcome = ReviewResult | ReviewError
