@@ -7,10 +7,10 @@ made on the first call that needs it and closed when the client disconnects.
 
 Contracts:
 
-- Tools never raise. An extraction failure is a normal result whose envelope is
-  `{"status": "error", "error_code", "error_message"}`; a review-side failure
-  (BLINDNESS_LEAK, INVALID_INPUT, provider errors, config errors) is an MCP tool
-  error (`isError: true`) whose content is `{"error": {"code", "message"}}`.
+- Tools never raise. Every failure is the result format's error
+  (`{"format": 2, "status": "error", "error": {"code", "message"}}`, core.results):
+  an extraction failure is a normal result; a review-side failure (BLINDNESS_LEAK,
+  INVALID_INPUT, provider errors, config errors) is an MCP tool error (`isError: true`).
   Every result carries the same JSON as structured content and as text.
 - The operator's thresholds (VETQ_FIELD_THRESHOLD / VETQ_OVERALL_THRESHOLD,
   defaults 0.70 / 0.75) are a floor the calling agent may raise but never lower:
@@ -35,6 +35,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from core.errors import ConfigError, ErrorCode, InvalidInputError, VetqError
+from core.results import error_of, error_result
 
 try:
     from mcp_types import CallToolResult, TextContent, ToolAnnotations
@@ -116,11 +117,11 @@ def _tool_result(payload: dict[str, Any], *, is_error: bool = False) -> CallTool
 
 
 def extraction_error(code: ErrorCode | str, message: str) -> Any:
-    return _tool_result({"status": "error", "error_code": str(code), "error_message": message})
+    return _tool_result(error_result(code, message))
 
 
 def review_error(code: ErrorCode | str, message: str) -> Any:
-    return _tool_result({"error": {"code": str(code), "message": message}}, is_error=True)
+    return _tool_result(error_result(code, message), is_error=True)
 
 
 def error_for(tool: str, code: ErrorCode | str, message: str) -> Any:
@@ -204,13 +205,7 @@ class VetqTools:
             return review_error(ErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: the review could not be run")
         if not isinstance(result, dict):
             return review_error(ErrorCode.INTERNAL_ERROR, "the worker returned a non-object result")
-        if isinstance(result.get("error"), dict):
-            return _tool_result(result, is_error=True)
-        if result.get("status") == "error":  # a job that failed in the worker
-            return review_error(
-                result.get("error_code") or ErrorCode.INTERNAL_ERROR, result.get("error_message") or "the review failed"
-            )
-        return _tool_result(result)
+        return _tool_result(result, is_error=error_of(result) is not None)
 
     def run_should_review(self, request: dict[str, Any]) -> Any:
         from api_client.client import Client
@@ -356,14 +351,14 @@ EXTRACT_DESCRIPTION = (
     "currency) from messy text. A Generator model extracts; deterministic heuristics and a Critic model score "
     "every field. Returns an envelope: status `ok`, or `needs_review` with `flagged_fields` naming what a person "
     "must confirm and why, `field_provenance` spans backing each value, and `notes`. Failures come back as "
-    '{status: "error", error_code, error_message}, never as a tool error. Null fields mean the text does not '
+    '{format: 2, status: "error", error: {code, message}}, never as a tool error. Null fields mean the text does not '
     "hold the value."
 )
 VALIDATE_DESCRIPTION = (
     "Verify a record you already have (e.g. one you extracted yourself) against its source document, without "
     "re-extracting. Same envelope as `extract`: `ok`, or `needs_review` with each doubtful field flagged with the "
     "reason (not found in the text, arithmetic mismatch, bad date, ...). With heuristics_only=true no model is "
-    'called at all. Failures come back as {status: "error", error_code, error_message}.'
+    'called at all. Failures come back as {format: 2, status: "error", error: {code, message}}.'
 )
 REVIEW_DESCRIPTION = (
     "Blind-first review of an engineering decision by a separate reviewer model. Call it BEFORE an expensive or "
@@ -375,7 +370,7 @@ REVIEW_DESCRIPTION = (
     "refused with error code BLINDNESS_LEAK (before any model call): move the plan out of them and retry. "
     "Returns verdict (KEEP, MODIFY, REPLACE, INSUFFICIENT_EVIDENCE), recommendation, critical_assumptions, "
     "material_risks, better_alternative, the cheapest falsification_probe, confidence and meta.review_id. "
-    'Errors are tool errors with {"error": {"code", "message"}}.'
+    'Errors are tool errors with {"format": 2, "status": "error", "error": {"code", "message"}}.'
 )
 SHOULD_REVIEW_DESCRIPTION = (
     "Does this decision deserve a `review_decision`? A deterministic rule set (no model, instant, free): "

@@ -44,7 +44,9 @@ def test_usage_errors_exit_2():
     assert vetq("extract", "--field-threshold", "nan", input="x").returncode == 2
     assert vetq("extract", "--field-threshold", "1.5", input="x").returncode == 2
     bad_json = vetq("validate", "--data", "{not json", input="x")
-    assert bad_json.returncode == 2 and json.loads(bad_json.stdout)["error"]["code"] == "INVALID_INPUT"
+    output = json.loads(bad_json.stdout)
+    assert bad_json.returncode == 2 and (output["format"], output["status"]) == (2, "error")
+    assert output["error"]["code"] == "INVALID_INPUT"
     missing = vetq("validate", input="x")
     assert missing.returncode == 2
 

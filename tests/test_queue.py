@@ -8,7 +8,7 @@ import time
 import pytest
 from kombu import Connection, Exchange, Producer, Queue
 
-from api_client.client import Client, NoWorkerError
+from api_client.client import Client, JobStatus, NoWorkerError
 from core.extraction.pipeline import ExtractionPipeline
 from core.llm.scripted import ScriptedLLMClient
 from tests.conftest import GLOBEX, GLOBEX_DATA, critic_answer
@@ -20,7 +20,7 @@ def test_validation_end_to_end(service):
     assert result["status"] == "needs_review"
     assert [f["field"] for f in result["flagged_fields"]] == ["total"]
     assert result["trace_id"] == job.trace_id
-    assert job.status() == "done"
+    assert job.status() is JobStatus.DONE
 
 
 def test_extraction_end_to_end_with_both_models(service):
