@@ -72,16 +72,49 @@ class ReviewRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    objective: str = Field(min_length=1, max_length=4_000)
-    constraints: list[Constraint] = Field(default_factory=list, max_length=50)
-    context: str = Field(default="", max_length=60_000)
-    proposed_solution: str = Field(min_length=1, max_length=60_000)
-    decision_type: DecisionType
-    risk_level: RiskLevel
-    review_mode: ReviewMode = "blind_first"
-    environment: str | None = Field(default=None, max_length=8_000)
-    evidence: list[EvidenceItem] | None = Field(default=None, max_length=30)
-    trace_id: str | None = Field(default=None, max_length=128)
+    objective: str = Field(
+        min_length=1,
+        max_length=4_000,
+        description="BLIND field. The problem to solve and what success means, without the chosen approach "
+        "(max 4,000 chars).",
+    )
+    constraints: list[Constraint] = Field(
+        default_factory=list,
+        max_length=50,
+        description="BLIND field. Hard requirements and limits (budget, latency, compatibility, team skills), "
+        "one per item; not the plan (max 50 items).",
+    )
+    context: str = Field(
+        default="",
+        max_length=60_000,
+        description="BLIND field. Background on the system and the problem: what exists today, what hurts, what "
+        "was tried; not the plan (max 60,000 chars).",
+    )
+    proposed_solution: str = Field(
+        min_length=1,
+        max_length=60_000,
+        description="The plan under review, in full. The ONLY field that may describe the plan (max 60,000 chars).",
+    )
+    decision_type: DecisionType = Field(description="What kind of decision this is.")
+    risk_level: RiskLevel = Field(description="How costly a wrong decision would be.")
+    review_mode: ReviewMode = Field(
+        default="blind_first",
+        description="blind_first (default): the reviewer forms its own view before seeing the plan. "
+        "proposal_first: it sees the plan at once (no blindness check; weaker).",
+    )
+    environment: str | None = Field(
+        default=None,
+        max_length=8_000,
+        description="BLIND field. Runtime, stack, scale and deployment facts (max 8,000 chars).",
+    )
+    evidence: list[EvidenceItem] | None = Field(
+        default=None,
+        max_length=30,
+        description="BLIND field. Measurements, logs, benchmarks, error messages, one per item (max 30 items).",
+    )
+    trace_id: str | None = Field(
+        default=None, max_length=128, description="Carried into every log line and the result; one is made if absent."
+    )
 
 
 # ---------------------------------------------------------------- result
