@@ -1,7 +1,8 @@
-"""Everything that talks to vetq from outside: the Python client, the CLI and the
-MCP server. Producers send tasks by name; importing this package pulls in no worker
-code and no provider SDK."""
+"""Everything that talks to vetq from outside: the Python client (a producer's
+`Client`, an operator's `Admin`), the CLI and the MCP server. Producers send tasks
+by name; importing this package pulls in no worker code and no provider SDK."""
 
+from api_client.admin import Admin
 from api_client.client import Batch, Client, Job, JobStatus, NoWorkerError
 
-__all__ = ["Batch", "Client", "Job", "JobStatus", "NoWorkerError"]
+__all__ = ["Admin", "Batch", "Client", "Job", "JobStatus", "NoWorkerError"]

@@ -59,20 +59,60 @@ def read_lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
 
 
 class Progress:
-    """A one-line progress bar on stderr, drawn only when stderr is a terminal."""
+    """The batch's progress on stderr (done/total, a bar, jobs per second, ETA), drawn
+    by rich only when stderr is a terminal and there is more than one line: a pipe or
+    a log file gets nothing, and stdout carries the JSONL results alone. A context
+    manager: rich redraws from a thread until the block ends; lines advanced before it
+    starts (refused at parsing) count as done."""
 
     def __init__(self, total: int, stream: IO[str] | None = None) -> None:
         self.total = total
         self.stream = stream or sys.stderr
         self.enabled = bool(getattr(self.stream, "isatty", lambda: False)()) and total > 1
         self.done = 0
+        self._bar: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> Progress:
+        if self.enabled:
+            self._bar = _rich_progress(self.stream)
+            self._task = self._bar.add_task("batch", total=self.total, completed=self.done)
+            self._bar.start()
+        return self
 
     def advance(self) -> None:
         self.done += 1
-        if self.enabled:
-            width = 30
-            filled = int(width * self.done / max(1, self.total))
-            self.stream.write(f"\r[{'#' * filled}{' ' * (width - filled)}] {self.done}/{self.total}")
-            if self.done >= self.total:
-                self.stream.write("\n")
-            self.stream.flush()
+        if self._bar is not None:
+            self._bar.advance(self._task)
+
+    def __exit__(self, *exc: object) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
+
+
+def _rich_progress(stream: IO[str]) -> Any:
+    # Imported only when a bar is drawn: a batch into a pipe does not pay for rich.
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, ProgressColumn, TextColumn, TimeRemainingColumn
+    from rich.progress import Progress as RichProgress
+    from rich.text import Text
+
+    class JobRate(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            speed = task.finished_speed or task.speed
+            return Text("? jobs/s" if speed is None else f"{speed:.1f} jobs/s")
+
+    # The terminal test is ours (Progress.enabled), not rich's reading of FORCE_COLOR
+    # and the like. Neither stdout nor stderr is redirected: results stay on stdout.
+    console = Console(file=stream, force_terminal=True, highlight=False)
+    return RichProgress(
+        MofNCompleteColumn(),
+        BarColumn(),
+        JobRate(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=console,
+        redirect_stdout=False,
+        redirect_stderr=False,
+    )

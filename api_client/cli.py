@@ -12,7 +12,7 @@ import io
 import json
 import sys
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import IO, Any
 
 from core import __version__
 from core.errors import ConfigError, ErrorCode, VetqError
@@ -320,8 +320,8 @@ def cmd_telemetry_export(args: argparse.Namespace) -> int:
         return fail(ErrorCode.INVALID_INPUT, f"cannot write {args.out}: {exc.__class__.__name__}: {exc}", EXIT_INPUT)
     count = 0
     try:
-        with _client() as client:
-            for record in client.export_telemetry():
+        with _admin() as admin:
+            for record in admin.export_telemetry():
                 out.write(json.dumps(record, sort_keys=True) + "\n")
                 count += 1
     finally:
@@ -335,6 +335,12 @@ def _client() -> Any:
     from api_client.client import Client
 
     return Client()
+
+
+def _admin() -> Any:
+    from api_client.admin import Admin
+
+    return Admin()
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
@@ -373,7 +379,7 @@ def _run_batch(args: argparse.Namespace, kind: str) -> int:
 
     if args.file and args.file != "-":
         try:
-            stream = open(args.file, "rb")  # noqa: SIM115 - closed below
+            stream: IO[bytes] = open(args.file, "rb")  # noqa: SIM115 - closed below
         except OSError as exc:
             return fail(
                 ErrorCode.INVALID_INPUT, f"cannot read {args.file}: {exc.__class__.__name__}: {exc}", EXIT_INPUT
@@ -409,7 +415,7 @@ def _run_batch(args: argparse.Namespace, kind: str) -> int:
 
     flush()
     if good:
-        with _client() as client:
+        with progress, _client() as client:
             batch = client.submit_batch(
                 ({**_options(args), **parsed[i][1]} for i in good), token_budget=args.token_budget
             )
@@ -473,8 +479,8 @@ def cmd_bench_review(args: argparse.Namespace) -> int:
 
 
 def cmd_dead_list(args: argparse.Namespace) -> int:
-    with _client() as client:
-        for entry in client.dead_letters(limit=args.limit):
+    with _admin() as admin:
+        for entry in admin.dead_letters(limit=args.limit):
             emit(entry)
     return EXIT_OK
 
@@ -551,7 +557,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             from core.settings import load_settings
 
             settings = load_settings()
-            configure_logging(settings.log_level if args.verb in ("worker", "up") else _cli_log_level())
+            # A one-shot command keeps stderr quiet unless asked; a worker logs its jobs.
+            configure_logging(settings.log_level_of(quiet=args.verb not in ("worker", "up")))
         return handler(args)
     except KeyboardInterrupt:
         sys.stderr.write("vetq: interrupted\n")
@@ -594,13 +601,6 @@ def _configured_redis_url() -> str | None:
 def _report_on_stderr(code: ErrorCode, message: str, exit_code: int) -> int:
     sys.stderr.write(f"vetq: {code.value}: {message}\n")
     return exit_code
-
-
-def _cli_log_level() -> str:
-    import os
-
-    # A one-shot command keeps stderr quiet unless asked: warnings and errors only.
-    return os.environ.get("VETQ_LOG_LEVEL", "WARNING")
 
 
 def entrypoint() -> None:

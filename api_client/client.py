@@ -20,20 +20,11 @@ from kombu.exceptions import OperationalError
 from redis.retry import Retry
 
 from core.errors import ConfigError, ErrorCode, InvalidInputError, NotFoundError, ServiceUnavailableError, VetqError
-from core.extraction.pipeline import check_document
+from core.extraction.document import check_document
 from core.extraction.schema import ExtractionRequest, ValidationRequest
 from core.logging import get_logger
-from core.queue import (
-    QUEUES,
-    SUBMITTED_KEY_PREFIX,
-    TASK_EXTRACT,
-    TASK_QUEUES,
-    TASK_REVIEW,
-    TASK_VALIDATE,
-    TELEMETRY_STREAM,
-    TRACE_HEADER,
-    celery_config,
-)
+from core.queue import QUEUES, TASK_EXTRACT, TASK_QUEUES, TASK_REVIEW, TASK_VALIDATE, TRACE_HEADER, celery_config
+from core.redis_keys import TELEMETRY_STREAM, submitted_key
 from core.results import error_of, error_result, upgrade
 from core.settings import VetqSettings, check_redis_url, load_settings
 from core.validation import parse_model
@@ -42,7 +33,7 @@ log = get_logger("vetq.client")
 
 # How often a waiting client checks that some worker is alive to run its job.
 LIVENESS_CHECK_S = 5.0
-# Jobs of a batch are recorded (SUBMITTED_KEY_PREFIX) in one pipelined round trip per
+# Jobs of a batch are recorded (core.redis_keys.submitted_key) in one pipelined round trip per
 # this many, then published: the record costs one round trip per chunk, not per job.
 SUBMIT_CHUNK = 500
 MAX_JOB_ID_CHARS = 200
@@ -371,11 +362,11 @@ class Client:
         asked the moment submit returns already knows them (see Job._require_issued)."""
         pipe = self.redis().pipeline(transaction=False)
         for job_id in job_ids:
-            pipe.set(SUBMITTED_KEY_PREFIX + job_id, 1, ex=self.settings.result_ttl_s)
+            pipe.set(submitted_key(job_id), 1, ex=self.settings.result_ttl_s)
         pipe.execute()
 
     def _was_submitted(self, job_id: str) -> bool:
-        return bool(self.redis().exists(SUBMITTED_KEY_PREFIX + job_id))
+        return bool(self.redis().exists(submitted_key(job_id)))
 
     def _publish(
         self,
@@ -547,32 +538,6 @@ class Client:
         StreamSink(self.redis(), TELEMETRY_STREAM).write(record)
         return record
 
-    def export_telemetry(self) -> Iterator[dict[str, Any]]:
-        """Every telemetry record in the stream, oldest first."""
-        import json
-
-        last = "-"
-        while True:
-            entries = self.redis().xrange(TELEMETRY_STREAM, min=last, max="+", count=1000)
-            if last != "-":
-                entries = entries[1:]
-            if not entries:
-                return
-            for entry_id, fields in entries:
-                yield json.loads(fields[b"record"])
-                last = entry_id.decode() if isinstance(entry_id, bytes) else entry_id
-
-    def dead_letters(self, limit: int = 100) -> Iterator[dict[str, Any]]:
-        """Messages the workers refused (workers.dead_letter), newest first."""
-        import json
-
-        # The list workers.dead_letter.DEAD_LETTER_KEY writes; api_client may not import workers.
-        for raw in self.redis().lrange("vetq:dead", 0, max(0, int(limit) - 1)):
-            try:
-                yield json.loads(raw)
-            except ValueError:
-                yield {"reason": "unreadable_entry"}
-
     def redis(self) -> Any:
         import redis
 
@@ -600,31 +565,14 @@ class Client:
         return Job(self, job_id, None, queue)
 
     # --- liveness ---------------------------------------------------------
-    def workers(self, timeout: float = 1.0) -> dict[str, list[str]]:
-        """Which live workers consume which queue."""
-        with _service_errors(self.redis_url):
-            return self._workers(timeout)
-
-    def _workers(self, timeout: float) -> dict[str, list[str]]:
-        # A broker connection dropped mid-probe is asked again on a fresh connection:
-        # a liveness check must not fail a waiting client over one lost socket.
-        for attempt in (1, 2, 3):
-            try:
-                replies = self.app.control.inspect(timeout=timeout).active_queues() or {}
-                break
-            except (redis.ConnectionError, redis.TimeoutError, OperationalError) as exc:
-                log.warning("worker_probe_connection_lost", error=type(exc).__name__, attempt=attempt)
-                if attempt == 3:
-                    raise
-                time.sleep(0.2 * attempt)
-        return {host: [q["name"] for q in queues] for host, queues in replies.items()}
-
     def require_worker(self, queue: str | None) -> None:
         """Raise NoWorkerError when no live worker consumes `queue`. Asked up to three
         times with growing patience: a busy worker, or one reconnecting after a Redis
         restart, may miss one broadcast, and a false alarm would abandon a live job."""
         for timeout in (1.0, 2.0, 4.0):
-            if any(queue is None or queue in queues for queues in self.workers(timeout=timeout).values()):
+            with _service_errors(self.redis_url):
+                live = live_workers(self.app, timeout)
+            if any(queue is None or queue in queues for queues in live.values()):
                 return
         where = f"the {queue!r} queue" if queue else "any queue"
         raise NoWorkerError(
@@ -648,6 +596,23 @@ class Client:
         self.close()
 
 
+def live_workers(app: Celery, timeout: float) -> dict[str, list[str]]:
+    """Which live workers consume which queue: the one probe behind a waiting
+    producer's require_worker and the operator's Admin.workers."""
+    # A broker connection dropped mid-probe is asked again on a fresh connection:
+    # a liveness check must not fail a waiting client over one lost socket.
+    for attempt in (1, 2, 3):
+        try:
+            replies = app.control.inspect(timeout=timeout).active_queues() or {}
+            break
+        except (redis.ConnectionError, redis.TimeoutError, OperationalError) as exc:
+            log.warning("worker_probe_connection_lost", error=type(exc).__name__, attempt=attempt)
+            if attempt == 3:
+                raise
+            time.sleep(0.2 * attempt)
+    return {host: [q["name"] for q in queues] for host, queues in replies.items()}
+
+
 class _RetryUnlessRefused(Retry):
     """redis-py's retry, minus a refused password (an AuthenticationError is a
     ConnectionError to redis-py): asking again cannot change the answer."""
@@ -661,7 +626,7 @@ class _RetryUnlessRefused(Retry):
 
 class _ProducerApp(Celery):
     """The client's Celery app. Every task it sends, by whatever path (a submit, or
-    `client.app.send_task` by name), is first recorded under SUBMITTED_KEY_PREFIX, so
+    `client.app.send_task` by name), is first recorded under core.redis_keys.submitted_key, so
     status and result can tell an id never issued (NOT_FOUND) from a job still queued."""
 
     def __init__(self, client: Client, *args: Any, **kwargs: Any) -> None:

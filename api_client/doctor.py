@@ -146,19 +146,19 @@ def redis_checks(client: Any) -> list[dict[str, str]]:
 
 
 def worker_checks(url: str, settings: VetqSettings, timeout: float) -> list[dict[str, str]]:
-    from api_client.client import Client
+    from api_client.admin import Admin
 
-    client = Client(url, settings=settings)
+    admin = Admin(url, settings=settings)
     try:
-        workers = client.workers(timeout=timeout)
+        workers = admin.workers(timeout=timeout)
         if not all(any(q in queues for queues in workers.values()) for q in QUEUES):
             # A busy worker can miss one broadcast window: ask once more before naming a problem.
-            for host, queues in client.workers(timeout=timeout).items():
+            for host, queues in admin.workers(timeout=timeout).items():
                 workers.setdefault(host, queues)
     except Exception as exc:  # noqa: BLE001 - reported as a problem, not raised
         return [_check(f"workers_{q}", PROBLEM, f"cannot ask the workers ({type(exc).__name__})") for q in QUEUES]
     finally:
-        client.close()
+        admin.close()
     checks = []
     for queue in (EXTRACT_QUEUE, REVIEW_QUEUE):
         serving = sorted(host for host, queues in workers.items() if queue in queues)

@@ -25,8 +25,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import math
-import os
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable
@@ -43,11 +41,9 @@ try:
 except ImportError:  # pragma: no cover - depends on the install
     raise ConfigError("`vetq mcp` needs the MCP SDK (2.3 or later): pip install 'vetq[mcp]'") from None
 
-# Names and defaults of the operator's threshold floor.
-FLOOR_VARIABLES: dict[str, tuple[str, float]] = {
-    "field_threshold": ("VETQ_FIELD_THRESHOLD", 0.70),
-    "overall_threshold": ("VETQ_OVERALL_THRESHOLD", 0.75),
-}
+# The settings that make the operator's threshold floor (VETQ_FIELD_THRESHOLD,
+# VETQ_OVERALL_THRESHOLD): the gate's own thresholds.
+FLOOR_SETTINGS = ("field_threshold", "overall_threshold")
 
 EXTRACTION_TOOLS = frozenset({"extract", "validate"})
 REVIEW_TOOLS = frozenset({"review_decision", "should_review", "record_outcome"})
@@ -64,30 +60,15 @@ SERVER_INSTRUCTIONS = (
 # --------------------------------------------------------------------------- floor
 
 
-def read_floor(environ: Any = None) -> dict[str, float]:
-    """The operator's threshold floor from the environment. Raises ConfigError naming
-    the variable for anything but a finite number in [0, 1]."""
-    env = os.environ if environ is None else environ
-    floor: dict[str, float] = {}
-    for name, (variable, default) in FLOOR_VARIABLES.items():
-        raw = env.get(variable)
-        if raw is None:
-            floor[name] = default
-            continue
-        try:
-            value = float(raw.strip())
-        except ValueError:
-            raise ConfigError(
-                f"{variable}={raw[:40]!r} is not a number: the operator's threshold floor must be a number "
-                "from 0 to 1; every call fails until it is fixed"
-            ) from None
-        if not math.isfinite(value) or not 0.0 <= value <= 1.0:
-            raise ConfigError(
-                f"{variable}={raw[:40]!r} must be a finite number from 0 to 1: the operator's threshold floor "
-                "is malformed; every call fails until it is fixed"
-            )
-        floor[name] = value
-    return floor
+def read_floor(settings: Any = None) -> dict[str, float]:
+    """The operator's threshold floor: the thresholds of `settings` (by default the
+    environment's, read per call). A malformed setting raises ConfigError naming the
+    variable, so every call fails until it is fixed instead of running a looser gate."""
+    if settings is None:
+        from core.settings import load_settings
+
+        settings = load_settings()
+    return {name: float(getattr(settings, name)) for name in FLOOR_SETTINGS}
 
 
 def apply_floor(requested: dict[str, float | None], floor: dict[str, float]) -> tuple[dict[str, float], list[str]]:
@@ -169,7 +150,7 @@ class VetqTools:
     def run_extraction(self, request: dict[str, Any]) -> Any:
         try:
             floor = read_floor()
-            thresholds, notes = apply_floor({name: request.pop(name, None) for name in FLOOR_VARIABLES}, floor)
+            thresholds, notes = apply_floor({name: request.pop(name, None) for name in FLOOR_SETTINGS}, floor)
             settings = self.settings()
             job = self.client().submit({**request, **thresholds})
             result = job.result(timeout=settings.wait_timeout_s)
@@ -415,6 +396,7 @@ def build_server(tools: VetqTools | None = None) -> Any:
     from pydantic import ValidationError
 
     from core import __version__
+    from core.validation import explain
 
     state = tools or VetqTools()
 
@@ -457,9 +439,7 @@ def build_server(tools: VetqTools | None = None) -> Any:
             except ToolError as exc:
                 cause = exc.__cause__
                 if isinstance(cause, ValidationError) and (name in EXTRACTION_TOOLS or name in REVIEW_TOOLS):
-                    problems = "; ".join(
-                        f"{'.'.join(str(p) for p in err['loc']) or 'arguments'}: {err['msg']}" for err in cause.errors()
-                    )
+                    problems = explain(cause, limit=None, root="arguments")
                     return error_for(name, ErrorCode.INVALID_INPUT, f"invalid arguments: {problems}")
                 raise
 
@@ -540,12 +520,11 @@ def build_server(tools: VetqTools | None = None) -> Any:
 def serve() -> int:
     """Run the stdio server until the client disconnects; 0 on a clean exit."""
     from core.logging import configure_logging
+    from core.settings import log_level_from_environment
 
-    # Logs first, and to stderr: stdout belongs to the protocol. (`vetq mcp` has
-    # already configured them; this covers a direct call.) A malformed
-    # VETQ_LOG_LEVEL falls back to WARNING here rather than stopping the server.
-    level = (os.environ.get("VETQ_LOG_LEVEL") or "WARNING").upper()
-    configure_logging(level if level in {"DEBUG", "INFO", "WARNING", "ERROR"} else "WARNING")
+    # Logs first, and to stderr: stdout belongs to the protocol. A malformed
+    # VETQ_LOG_LEVEL falls back to the default here rather than stopping the server.
+    configure_logging(log_level_from_environment(quiet=True))
     server = build_server()
     try:
         server.run("stdio")

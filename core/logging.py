@@ -132,10 +132,16 @@ class _CurrentStderr:
 
 
 def configure_logging(level: str | None = None, *, force: bool = False) -> None:
+    """JSON lines on stderr at `level` (an entry point passes the one its settings
+    give); without one, at VETQ_LOG_LEVEL or a worker's INFO."""
     global _configured
     if _configured and not force:
         return
-    level_name = (level or os.environ.get("VETQ_LOG_LEVEL") or "INFO").upper()
+    if not level:
+        from core.settings import log_level_from_environment
+
+        level = log_level_from_environment(quiet=False)
+    level_name = level.upper()
     numeric = logging.getLevelName(level_name)
     if not isinstance(numeric, int):
         numeric = logging.INFO

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from core.redis_keys import EXTRACT_QUEUE, REVIEW_QUEUE
 from core.redis_url import normalise_redis_url
 from core.settings import VetqSettings
 
-EXTRACT_QUEUE = "extract"
-REVIEW_QUEUE = "review"
+# A queue's name is its Redis key as well, so it is named with the other keys.
 QUEUES = (EXTRACT_QUEUE, REVIEW_QUEUE)
 
 TASK_EXTRACT = "vetq.extract"
@@ -29,11 +29,6 @@ TASK_QUEUES = {
 }
 
 TRACE_HEADER = "trace_id"
-# One key per job a client submitted (`vetq:submitted:<job id>`), kept as long as
-# results: an id without one was never issued here, or has expired, and reads as
-# NOT_FOUND rather than as a job still waiting.
-SUBMITTED_KEY_PREFIX = "vetq:submitted:"
-TELEMETRY_STREAM = "vetq:telemetry"
 KIND_OF_TASK = {TASK_EXTRACT: "extract", TASK_VALIDATE: "validate", TASK_REVIEW: "review"}
 
 # What a requeued job's countdown leaves free of the visibility timeout besides the

@@ -1,10 +1,16 @@
 """Every VETQ_* setting, validated once at start. A bad value stops the process with
-a message naming the variable; provider keys keep their SDKs' own names."""
+a message naming the variable; provider keys keep their SDKs' own names.
+
+This is the only module that reads a VETQ_ variable (tests/test_settings_reader.py
+checks the shipped packages): everything else takes a VetqSettings, so each default
+and each rule is written once, here."""
 
 from __future__ import annotations
 
 import math
+import os
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import Field, ValidationError, field_validator, model_validator
@@ -12,12 +18,20 @@ from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 from core.errors import ConfigError
 from core.llm.client import ModelSpec
+from core.validation import explain
 
 
 def _default_home() -> Path:
     from platformdirs import user_data_path
 
     return user_data_path("vetq", appauthor=False)
+
+
+LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
+# Without VETQ_LOG_LEVEL a worker (`vetq worker`, `vetq up`, a library's own logging)
+# logs every job at INFO, the field's default; a one-shot command and the MCP server,
+# whose stderr a person or an agent's host reads, keep to warnings and errors.
+QUIET_LOG_LEVEL = "WARNING"
 
 
 class VetqSettings(BaseSettings):
@@ -80,7 +94,9 @@ class VetqSettings(BaseSettings):
     max_job_tokens: int = Field(50_000, ge=256, description="Token budget of one extraction job")
     cache_ttl_s: int = Field(86_400, ge=0, description="How long model answers are cached (0 turns the cache off)")
 
-    log_level: str = Field("INFO", description="DEBUG, INFO, WARNING or ERROR")
+    log_level: str = Field(
+        "INFO", description="DEBUG, INFO, WARNING or ERROR (unset: WARNING for one-shot commands and the MCP server)"
+    )
 
     @field_validator("generator", "critic", "reviewer")
     @classmethod
@@ -117,7 +133,7 @@ class VetqSettings(BaseSettings):
     @field_validator("log_level")
     @classmethod
     def _level(cls, value: str) -> str:
-        if value.upper() not in {"DEBUG", "INFO", "WARNING", "ERROR"}:
+        if value.upper() not in LOG_LEVELS:
             raise ValueError("must be DEBUG, INFO, WARNING or ERROR")
         return value.upper()
 
@@ -128,7 +144,44 @@ class VetqSettings(BaseSettings):
         return self
 
     def spec(self, role: str) -> ModelSpec:
-        return ModelSpec.parse(getattr(self, role), variable=f"VETQ_{role.upper()}")
+        return ModelSpec.parse(getattr(self, role), variable=variable_of(role))
+
+    def log_level_of(self, *, quiet: bool) -> str:
+        """VETQ_LOG_LEVEL when it is set; else INFO, or QUIET_LOG_LEVEL for a quiet entry point."""
+        if quiet and "log_level" not in self.model_fields_set:
+            return QUIET_LOG_LEVEL
+        return self.log_level
+
+
+def variable_of(field: str) -> str:
+    """The environment variable of a setting: VETQ_ and its name in capitals."""
+    if field not in VetqSettings.model_fields:
+        raise KeyError(f"no setting {field!r}")
+    return f"{VetqSettings.model_config.get('env_prefix', '')}{field}".upper()
+
+
+def raw_value(field: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """One setting's variable as written (None when unset), read as pydantic-settings
+    reads it (the name in any case), without validating the others. Only for what must
+    work however the rest is configured: the log level of an entry point that starts
+    anyway, a harness deciding how to run before it loads the settings. Everything
+    else reads load_settings()."""
+    name = variable_of(field)
+    env = os.environ if environ is None else environ
+    if name in env:
+        return env[name]
+    return next((value for key, value in env.items() if key.upper() == name), None)
+
+
+def log_level_from_environment(*, quiet: bool, environ: Mapping[str, str] | None = None) -> str:
+    """VETQ_LOG_LEVEL alone, for an entry point that must start whatever else is
+    misconfigured (the MCP server, which fails calls rather than its start; logging
+    configured without a level): a malformed value gives the default instead of
+    stopping the process."""
+    value = (raw_value("log_level", environ) or "").upper()
+    if value in LOG_LEVELS:
+        return value
+    return QUIET_LOG_LEVEL if quiet else str(VetqSettings.model_fields["log_level"].default)
 
 
 REDIS_URL_SCHEMES = ("redis", "rediss", "unix")
@@ -158,8 +211,9 @@ def load_settings(**overrides: object) -> VetqSettings:
             f'invalid configuration: {name}: not valid JSON; write a JSON list such as ["json"]'
         ) from None
     except ValidationError as exc:
-        problems = []
-        for error in exc.errors():
-            name = "VETQ_" + "_".join(str(p) for p in error["loc"]).upper() if error["loc"] else "VETQ settings"
-            problems.append(f"{name}: {error['msg'].removeprefix('Value error, ')}")
-        raise ConfigError("invalid configuration: " + "; ".join(problems)) from None
+        problems = explain(exc, limit=None, root="VETQ settings", path=_variable_name)
+        raise ConfigError(f"invalid configuration: {problems}") from None
+
+
+def _variable_name(loc: tuple[int | str, ...]) -> str:
+    return "VETQ_" + "_".join(str(part) for part in loc).upper()

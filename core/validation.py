@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Callable
 from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
@@ -14,15 +15,33 @@ from core.errors import InvalidInputError
 M = TypeVar("M", bound=BaseModel)
 
 
-def explain(exc: ValidationError, *, limit: int = 6) -> str:
+def _dotted(loc: tuple[int | str, ...]) -> str:
+    return ".".join(str(part) for part in loc)
+
+
+def explain(
+    exc: ValidationError,
+    *,
+    limit: int | None = 6,
+    root: str = "request",
+    path: Callable[[tuple[int | str, ...]], str] = _dotted,
+) -> str:
+    """The one explainer of a pydantic ValidationError, for a producer's payload, a
+    model's answer, MCP arguments and settings alike: `where: what` for the first
+    `limit` problems (None: all), then how many more there are. Field paths and
+    messages only, never the input itself. `root` names the whole object when a problem
+    is in no one field ("request", "answer"); `path` spells a field's location (the
+    settings name it by its VETQ_ variable)."""
+    errors = exc.errors(include_input=False, include_url=False)
+    shown = errors if limit is None else errors[:limit]
     parts = []
-    for error in exc.errors()[:limit]:
-        where = ".".join(str(p) for p in error["loc"]) or "request"
+    for error in shown:
+        where = path(error["loc"]) if error["loc"] else root
         message = error["msg"].removeprefix("Value error, ")
         if error["type"] == "extra_forbidden":
             message = "unknown field"
         parts.append(f"{where}: {message}")
-    more = len(exc.errors()) - limit
+    more = len(errors) - len(shown)
     if more > 0:
         parts.append(f"and {more} more problem(s)")
     return "; ".join(parts)

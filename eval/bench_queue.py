@@ -31,8 +31,10 @@ DATA = {
 
 
 def _wait_for_workers(client, count: int, timeout: float = 60.0) -> None:
+    from api_client.admin import Admin
+
     deadline = time.monotonic() + timeout
-    while len(client.workers()) < count:
+    while len(Admin.of(client).workers()) < count:
         if time.monotonic() > deadline:
             raise SystemExit("workers did not start")
         time.sleep(0.2)

@@ -50,6 +50,7 @@ def run_mode(
     window_s: float,
     timeout_s: float,
 ) -> dict[str, Any]:
+    from api_client.admin import Admin
     from api_client.client import Client
     from core.settings import load_settings
     from eval.fake_provider import FakeProvider
@@ -81,7 +82,7 @@ def run_mode(
             settings = load_settings(home=home, log_level="WARNING")
             with Client(redis.url, settings=settings) as client:
                 deadline = time.monotonic() + 60
-                while len(client.workers()) < workers and time.monotonic() < deadline:
+                while len(Admin.of(client).workers()) < workers and time.monotonic() < deadline:
                     time.sleep(0.2)
                 batch = client.submit_batch(
                     {"kind": "extract", "text": f"{DOCUMENT}(document {i})"} for i in range(jobs)

@@ -56,11 +56,11 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from core.redis_keys import CELERY_RESULT_PREFIX, EXTRACT_QUEUE, KOMBU_UNACKED_KEY
 from core.results import error_of
 from eval.bench_queue import DATA, DOCUMENT
 
 MODEL = "chaos-model"
-META_PREFIX = "celery-task-meta-"
 FINAL_STATES = ("SUCCESS", "FAILURE")
 COMPARED = ("status", "data", "error", "overall_confidence", "flagged_fields", "trace_id")
 MARKER = re.compile(r"chaos-([0-9a-f]{8})-(\d+)")
@@ -113,7 +113,7 @@ class ResultWatcher:
 
     def __init__(self, url: str, prefix: str) -> None:
         self.url = url
-        self.pattern = f"{META_PREFIX}*"
+        self.pattern = f"{CELERY_RESULT_PREFIX}*"
         self.writes: dict[str, list[str]] = defaultdict(list)
         self.lock = threading.Lock()
         self.stop = threading.Event()
@@ -143,7 +143,7 @@ class ResultWatcher:
                         continue
                     channel = message["channel"].decode()
                     with contextlib.suppress(ValueError):
-                        self.add(channel[len(META_PREFIX) :], json.loads(message["data"]))
+                        self.add(channel[len(CELERY_RESULT_PREFIX) :], json.loads(message["data"]))
             except (redis.RedisError, OSError):
                 self.reconnects += 1
                 self.stop.wait(0.3)
@@ -192,6 +192,7 @@ def run_chaos(
 ) -> dict[str, Any]:
     import redis as redis_lib
 
+    from api_client.admin import Admin
     from api_client.client import Client
     from core.settings import load_settings
     from eval.fake_provider import FakeProvider
@@ -247,9 +248,9 @@ def run_chaos(
         )
         client = Client(server.url, settings=settings)
         ready_by = time.monotonic() + 60
-        while len(client.workers()) < workers and time.monotonic() < ready_by:
+        while len(Admin.of(client).workers()) < workers and time.monotonic() < ready_by:
             time.sleep(0.2)
-        watcher = ResultWatcher(server.url, META_PREFIX).start()
+        watcher = ResultWatcher(server.url, CELERY_RESULT_PREFIX).start()
         reader = redis_lib.Redis.from_url(server.url, socket_connect_timeout=1, socket_timeout=2)
 
         def produce() -> None:
@@ -278,7 +279,7 @@ def run_chaos(
         def metas(ids: list[str]) -> dict[str, dict[str, Any]]:
             if not ids:
                 return {}
-            values = reader.mget([META_PREFIX + i for i in ids])
+            values = reader.mget([CELERY_RESULT_PREFIX + i for i in ids])
             return {i: json.loads(v) for i, v in zip(ids, values, strict=True) if v}
 
         final: dict[str, dict[str, Any]] = {}
@@ -333,8 +334,8 @@ def run_chaos(
                     if _comparable(meta) not in watcher.writes.get(job_id, []):
                         watcher.add(job_id, meta)
             # Where a job with no result sits: in its queue, unacknowledged, or nowhere.
-            raw_queue = b"".join(reader.lrange("extract", 0, -1))
-            raw_unacked = b"".join(reader.hvals("unacked"))
+            raw_queue = b"".join(reader.lrange(EXTRACT_QUEUE, 0, -1))
+            raw_unacked = b"".join(reader.hvals(KOMBU_UNACKED_KEY))
             for job_id in job_ids:
                 if job_id not in final:
                     where_of[job_id] = (
@@ -382,6 +383,8 @@ def run_chaos(
         "jobs": jobs,
         "submitted": len(job_ids),
         "submit_errors": len(submit_errors),
+        # The first few, so a failed assertion on submit_errors says what went wrong.
+        "submit_error_samples": submit_errors[:3],
         "completed": completed,
         "failed": sum(failed.values()),
         "failed_by_code": dict(failed),

@@ -423,7 +423,9 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m eval.extra
                 file=sys.stderr,
             )
             return 2
-        if os.environ.get("VETQ_REDIS_URL"):
+        from core.settings import raw_value
+
+        if raw_value("redis_url"):
             print(
                 "error: --record needs the embedded default (unset VETQ_REDIS_URL): remote workers "
                 "cannot write this machine's fixture",

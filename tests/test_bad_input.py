@@ -152,6 +152,25 @@ def test_an_invalid_utf8_batch_line_is_refused_alone(service, cli_env):
     assert results[1]["status"] == "ok", out + err
 
 
+# --------------------------------------------------------------------- the one explainer
+
+
+def test_one_explainer_names_each_path_counts_the_rest_and_calls_the_whole_by_the_callers_name():
+    from pydantic import ValidationError
+
+    from core.review.schema import ReviewRequest
+    from core.validation import explain
+
+    with pytest.raises(ValidationError) as bad_fields:
+        ReviewRequest.model_validate({"objective": "x", "proposed_solution": "y", "risk_level": "low", "surprise": 1})
+    assert explain(bad_fields.value) == "decision_type: Field required; surprise: unknown field"
+    assert explain(bad_fields.value, limit=1) == "decision_type: Field required; and 1 more problem(s)"
+    with pytest.raises(ValidationError) as not_an_object:
+        ReviewRequest.model_validate(["x"])
+    assert explain(not_an_object.value).startswith("request: ")
+    assert explain(not_an_object.value, root="answer").startswith("answer: ")
+
+
 # --------------------------------------------------------------------- MCP wire
 
 
@@ -338,7 +357,7 @@ def test_an_unknown_job_id_is_not_found_not_queued(service, cli_env):
 def test_submitted_ids_are_recorded_for_as_long_as_results(service):
     import redis
 
-    from core.queue import SUBMITTED_KEY_PREFIX
+    from core.redis_keys import submitted_key
 
     single = service.client.submit_validation(GLOBEX, GLOBEX_DATA, heuristics_only=True)
     batch = service.client.submit_batch(
@@ -346,7 +365,7 @@ def test_submitted_ids_are_recorded_for_as_long_as_results(service):
     )
     r = redis.Redis.from_url(service.client.redis_url)
     for job in [single, *batch.jobs]:
-        assert 0 < r.ttl(SUBMITTED_KEY_PREFIX + job.id) <= service.settings.result_ttl_s
+        assert 0 < r.ttl(submitted_key(job.id)) <= service.settings.result_ttl_s
     assert single.result(timeout=60)["status"] == "ok"
     assert [result["status"] for result in batch.results(timeout=60)] == ["ok", "ok", "ok", "error"]
     assert single.status() == "done"

@@ -9,6 +9,7 @@ import time
 import pytest
 import redis
 
+from api_client.admin import Admin
 from api_client.client import Client
 from core.extraction.pipeline import ExtractionPipeline
 from core.llm.scripted import ScriptedLLMClient
@@ -187,7 +188,7 @@ def test_a_batch_completes_after_a_worker_died_holding_a_reservation(redis_url, 
         workers = [spawn_worker_process(redis_url, queues=["extract"], concurrency=1, extra_env=env)]
         try:
             with Client(redis_url, settings=settings) as client:
-                wait_for(lambda: len(client.workers()) == 1, timeout=60)
+                wait_for(lambda: len(Admin.of(client).workers()) == 1, timeout=60)
                 batch = client.submit_batch([{"kind": "extract", "text": GLOBEX}], token_budget=budget)
                 wait_for(lambda: any(e["model"] == "fake-generator" for e in fake.log), interval=0.02)
                 kill_tree(workers[0])  # mid-call: the Generator reservation is never settled

@@ -16,7 +16,7 @@ import redis
 
 from core.errors import ConfigError, ErrorCode
 from core.llm.errors import ProviderHTTPError, RateLimitedError
-from core.llm.limits import Limit, limits_from_env, parse_limits
+from core.llm.limits import Limit, parse_limits
 from core.llm.providers import OpenAIClient
 from core.llm.scripted import ScriptedLLMClient
 from core.llm.types import LLMRequest, LLMResponse, Message, RateLimitInfo, Usage
@@ -96,8 +96,15 @@ def test_parse_limits_good():
     assert parse_limits("") == {} and parse_limits(None) == {}
     # a Bedrock model id holds a colon of its own
     assert parse_limits("bedrock:anthropic.claude-v2:1=5rpm") == {"bedrock:anthropic.claude-v2:1": Limit(rpm=5)}
-    assert limits_from_env({"VETQ_LIMITS": "openai:m=1rpm"}) == {"openai:m": Limit(rpm=1)}
-    assert limits_from_env({}) == {}
+
+
+def test_limits_are_read_through_the_settings(monkeypatch):
+    from core.settings import load_settings
+
+    monkeypatch.setenv("VETQ_LIMITS", "openai:m=1rpm")
+    assert parse_limits(load_settings().limits) == {"openai:m": Limit(rpm=1)}
+    monkeypatch.delenv("VETQ_LIMITS")
+    assert parse_limits(load_settings().limits) == {}
 
 
 @pytest.mark.parametrize(

@@ -92,7 +92,7 @@ def test_chaos_run_loses_nothing_and_writes_no_second_result():
         visibility_timeout_s=20,
         seed=7,
     )
-    assert figures["submitted"] == 20 and figures["submit_errors"] == 0, figures
+    assert figures["submitted"] == 20 and figures["submit_errors"] == 0, figures["submit_error_samples"]
     assert figures["lost"] == 0, figures
     assert figures["duplicate_results"] == 0, figures
     assert figures["completed"] + figures["failed"] == 20, figures

@@ -122,6 +122,52 @@ def test_batch_worst_is_needs_review_when_all_lines_are_good(service, cli_env):
     assert [json.loads(line)["status"] for line in done.stdout.splitlines()] == ["ok", "needs_review"]
 
 
+def test_batch_progress_goes_to_a_terminal_stderr_with_count_rate_and_eta(service, cli_env):
+    import fcntl
+    import pty
+    import struct
+    import termios
+    import threading
+
+    lines = [json.dumps({"id": n, "text": GLOBEX, "data": GLOBEX_DATA}) for n in range(5)] + ["{not json"]
+    batch = ("\n".join(lines) + "\n").encode()
+    terminal, stderr_tty = pty.openpty()
+    fcntl.ioctl(stderr_tty, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+    run = subprocess.Popen(
+        [sys.executable, "-m", "api_client.cli", "validate", "--batch", "--heuristics-only", "--timeout", "60"],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=stderr_tty,
+        env={**os.environ, **cli_env, "TERM": "xterm"},
+    )
+    os.close(stderr_tty)
+    drawn = bytearray()
+
+    def read_terminal():
+        while True:
+            try:
+                chunk = os.read(terminal, 4096)
+            except OSError:  # EIO: the process closed the terminal
+                return
+            if not chunk:
+                return
+            drawn.extend(chunk)
+
+    reader = threading.Thread(target=read_terminal, daemon=True)
+    reader.start()
+    stdout, _ = run.communicate(batch, timeout=120)
+    reader.join(timeout=10)
+    os.close(terminal)
+    assert run.returncode == 2  # the refused line
+    out = [json.loads(line) for line in stdout.decode().splitlines()]  # nothing but JSON lines
+    assert [o.get("id") for o in out] == [0, 1, 2, 3, 4, None]
+    screen = drawn.decode(errors="replace")
+    assert "6/6" in screen and "jobs/s" in screen and "ETA" in screen, screen
+
+    piped = vetq("validate", "--batch", "--heuristics-only", input=batch.decode(), env=cli_env)
+    assert "jobs/s" not in piped.stderr and "6/6" not in piped.stderr
+
+
 def test_worker_refuses_unsafe_settings(redis_url):
     pickle = vetq("worker", env={"VETQ_REDIS_URL": redis_url, "VETQ_ACCEPT_CONTENT": '["json", "pickle"]'}, timeout=60)
     assert pickle.returncode == 2 and "pickle" in json.loads(pickle.stdout)["error"]["message"]

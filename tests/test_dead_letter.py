@@ -11,6 +11,7 @@ import time
 import pytest
 from kombu import Connection, Exchange, Producer, Queue
 
+from api_client.admin import Admin
 from tests.conftest import GLOBEX, GLOBEX_DATA
 from workers import dead_letter
 
@@ -33,7 +34,7 @@ def _publish(url: str, body, *, headers: dict, serializer: str | None = None, co
 
 
 def _entries(service) -> list[dict]:
-    return list(service.client.dead_letters(limit=1000))
+    return list(Admin.of(service.client).dead_letters(limit=1000))
 
 
 def _wait_for(predicate, timeout: float = 20.0):

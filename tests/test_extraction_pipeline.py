@@ -141,6 +141,17 @@ def test_generator_invalid_field_gets_a_repair_naming_the_field(globex):
     assert "invoice_date" in generator.requests[1].messages[-1].content
 
 
+def test_a_repair_for_many_broken_fields_names_five_and_counts_the_rest(globex):
+    text, data = globex
+    bad = {"vendor_name": [1], "invoice_number": {}, "invoice_date": [], "subtotal": True, "tax": [], "total": {}}
+    generator = ScriptedLLMClient([json.dumps(dict(data, **bad, currency=5)), json.dumps(data)])
+    result = pipeline(generator, ScriptedLLMClient([critic_answer()])).extract(text)
+    assert result.status == "ok"
+    repair = generator.requests[1].messages[-1].content
+    assert "vendor_name: Input should be a valid string" in repair and "tax: Input should be a valid number" in repair
+    assert "and 2 more problem(s)" in repair and "; total:" not in repair
+
+
 def test_two_unusable_answers_end_malformed(globex):
     text, _ = globex
     generator = ScriptedLLMClient(["no json here", "still none"])

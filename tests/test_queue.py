@@ -8,6 +8,7 @@ import time
 import pytest
 from kombu import Connection, Exchange, Producer, Queue
 
+from api_client.admin import Admin
 from api_client.client import Client, JobStatus, NoWorkerError
 from core.extraction.pipeline import ExtractionPipeline
 from core.llm.scripted import ScriptedLLMClient
@@ -180,5 +181,5 @@ def test_worker_probe_survives_a_dropped_broker_connection(service, monkeypatch)
         return real_inspect(*args, **kwargs)
 
     monkeypatch.setattr(service.client.app.control, "inspect", flaky_inspect)
-    assert any("extract" in queues for queues in service.client.workers().values())
+    assert any("extract" in queues for queues in Admin.of(service.client).workers().values())
     assert len(calls) == 2

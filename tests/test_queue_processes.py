@@ -10,6 +10,7 @@ import time
 
 import pytest
 
+from api_client.admin import Admin
 from api_client.client import Client
 from eval.fake_provider import FakeProvider
 from tests.conftest import GLOBEX, GLOBEX_DATA, answer_like_a_model
@@ -49,7 +50,7 @@ def test_job_survives_its_worker_process_being_killed(redis_url, queue_settings,
     workers = [spawn_worker_process(redis_url, concurrency=1, extra_env=env) for _ in range(2)]
     try:
         with Client(redis_url, settings=queue_settings) as client:
-            wait_for(lambda: len(client.workers()) == 2, timeout=60)
+            wait_for(lambda: len(Admin.of(client).workers()) == 2, timeout=60)
             job = client.submit_extraction(GLOBEX)
             # Mid-job: the Generator call has reached the (slow) provider.
             wait_for(lambda: any(e["model"] == "fake-generator" for e in slow_fake.log))
@@ -87,15 +88,16 @@ def test_vetq_up_serves_jobs_and_stops_without_orphans(tmp_path):
         from core.settings import load_settings
 
         with Client(url, settings=load_settings(home=tmp_path / "other")) as client:
-            wait_for(lambda: len(client.workers()) == 2, timeout=60)
+            admin = Admin.of(client)
+            wait_for(lambda: len(admin.workers()) == 2, timeout=60)
             children = subprocess.run(["pgrep", "-P", str(up.pid)], capture_output=True, text=True).stdout.split()
             job = client.submit_validation(GLOBEX, GLOBEX_DATA, heuristics_only=True)
             assert job.result(timeout=30)["status"] == "ok"
             # A worker that dies is replaced: the fleet is back to two.
-            before = set(client.workers())
+            before = set(admin.workers())
             worker_pid = next(pid for pid in children if "worker" in open(f"/proc/{pid}/cmdline").read())
             os.kill(int(worker_pid), signal.SIGKILL)
-            wait_for(lambda: len(client.workers()) == 2 and set(client.workers()) != before, timeout=90)
+            wait_for(lambda: len(admin.workers()) == 2 and set(admin.workers()) != before, timeout=90)
             children = subprocess.run(["pgrep", "-P", str(up.pid)], capture_output=True, text=True).stdout.split()
         up.send_signal(signal.SIGTERM)
         assert up.wait(timeout=60) == 0

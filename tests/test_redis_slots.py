@@ -18,10 +18,11 @@ from core.llm.scripted import ScriptedLLMClient
 from core.llm.types import LLMRequest, Message, Usage
 from workers.budget_ledger import RedisBudgetLedger, ScopedBudget
 from workers.call_gate import RedisCallGate
-from workers.rate_limiter import LUA_DIR, RedisRateLimiter, load_lua
+from workers.lua_scripts import SCRIPTS, source
+from workers.rate_limiter import RedisRateLimiter
 from workers.response_cache import RedisResponseCache
 
-SCRIPT_NAMES = {load_lua(path.stem): path.stem for path in LUA_DIR.glob("*.lua")}
+SCRIPT_NAMES = {source(name): name for name in SCRIPTS}
 # The delivery script of workers/reliable_transport.py works on kombu's own keys (the
 # queues, `unacked`), named by kombu; kombu's Redis transport does not run on a Redis
 # Cluster at all (its restores are MULTI over those keys), so the rule cannot apply.

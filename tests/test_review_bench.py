@@ -19,6 +19,7 @@ from eval.review_bench.cli import main, offline_responder
 from eval.review_bench.metrics import label_difference, paired_bootstrap, wilson
 from eval.review_bench.runner import CHECKPOINT_NAME, plan_items, read_checkpoint
 from tests.conftest import Service, serving_fake_provider
+from tests.test_review_prompts import BENCH_FROZEN, FROZEN
 
 MODEL = "openai:bench-reviewer"
 SUBSET = ["pm-knight-2012-flag-reuse", "syn-float-money", "syn-outbox"]
@@ -167,7 +168,9 @@ def test_end_to_end_resume_refusals_and_fresh(bench_service, fake, tmp_path, cap
     assert run(bench_service, *base) == 0
     header, records = read_checkpoint(checkpoint)
     assert header["modes"] == ["blind_first", "proposal_first"] and header["runs"] == 2
-    assert header["model"] == MODEL and header["prompt_hashes"] and header["bench_prompt_hashes"]
+    assert header["model"] == MODEL
+    # The header reports the very hashes the prompt-freeze test pins.
+    assert header["prompt_hashes"] == FROZEN and header["bench_prompt_hashes"] == BENCH_FROZEN
     assert header["case_set_hash"] and header["git_commit"]
     assert len(records) == 12 and len({r["key"] for r in records}) == 12
     assert all(r["verdict"] for r in records)

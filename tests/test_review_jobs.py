@@ -9,6 +9,7 @@ import sys
 
 import pytest
 
+from api_client.admin import Admin
 from api_client.client import BlindnessLeakError, Client
 from core.errors import ConfigError, InvalidInputError
 from core.llm.scripted import ScriptedLLMClient
@@ -123,7 +124,7 @@ def test_telemetry_stream_and_outcomes_carry_no_text(redis_url, queue_settings):
         result = svc.client.submit_review(request).result(timeout=30)
         review_id = result["meta"]["review_id"]
         svc.client.record_outcome(review_id, accepted_review=True, later_rework_required=False, review_was_useful=True)
-        records = list(svc.client.export_telemetry())
+        records = list(Admin.of(svc.client).export_telemetry())
     finally:
         svc.close()
     assert [r["record_type"] for r in records] == ["review", "review_outcome"]

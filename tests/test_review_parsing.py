@@ -93,6 +93,19 @@ def test_verdict_answer_needs_a_probe() -> None:
         VerdictAnswer.model_validate(data)
 
 
+def test_the_repair_turn_names_each_broken_field_and_counts_the_rest() -> None:
+    import json
+
+    from tests.test_review_service import POS, VER, review
+
+    broken = _answer(verdict="MAYBE", recommendation=None, critical_assumptions=7, material_risks=5, confidence="x")
+    _outcome, client = review([POS, json.dumps(broken), VER])
+    repair = client.requests[2].messages[-1].content
+    assert "the JSON did not match the required shape: verdict: verdict must be one of" in repair
+    assert "recommendation: Input should be a valid string" in repair
+    assert "and 1 more problem(s)" in repair  # five problems, four named
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 
+from api_client.admin import Admin
 from api_client.client import Client
 from eval.fake_provider import FakeProvider
 from tests.conftest import GLOBEX, GLOBEX_DATA, answer_like_a_model
@@ -37,7 +38,7 @@ def test_a_worker_at_info_logs_no_document_text_and_no_extracted_value(redis_url
         try:
             with Client(redis_url, settings=queue_settings) as client:
                 deadline = time.monotonic() + 60
-                while not client.workers(timeout=1) and time.monotonic() < deadline:
+                while not Admin.of(client).workers(timeout=1) and time.monotonic() < deadline:
                     time.sleep(0.2)
                 extracted = client.submit_extraction(GLOBEX).result(timeout=60)
                 validated = client.submit_validation(GLOBEX, GLOBEX_DATA, heuristics_only=True).result(timeout=60)

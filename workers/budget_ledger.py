@@ -1,8 +1,8 @@
 """Token budgets in Redis, shared by every worker: one per scope (`job:<id>`,
 `batch:<id>`, ...), reserved before a model call and settled after it.
 
-Redis layout (every key carries the hash tag `{<prefix>}`, so each script's keys sit
-in one Redis Cluster slot):
+Redis layout (core.redis_keys.budget_*_key; every key carries the hash tag
+`{<prefix>}`, so each script's keys sit in one Redis Cluster slot):
 
     {<prefix>}:scope:<scope>   hash  limit, spent, reserved, and r:<id> = tokens of
                                      each reservation the scope still holds
@@ -40,8 +40,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from core.llm.types import Usage
+from core.redis_keys import BUDGET_PREFIX, budget_lease_key, budget_reservation_key, budget_scope_key
 from core.settings import VetqSettings
-from workers.rate_limiter import load_lua
+from workers.lua_scripts import register
 
 __all__ = ["LEASE_MARGIN_S", "UNLIMITED", "RedisBudgetLedger", "ScopedBudget", "lease_s_for"]
 
@@ -81,7 +82,7 @@ class RedisBudgetLedger:
         self,
         redis_client: Any,
         *,
-        key_prefix: str = "vetq:budget",
+        key_prefix: str = BUDGET_PREFIX,
         reservation_ttl_s: int = 24 * 3600,
         untracked_ttl_s: int = 7 * 24 * 3600,
         lease_s: float | None = None,
@@ -96,25 +97,27 @@ class RedisBudgetLedger:
         self.reservation_ttl_s = int(reservation_ttl_s)
         self.untracked_ttl_s = int(untracked_ttl_s)
         self.lease_s = lease_s
-        self._lease_ms = max(1, int(round(lease_s * 1000)))
-        self._tag = f"{{{key_prefix}}}"
-        self._set_limit = redis_client.register_script(load_lua("budget_set_limit"))
-        self._reserve = redis_client.register_script(load_lua("budget_reserve"))
-        self._finish = redis_client.register_script(load_lua("budget_finish"))
-        self._renew = redis_client.register_script(load_lua("budget_renew"))
-        self._charge = redis_client.register_script(load_lua("budget_charge"))
-        self._sweep = redis_client.register_script(load_lua("budget_sweep"))
+        self._lease_ms = max(1, round(lease_s * 1000))
+        self._set_limit, self._reserve, self._finish, self._renew, self._charge, self._sweep = register(
+            redis_client,
+            "budget_set_limit",
+            "budget_reserve",
+            "budget_finish",
+            "budget_renew",
+            "budget_charge",
+            "budget_sweep",
+        )
 
     # ------------------------------------------------------------------ keys
 
     def scope_key(self, scope: str) -> str:
-        return f"{self._tag}:scope:{scope}"
+        return budget_scope_key(scope, self.key_prefix)
 
     def lease_key(self, scope: str) -> str:
-        return f"{self._tag}:lease:{scope}"
+        return budget_lease_key(scope, self.key_prefix)
 
     def reservation_key(self, reservation_id: str) -> str:
-        return f"{self._tag}:res:{reservation_id}"
+        return budget_reservation_key(reservation_id, self.key_prefix)
 
     # ------------------------------------------------------------------ API
 

@@ -56,6 +56,7 @@ from core.llm.providers import CALL_TIMEOUT_S
 from core.llm.tokens import estimate_prompt_tokens
 from core.llm.types import LLMRequest, LLMResponse, RateLimitInfo
 from core.logging import get_logger
+from core.redis_keys import ATTEMPTS_PREFIX, JOB_SCOPE_PREFIX, attempts_key
 from workers.budget_ledger import RedisBudgetLedger
 from workers.rate_limiter import RedisRateLimiter
 from workers.response_cache import RedisResponseCache
@@ -137,7 +138,7 @@ class RedisCallGate:
         max_sleep_s: float = 10.0,
         max_attempts: int = 6,
         attempt_key: str | None = None,
-        attempt_prefix: str = "vetq:attempts",
+        attempt_prefix: str = ATTEMPTS_PREFIX,
         attempt_ttl_s: int = 24 * 3600,
         deadline: float | None = None,
         sleep: Callable[[float], None] = time.sleep,
@@ -173,7 +174,7 @@ class RedisCallGate:
         # A job's budget is set once: a re-delivered job keeps what it already spent.
         if job_scope_tokens is not None and ledger is not None:
             for scope in self.budget_scopes:
-                if scope.startswith("job:"):
+                if scope.startswith(JOB_SCOPE_PREFIX):
                     ledger.set_limit(scope, int(job_scope_tokens), budget_ttl_s)
 
     # ------------------------------------------------------------------ helpers
@@ -203,7 +204,7 @@ class RedisCallGate:
     def _attempt_counter(self, model_key: str, request: LLMRequest) -> str | None:
         if self.attempt_key is None:
             return None
-        return f"{self.attempt_prefix}:{self.attempt_key}:{model_key}:{request.fingerprint()}"
+        return attempts_key(self.attempt_key, model_key, request.fingerprint(), self.attempt_prefix)
 
     def attempts_so_far(self, client: LLMClient, request: LLMRequest) -> int:
         """Provider 429s recorded in Redis for this request (0 without attempt_key)."""

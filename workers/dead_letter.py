@@ -25,11 +25,11 @@ from typing import Any
 
 from core.errors import ErrorCode
 from core.logging import get_logger
+from core.redis_keys import DEAD_LETTER_KEY
 from core.results import error_of
 
 log = get_logger("vetq.dead_letter")
 
-DEAD_LETTER_KEY = "vetq:dead"
 DEAD_LETTER_CAP = 10_000
 PREVIEW_CHARS = 200
 # Redacted before cutting, so a secret cut in half is never left half-visible.

@@ -1,7 +1,8 @@
 """The fleet-wide rate limiter: one sliding window per `provider:model`, kept in
 Redis, so it holds across every worker process and host.
 
-Redis layout (all keys of one model share the hash tag `{provider:model}`):
+Redis layout (core.redis_keys.rate_limit_keys; all keys of one model share the hash
+tag `{provider:model}`):
 
     <prefix>:{provider:model}:w    sorted set: admitted entry ids, scored by time (ms, Redis TIME)
     <prefix>:{provider:model}:t    hash: entry id -> tokens (estimate, corrected by settle)
@@ -18,36 +19,22 @@ included) stays in the window: counting it is the safe side.
 from __future__ import annotations
 
 import math
-import re
 import threading
 import uuid
 from collections.abc import Mapping
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 from core.llm.limits import Limit
 from core.llm.types import RateLimitInfo
 from core.logging import get_logger
+from core.redis_keys import RATE_LIMIT_PREFIX, rate_limit_keys
+from workers.lua_scripts import register
 
-__all__ = ["DEFAULT_WINDOW_S", "RedisRateLimiter", "load_lua"]
+__all__ = ["DEFAULT_WINDOW_S", "RedisRateLimiter"]
 
 log = get_logger("vetq.rate_limiter")
 
 DEFAULT_WINDOW_S = 60.0
-LUA_DIR = Path(__file__).with_name("lua")
-
-
-_INCLUDE = re.compile(r"^-- include: (\w+)$", re.MULTILINE)
-
-
-@cache
-def load_lua(name: str) -> str:
-    """The text of workers/lua/<name>.lua, each `-- include: NAME` line replaced by
-    workers/lua/include/NAME.lua (Redis scripts cannot call one another, so code two
-    scripts share is written once and spliced into both)."""
-    text = (LUA_DIR / f"{name}.lua").read_text(encoding="utf-8")
-    return _INCLUDE.sub(lambda m: (LUA_DIR / "include" / f"{m.group(1)}.lua").read_text(encoding="utf-8"), text)
 
 
 class RedisRateLimiter:
@@ -62,7 +49,7 @@ class RedisRateLimiter:
         redis_client: Any,
         limits: Mapping[str, Limit] | None = None,
         *,
-        key_prefix: str = "vetq:rl",
+        key_prefix: str = RATE_LIMIT_PREFIX,
         window_s: float = DEFAULT_WINDOW_S,
     ) -> None:
         if window_s <= 0:
@@ -71,17 +58,14 @@ class RedisRateLimiter:
         self.limits: dict[str, Limit] = dict(limits or {})
         self.key_prefix = key_prefix
         self.window_s = float(window_s)
-        self._window_ms = int(round(self.window_s * 1000))
-        self._acquire = redis_client.register_script(load_lua("rl_acquire"))
-        self._settle = redis_client.register_script(load_lua("rl_settle"))
-        self._cooldown = redis_client.register_script(load_lua("rl_cooldown"))
+        self._window_ms = round(self.window_s * 1000)
+        self._acquire, self._settle, self._cooldown = register(redis_client, "rl_acquire", "rl_settle", "rl_cooldown")
         self._local = threading.local()
 
     # ------------------------------------------------------------------ keys
 
-    def _keys(self, model_key: str) -> list[str]:
-        base = f"{self.key_prefix}:{{{model_key}}}"
-        return [f"{base}:w", f"{base}:t", f"{base}:cd"]
+    def _keys(self, model_key: str) -> tuple[str, str, str]:
+        return rate_limit_keys(model_key, self.key_prefix)
 
     def limit_for(self, model_key: str) -> Limit | None:
         return self.limits.get(model_key)
@@ -122,7 +106,7 @@ class RedisRateLimiter:
     def cooldown(self, model_key: str, seconds: float) -> float:
         """Make every worker wait `seconds` before the next call to this model; an
         existing longer cooldown is kept (never shortened). Returns the seconds left."""
-        ms = int(math.ceil(max(0.0, float(seconds)) * 1000))
+        ms = math.ceil(max(0.0, float(seconds)) * 1000)
         left_ms = int(self._cooldown(keys=[self._keys(model_key)[2]], args=[ms]))
         return max(0, left_ms) / 1000.0
 

@@ -29,12 +29,13 @@ from kombu.transport import redis as kombu_redis
 from kombu.utils.encoding import bytes_to_str
 from kombu.utils.json import loads
 
-from workers.rate_limiter import load_lua
+from core.redis_keys import idle_key
+from workers.lua_scripts import source
 
 # An idle channel serving several queues watches each for this long in turn.
 WAIT_SLICE_S = 0.2
 
-_POP_SCRIPT = load_lua("reliable_pop")
+_POP_SCRIPT = source("reliable_pop")
 
 
 class Channel(kombu_redis.Channel):
@@ -68,7 +69,7 @@ class Channel(kombu_redis.Channel):
                 timeout = self.brpop_timeout
             slice_s = timeout if len(plain) == 1 else min(timeout, WAIT_SLICE_S)
             if self._no_blmove:
-                command = ["BLPOP", self._keys([f"vetq:idle:{uuid.uuid4().hex}"])[0], slice_s]
+                command = ["BLPOP", self._keys([idle_key(uuid.uuid4().hex)])[0], slice_s]
             else:
                 key = plain[self._wait_turn]
                 command = ["BLMOVE", key, key, "RIGHT", "RIGHT", slice_s]

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 
 from core.llm.types import LLMRequest, LLMResponse, RateLimitInfo
 from core.logging import get_logger
+from core.redis_keys import RESPONSE_CACHE_PREFIX, response_cache_key
 
 __all__ = ["RedisResponseCache"]
 
@@ -28,7 +29,7 @@ log = get_logger("vetq.cache")
 
 
 class RedisResponseCache:
-    def __init__(self, redis_client: Any, ttl_s: int, *, key_prefix: str = "vetq:cache") -> None:
+    def __init__(self, redis_client: Any, ttl_s: int, *, key_prefix: str = RESPONSE_CACHE_PREFIX) -> None:
         if int(ttl_s) <= 0:
             raise ValueError("ttl_s must be positive")
         self.redis = redis_client
@@ -37,7 +38,7 @@ class RedisResponseCache:
 
     def key(self, provider: str, model: str, request: LLMRequest) -> str:
         digest = hashlib.sha256("\x00".join((provider, model, request.fingerprint())).encode("utf-8")).hexdigest()
-        return f"{self.key_prefix}:{digest}"
+        return response_cache_key(digest, self.key_prefix)
 
     def get(self, provider: str, model: str, request: LLMRequest, *, stage: str | None = None) -> LLMResponse | None:
         if not request.use_cache:

@@ -20,7 +20,8 @@ from core.llm.factory import make_client
 from core.llm.gate import CallGate, DirectGate
 from core.llm.limits import parse_limits
 from core.logging import get_logger
-from core.queue import TASK_EXTRACT, TASK_NOOP, TASK_REVIEW, TASK_VALIDATE, TELEMETRY_STREAM, requeue_step_s
+from core.queue import TASK_EXTRACT, TASK_NOOP, TASK_REVIEW, TASK_VALIDATE, requeue_step_s
+from core.redis_keys import TELEMETRY_STREAM, batch_scope, job_scope
 from core.results import RESULT_FORMAT
 from core.review.schema import ReviewError, ReviewErrorMeta, ReviewRequest
 from core.review.service import config_from_settings, run_review
@@ -78,12 +79,12 @@ class WorkerContext:
         job and, when it belongs to one, its batch. Keyed by the job id, so a retried
         job keeps its budget and its count of 429s."""
         job_id = task.request.id
-        scopes = [f"job:{job_id}"]
+        scopes = [job_scope(job_id)]
         self.ledger.set_limit(scopes[0], job_tokens, self.settings.result_ttl_s)
         batch_id = header(task, BATCH_HEADER)
         budget = header(task, BATCH_BUDGET_HEADER)
         if batch_id:
-            scopes.append(f"batch:{batch_id}")
+            scopes.append(batch_scope(batch_id))
             if budget is not None:
                 self.ledger.set_limit(scopes[1], int(budget), self.settings.result_ttl_s)
         return RedisCallGate(
@@ -94,7 +95,7 @@ class WorkerContext:
             budget_scopes=scopes,
             max_sleep_s=self.settings.max_sleep_s,
             max_attempts=self.settings.max_attempts,
-            attempt_key=f"job:{job_id}",
+            attempt_key=job_scope(job_id),
             # The hard time limit, held by the gate because the thread and solo pools
             # do not enforce Celery's (prefork does, and its soft limit strikes first).
             deadline=time.monotonic() + self.settings.task_time_limit_s,

@@ -223,7 +223,13 @@ def _keep(text: str, s: int, e: int) -> bool:
         if p.isalpha():
             if not _is_unit(_letters_before(text, s)):
                 return False
-        elif p in "/\\#@_+&" or p in _MINUS or (p in ".:" and s > 1 and (text[s - 2].isdigit())) or (p == "." and (s == 1 or not text[s - 2].isalpha())) or p.isdigit():
+        elif (
+            p in "/\\#@_+&"
+            or p in _MINUS
+            or (p in ".:" and s > 1 and (text[s - 2].isdigit()))
+            or (p == "." and (s == 1 or not text[s - 2].isalpha()))
+            or p.isdigit()
+        ):
             return False
     if e < n:
         q = text[e]

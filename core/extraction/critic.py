@@ -7,13 +7,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.extraction.generator import describe_validation_error
 from core.extraction.schema import FIELD_NAMES, CritiqueResult, InvoiceData
 from core.llm.json_extract import normalize_confidence
 from core.llm.structured import ModelStage, StructuredAnswer, UnusableAnswer, ask_structured
-from core.prompts import fence, load_prompt
-
-PROMPT_FILE = "critic_v1.md"
+from core.prompts import EXTRACTION_PROMPTS, fence
+from core.validation import explain
 
 
 def _lenient_confidence(value: Any) -> Any:
@@ -59,7 +57,7 @@ def parse_critique(obj: dict[str, Any]) -> CritiqueResult:
             }
         )
     except ValidationError as exc:
-        raise UnusableAnswer(describe_validation_error(exc)) from None
+        raise UnusableAnswer(explain(exc, limit=5, root="answer")) from None
 
 
 class Critic(ModelStage):
@@ -69,7 +67,7 @@ class Critic(ModelStage):
             self.gate,
             self.client,
             stage="critic",
-            system=load_prompt("core.extraction", PROMPT_FILE),
+            system=EXTRACTION_PROMPTS.load("critic"),
             user=(
                 "Check this candidate extraction against its source document.\n\n"
                 + fence("document", text)

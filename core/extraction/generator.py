@@ -8,17 +8,8 @@ from pydantic import ValidationError
 
 from core.extraction.schema import FIELD_NAMES, InvoiceData
 from core.llm.structured import ModelStage, StructuredAnswer, UnusableAnswer, ask_structured
-from core.prompts import fence, load_prompt
-
-PROMPT_FILE = "generator_v1.md"
-
-
-def describe_validation_error(exc: ValidationError) -> str:
-    parts = []
-    for error in exc.errors()[:5]:
-        where = ".".join(str(p) for p in error["loc"]) or "value"
-        parts.append(f"{where}: {error['msg'].removeprefix('Value error, ')}")
-    return "; ".join(parts)
+from core.prompts import EXTRACTION_PROMPTS, fence
+from core.validation import explain
 
 
 def parse_invoice(obj: dict[str, Any]) -> InvoiceData:
@@ -28,7 +19,7 @@ def parse_invoice(obj: dict[str, Any]) -> InvoiceData:
     try:
         return InvoiceData.model_validate(known)
     except ValidationError as exc:
-        raise UnusableAnswer(describe_validation_error(exc)) from None
+        raise UnusableAnswer(explain(exc, limit=5, root="answer")) from None
 
 
 class Generator(ModelStage):
@@ -37,7 +28,7 @@ class Generator(ModelStage):
             self.gate,
             self.client,
             stage="generator",
-            system=load_prompt("core.extraction", PROMPT_FILE),
+            system=EXTRACTION_PROMPTS.load("generator"),
             user="Extract the invoice fields from this document.\n\n" + fence("document", text),
             parse=parse_invoice,
             max_tokens=self.max_tokens,

@@ -13,6 +13,7 @@ from pydantic import ValidationError
 
 from core.errors import ErrorCode, InvalidInputError, VetqError
 from core.extraction.critic import Critic
+from core.extraction.document import check_document
 from core.extraction.gate import BASE_CONFIDENCE_WITHOUT_CRITIC, decide
 from core.extraction.generator import Generator
 from core.extraction.heuristics import run_heuristics
@@ -43,17 +44,6 @@ def parse_extraction_payload(payload: Any) -> ExtractionRequest | ValidationRequ
     kind = payload.get("kind", "extract") if isinstance(payload, dict) else None
     model = ValidationRequest if kind == "validate" else ExtractionRequest
     return parse_model(model, payload, what=f"{kind or 'extraction'} request")
-
-
-def check_document(text: str, max_chars: int) -> None:
-    """The document rules both producers and workers apply: not empty, not too long."""
-    if not text.strip():
-        raise InvalidInputError("text is empty: send the document's text")
-    if len(text) > max_chars:
-        raise InvalidInputError(
-            f"text is {len(text):,} characters; the limit is {max_chars:,} "
-            "(VETQ_MAX_DOCUMENT_CHARS): split the document or raise the limit"
-        )
 
 
 class ExtractionPipeline:

@@ -25,12 +25,10 @@ _MAX_HITS = 200
 
 @lru_cache(maxsize=65536)
 def _fold_char(ch: str) -> str:
-    try:
-        s = unicodedata.normalize("NFKD", ch.casefold())
-        s = "".join(c for c in s if not unicodedata.combining(c))
-        return s.casefold()
-    except Exception:  # pragma: no cover - defensive
-        return ch
+    # no exception to expect: casefold and NFKD are total on every code point, lone surrogates included
+    s = unicodedata.normalize("NFKD", ch.casefold())
+    s = "".join(c for c in s if not unicodedata.combining(c))
+    return s.casefold()
 
 
 def fold_with_map(text: str) -> tuple[str, array | None]:

@@ -1,4 +1,4 @@
-"""Per-model rate limits from VETQ_LIMITS.
+"""Per-model rate limits: the text of VETQ_LIMITS (read by core.settings) as Limits.
 
     VETQ_LIMITS="anthropic:claude-sonnet-4-5=50rpm,40000tpm;openai:gpt-5-mini=500rpm"
 
@@ -10,15 +10,13 @@ no rpm/tpm limit in the fleet-wide limiter (provider cooldowns still apply).
 
 from __future__ import annotations
 
-import os
 import re
-from collections.abc import Mapping
 from dataclasses import dataclass
 
 from core.errors import ConfigError
 from core.llm.client import PROVIDERS
 
-__all__ = ["ENV_VAR", "Limit", "limits_from_env", "parse_limits"]
+__all__ = ["ENV_VAR", "Limit", "parse_limits"]
 
 ENV_VAR = "VETQ_LIMITS"
 
@@ -78,9 +76,3 @@ def parse_limits(text: str | None) -> dict[str, Limit]:
             values[unit] = number
         limits[model_key] = Limit(rpm=values.get("rpm"), tpm=values.get("tpm"))
     return limits
-
-
-def limits_from_env(environ: Mapping[str, str] | None = None) -> dict[str, Limit]:
-    """VETQ_LIMITS from the environment (empty when unset)."""
-    env = os.environ if environ is None else environ
-    return parse_limits(env.get(ENV_VAR))

@@ -15,13 +15,12 @@ from core.review.schema import (
     ReviewResult,
 )
 from core.review.service import preflight, run_review
-from core.review.session import PROMPT_VERSIONS, ReviewSession, ReviewTimeoutError, prompt_hashes
+from core.review.session import ReviewSession, ReviewTimeoutError
 from core.review.should_review import ShouldReviewRequest, ShouldReviewResult, should_review
 from core.review.telemetry import ListSink, TelemetrySink, build_outcome_record, build_review_record
 
 __all__ = [
     "MIN_CALL_TOKENS",
-    "PROMPT_VERSIONS",
     "BlindnessReport",
     "BudgetExceeded",
     "BudgetLedger",
@@ -41,7 +40,6 @@ __all__ = [
     "build_review_record",
     "check_blindness",
     "preflight",
-    "prompt_hashes",
     "run_review",
     "should_review",
 ]

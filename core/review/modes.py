@@ -19,14 +19,13 @@ header; a producer can never ask for them):
   correct proposal is worth as much as catching a flawed one.
 
 MODES is the registry; PRODUCER_MODES is what a producer may ask for
-(ReviewRequest.review_mode's Literal matches it). The benchmark modes' prompt
-templates are versioned in BENCH_PROMPT_VERSIONS (kept apart from
-session.PROMPT_VERSIONS, which pins what producers get).
+(ReviewRequest.review_mode's Literal matches it). The benchmark modes' prompts are
+core.prompts.BENCH_PROMPTS, kept apart from REVIEW_PROMPTS, which pins what
+producers get.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -35,10 +34,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from core.llm.types import Message
-from core.prompts import neutralise_tags
+from core.prompts import BENCH_PROMPTS, REVIEW_PROMPTS, REVIEW_TAGS, PromptSet, fence, neutralise_tags
 from core.review.budget import BudgetExceeded
 from core.review.schema import DecisionType, ReviewRequest, RiskLevel
-from core.review.session import _PLACEHOLDER, ReviewSession, render_prompt
+from core.review.session import ReviewSession
 
 BUDGET_EXHAUSTED_RECOMMENDATION = (
     "The review's token budget ran out after the reviewer formed its own position and before it could "
@@ -74,29 +73,26 @@ class BlindBrief(BaseModel):
         )
 
 
-# Every tag the review prompts delimit supplied text with.
-REVIEW_TAGS = (
-    "objective", "constraints", "constraint", "context", "environment", "evidence", "item", "proposed_solution",
-    "reviewer_position",
-)  # fmt: skip
-
-
 def _data(text: str) -> str:
     """Neutralise our own delimiter tags (any case, any whitespace) inside supplied
     text so it cannot close a block early and pose as instructions."""
     return neutralise_tags(text, REVIEW_TAGS)
 
 
+def _block(tag: str, text: str) -> str:
+    return fence(tag, text, tags=REVIEW_TAGS)
+
+
 def render_brief(brief: BlindBrief) -> str:
-    parts = [f"<objective>\n{_data(brief.objective)}\n</objective>"]
+    parts = [_block("objective", brief.objective)]
     if brief.constraints:
         items = "\n".join(f"<constraint>{_data(c)}</constraint>" for c in brief.constraints)
         parts.append(f"<constraints>\n{items}\n</constraints>")
     else:
         parts.append("<constraints>\n(none given)\n</constraints>")
-    parts.append(f"<context>\n{_data(brief.context) or '(none given)'}\n</context>")
+    parts.append(_block("context", brief.context or "(none given)"))
     if brief.environment:
-        parts.append(f"<environment>\n{_data(brief.environment)}\n</environment>")
+        parts.append(_block("environment", brief.environment))
     if brief.evidence:
         items = "\n".join(f"<item>{_data(e)}</item>" for e in brief.evidence)
         parts.append(f"<evidence>\n{items}\n</evidence>")
@@ -105,21 +101,23 @@ def render_brief(brief: BlindBrief) -> str:
 
 def phase1_messages(brief: BlindBrief) -> list[Message]:
     """The Phase-1 conversation. Takes only a BlindBrief: the proposal is not in scope."""
-    text = render_prompt(
+    text = REVIEW_PROMPTS.render(
         "phase1_blind", decision_type=brief.decision_type, risk_level=brief.risk_level, brief=render_brief(brief)
     )
     return [Message(role="user", content=text)]
 
 
 def phase2_message(proposed_solution: str) -> Message:
-    return Message(role="user", content=render_prompt("phase2_reveal", proposed_solution=_data(proposed_solution)))
+    return Message(
+        role="user", content=REVIEW_PROMPTS.render("phase2_reveal", proposed_solution=_data(proposed_solution))
+    )
 
 
-def full_view_messages(request: ReviewRequest, render: Callable[..., str], template: str) -> list[Message]:
+def full_view_messages(request: ReviewRequest, prompts: PromptSet, key: str) -> list[Message]:
     """One user message that shows the reviewer everything: the brief and the proposal."""
     brief = BlindBrief.from_request(request)
-    text = render(
-        template,
+    text = prompts.render(
+        key,
         decision_type=brief.decision_type,
         risk_level=brief.risk_level,
         brief=render_brief(brief),
@@ -129,7 +127,7 @@ def full_view_messages(request: ReviewRequest, render: Callable[..., str], templ
 
 
 def proposal_first_messages(request: ReviewRequest) -> list[Message]:
-    return full_view_messages(request, render_prompt, "proposal_first")
+    return full_view_messages(request, REVIEW_PROMPTS, "proposal_first")
 
 
 @dataclass
@@ -181,35 +179,6 @@ def budget_exhausted_verdict() -> dict[str, Any]:
 
 # ---------------------------------------------------------------- benchmark-only modes
 
-BENCH_PROMPT_VERSIONS: dict[str, str] = {
-    "proposal_second_pass": "proposal_second_pass_v1.md",
-    "independent_compare": "independent_compare_v1.md",
-    "decision_judge": "decision_judge_v1.md",
-}
-_bench_prompt_cache: dict[str, str] = {}
-
-
-def _bench_template(key: str) -> bytes:
-    from importlib import resources
-
-    return resources.files("core.review").joinpath("prompts", BENCH_PROMPT_VERSIONS[key]).read_bytes()
-
-
-def render_bench_prompt(key: str, **values: str) -> str:
-    """session.render_prompt for the BENCH_PROMPT_VERSIONS templates (single pass)."""
-    if key not in _bench_prompt_cache:
-        _bench_prompt_cache[key] = _bench_template(key).decode("utf-8")
-    template = _bench_prompt_cache[key]
-    missing = set(_PLACEHOLDER.findall(template)) - set(values)
-    if missing:
-        raise KeyError(f"prompt {key} needs {sorted(missing)}")
-    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template).strip()
-
-
-def bench_prompt_hashes() -> dict[str, str]:
-    """sha256 of each benchmark template file's bytes (pinned in tests/test_review_prompts.py)."""
-    return {key: hashlib.sha256(_bench_template(key)).hexdigest() for key in BENCH_PROMPT_VERSIONS}
-
 
 def _position_data(position: dict[str, Any]) -> str:
     return _data(json.dumps(position, ensure_ascii=False, indent=1))
@@ -217,7 +186,7 @@ def _position_data(position: dict[str, Any]) -> str:
 
 def run_proposal_first_2pass(request: ReviewRequest, session: ReviewSession) -> ModeOutcome:
     first, conversation = session.ask(proposal_first_messages(request), schema_kind="verdict", phase="proposal_first")
-    second_turn = Message(role="user", content=render_bench_prompt("proposal_second_pass"))
+    second_turn = Message(role="user", content=BENCH_PROMPTS.render("proposal_second_pass"))
     try:
         verdict, _ = session.ask([*conversation, second_turn], schema_kind="verdict", phase="second_pass")
     except BudgetExceeded:
@@ -228,7 +197,7 @@ def run_proposal_first_2pass(request: ReviewRequest, session: ReviewSession) -> 
 
 def independent_compare_messages(position: dict[str, Any], proposed_solution: str) -> list[Message]:
     """The fresh conversation of independent_only: the position and the proposal, nothing else."""
-    text = render_bench_prompt(
+    text = BENCH_PROMPTS.render(
         "independent_compare", position=_position_data(position), proposed_solution=_data(proposed_solution)
     )
     return [Message(role="user", content=text)]
@@ -251,7 +220,7 @@ def run_independent_only(request: ReviewRequest, session: ReviewSession) -> Mode
 
 
 def decision_judge_messages(request: ReviewRequest) -> list[Message]:
-    return full_view_messages(request, render_bench_prompt, "decision_judge")
+    return full_view_messages(request, BENCH_PROMPTS, "decision_judge")
 
 
 def run_decision_judge(request: ReviewRequest, session: ReviewSession) -> ModeOutcome:

@@ -63,19 +63,3 @@ def normalize_str_list(value: Any, *, limit: int = MAX_LIST_ITEMS) -> list[str]:
         if item.strip():
             items.append(item.strip())
     return items[:limit]
-
-
-def short_validation_error(exc: Exception, *, limit: int = 300) -> str:
-    """A short, content-free description of why an answer failed validation: the
-    field paths and messages, never the offending values."""
-    errors = getattr(exc, "errors", None)
-    if callable(errors):
-        parts = []
-        for err in errors(include_input=False, include_url=False)[:4]:
-            loc = ".".join(str(p) for p in err.get("loc", ())) or "(root)"
-            msg = str(err.get("msg", "invalid")).removeprefix("Value error, ")
-            parts.append(f"{loc}: {msg}")
-        text = "; ".join(parts)
-    else:
-        text = str(exc)
-    return text[:limit]

@@ -24,15 +24,12 @@ OutputTruncatedError, BudgetExceeded, ProviderHTTPError 4xx) are not retryable.
 from __future__ import annotations
 
 import contextvars
-import hashlib
 import json
-import re
 import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from importlib import resources
 from typing import Any
 
 from pydantic import ValidationError
@@ -43,52 +40,13 @@ from core.llm.errors import LLMError, MalformedResponseError, OutputTruncatedErr
 from core.llm.gate import CallGate
 from core.llm.types import LLMRequest, LLMResponse, Message, Usage
 from core.logging import get_logger
+from core.prompts import REVIEW_PROMPTS
 from core.review.budget import BudgetLedger, plan_for_request
-from core.review.parsing import NoJSONObjectError, extract_json_object, short_validation_error
+from core.review.parsing import NoJSONObjectError, extract_json_object
 from core.review.schema import ANSWER_SCHEMAS, ReviewConfig
+from core.validation import explain
 
 log = get_logger("vetq.review")
-
-# ---------------------------------------------------------------- prompts
-
-PROMPT_VERSIONS: dict[str, str] = {
-    "system": "system_v1.md",
-    "phase1_blind": "phase1_blind_v1.md",
-    "phase2_reveal": "phase2_reveal_v1.md",
-    "proposal_first": "proposal_first_v1.md",
-    "repair": "repair_v1.md",
-}
-
-_PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
-_prompt_cache: dict[str, str] = {}
-
-
-def load_prompt(key: str) -> str:
-    """The template text for a PROMPT_VERSIONS key."""
-    if key not in _prompt_cache:
-        path = resources.files("core.review").joinpath("prompts", PROMPT_VERSIONS[key])
-        _prompt_cache[key] = path.read_text(encoding="utf-8")
-    return _prompt_cache[key]
-
-
-def render_prompt(key: str, **values: str) -> str:
-    """Fill {{name}} placeholders in one pass, so text inside a value is never
-    itself treated as a placeholder."""
-    template = load_prompt(key)
-    missing = set(_PLACEHOLDER.findall(template)) - set(values)
-    if missing:
-        raise KeyError(f"prompt {key} needs {sorted(missing)}")
-    return _PLACEHOLDER.sub(lambda m: values[m.group(1)], template).strip()
-
-
-def prompt_hashes() -> dict[str, str]:
-    """sha256 of each template file's bytes, for the prompt-freeze test and telemetry."""
-    out = {}
-    for key, name in PROMPT_VERSIONS.items():
-        data = resources.files("core.review").joinpath("prompts", name).read_bytes()
-        out[key] = hashlib.sha256(data).hexdigest()
-    return out
-
 
 # ---------------------------------------------------------------- errors
 
@@ -171,7 +129,7 @@ class ReviewSession:
         self.time_spent_s = 0.0
         self.fallbacks: list[str] = []
         self._applied: set[str] = set()
-        self.system = load_prompt("system").strip()
+        self.system = REVIEW_PROMPTS.load("system").strip()
 
     # ------------------------------------------------------------ request shape
 
@@ -259,7 +217,9 @@ class ReviewSession:
         try:
             model = ANSWER_SCHEMAS[schema_kind].model_validate(data)
         except ValidationError as exc:
-            raise ValueError(f"the JSON did not match the required shape: {short_validation_error(exc)}") from exc
+            raise ValueError(
+                f"the JSON did not match the required shape: {explain(exc, limit=4, root='answer')}"
+            ) from exc
         return model.model_dump(mode="json")
 
     def ask(self, messages: Sequence[Message], *, schema_kind: str, phase: str) -> tuple[dict[str, Any], list[Message]]:
@@ -293,6 +253,6 @@ class ReviewSession:
             attempt_messages = [
                 *conversation,
                 Message(role="assistant", content=echo),
-                Message(role="user", content=render_prompt("repair", problem=problem)),
+                Message(role="user", content=REVIEW_PROMPTS.render("repair", problem=problem)),
             ]
         raise AssertionError("unreachable")  # pragma: no cover

@@ -36,6 +36,7 @@ def validate_case(case: Any, *, warn: float = 0.15) -> list[str]:
 
     from core.review.blindness import check_blindness
     from core.review.schema import ReviewRequest
+    from core.validation import explain
 
     if not isinstance(case, dict):
         return ["a case is a JSON object"]
@@ -72,7 +73,7 @@ def validate_case(case: Any, *, warn: float = 0.15) -> list[str]:
         try:
             request = ReviewRequest.model_validate(data)
         except ValidationError as exc:
-            problems.append(f"input is not a valid review request: {exc.errors()[0]['loc']} {exc.errors()[0]['msg']}")
+            problems.append(f"input is not a valid review request: {explain(exc, limit=1)}")
     if request is not None:
         report = check_blindness(request)
         if report.score >= warn:

@@ -214,10 +214,9 @@ def _offline_provider(enabled: bool) -> Iterator[Any]:
 def build_header(
     args: argparse.Namespace, cases: Sequence[dict[str, Any]], *, model: str, settings: Any
 ) -> dict[str, Any]:
-    from core.review.modes import bench_prompt_hashes
+    from core.prompts import BENCH_PROMPTS, REVIEW_PROMPTS
     from core.review.schema import ReviewConfig
     from core.review.service import config_from_settings
-    from core.review.session import prompt_hashes
     from eval.review_bench.cases import case_set_hash
     from eval.review_bench.metrics import analysis_plan
     from eval.review_bench.runner import HEADER_VERSION, git_commit
@@ -239,8 +238,8 @@ def build_header(
         "only": list(args.only) if args.only else None,
         "cases": len(cases),
         "case_set_hash": case_set_hash(cases),
-        "prompt_hashes": prompt_hashes(),
-        "bench_prompt_hashes": bench_prompt_hashes(),
+        "prompt_hashes": REVIEW_PROMPTS.hashes(),
+        "bench_prompt_hashes": BENCH_PROMPTS.hashes(),
         "git_commit": git_commit(),
         "analysis_plan": analysis_plan(list(args.modes), args.seed),
         "execution": {
@@ -300,7 +299,10 @@ def main(argv: Sequence[str] | None = None, *, client: Any = None, model: str | 
     env: dict[str, str] = {}
     if offline:
         env.update({"VETQ_REVIEWER": OFFLINE_MODEL, "OPENAI_API_KEY": "offline-bench-no-secret"})
-    env["VETQ_LOG_LEVEL"] = os.environ.get("VETQ_LOG_LEVEL", "ERROR")  # the worker's warnings would drown the output
+    from core.settings import raw_value
+
+    if raw_value("log_level") is None:
+        env["VETQ_LOG_LEVEL"] = "ERROR"  # the worker's warnings would drown the output
     with _offline_provider(offline) as fake:
         if fake is not None:
             env["OPENAI_BASE_URL"] = fake.base_url_openai

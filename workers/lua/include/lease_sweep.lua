@@ -1,6 +1,6 @@
 -- Give back the tokens of a scope's reservations whose lease ran out (their worker
 -- died mid-call: nobody else would ever release them). Included by the budget scripts
--- that read or reserve (workers/rate_limiter.load_lua expands `-- include: NAME`).
+-- that read or reserve (workers/lua_scripts.source expands `-- include: NAME`).
 local function give_back_expired_leases(scope, leases, now)
   local expired = redis.call('ZRANGEBYSCORE', leases, '-inf', now)
   if #expired == 0 then

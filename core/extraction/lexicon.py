@@ -1,0 +1,187 @@
+"""The words a document uses for its amounts, read from a data file and compiled into
+the matchers the role assignment and the heuristics use.
+
+The words are data (``invoice_lexicon.json``), not code, so that a schema can carry
+its own: the loader checks that each phrase is written as the matcher compares it,
+because a phrase that is not would silently never match.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib import resources
+from typing import Any
+
+__all__ = [
+    "ADJUSTMENT_KINDS",
+    "INVOICE_LEXICON",
+    "WORD_RE",
+    "Lexicon",
+    "LexiconError",
+    "first_word",
+    "lexicon_from_data",
+    "load_lexicon",
+    "normalise_phrase",
+    "phrase_pattern",
+]
+
+INVOICE_LEXICON_FILE = "invoice_lexicon.json"
+ADJUSTMENT_KINDS = ("charge", "deduction", "either")
+
+# A run of letters. The first one of a phrase indexes it: the label scan tries the
+# full pattern only at words that can start a phrase, which keeps it fast on big text.
+WORD_RE = re.compile(r"[^\W\d_]+")
+# A first word longer than this is never tried (see the scan in core/extraction/roles.py).
+MAX_FIRST_WORD_CHARS = 20
+_WS_RE = re.compile(r"\s+")
+_SPACE = r"[ \t\u00a0\u202f]{1,2}"
+
+
+class LexiconError(ValueError):
+    """A lexicon's data is malformed; the message names the entry."""
+
+
+def normalise_phrase(text: str) -> str:
+    """A matched phrase as the lexicon writes it: casefolded, whitespace runs as one space."""
+    return _WS_RE.sub(" ", text.casefold())
+
+
+def phrase_pattern(phrase: str) -> str:
+    """The regex for a phrase: its words with one or two spaces or tabs between them."""
+    return _SPACE.join(re.escape(w) for w in phrase.split(" "))
+
+
+def first_word(phrase: str) -> str:
+    m = WORD_RE.match(phrase)
+    if m is None:
+        raise LexiconError(f"{phrase!r} does not start with a letter")
+    return m.group()
+
+
+def _alternation(phrases: Any) -> str:
+    # longest first, so a phrase wins over a shorter one it starts with ("total due" over "total")
+    return "|".join(phrase_pattern(p) for p in sorted(phrases, key=len, reverse=True))
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """A lexicon compiled. ``role_of_label`` and ``adjustment_kind`` map a normalised
+    phrase to its role / kind; the patterns match in the document's own text."""
+
+    role_of_label: Mapping[str, str]
+    label_first_words: frozenset[str]
+    label_re: re.Pattern[str]
+    trailing_label_prefixes: tuple[str, ...]
+    tax_included_prefixes: tuple[str, ...]
+    adjustment_kind: Mapping[str, str]
+    adjustment_re: re.Pattern[str]
+    partial_re: re.Pattern[str]
+    page_mark_re: re.Pattern[str]
+    rate_base_re: re.Pattern[str]
+
+
+def _section(data: Mapping[str, Any], name: str, key: str) -> Any:
+    section = data.get(name)
+    if not isinstance(section, Mapping) or key not in section:
+        raise LexiconError(f"{name}.{key} is missing")
+    return section[key]
+
+
+def _strings(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not value or not all(isinstance(v, str) and v for v in value):
+        raise LexiconError(f"{where} must be a non-empty list of non-empty strings")
+    if len(set(value)) != len(value):
+        raise LexiconError(f"{where} lists a phrase twice")
+    return tuple(value)
+
+
+def _phrases(value: Any, where: str) -> tuple[str, ...]:
+    phrases = _strings(value, where)
+    for p in phrases:
+        if normalise_phrase(p) != p or p != p.strip():
+            raise LexiconError(f"{where}: {p!r} is not normalised (write it casefolded, single-spaced, trimmed)")
+        if len(first_word(p)) > MAX_FIRST_WORD_CHARS:
+            raise LexiconError(f"{where}: {p!r} starts with a word longer than {MAX_FIRST_WORD_CHARS} letters")
+    return phrases
+
+
+def _words(value: Any, where: str) -> tuple[str, ...]:
+    words = _strings(value, where)
+    for w in words:
+        if w != w.casefold() or any(c.isspace() for c in w):
+            raise LexiconError(f"{where}: {w!r} must be one casefolded word")
+    return words
+
+
+def _prefixes(value: Any, where: str) -> tuple[str, ...]:
+    prefixes = _strings(value, where)
+    for p in prefixes:
+        if p != p.casefold():
+            raise LexiconError(f"{where}: {p!r} must be casefolded")
+    return prefixes
+
+
+def _kinds(value: Any, where: str, allowed: tuple[str, ...] | None = None) -> dict[str, str]:
+    """phrase -> kind from {kind: [phrases]}; a phrase under two kinds is refused."""
+    if not isinstance(value, Mapping) or not value:
+        raise LexiconError(f"{where} must map each name to its phrases")
+    kind_of: dict[str, str] = {}
+    for kind, phrases in value.items():
+        if allowed is not None and kind not in allowed:
+            raise LexiconError(f"{where}: unknown kind {kind!r} (one of {', '.join(allowed)})")
+        for p in _phrases(phrases, f"{where}.{kind}"):
+            if p in kind_of:
+                raise LexiconError(f"{where}: {p!r} is listed under both {kind_of[p]!r} and {kind!r}")
+            kind_of[p] = kind
+    return kind_of
+
+
+def lexicon_from_data(data: Mapping[str, Any]) -> Lexicon:
+    """Check a lexicon's data (the form of ``invoice_lexicon.json``) and compile it."""
+    role_of_label = _kinds(_section(data, "role_labels", "labels"), "role_labels.labels")
+    not_labels = _words(_section(data, "not_a_label_when_followed_by", "words"), "not_a_label_when_followed_by")
+    term_units = _words(_section(data, "payment_term_units", "words"), "payment_term_units")
+    label_re = re.compile(
+        r"(?<![^\W_])(?:" + _alternation(role_of_label) + r")(?![^\W_])"
+        # not a tax id / rate / quantity: "VAT No.", "Tax ID", "Tax rate", "Total items"
+        r"(?![ \t]*[:.#]?[ \t]*(?:" + "|".join(map(re.escape, not_labels)) + r")(?![^\W_]))"
+        # payment terms: "Net 30 days"
+        r"(?![ \t]+[0-9]{1,3}[ \t]*(?:" + "|".join(map(re.escape, term_units)) + r")(?![^\W_]))",
+        re.IGNORECASE,
+    )
+    adjustment_kind = _kinds(_section(data, "adjustments", "phrases"), "adjustments.phrases", ADJUSTMENT_KINDS)
+    partial = _words(_section(data, "partial_figure_words", "words"), "partial_figure_words")
+    pages = _words(_section(data, "page_words", "words"), "page_words")
+    rate_base = _words(_section(data, "rate_base_words", "words"), "rate_base_words")
+    return Lexicon(
+        role_of_label=role_of_label,
+        label_first_words=frozenset(first_word(p) for p in role_of_label),
+        label_re=label_re,
+        trailing_label_prefixes=_prefixes(
+            _section(data, "trailing_label_prefixes", "prefixes"), "trailing_label_prefixes"
+        ),
+        tax_included_prefixes=_prefixes(_section(data, "tax_included_prefixes", "prefixes"), "tax_included_prefixes"),
+        adjustment_kind=adjustment_kind,
+        adjustment_re=re.compile(r"(?<![^\W_])(?:" + _alternation(adjustment_kind) + r")(?![^\W_])", re.IGNORECASE),
+        partial_re=re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, partial)) + r")(?![^\W_])", re.IGNORECASE),
+        # a form feed, or a page word with its number
+        page_mark_re=re.compile(
+            r"\f|(?<![^\W_])(?:" + "|".join(map(re.escape, pages)) + r")[ \t]*[0-9]{1,4}(?![0-9])", re.IGNORECASE
+        ),
+        rate_base_re=re.compile(r"%[ \t]*(?:" + "|".join(map(re.escape, rate_base)) + r")(?![^\W_])", re.IGNORECASE),
+    )
+
+
+def load_lexicon(name: str = INVOICE_LEXICON_FILE) -> Lexicon:
+    """A lexicon shipped in this package, by file name."""
+    text = resources.files("core.extraction").joinpath(name).read_text(encoding="utf-8")
+    data = json.loads(text)
+    if not isinstance(data, Mapping):
+        raise LexiconError(f"{name} must hold a JSON object")
+    return lexicon_from_data(data)
+
+
+INVOICE_LEXICON = load_lexicon()

@@ -1,0 +1,182 @@
+"""Every Redis key vetq names, in one place: for each, what it holds, how long it
+lives and who writes it. Producers (api_client) and workers import their keys from
+here, so the two sides cannot drift apart.
+
+The strings are deployed data: producers and workers of different releases share one
+Redis (the embedded one keeps them in its append-only file under VETQ_HOME), and a
+renamed key strands what the old one holds (a job's submitted mark, a budget half
+spent, a dead letter). Change none of them without a migration.
+
+Every key a Lua script touches shares one hash tag, so the script's keys sit in one
+Redis Cluster slot (tests/test_redis_slots.py): the ledger's prefix, or the limiter's
+`provider:model`. The scripts themselves are listed in workers/lua_scripts.py."""
+
+from __future__ import annotations
+
+__all__ = [
+    "ATTEMPTS_PREFIX",
+    "BATCH_SCOPE_PREFIX",
+    "BUDGET_PREFIX",
+    "CELERY_RESULT_PREFIX",
+    "DEAD_LETTER_KEY",
+    "EXTRACT_QUEUE",
+    "IDLE_KEY_PREFIX",
+    "JOB_SCOPE_PREFIX",
+    "KOMBU_BINDING_PREFIX",
+    "KOMBU_UNACKED_INDEX_KEY",
+    "KOMBU_UNACKED_KEY",
+    "KOMBU_UNACKED_MUTEX_KEY",
+    "RATE_LIMIT_PREFIX",
+    "RESPONSE_CACHE_PREFIX",
+    "REVIEW_QUEUE",
+    "SUBMITTED_KEY_PREFIX",
+    "TELEMETRY_STREAM",
+    "attempts_key",
+    "batch_scope",
+    "budget_hash_tag",
+    "budget_lease_key",
+    "budget_reservation_key",
+    "budget_scope_key",
+    "idle_key",
+    "job_scope",
+    "rate_limit_keys",
+    "response_cache_key",
+    "submitted_key",
+]
+
+# --------------------------------------------------------------------------- queues
+
+# Lists of kombu messages, one per queue, named by the queue (kombu appends a priority
+# suffix for priorities vetq never sends). Producers push (send_task), workers pop
+# (workers/reliable_transport.py); no TTL: a message waits until a worker takes it.
+EXTRACT_QUEUE = "extract"
+REVIEW_QUEUE = "review"
+
+# ----------------------------------------------------------------- written by producers
+
+# String `vetq:submitted:<job id>` = 1, set by the client that submitted the job, with
+# the results' TTL (VETQ_RESULT_TTL_S): an id without one was never issued here, or
+# has expired, and reads as NOT_FOUND rather than as a job still waiting.
+SUBMITTED_KEY_PREFIX = "vetq:submitted:"
+
+
+def submitted_key(job_id: str) -> str:
+    return f"{SUBMITTED_KEY_PREFIX}{job_id}"
+
+
+# Stream of review telemetry records (field `record`, JSON), appended by workers
+# (VETQ_TELEMETRY=on) and by clients' record_outcome; no TTL, trimmed to about a
+# million entries (core.review.telemetry.StreamSink's maxlen).
+TELEMETRY_STREAM = "vetq:telemetry"
+
+# ------------------------------------------------------------------- written by workers
+
+# List of refused messages (JSON entries, redacted previews), newest first, pushed by
+# workers/dead_letter.py and trimmed to its DEAD_LETTER_CAP; no TTL: an operator reads
+# it with `vetq dead list`.
+DEAD_LETTER_KEY = "vetq:dead"
+
+# String `vetq:cache:<sha256 of provider, model and request>` = the LLMResponse JSON,
+# written by the call gate's response cache (workers/response_cache.py), TTL
+# VETQ_CACHE_TTL_S. Single-key commands only, so it needs no hash tag.
+RESPONSE_CACHE_PREFIX = "vetq:cache"
+
+
+def response_cache_key(digest: str, prefix: str = RESPONSE_CACHE_PREFIX) -> str:
+    return f"{prefix}:{digest}"
+
+
+# The fleet's rate limiter (workers/rate_limiter.py), three keys per `provider:model`,
+# all with that model as their hash tag:
+#   vetq:rl:{provider:model}:w   sorted set of admitted entry ids, scored by time (ms)
+#   vetq:rl:{provider:model}:t   hash entry id -> tokens
+#   vetq:rl:{provider:model}:cd  the shared cooldown; its PTTL is the time left
+# The window and token keys expire one window (+1 s) after their last write.
+RATE_LIMIT_PREFIX = "vetq:rl"
+
+
+def rate_limit_keys(model_key: str, prefix: str = RATE_LIMIT_PREFIX) -> tuple[str, str, str]:
+    """The window, tokens and cooldown keys of one `provider:model`."""
+    base = f"{prefix}:{{{model_key}}}"
+    return f"{base}:w", f"{base}:t", f"{base}:cd"
+
+
+# The token budgets (workers/budget_ledger.py). Every key carries the prefix as its
+# hash tag `{vetq:budget}`, so a reserve across a job's and its batch's scopes is one
+# slot:
+#   {vetq:budget}:scope:<scope>  hash limit, spent, reserved, r:<id> per reservation
+#                                (TTL from set_limit: the results' TTL for job and batch
+#                                scopes; a scope without a limit lives 7 days)
+#   {vetq:budget}:lease:<scope>  sorted set of reservation ids by lease deadline (ms),
+#                                kept at least as long as its scope
+#   {vetq:budget}:res:<id>       hash of one reservation (state, tokens, its keys), 24 h
+BUDGET_PREFIX = "vetq:budget"
+# Budget scopes: one per job, one per batch (its jobs' calls are charged to both).
+JOB_SCOPE_PREFIX = "job:"
+BATCH_SCOPE_PREFIX = "batch:"
+
+
+def job_scope(job_id: str) -> str:
+    return f"{JOB_SCOPE_PREFIX}{job_id}"
+
+
+def batch_scope(batch_id: str) -> str:
+    return f"{BATCH_SCOPE_PREFIX}{batch_id}"
+
+
+def budget_hash_tag(prefix: str = BUDGET_PREFIX) -> str:
+    return f"{{{prefix}}}"
+
+
+def budget_scope_key(scope: str, prefix: str = BUDGET_PREFIX) -> str:
+    return f"{budget_hash_tag(prefix)}:scope:{scope}"
+
+
+def budget_lease_key(scope: str, prefix: str = BUDGET_PREFIX) -> str:
+    return f"{budget_hash_tag(prefix)}:lease:{scope}"
+
+
+def budget_reservation_key(reservation_id: str, prefix: str = BUDGET_PREFIX) -> str:
+    return f"{budget_hash_tag(prefix)}:res:{reservation_id}"
+
+
+# String counter `vetq:attempts:<attempt key>:<provider:model>:<request fingerprint>`:
+# the provider 429s one request of one job met, across the job's Celery retries.
+# Incremented by the call gate (workers/call_gate.py) with a 24 h TTL, deleted when the
+# request succeeds. The attempt key is the job's scope (`job:<id>`).
+ATTEMPTS_PREFIX = "vetq:attempts"
+
+
+def attempts_key(attempt_key: str, model_key: str, fingerprint: str, prefix: str = ATTEMPTS_PREFIX) -> str:
+    return f"{prefix}:{attempt_key}:{model_key}:{fingerprint}"
+
+
+# `vetq:idle:<random>`: a list nobody ever writes. An idle worker channel on a Redis
+# without BLMOVE (older than 6.2) blocks on it for one wait slice as a sleep
+# (workers/reliable_transport.py); it never exists.
+IDLE_KEY_PREFIX = "vetq:idle:"
+
+
+def idle_key(token: str) -> str:
+    return f"{IDLE_KEY_PREFIX}{token}"
+
+
+# ------------------------------------------------------- named by kombu and Celery
+
+# Not vetq's to name: kombu's and Celery's own keys, listed so that every key in a vetq
+# Redis is found here, and for the tools that read them (eval/chaos.py, the tests).
+# tests/test_redis_keys.py checks them against the installed kombu and Celery.
+# Hash delivery tag -> message of every message a worker holds unacknowledged (vetq's
+# transport writes it in the same script as the pop); kombu restores entries older
+# than the visibility timeout to their queue.
+KOMBU_UNACKED_KEY = "unacked"
+# Sorted set of the same delivery tags, scored by delivery time.
+KOMBU_UNACKED_INDEX_KEY = "unacked_index"
+# The restore sweep's lock (its TTL is core.queue's unacked_mutex_expire, 60 s).
+KOMBU_UNACKED_MUTEX_KEY = "unacked_mutex"
+# Set per queue `_kombu.binding.<queue>`: the exchange bindings kombu routes by.
+KOMBU_BINDING_PREFIX = "_kombu.binding."
+# String `celery-task-meta-<job id>`: a job's state and result envelope, written by the
+# worker's result backend, TTL VETQ_RESULT_TTL_S (result_expires); also the pub/sub
+# channel a waiting client listens on.
+CELERY_RESULT_PREFIX = "celery-task-meta-"

@@ -1,0 +1,62 @@
+"""Every Lua script vetq runs in Redis, listed once: its name, what it does, and the
+loader every user of a script goes through.
+
+A script's text is workers/lua/<name>.lua with each `-- include: NAME` line replaced
+by workers/lua/include/NAME.lua: Redis scripts cannot call one another, so code two
+scripts share is written once and spliced into both. The keys each script is called
+with are named in core/redis_keys.py; each script's header comment says which.
+
+`register` hands out redis-py Script objects: a call is one EVALSHA, and the text is
+loaded again when Redis answers NOSCRIPT (a restarted Redis has an empty script
+cache), so no script is loaded at start. Registering is local (a SHA-1 of the text);
+each user registers its scripts once, when it is built."""
+
+from __future__ import annotations
+
+import re
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+__all__ = ["INCLUDE_DIR", "LUA_DIR", "SCRIPTS", "register", "source"]
+
+LUA_DIR = Path(__file__).with_name("lua")
+INCLUDE_DIR = LUA_DIR / "include"
+
+SCRIPTS: dict[str, str] = {
+    # The fleet's rate limiter (workers/rate_limiter.py), on one model's keys.
+    "rl_acquire": "admit a call within the model's rpm and tpm, or say how long to wait",
+    "rl_settle": "correct an admitted entry to the tokens the provider counted, dated now",
+    "rl_cooldown": "set the model's shared cooldown; it only ever grows",
+    # The token ledger (workers/budget_ledger.py), on keys of one hash tag.
+    "budget_set_limit": "give a scope its token limit once (a re-delivered job keeps what it spent)",
+    "budget_reserve": "reserve tokens on every scope or on none, under a lease",
+    "budget_finish": "settle or release a reservation, exactly once",
+    "budget_renew": "restart a reservation's lease on every scope that still holds it",
+    "budget_charge": "charge tokens to spent without a reservation",
+    "budget_sweep": "read a scope once the tokens of expired leases are given back",
+    # The worker's kombu transport (workers/reliable_transport.py), on kombu's keys.
+    "reliable_pop": "pop the next message and record it as unacked in the same step",
+}
+
+_INCLUDE = re.compile(r"^-- include: (\w+)$", re.MULTILINE)
+
+
+def _include(match: re.Match[str]) -> str:
+    path = INCLUDE_DIR / f"{match.group(1)}.lua"
+    if not path.is_file():
+        raise FileNotFoundError(f"{match.group(0)!r} names no file {path}")
+    return path.read_text(encoding="utf-8")
+
+
+@cache
+def source(name: str) -> str:
+    """The text of the script `name`, includes spliced in."""
+    if name not in SCRIPTS:
+        raise KeyError(f"no Lua script {name!r}: the scripts are listed in workers/lua_scripts.SCRIPTS")
+    return _INCLUDE.sub(_include, (LUA_DIR / f"{name}.lua").read_text(encoding="utf-8"))
+
+
+def register(redis_client: Any, *names: str) -> list[Any]:
+    """The scripts `names`, in order, registered on `redis_client`."""
+    return [redis_client.register_script(source(name)) for name in names]
