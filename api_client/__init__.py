@@ -3,6 +3,6 @@
 by name; importing this package pulls in no worker code and no provider SDK."""
 
 from api_client.admin import Admin
-from api_client.client import Batch, Client, Job, NoWorkerError
+from api_client.client import Batch, Client, Job, JobStatus, NoWorkerError
 
-__all__ = ["Admin", "Batch", "Client", "Job", "NoWorkerError"]
+__all__ = ["Admin", "Batch", "Client", "Job", "JobStatus", "NoWorkerError"]

@@ -8,13 +8,14 @@ from collections.abc import Iterator
 from typing import IO, Any
 
 from core.errors import ErrorCode, InvalidInputError
+from core.results import error_result
 from core.validation import json_problem, parse_json_unchecked
 
 MAX_LINE_CHARS = 10_000_000
 
 
 def error_line(code: ErrorCode, message: str, line_id: Any = None) -> dict[str, Any]:
-    line: dict[str, Any] = {"status": "error", "error_code": code.value, "error_message": message}
+    line = error_result(code, message)
     if line_id is not None:
         line = {"id": line_id, **line}
     return line

@@ -16,6 +16,7 @@ from typing import IO, Any
 
 from core import __version__
 from core.errors import ConfigError, ErrorCode, VetqError
+from core.results import error_of, error_result
 
 EXIT_OK, EXIT_NEEDS_REVIEW, EXIT_INPUT, EXIT_PIPELINE = 0, 1, 2, 3
 INPUT_ERRORS = {ErrorCode.INVALID_INPUT.value, ErrorCode.BLINDNESS_LEAK.value, ErrorCode.NOT_FOUND.value}
@@ -26,14 +27,10 @@ EXIT_CODES_TEXT = (
 
 
 def exit_code_for(result: dict[str, Any]) -> int:
-    if "error" in result and isinstance(result["error"], dict):  # review error shape
-        return EXIT_INPUT if result["error"].get("code") in INPUT_ERRORS else EXIT_PIPELINE
-    status = result.get("status")
-    if status == "error":
-        return EXIT_INPUT if result.get("error_code") in INPUT_ERRORS else EXIT_PIPELINE
-    if status == "needs_review":
-        return EXIT_NEEDS_REVIEW
-    return EXIT_OK
+    error = error_of(result)
+    if error is not None:
+        return EXIT_INPUT if error[0] in INPUT_ERRORS else EXIT_PIPELINE
+    return EXIT_NEEDS_REVIEW if result.get("status") == "needs_review" else EXIT_OK
 
 
 def emit(obj: Any) -> None:
@@ -42,7 +39,7 @@ def emit(obj: Any) -> None:
 
 
 def fail(code: ErrorCode, message: str, exit_code: int) -> int:
-    emit({"status": "error", "error_code": code.value, "error_message": message})
+    emit(error_result(code, message))
     return exit_code
 
 
@@ -250,10 +247,6 @@ def _bool(value: str) -> bool:
     raise argparse.ArgumentTypeError(f"{value!r} is not true or false")
 
 
-def _review_error(code: ErrorCode, message: str) -> dict[str, Any]:
-    return {"error": {"code": code.value, "message": message}}
-
-
 def _read_json_object(path: str | None, what: str) -> dict[str, Any]:
     from core.validation import load_json
 
@@ -276,14 +269,12 @@ def cmd_review(args: argparse.Namespace) -> int:
 
         parse_model(ReviewRequest, request, what="review request")
     except VetqError as exc:
-        emit(_review_error(exc.code, exc.message))
-        return EXIT_INPUT
+        return fail(exc.code, exc.message, EXIT_INPUT)
     with _client() as client:
         try:
             job = client.submit_review(request)
         except (BlindnessLeakError, VetqError) as exc:
-            emit(_review_error(exc.code, exc.message))
-            return exit_code_for_error(exc)
+            return fail(exc.code, exc.message, exit_code_for_error(exc))
         if args.no_wait:
             emit({"job_id": job.id, "trace_id": job.trace_id, "status": job.status()})
             return EXIT_OK
@@ -298,8 +289,7 @@ def cmd_should_review(args: argparse.Namespace) -> int:
     try:
         result = Client.should_review(_read_json_object(args.file, "the should-review input"))
     except VetqError as exc:
-        emit(_review_error(exc.code, exc.message))
-        return EXIT_INPUT
+        return fail(exc.code, exc.message, EXIT_INPUT)
     emit(result)
     return EXIT_OK
 
@@ -308,8 +298,7 @@ def cmd_outcome(args: argparse.Namespace) -> int:
     from core.settings import load_settings
 
     if not load_settings().telemetry:  # said before any Redis is started for nothing
-        emit(_review_error(ErrorCode.CONFIG_ERROR, "telemetry is off: set VETQ_TELEMETRY=on to record outcomes"))
-        return EXIT_INPUT
+        return fail(ErrorCode.CONFIG_ERROR, "telemetry is off: set VETQ_TELEMETRY=on to record outcomes", EXIT_INPUT)
     with _client() as client:
         try:
             record = client.record_outcome(
@@ -319,8 +308,7 @@ def cmd_outcome(args: argparse.Namespace) -> int:
                 review_was_useful=args.useful,
             )
         except VetqError as exc:
-            emit(_review_error(exc.code, exc.message))
-            return exit_code_for_error(exc)
+            return fail(exc.code, exc.message, exit_code_for_error(exc))
     emit(record)
     return EXIT_OK
 

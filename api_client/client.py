@@ -9,6 +9,7 @@ import time
 import uuid
 from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import contextmanager
+from enum import StrEnum
 from typing import Any
 
 import redis
@@ -20,10 +21,11 @@ from redis.retry import Retry
 
 from core.errors import ConfigError, ErrorCode, InvalidInputError, NotFoundError, ServiceUnavailableError, VetqError
 from core.extraction.document import check_document
-from core.extraction.schema import ErrorEnvelope, ExtractionRequest, ValidationRequest
+from core.extraction.schema import ExtractionRequest, ValidationRequest
 from core.logging import get_logger
 from core.queue import QUEUES, TASK_EXTRACT, TASK_QUEUES, TASK_REVIEW, TASK_VALIDATE, TRACE_HEADER, celery_config
 from core.redis_keys import TELEMETRY_STREAM, submitted_key
+from core.results import error_of, error_result, upgrade
 from core.settings import VetqSettings, check_redis_url, load_settings
 from core.validation import parse_model
 
@@ -36,14 +38,25 @@ LIVENESS_CHECK_S = 5.0
 SUBMIT_CHUNK = 500
 MAX_JOB_ID_CHARS = 200
 
+
+class JobStatus(StrEnum):
+    """Where a job stands. `failed` also covers a job that ran and returned an error result."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    RETRYING = "retrying"
+    DONE = "done"
+    FAILED = "failed"
+
+
 STATUS_OF_STATE = {
-    "PENDING": "queued",
-    "RECEIVED": "queued",
-    "STARTED": "running",
-    "RETRY": "retrying",
-    "SUCCESS": "done",
-    "FAILURE": "failed",
-    "REVOKED": "failed",
+    "PENDING": JobStatus.QUEUED,
+    "RECEIVED": JobStatus.QUEUED,
+    "STARTED": JobStatus.RUNNING,
+    "RETRY": JobStatus.RETRYING,
+    "SUCCESS": JobStatus.DONE,
+    "FAILURE": JobStatus.FAILED,
+    "REVOKED": JobStatus.FAILED,
 }
 
 
@@ -76,11 +89,11 @@ class _WaitSlices:
 
 
 def _failure_envelope(job_id: str, trace_id: str | None, exc: BaseException | None) -> dict[str, Any]:
-    return ErrorEnvelope(
-        error_code=ErrorCode.INTERNAL_ERROR,
-        error_message=f"job {job_id} failed in the worker ({type(exc).__name__ if exc else 'unknown'})",
+    return error_result(
+        ErrorCode.INTERNAL_ERROR,
+        f"job {job_id} failed in the worker ({type(exc).__name__ if exc else 'unknown'})",
         trace_id=trace_id,
-    ).model_dump(mode="json")
+    )
 
 
 def service_error(exc: BaseException, redis_url: str | None) -> VetqError | None:
@@ -147,8 +160,8 @@ class Job:
                 "expired (VETQ_RESULT_TTL_S): check the id and VETQ_REDIS_URL"
             )
 
-    def status(self) -> str:
-        """queued, running, retrying, done or failed. A job whose envelope is an
+    def status(self) -> JobStatus:
+        """queued, running, retrying, done or failed. A job whose result is an
         error is `failed`; its result still says why. Raises NotFoundError for an id
         never submitted here (or expired), ServiceUnavailableError if Redis is down."""
         with _service_errors(self.client.redis_url):
@@ -156,24 +169,18 @@ class Job:
             state = async_result.state
             if state == "PENDING":
                 self._require_issued(async_result)
-            status = STATUS_OF_STATE.get(state, "queued")
-            if status == "done":
-                result = async_result.result
-                if isinstance(result, dict) and (result.get("status") == "error" or "error" in result):
-                    return "failed"
+            status = STATUS_OF_STATE.get(state, JobStatus.QUEUED)
+            if status is JobStatus.DONE and error_of(async_result.result) is not None:
+                return JobStatus.FAILED
             return status
 
     def _outcome(self, async_result: AsyncResult) -> dict[str, Any]:
         if async_result.state == "SUCCESS":
             value = async_result.result
-            return (
-                value
-                if isinstance(value, dict)
-                else {
-                    "status": "error",
-                    "error_code": "INTERNAL_ERROR",
-                    "error_message": "the worker returned a non-object result",
-                }
+            if isinstance(value, dict):
+                return upgrade(value)  # a result an older worker wrote reads in today's format
+            return error_result(
+                ErrorCode.INTERNAL_ERROR, "the worker returned a non-object result", trace_id=self.trace_id
             )
         return _failure_envelope(self.id, self.trace_id, async_result.result)
 
@@ -473,9 +480,7 @@ class Client:
                 try:
                     prepared.append((uuid.uuid4().hex, self._prepare(request)))
                 except VetqError as exc:  # bad input: an envelope in its place, the batch goes on
-                    prepared.append(
-                        ErrorEnvelope(error_code=exc.code, error_message=exc.message).model_dump(mode="json")
-                    )
+                    prepared.append(error_result(exc.code, exc.message))
             with _service_errors(self.redis_url):
                 job_ids = [item[0] for item in prepared if isinstance(item, tuple)]
                 if job_ids:

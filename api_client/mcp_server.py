@@ -7,10 +7,10 @@ made on the first call that needs it and closed when the client disconnects.
 
 Contracts:
 
-- Tools never raise. An extraction failure is a normal result whose envelope is
-  `{"status": "error", "error_code", "error_message"}`; a review-side failure
-  (BLINDNESS_LEAK, INVALID_INPUT, provider errors, config errors) is an MCP tool
-  error (`isError: true`) whose content is `{"error": {"code", "message"}}`.
+- Tools never raise. Every failure is the result format's error
+  (`{"format": 2, "status": "error", "error": {"code", "message"}}`, core.results):
+  an extraction failure is a normal result; a review-side failure (BLINDNESS_LEAK,
+  INVALID_INPUT, provider errors, config errors) is an MCP tool error (`isError: true`).
   Every result carries the same JSON as structured content and as text.
 - The operator's thresholds (VETQ_FIELD_THRESHOLD / VETQ_OVERALL_THRESHOLD,
   defaults 0.70 / 0.75) are a floor the calling agent may raise but never lower:
@@ -23,16 +23,18 @@ Contracts:
 
 from __future__ import annotations
 
+import inspect
 import json
 import sys
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from core.errors import ConfigError, ErrorCode, InvalidInputError, VetqError
+from core.results import error_of, error_result
 
 try:
     from mcp_types import CallToolResult, TextContent, ToolAnnotations
@@ -97,11 +99,11 @@ def _tool_result(payload: dict[str, Any], *, is_error: bool = False) -> CallTool
 
 
 def extraction_error(code: ErrorCode | str, message: str) -> Any:
-    return _tool_result({"status": "error", "error_code": str(code), "error_message": message})
+    return _tool_result(error_result(code, message))
 
 
 def review_error(code: ErrorCode | str, message: str) -> Any:
-    return _tool_result({"error": {"code": str(code), "message": message}}, is_error=True)
+    return _tool_result(error_result(code, message), is_error=True)
 
 
 def error_for(tool: str, code: ErrorCode | str, message: str) -> Any:
@@ -185,13 +187,7 @@ class VetqTools:
             return review_error(ErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: the review could not be run")
         if not isinstance(result, dict):
             return review_error(ErrorCode.INTERNAL_ERROR, "the worker returned a non-object result")
-        if isinstance(result.get("error"), dict):
-            return _tool_result(result, is_error=True)
-        if result.get("status") == "error":  # a job that failed in the worker
-            return review_error(
-                result.get("error_code") or ErrorCode.INTERNAL_ERROR, result.get("error_message") or "the review failed"
-            )
-        return _tool_result(result)
+        return _tool_result(result, is_error=error_of(result) is not None)
 
     def run_should_review(self, request: dict[str, Any]) -> Any:
         from api_client.client import Client
@@ -294,57 +290,79 @@ class AnswerUnreadableLines:
 
 # --------------------------------------------------------------------------- tool signatures
 
-Threshold = Annotated[
-    float | None,
-    Field(
-        default=None,
-        ge=0.0,
-        le=1.0,
-        description="Optional, 0-1. Raise the confidence bar for this call; values below the operator's floor "
-        "(VETQ_FIELD_THRESHOLD / VETQ_OVERALL_THRESHOLD on the server) are raised to it and noted in `notes`.",
-    ),
-]
-DocumentText = Annotated[
-    str,
-    Field(
-        description="The document's full text exactly as received (e.g. an invoice pasted or forwarded in an "
-        "email). Do not summarise or reformat it: every value is checked against this text."
-    ),
-]
-HeuristicsOnly = Annotated[
-    bool,
-    Field(
-        description="Skip the Critic model and use only the deterministic checks (grounding, arithmetic, dates, "
-        "currency). Faster and needs no model; for `validate` it needs no provider key at all."
-    ),
-]
-DecisionTypeArg = Literal[
-    "architecture",
-    "refactor",
-    "debugging",
-    "database",
-    "api",
-    "dependency",
-    "performance",
-    "security",
-    "implementation",
-    "other",
-]
-RiskLevelArg = Literal["low", "medium", "high", "critical"]
 
+def arguments_of(model: type[BaseModel], leave_out: frozenset[str] = frozenset()) -> inspect.Signature:
+    """A tool signature listing the request model's fields, required ones first, so
+    the SDK derives the tool's input schema (types, limits, descriptions) from the
+    model itself. A field with a default may also be null, meaning that default:
+    agents often send null for an argument they do not use. A default made by a
+    factory (an empty list) shows as null."""
+    required: list[inspect.Parameter] = []
+    optional: list[inspect.Parameter] = []
+    for name, field in model.model_fields.items():
+        if name in leave_out:
+            continue
+        described = Field(description=field.description)
+        annotation: Any = Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
+        if field.is_required():
+            required.append(
+                inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, annotation=Annotated[annotation, described])
+            )
+        else:
+            default = None if field.default_factory is not None else field.default
+            optional.append(
+                inspect.Parameter(
+                    name,
+                    inspect.Parameter.KEYWORD_ONLY,
+                    default=default,
+                    annotation=Annotated[annotation | None, described],
+                )
+            )
+    return inspect.Signature([*required, *optional], return_annotation=CallToolResult)
+
+
+def model_tool(
+    name: str,
+    model: type[BaseModel],
+    run: Callable[[dict[str, Any]], CallToolResult],
+    *,
+    fixed: dict[str, Any] | None = None,
+) -> Callable[..., CallToolResult]:
+    """A tool taking `model`'s fields as its arguments, less the ones the tool fixes
+    itself (`fixed`, the job kind) and the trace id (the server makes one per call).
+    `run` gets the arguments the agent gave, nulls dropped so the model applies its
+    defaults, and validates them with the model, as every other producer does."""
+    fixed = fixed or {}
+
+    def tool(**arguments: Any) -> CallToolResult:
+        return run({**{key: value for key, value in arguments.items() if value is not None}, **fixed})
+
+    signature = arguments_of(model, frozenset({*fixed, "trace_id"}))
+    tool.__name__ = tool.__qualname__ = name
+    tool.__signature__ = signature  # type: ignore[attr-defined]
+    tool.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()} | {"return": CallToolResult}
+    return tool
+
+
+FLOOR_NOTE = (
+    "field_threshold and overall_threshold may only raise the operator's floor (VETQ_FIELD_THRESHOLD / "
+    "VETQ_OVERALL_THRESHOLD on the server): a lower value is raised to it and `notes` says so."
+)
 EXTRACT_DESCRIPTION = (
     "Extract a verified invoice record (vendor_name, invoice_number, invoice_date, subtotal, tax, total, "
     "currency) from messy text. A Generator model extracts; deterministic heuristics and a Critic model score "
     "every field. Returns an envelope: status `ok`, or `needs_review` with `flagged_fields` naming what a person "
     "must confirm and why, `field_provenance` spans backing each value, and `notes`. Failures come back as "
-    '{status: "error", error_code, error_message}, never as a tool error. Null fields mean the text does not '
-    "hold the value."
+    '{format: 2, status: "error", error: {code, message}}, never as a tool error. Null fields mean the text does not '
+    "hold the value. "
+    f"{FLOOR_NOTE}"
 )
 VALIDATE_DESCRIPTION = (
     "Verify a record you already have (e.g. one you extracted yourself) against its source document, without "
     "re-extracting. Same envelope as `extract`: `ok`, or `needs_review` with each doubtful field flagged with the "
     "reason (not found in the text, arithmetic mismatch, bad date, ...). With heuristics_only=true no model is "
-    'called at all. Failures come back as {status: "error", error_code, error_message}.'
+    'called at all. Failures come back as {format: 2, status: "error", error: {code, message}}. '
+    f"{FLOOR_NOTE}"
 )
 REVIEW_DESCRIPTION = (
     "Blind-first review of an engineering decision by a separate reviewer model. Call it BEFORE an expensive or "
@@ -356,7 +374,7 @@ REVIEW_DESCRIPTION = (
     "refused with error code BLINDNESS_LEAK (before any model call): move the plan out of them and retry. "
     "Returns verdict (KEEP, MODIFY, REPLACE, INSUFFICIENT_EVIDENCE), recommendation, critical_assumptions, "
     "material_risks, better_alternative, the cheapest falsification_probe, confidence and meta.review_id. "
-    'Errors are tool errors with {"error": {"code", "message"}}.'
+    'Errors are tool errors with {"format": 2, "status": "error", "error": {"code", "message"}}.'
 )
 SHOULD_REVIEW_DESCRIPTION = (
     "Does this decision deserve a `review_decision`? A deterministic rule set (no model, instant, free): "
@@ -397,7 +415,9 @@ def build_server(tools: VetqTools | None = None) -> Any:
             finally:
                 sys.stdout = saved
 
-    class VetqMCPServer(MCPServer):  # type: ignore[misc]
+    class VetqMCPServer(MCPServer):
+        vetq_tools: VetqTools
+
         async def run_stdio_async(self) -> None:
             from mcp.server.stdio import stdio_server
 
@@ -431,185 +451,6 @@ def build_server(tools: VetqTools | None = None) -> Any:
         log_level="WARNING",
     )
 
-    def extract(
-        text: DocumentText,
-        field_threshold: Threshold = None,
-        overall_threshold: Threshold = None,
-        heuristics_only: HeuristicsOnly = False,
-    ) -> CallToolResult:
-        return state.run_extraction(
-            {
-                "kind": "extract",
-                "text": text,
-                "field_threshold": field_threshold,
-                "overall_threshold": overall_threshold,
-                "heuristics_only": heuristics_only,
-            }
-        )
-
-    def validate(
-        text: DocumentText,
-        data: Annotated[
-            dict[str, Any],
-            Field(
-                description="The record to check, as a JSON object with any of: vendor_name, invoice_number, "
-                "invoice_date (YYYY-MM-DD), subtotal, tax, total (JSON numbers), currency (ISO 4217 code). "
-                "Use null for a value the document does not hold."
-            ),
-        ],
-        field_threshold: Threshold = None,
-        overall_threshold: Threshold = None,
-        heuristics_only: HeuristicsOnly = False,
-    ) -> CallToolResult:
-        return state.run_extraction(
-            {
-                "kind": "validate",
-                "text": text,
-                "data": data,
-                "field_threshold": field_threshold,
-                "overall_threshold": overall_threshold,
-                "heuristics_only": heuristics_only,
-            }
-        )
-
-    def review_decision(
-        objective: Annotated[
-            str,
-            Field(
-                description="BLIND field. The problem to solve and what success means, "
-                "without the chosen approach (max 4,000 chars)."
-            ),
-        ],
-        proposed_solution: Annotated[
-            str,
-            Field(
-                description="The plan under review, in full. The ONLY field "
-                "that may describe the plan (max 60,000 chars)."
-            ),
-        ],
-        decision_type: Annotated[DecisionTypeArg, Field(description="What kind of decision this is.")],
-        risk_level: Annotated[RiskLevelArg, Field(description="How costly a wrong decision would be.")],
-        constraints: Annotated[
-            list[str] | None,
-            Field(
-                default=None,
-                description="BLIND field. Hard requirements and limits (budget, latency, "
-                "compatibility, team skills), one per item; not the plan (max 50 items).",
-            ),
-        ] = None,
-        context: Annotated[
-            str | None,
-            Field(
-                default=None,
-                description="BLIND field. Background on the system and the problem: what exists "
-                "today, what hurts, what was tried; not the plan (max 60,000 chars).",
-            ),
-        ] = None,
-        environment: Annotated[
-            str | None,
-            Field(
-                default=None, description="BLIND field. Runtime, stack, scale and deployment facts (max 8,000 chars)."
-            ),
-        ] = None,
-        evidence: Annotated[
-            list[str] | None,
-            Field(
-                default=None,
-                description="BLIND field. Measurements, logs, benchmarks, error messages, one per item (max 30 items).",
-            ),
-        ] = None,
-        review_mode: Annotated[
-            Literal["blind_first", "proposal_first"] | None,
-            Field(
-                default=None,
-                description="blind_first (default): the reviewer forms its own view before "
-                "seeing the plan. proposal_first: it sees the plan at once (no blindness check; weaker).",
-            ),
-        ] = None,
-    ) -> CallToolResult:
-        request: dict[str, Any] = {
-            "objective": objective,
-            "proposed_solution": proposed_solution,
-            "decision_type": decision_type,
-            "risk_level": risk_level,
-        }
-        optional = {
-            "constraints": constraints,
-            "context": context,
-            "environment": environment,
-            "evidence": evidence,
-            "review_mode": review_mode,
-        }
-        request.update({key: value for key, value in optional.items() if value is not None})
-        return state.run_review(request)
-
-    def should_review(
-        decision_type: Annotated[DecisionTypeArg, Field(description="What kind of decision this is.")],
-        risk_level: Annotated[RiskLevelArg, Field(description="How costly a wrong decision would be.")],
-        summary: Annotated[
-            str | None,
-            Field(
-                default=None,
-                description="One or two sentences on the change "
-                "(max 2,000 chars); scanned for migrations, breaking changes, replaced datastores, "
-                "auth/crypto/secrets, races and locks.",
-            ),
-        ] = None,
-        files_changed: Annotated[int | None, Field(default=None, ge=0, description="Files the change touches.")] = None,
-        modules_touched: Annotated[
-            int | None, Field(default=None, ge=0, description="Modules or packages the change touches.")
-        ] = None,
-        competing_hypotheses: Annotated[
-            int | None,
-            Field(default=None, ge=0, description="For debugging: how many plausible explanations are still open."),
-        ] = None,
-        changes_public_api: Annotated[
-            bool | None, Field(default=None, description="Changes an API others call.")
-        ] = None,
-        changes_db_schema: Annotated[bool | None, Field(default=None, description="Changes a database schema.")] = None,
-        includes_migration: Annotated[
-            bool | None, Field(default=None, description="Includes a data or schema migration.")
-        ] = None,
-        replaces_key_dependency: Annotated[
-            bool | None, Field(default=None, description="Replaces a framework, database, queue or SDK.")
-        ] = None,
-        security_sensitive: Annotated[
-            bool | None, Field(default=None, description="Touches auth, secrets, crypto or untrusted input.")
-        ] = None,
-        performance_critical: Annotated[
-            bool | None, Field(default=None, description="On a hot or latency-critical path.")
-        ] = None,
-        irreversible: Annotated[
-            bool | None,
-            Field(default=None, description="Hard or impossible to undo (data deletion, public release, contract)."),
-        ] = None,
-        trivial_kind: Annotated[
-            Literal["formatting", "rename", "simple_ui", "obvious_bugfix", "docs", "small_local_change"] | None,
-            Field(
-                default=None,
-                description="Set when the change is trivial of this kind; ignored at high risk "
-                "or when a structural signal fires.",
-            ),
-        ] = None,
-    ) -> CallToolResult:
-        fields = {
-            "decision_type": decision_type,
-            "risk_level": risk_level,
-            "summary": summary,
-            "files_changed": files_changed,
-            "modules_touched": modules_touched,
-            "competing_hypotheses": competing_hypotheses,
-            "changes_public_api": changes_public_api,
-            "changes_db_schema": changes_db_schema,
-            "includes_migration": includes_migration,
-            "replaces_key_dependency": replaces_key_dependency,
-            "security_sensitive": security_sensitive,
-            "performance_critical": performance_critical,
-            "irreversible": irreversible,
-            "trivial_kind": trivial_kind,
-        }
-        return state.run_should_review({key: value for key, value in fields.items() if value is not None})
-
     def record_outcome(
         review_id: Annotated[str, Field(max_length=128, description="The review's meta.review_id.")],
         accepted_review: Annotated[
@@ -628,6 +469,15 @@ def build_server(tools: VetqTools | None = None) -> Any:
                 "review_was_useful": review_was_useful,
             },
         )
+
+    from core.extraction.schema import ExtractionRequest, ValidationRequest
+    from core.review.schema import ReviewRequest
+    from core.review.should_review import ShouldReviewRequest
+
+    extract = model_tool("extract", ExtractionRequest, state.run_extraction, fixed={"kind": "extract"})
+    validate = model_tool("validate", ValidationRequest, state.run_extraction, fixed={"kind": "validate"})
+    review_decision = model_tool("review_decision", ReviewRequest, state.run_review)
+    should_review = model_tool("should_review", ShouldReviewRequest, state.run_should_review)
 
     registrations: list[tuple[Callable[..., Any], str, str, ToolAnnotations]] = [
         (

@@ -57,11 +57,12 @@ from pathlib import Path
 from typing import Any
 
 from core.redis_keys import CELERY_RESULT_PREFIX, EXTRACT_QUEUE, KOMBU_UNACKED_KEY
+from core.results import error_of
 from eval.bench_queue import DATA, DOCUMENT
 
 MODEL = "chaos-model"
 FINAL_STATES = ("SUCCESS", "FAILURE")
-COMPARED = ("status", "data", "error_code", "overall_confidence", "flagged_fields", "trace_id")
+COMPARED = ("status", "data", "error", "overall_confidence", "flagged_fields", "trace_id")
 MARKER = re.compile(r"chaos-([0-9a-f]{8})-(\d+)")
 
 
@@ -368,7 +369,7 @@ def run_chaos(
         if meta["status"] == "SUCCESS" and isinstance(result, dict) and result.get("status") in ("ok", "needs_review"):
             completed += 1
         elif meta["status"] == "SUCCESS" and isinstance(result, dict):
-            failed[str(result.get("error_code") or "UNKNOWN")] += 1
+            failed[(error_of(result) or ("UNKNOWN", ""))[0]] += 1
         else:
             failed["INTERNAL_ERROR"] += 1
     lost = [j for j in job_ids if j not in final]

@@ -37,12 +37,12 @@ def main() -> int:
         batch = client.submit_batch({"kind": "extract", "text": case["text"], "trace_id": None} for case in cases)
         results = batch.results(timeout=120)
     counts: dict[str, int] = {}
-    for case, result in zip(cases, results):
+    for case, result in zip(cases, results, strict=True):
         status = result.get("status", "?")
         counts[status] = counts.get(status, 0) + 1
         print(f"[{status:>12}] {case['id']:<24} trace {result.get('trace_id')}")
         if status == "error":
-            print(f"{'':15}{result['error_code']}: {result['error_message']}")
+            print(f"{'':15}{result['error']['code']}: {result['error']['message']}")
             continue
         data = {k: v for k, v in result["data"].items() if v is not None}
         print(f"{'':15}data: {json.dumps(data, ensure_ascii=False)}")

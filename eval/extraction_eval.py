@@ -42,6 +42,7 @@ from pathlib import Path
 from typing import Any
 
 from core.extraction.schema import AMOUNT_FIELDS, FIELD_NAMES
+from core.results import error_of
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES_PATH = GOLDEN / "cases.jsonl"
@@ -158,11 +159,11 @@ class CaseGrade:
 
 
 def grade_case(case_id: str, expected: Mapping[str, Any], result: Mapping[str, Any] | None) -> CaseGrade:
+    error = error_of(result)
     status = str((result or {}).get("status", "error"))
     data = (result or {}).get("data")
-    if status == "error" or not isinstance(data, Mapping):
-        message = (result or {}).get("error_message") or "no result"
-        code = (result or {}).get("error_code") or "ERROR"
+    if result is None or error is not None or status == "error" or not isinstance(data, Mapping):
+        code, message = error or ("ERROR", "no result")
         grades = [
             FieldGrade(case_id, name, None, expected.get(name), False, True, None, error=True) for name in FIELD_NAMES
         ]
@@ -285,7 +286,7 @@ def grade(
     """Grade results (in the order of cases) against each case's "expected"."""
     if len(cases) != len(results):
         raise ValueError(f"{len(cases)} case(s) but {len(results)} result(s)")
-    graded = [grade_case(str(c["id"]), c["expected"], r) for c, r in zip(cases, results)]
+    graded = [grade_case(str(c["id"]), c["expected"], r) for c, r in zip(cases, results, strict=True)]
     all_fields = [f for g in graded for f in g.fields]
     wrong = [f for f in all_fields if not f.correct]
     caught = [f for f in wrong if f.flagged]

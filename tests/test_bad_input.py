@@ -55,8 +55,8 @@ def cli_env(redis_url, tmp_path):
 def test_a_batch_line_with_a_non_finite_amount_is_refused_naming_the_field(literal):
     line = '{"id": "a", "text": "Total 5.00", "data": {"total": %s}}' % literal
     _, parsed = parse_batch_line(line, kind="validate", number=3)
-    assert parsed["status"] == "error" and parsed["error_code"] == "INVALID_INPUT"
-    assert "line 3" in parsed["error_message"] and "data.total" in parsed["error_message"]
+    assert parsed["status"] == "error" and parsed["error"]["code"] == "INVALID_INPUT"
+    assert "line 3" in parsed["error"]["message"] and "data.total" in parsed["error"]["message"]
 
 
 @pytest.mark.parametrize("value", [math.nan, math.inf, -math.inf])
@@ -72,7 +72,7 @@ def test_cli_data_with_a_non_finite_amount_exits_2_naming_the_field(service, cli
     code, out, err = vetq_bytes("validate", "--heuristics-only", "--data", data, input=GLOBEX.encode(), env=cli_env)
     assert code == 2, out + err
     result = json.loads(out)
-    assert result["error_code"] == "INVALID_INPUT" and "total" in result["error_message"], result
+    assert result["error"]["code"] == "INVALID_INPUT" and "total" in result["error"]["message"], result
 
 
 # --------------------------------------------------------------------- deep nesting
@@ -89,9 +89,9 @@ def test_a_deeply_nested_batch_line_is_refused_alone_and_the_batch_goes_on(servi
     )
     results = [json.loads(line) for line in out.splitlines()]
     assert [r.get("id") for r in results] == ["deep", "good", None], out + err
-    assert results[0]["error_code"] == "INVALID_INPUT" and "nested" in results[0]["error_message"]
+    assert results[0]["error"]["code"] == "INVALID_INPUT" and "nested" in results[0]["error"]["message"]
     assert results[1]["status"] == "ok"
-    assert results[2]["error_code"] == "INVALID_INPUT" and "line 3" in results[2]["error_message"]
+    assert results[2]["error"]["code"] == "INVALID_INPUT" and "line 3" in results[2]["error"]["message"]
     assert code == 2 and "Traceback" not in err
 
 
@@ -103,7 +103,7 @@ def test_python_batch_with_a_deeply_nested_record_keeps_the_other_jobs(service):
         ]
     )
     first, second = batch.results(timeout=60)
-    assert first["error_code"] == "INVALID_INPUT" and "nested" in first["error_message"]
+    assert first["error"]["code"] == "INVALID_INPUT" and "nested" in first["error"]["message"]
     assert second["status"] == "ok"
 
 
@@ -136,7 +136,7 @@ def test_invalid_utf8_is_refused_alike_on_stdin_and_in_a_file(tmp_path):
         code, out, err = vetq_bytes("validate", "--heuristics-only", "--data", data, *args, input=stdin, env=env)
         assert code == 2, (args, out, err)
         result = json.loads(out)
-        assert result["error_code"] == "INVALID_INPUT" and "not UTF-8" in result["error_message"], result
+        assert result["error"]["code"] == "INVALID_INPUT" and "not UTF-8" in result["error"]["message"], result
 
 
 def test_an_invalid_utf8_batch_line_is_refused_alone(service, cli_env):
@@ -148,7 +148,7 @@ def test_an_invalid_utf8_batch_line_is_refused_alone(service, cli_env):
         "validate", "--batch", "--heuristics-only", "--timeout", "60", input=b"\n".join(lines), env=cli_env
     )
     results = [json.loads(line) for line in out.splitlines()]
-    assert results[0]["error_code"] == "INVALID_INPUT" and "not UTF-8" in results[0]["error_message"], out + err
+    assert results[0]["error"]["code"] == "INVALID_INPUT" and "not UTF-8" in results[0]["error"]["message"], out + err
     assert results[1]["status"] == "ok", out + err
 
 
@@ -270,8 +270,8 @@ def test_mcp_validate_with_a_non_finite_amount_is_invalid_input_naming_the_field
     while (answer := raw_mcp.next_message()).get("id") != 7:
         pass
     body = answer["result"]["structuredContent"]
-    assert body["status"] == "error" and body["error_code"] == "INVALID_INPUT", body
-    assert "total" in body["error_message"]
+    assert body["status"] == "error" and body["error"]["code"] == "INVALID_INPUT", body
+    assert "total" in body["error"]["message"]
 
 
 # --------------------------------------------------------------------- logging
@@ -345,7 +345,7 @@ def test_an_unknown_job_id_is_not_found_not_queued(service, cli_env):
         code, out, err = vetq_bytes(*verb, env=cli_env)
         assert code == 2, out + err
         result = json.loads(out)
-        assert result["error_code"] == "NOT_FOUND" and "deadbeef" in result["error_message"], result
+        assert result["error"]["code"] == "NOT_FOUND" and "deadbeef" in result["error"]["message"], result
     with pytest.raises(NotFoundError):
         service.client.job("deadbeef").status()
     with pytest.raises(NotFoundError):
@@ -379,9 +379,9 @@ def _assert_one_clean_error(code, out, err, expected_exit, error_code, *words):
     lines = out.splitlines()
     assert len(lines) == 1, out
     result = json.loads(lines[0])
-    assert result["error_code"] == error_code, result
+    assert result["error"]["code"] == error_code, result
     for word in words:
-        assert word in result["error_message"], result
+        assert word in result["error"]["message"], result
     assert not any(line.startswith("Traceback") for line in err.splitlines()), err
 
 
@@ -450,7 +450,7 @@ def test_an_unexpected_exception_in_a_command_is_internal_error_exit_3(monkeypat
     monkeypatch.setattr(cli, "cmd_should_review", broken)
     assert cli.main(["should-review"]) == 3
     result = json.loads(capsys.readouterr().out)
-    assert result["error_code"] == "INTERNAL_ERROR" and "KeyError" in result["error_message"]
+    assert result["error"]["code"] == "INTERNAL_ERROR" and "KeyError" in result["error"]["message"]
 
 
 def test_a_worker_whose_redis_is_down_exits_3_not_1(tmp_path):

@@ -41,7 +41,7 @@ def test_batch_token_budget_is_never_passed_and_nothing_is_charged_twice(fake, r
     ledger = RedisBudgetLedger(redis.Redis.from_url(redis_url))
     spent, reserved = ledger.spent(f"batch:{batch.id}"), ledger.reserved(f"batch:{batch.id}")
     statuses = [r["status"] for r in results]
-    codes = {r.get("error_code") for r in results if r["status"] == "error"}
+    codes = {r["error"]["code"] for r in results if r["status"] == "error"}
     assert "ok" in statuses and "error" in statuses
     assert codes == {"BUDGET_EXCEEDED"}
     assert spent <= budget and reserved == 0

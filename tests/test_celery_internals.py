@@ -35,7 +35,7 @@ def test_celery_has_an_upper_bound_and_the_installed_release_is_inside_it():
     )
 
 
-# workers/dead_letter.py: DeadLetterConsumer overrides these Consumer methods and calls
+# workers/dead_letter_consumer.py: DeadLetterConsumer overrides these Consumer methods and calls
 # super() with the same arguments.
 CONSUMER_HOOKS = {
     "on_decode_error": ["self", "message", "exc"],
@@ -52,7 +52,7 @@ CONSUMER_HOOKS = {
 def test_the_consumer_hooks_dead_letters_override_still_exist_with_their_signature(name):
     from celery.worker.consumer import Consumer
 
-    from workers.dead_letter import DeadLetterConsumer
+    from workers.dead_letter_consumer import DeadLetterConsumer
 
     original = getattr(Consumer, name, None)
     assert original is not None, f"celery.worker.consumer.Consumer.{name} is gone: DeadLetterConsumer's hook is dead"

@@ -44,7 +44,9 @@ def test_usage_errors_exit_2():
     assert vetq("extract", "--field-threshold", "nan", input="x").returncode == 2
     assert vetq("extract", "--field-threshold", "1.5", input="x").returncode == 2
     bad_json = vetq("validate", "--data", "{not json", input="x")
-    assert bad_json.returncode == 2 and json.loads(bad_json.stdout)["error_code"] == "INVALID_INPUT"
+    output = json.loads(bad_json.stdout)
+    assert bad_json.returncode == 2 and (output["format"], output["status"]) == (2, "error")
+    assert output["error"]["code"] == "INVALID_INPUT"
     missing = vetq("validate", input="x")
     assert missing.returncode == 2
 
@@ -52,7 +54,7 @@ def test_usage_errors_exit_2():
 def test_bad_configuration_exits_2_naming_the_variable():
     done = vetq("extract", input="x", env={"VETQ_OVERALL_THRESHOLD": "inf"})
     assert done.returncode == 2
-    assert "VETQ_OVERALL_THRESHOLD" in json.loads(done.stdout)["error_message"]
+    assert "VETQ_OVERALL_THRESHOLD" in json.loads(done.stdout)["error"]["message"]
 
 
 def test_embedded_default_validate_needs_review_exits_1(tmp_path):
@@ -73,14 +75,14 @@ def test_file_flag_and_unreadable_file(tmp_path, service, cli_env):
     done = vetq("validate", "--file", str(doc), "--heuristics-only", "--data", json.dumps(GLOBEX_DATA), env=cli_env)
     assert done.returncode == 0, done.stdout + done.stderr
     missing = vetq("validate", "--file", str(tmp_path / "nope.txt"), "--data", "{}", env=cli_env)
-    assert missing.returncode == 2 and "cannot read" in json.loads(missing.stdout)["error_message"]
+    assert missing.returncode == 2 and "cannot read" in json.loads(missing.stdout)["error"]["message"]
 
 
 def test_provider_failure_exits_3(service, cli_env):
     # The worker's pipeline names a provider whose SDK key is missing: CONFIG_ERROR from the worker.
     done = vetq("extract", input=GLOBEX, env=cli_env)
     assert done.returncode == 3, done.stdout + done.stderr
-    assert json.loads(done.stdout)["error_code"] == "CONFIG_ERROR"
+    assert json.loads(done.stdout)["error"]["code"] == "CONFIG_ERROR"
 
 
 def test_no_wait_then_status_and_result(service, cli_env):
@@ -109,7 +111,7 @@ def test_batch_in_order_with_bad_lines_and_worst_exit_code(service, cli_env):
     out = [json.loads(line) for line in done.stdout.splitlines()]
     assert [o.get("id") for o in out] == ["a", None, "c", 4, "e", None]
     assert [o["status"] for o in out] == ["ok", "error", "needs_review", "error", "error", "ok"]
-    assert "line 2" in out[1]["error_message"]
+    assert "line 2" in out[1]["error"]["message"]
     assert done.returncode == 2  # the worst line: input errors
 
 
@@ -168,19 +170,19 @@ def test_batch_progress_goes_to_a_terminal_stderr_with_count_rate_and_eta(servic
 
 def test_worker_refuses_unsafe_settings(redis_url):
     pickle = vetq("worker", env={"VETQ_REDIS_URL": redis_url, "VETQ_ACCEPT_CONTENT": '["json", "pickle"]'}, timeout=60)
-    assert pickle.returncode == 2 and "pickle" in json.loads(pickle.stdout)["error_message"]
+    assert pickle.returncode == 2 and "pickle" in json.loads(pickle.stdout)["error"]["message"]
     short = vetq(
         "worker",
         env={"VETQ_REDIS_URL": redis_url, "VETQ_TASK_TIME_LIMIT_S": "300", "VETQ_VISIBILITY_TIMEOUT_S": "100"},
         timeout=60,
     )
     assert short.returncode == 2
-    assert "VETQ_VISIBILITY_TIMEOUT_S" in json.loads(short.stdout)["error_message"]
+    assert "VETQ_VISIBILITY_TIMEOUT_S" in json.loads(short.stdout)["error"]["message"]
 
 
 def test_worker_without_redis_url_or_embedded_service_says_what_to_do(tmp_path):
     done = vetq("worker", env={"VETQ_HOME": str(tmp_path)}, timeout=60)
-    assert done.returncode == 2 and "VETQ_REDIS_URL" in json.loads(done.stdout)["error_message"]
+    assert done.returncode == 2 and "VETQ_REDIS_URL" in json.loads(done.stdout)["error"]["message"]
 
 
 def test_harness_verbs_pass_their_flags_through():

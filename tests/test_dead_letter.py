@@ -103,7 +103,7 @@ def test_poison_messages_are_dead_lettered_once_and_the_worker_keeps_serving(ser
     job = service.client.submit_validation(GLOBEX, GLOBEX_DATA, heuristics_only=True)
     assert job.result(timeout=30)["status"] == "ok"
     not_object = service.client.job("dl-not-object").result(timeout=30)
-    assert not_object["status"] == "error" and not_object["error_code"] == "INVALID_INPUT"
+    assert not_object["status"] == "error" and not_object["error"]["code"] == "INVALID_INPUT"
 
     expected = {"dl-pickled", "dl-garbage", "dl-unknown", "dl-not-object", "dl-number"}
     entries = _wait_for(
@@ -194,7 +194,7 @@ def test_a_type_error_inside_review_code_is_not_filed_as_bad_arguments(service):
     request = make_request().model_dump(mode="json", exclude_none=True)
     service.client.app.send_task("vetq.review", args=[request], task_id="dl-bug", queue="review")
     outcome = service.client.job("dl-bug").result(timeout=30)
-    assert outcome["error_code"] == "INTERNAL_ERROR" and "TypeError" in outcome["error_message"], outcome
+    assert outcome["error"]["code"] == "INTERNAL_ERROR" and "TypeError" in outcome["error"]["message"], outcome
     # A message that really does not fit, sent after: once its entry is there, the bug's would be too.
     service.client.app.send_task("vetq.review", args=[request, "extra"], task_id="dl-bug-arity", queue="review")
     assert _wait_for(lambda: [e for e in _entries(service) if e.get("job_id") == "dl-bug-arity"])

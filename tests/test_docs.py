@@ -28,3 +28,38 @@ def test_documented_error_codes_are_the_real_ones():
 
     for code in ErrorCode:
         assert f"`{code.value}`" in README
+
+
+def _json_blocks() -> list[object]:
+    import json
+
+    return [json.loads(block) for block in re.findall(r"```json\n(.*?)```", README, flags=re.DOTALL)]
+
+
+def test_readme_result_examples_are_in_the_current_result_format():
+    from core.results import RESULT_FORMAT, ErrorResult, error_of
+
+    results = [block for block in _json_blocks() if isinstance(block, dict) and "status" in block]
+    assert {r["status"] for r in results} >= {"needs_review", "error"}, "the README shows a result and an error"
+    for result in results:
+        assert result["format"] == RESULT_FORMAT, result
+        if result["status"] == "error":
+            ErrorResult.model_validate({k: v for k, v in result.items() if k in ErrorResult.model_fields})
+            assert error_of(result) is not None
+    assert f'"format": {RESULT_FORMAT}' in README.split("### The result format", 1)[1].split("\n## ", 1)[0]
+
+
+def test_readme_mcp_table_names_each_tools_arguments():
+    import asyncio
+
+    from api_client.mcp_server import build_server
+
+    rows = dict(re.findall(r"^\| `(\w+)\(([^)]*)\)` \|", README, flags=re.MULTILINE))
+    tools = {tool.name: tool.input_schema for tool in asyncio.run(build_server().list_tools())}
+    assert set(rows) == set(tools)
+    for name, arguments in rows.items():
+        named = [a.strip() for a in arguments.split(",") if not a.strip().startswith("...")]
+        required = [a for a in named if not a.endswith("?")]
+        optional = [a.rstrip("?") for a in named if a.endswith("?")]
+        assert set(required) == set(tools[name].get("required", [])), name
+        assert set(optional) <= set(tools[name]["properties"]) - set(required), name

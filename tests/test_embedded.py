@@ -305,8 +305,8 @@ def test_a_lock_holder_whose_redis_is_dead_is_named(tmp_path):
     assert done.returncode == 3, done.stdout + done.stderr
     assert "Traceback" not in done.stderr
     envelope = json.loads(done.stdout)
-    assert envelope["error_code"] == "SERVICE_UNAVAILABLE"
-    assert str(os.getpid()) in envelope["error_message"]
+    assert envelope["error"]["code"] == "SERVICE_UNAVAILABLE"
+    assert str(os.getpid()) in envelope["error"]["message"]
 
 
 # --------------------------------------------------------------------- the 'NoneType readline' race

@@ -213,7 +213,7 @@ def test_an_unflagged_wrong_field_fails_the_gate():
 
 def test_false_alarms_and_error_results():
     cases = [{"id": "a", "expected": EXPECTED}, {"id": "b", "expected": EXPECTED}]
-    error = {"status": "error", "error_code": "PROVIDER_ERROR", "error_message": "boom"}
+    error = {"format": 2, "status": "error", "error": {"code": "PROVIDER_ERROR", "message": "boom"}}
     report = ev.grade(cases, [_result(dict(EXPECTED), flagged=["vendor_name"]), error])
     assert report.false_alarms == 1
     assert report.field_accuracy == 0.5  # the error counts all 7 fields wrong

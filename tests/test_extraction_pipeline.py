@@ -156,7 +156,7 @@ def test_two_unusable_answers_end_malformed(globex):
     text, _ = globex
     generator = ScriptedLLMClient(["no json here", "still none"])
     result = pipeline(generator).extract(text)
-    assert result.status == "error" and result.error_code == "MALFORMED_RESPONSE"
+    assert result.status == "error" and result.error.code == "MALFORMED_RESPONSE"
     assert len(generator.requests) == 2
     assert result.usage["failed_stage"].total_tokens > 0
 
@@ -166,7 +166,7 @@ def test_truncated_answer_is_output_truncated_without_retry(globex):
     cut = LLMResponse(text='{"vendor_name": "Glob', finish_reason="length", usage=Usage.of(10, 5))
     generator = ScriptedLLMClient([cut])
     result = pipeline(generator).extract(text)
-    assert result.error_code == "OUTPUT_TRUNCATED"
+    assert result.error.code == "OUTPUT_TRUNCATED"
     assert len(generator.requests) == 1
 
 
@@ -187,8 +187,8 @@ def test_provider_http_error_is_an_envelope(globex):
     text, _ = globex
     generator = ScriptedLLMClient([ProviderHTTPError(401, "bad key")])
     result = pipeline(generator).extract(text)
-    assert result.error_code == "PROVIDER_HTTP_ERROR"
-    assert "401" in result.error_message
+    assert result.error.code == "PROVIDER_HTTP_ERROR"
+    assert "401" in result.error.message
 
 
 def test_an_unknown_model_refusing_a_parameter_gets_the_fallbacks_then_an_envelope(globex):
@@ -197,8 +197,8 @@ def test_an_unknown_model_refusing_a_parameter_gets_the_fallbacks_then_an_envelo
     text, _ = globex
     generator = ScriptedLLMClient([ProviderHTTPError(400, "bad request") for _ in range(4)])
     result = pipeline(generator).extract(text)
-    assert result.error_code == "PROVIDER_HTTP_ERROR"
-    assert "400" in result.error_message
+    assert result.error.code == "PROVIDER_HTTP_ERROR"
+    assert "400" in result.error.message
     last = generator.requests[-1]
     assert (last.temperature, last.max_tokens_field, last.json_mode) == (None, "max_completion_tokens", False)
 
@@ -217,7 +217,7 @@ def test_a_parameter_refusal_learned_by_one_stage_is_not_refused_again(globex):
 def test_rate_limit_is_retryable_for_the_queue_and_an_envelope_otherwise(globex):
     text, _ = globex
     result = pipeline(ScriptedLLMClient([RateLimitedError("slow down", retry_after_s=3)])).extract(text)
-    assert result.error_code == "RATE_LIMITED"
+    assert result.error.code == "RATE_LIMITED"
     with pytest.raises(RateLimitedError):
         pipeline(ScriptedLLMClient([RateLimitedError("slow down", retry_after_s=3)])).run(
             {"kind": "extract", "text": text}, raise_retryable=True
@@ -257,8 +257,8 @@ def test_missing_sdk_key_is_a_config_error_envelope(globex, monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     text, data = globex
     result = ExtractionPipeline(load_settings()).validate(text, data)
-    assert result.status == "error" and result.error_code == "CONFIG_ERROR"
-    assert "ANTHROPIC_API_KEY" in result.error_message
+    assert result.status == "error" and result.error.code == "CONFIG_ERROR"
+    assert "ANTHROPIC_API_KEY" in result.error.message
 
 
 # --- bad input ------------------------------------------------------------------
@@ -289,14 +289,14 @@ def test_missing_sdk_key_is_a_config_error_envelope(globex, monkeypatch):
 def test_bad_input_is_invalid_input_with_a_message_that_says_what_to_fix(payload, needle):
     result = pipeline(max_document_chars=200).run(payload)
     assert result.status == "error"
-    assert result.error_code == "INVALID_INPUT"
-    assert needle in result.error_message
+    assert result.error.code == "INVALID_INPUT"
+    assert needle in result.error.message
 
 
 def test_default_size_limit_is_200000_characters():
     assert load_settings().max_document_chars == 200_000
     result = pipeline().extract("a" * 200_001)
-    assert result.error_code == "INVALID_INPUT" and "200,000" in result.error_message
+    assert result.error.code == "INVALID_INPUT" and "200,000" in result.error.message
 
 
 def test_bad_configuration_names_the_variable(monkeypatch):

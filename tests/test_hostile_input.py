@@ -107,7 +107,7 @@ def test_json_extraction_returns_an_object_or_says_there_is_none(answer):
 def test_any_payload_ends_as_a_result_or_invalid_input(payload):
     outcome = PIPELINE.run(payload)
     if outcome.status == "error":
-        assert outcome.error_code in ("INVALID_INPUT", "CONFIG_ERROR"), outcome
+        assert outcome.error.code in ("INVALID_INPUT", "CONFIG_ERROR"), outcome
     else:
         assert outcome.status in ("ok", "needs_review")
 
@@ -126,7 +126,7 @@ def test_review_request_model_accepts_or_refuses_cleanly(payload):
 def test_batch_line_parser_never_raises(line, kind):
     line_id, parsed = parse_batch_line(line, kind=kind, number=7)
     if parsed.get("status") == "error":
-        assert parsed["error_code"] == "INVALID_INPUT" and "line 7" in parsed["error_message"]
+        assert parsed["error"]["code"] == "INVALID_INPUT" and "line 7" in parsed["error"]["message"]
     else:
         assert parsed["kind"] == kind and isinstance(parsed["text"], str)
 
@@ -144,8 +144,8 @@ def test_duplicate_keys_resolve_to_the_last_like_every_json_parser():
 
 def test_ten_megabyte_document_is_refused_fast_with_what_to_do():
     outcome = PIPELINE.run({"kind": "extract", "text": "Total 1.00 EUR\n" * 700_000})
-    assert outcome.error_code == "INVALID_INPUT"
-    assert "VETQ_MAX_DOCUMENT_CHARS" in outcome.error_message
+    assert outcome.error.code == "INVALID_INPUT"
+    assert "VETQ_MAX_DOCUMENT_CHARS" in outcome.error.message
 
 
 def test_deeply_nested_data_is_invalid_input():
@@ -155,12 +155,12 @@ def test_deeply_nested_data_is_invalid_input():
         node["x"] = {}
         node = node["x"]
     outcome = PIPELINE.run({"kind": "validate", "text": "Total 1.00", "data": nested})
-    assert outcome.error_code == "INVALID_INPUT"
+    assert outcome.error.code == "INVALID_INPUT"
 
 
 def test_nan_and_infinite_thresholds_are_invalid_input():
     for bad in (math.nan, math.inf, -math.inf):
-        assert PIPELINE.run({"kind": "extract", "text": "x", "overall_threshold": bad}).error_code == "INVALID_INPUT"
+        assert PIPELINE.run({"kind": "extract", "text": "x", "overall_threshold": bad}).error.code == "INVALID_INPUT"
 
 
 def test_control_characters_in_a_document_are_data(globex):

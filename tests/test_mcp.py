@@ -179,6 +179,41 @@ def test_lists_five_tools_with_schemas_and_annotations(server):
     }
 
 
+def test_tool_arguments_are_the_request_models_fields(server):
+    """The schema a client sees is derived from the request models: the same fields
+    (less the job kind and the trace id), their descriptions and their limits."""
+    from core.extraction.schema import ExtractionRequest, ValidationRequest
+    from core.review.schema import ReviewRequest
+    from core.review.should_review import ShouldReviewRequest
+
+    tools = server.list_tools()
+    for name, model in (
+        ("extract", ExtractionRequest),
+        ("validate", ValidationRequest),
+        ("review_decision", ReviewRequest),
+        ("should_review", ShouldReviewRequest),
+    ):
+        schema = tools[name].input_schema
+        fields = {f: info for f, info in model.model_fields.items() if f not in ("kind", "trace_id")}
+        assert set(schema["properties"]) == set(fields), name
+        assert set(schema["required"]) == {f for f, info in fields.items() if info.is_required()}, name
+        for field, info in fields.items():
+            assert schema["properties"][field]["description"] == info.description, (name, field)
+    review = tools["review_decision"].input_schema["properties"]
+    assert review["objective"]["maxLength"] == 4_000 and review["proposed_solution"]["maxLength"] == 60_000
+    assert review["review_mode"]["default"] == "blind_first"
+    assert tools["should_review"].input_schema["properties"]["files_changed"]["default"] == 0
+
+
+def test_a_null_argument_means_the_models_default(server):
+    result = server.call(
+        "should_review",
+        {"decision_type": "implementation", "risk_level": "low", "summary": None, "files_changed": None},
+    )
+    assert result.is_error is False, payload(result)
+    assert payload(result)["should_review"] is False
+
+
 # --------------------------------------------------------------------- extraction
 
 
@@ -218,12 +253,12 @@ def test_extraction_input_error_is_an_envelope_not_a_tool_error(server):
     result = server.call("validate", {"text": "   ", "data": {}, "heuristics_only": True})
     assert result.is_error is False
     body = payload(result)
-    assert body["status"] == "error" and body["error_code"] == "INVALID_INPUT"
+    assert body["status"] == "error" and body["error"]["code"] == "INVALID_INPUT"
 
     result = server.call("extract", {"text": GLOBEX, "field_threshold": 1.5})
     body = payload(result)
     assert result.is_error is False
-    assert body["status"] == "error" and body["error_code"] == "INVALID_INPUT"
+    assert body["status"] == "error" and body["error"]["code"] == "INVALID_INPUT"
 
 
 # --------------------------------------------------------------------- review tools
@@ -294,11 +329,11 @@ def test_malformed_floor_fails_every_call_but_the_server_starts(malformed_floor_
         "validate", {"text": GLOBEX, "data": dict(GLOBEX_DATA), "heuristics_only": True, "field_threshold": 0.9}
     )
     body = payload(result)
-    assert body["status"] == "error" and body["error_code"] == "CONFIG_ERROR", body
-    assert "VETQ_FIELD_THRESHOLD" in body["error_message"]
+    assert body["status"] == "error" and body["error"]["code"] == "CONFIG_ERROR", body
+    assert "VETQ_FIELD_THRESHOLD" in body["error"]["message"]
 
     result = srv.call("extract", {"text": GLOBEX, "heuristics_only": True})
-    assert payload(result)["error_code"] == "CONFIG_ERROR"
+    assert payload(result)["error"]["code"] == "CONFIG_ERROR"
 
     for name, arguments in (
         ("should_review", {"decision_type": "database", "risk_level": "low"}),

@@ -9,7 +9,7 @@ import pytest
 from kombu import Connection, Exchange, Producer, Queue
 
 from api_client.admin import Admin
-from api_client.client import Client, NoWorkerError
+from api_client.client import Client, JobStatus, NoWorkerError
 from core.extraction.pipeline import ExtractionPipeline
 from core.llm.scripted import ScriptedLLMClient
 from tests.conftest import GLOBEX, GLOBEX_DATA, critic_answer
@@ -21,7 +21,7 @@ def test_validation_end_to_end(service):
     assert result["status"] == "needs_review"
     assert [f["field"] for f in result["flagged_fields"]] == ["total"]
     assert result["trace_id"] == job.trace_id
-    assert job.status() == "done"
+    assert job.status() is JobStatus.DONE
 
 
 def test_extraction_end_to_end_with_both_models(service):
@@ -52,7 +52,7 @@ def test_a_bad_payload_sent_by_name_is_an_envelope_not_a_crash(service):
         "vetq.validate", args=[{"text": "x", "data": {"total": "many"}}], task_id=job_id, queue="extract"
     )
     result = service.client.job(job_id).result(timeout=30)
-    assert result["status"] == "error" and result["error_code"] == "INVALID_INPUT"
+    assert result["status"] == "error" and result["error"]["code"] == "INVALID_INPUT"
 
 
 def test_batch_of_200_is_complete_and_in_input_order(service):
@@ -69,7 +69,7 @@ def test_batch_of_200_is_complete_and_in_input_order(service):
     batch = service.client.submit_batch(requests)
     results = batch.results(timeout=120)
     assert len(results) == 201
-    assert results[50]["error_code"] == "INVALID_INPUT"
+    assert results[50]["error"]["code"] == "INVALID_INPUT"
     totals = [r["data"]["total"] for i, r in enumerate(results) if i != 50]
     assert totals == [float(i) for i in range(1, 201)]
     assert batch.counts() == {"total": 201, "done": 201, "pending": 0}

@@ -28,9 +28,9 @@ def test_review_end_to_end_through_the_queue(service):
     job = service.client.submit_review(request_dict())
     assert job.queue == "review"
     result = job.result(timeout=30)
-    assert result["verdict"] == "MODIFY"
+    assert (result["format"], result["status"], result["verdict"]) == (2, "ok", "MODIFY")
     assert result["meta"]["phases"] == 2
-    assert result["meta"]["trace_id"] == job.trace_id
+    assert result["meta"]["trace_id"] == job.trace_id == result["trace_id"]
     assert result["meta"]["usage"]["total_tokens"] > 0
     assert "position" not in json.dumps(result).lower()  # the Phase-1 position is never returned
     assert len(reviewer.requests) == 2
@@ -165,7 +165,8 @@ def test_review_cli_input_errors_exit_2_without_any_provider(request_json, code,
     # No key, no SDK configuration, no Redis: refused before anything starts.
     done = vetq("review", input=request_json, env={"VETQ_HOME": str(tmp_path), "VETQ_REVIEWER": "openai:none"})
     assert done.returncode == 2, done.stdout + done.stderr
-    assert json.loads(done.stdout)["error"]["code"] == code
+    output = json.loads(done.stdout)
+    assert (output["format"], output["status"], output["error"]["code"]) == (2, "error", code)
 
 
 def test_should_review_cli():

@@ -64,7 +64,9 @@ def test_config_defaults() -> None:
 def test_error_envelope_shape() -> None:
     err = ReviewError.of(ErrorCode.BUDGET_EXCEEDED, "out of tokens")
     assert err.model_dump(mode="json", exclude_none=True) == {
-        "error": {"code": "BUDGET_EXCEEDED", "message": "out of tokens"}
+        "format": 2,
+        "status": "error",
+        "error": {"code": "BUDGET_EXCEEDED", "message": "out of tokens"},
     }
     assert err.code == ErrorCode.BUDGET_EXCEEDED
 

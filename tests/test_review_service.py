@@ -101,7 +101,11 @@ def test_blind_first_happy_path() -> None:
     assert "budget_exhausted" not in dumped["meta"]
     # The Phase-1 position never reaches the result.
     assert "outbox with idempotent consumers" not in json.dumps(dumped)
+    assert dumped["format"] == 2 and dumped["status"] == "ok"
     assert set(dumped) == {
+        "format",
+        "status",
+        "trace_id",
         "verdict",
         "recommendation",
         "critical_assumptions",

@@ -108,8 +108,8 @@ def test_thread_worker_holds_the_hard_time_limit_and_keeps_the_usage(fake, redis
         result = job.result(timeout=60)
     finally:
         svc.close()
-    assert result["status"] == "error" and result["error_code"] == "TIMEOUT", result
-    assert "hard time limit" in result["error_message"]
+    assert result["status"] == "error" and result["error"]["code"] == "TIMEOUT", result
+    assert "hard time limit" in result["error"]["message"]
     assert result["usage"]["generator"]["total_tokens"] > 0  # the usage so far
     assert outcomes(fake) == {"fake-generator": ["ok"], "fake-critic": ["timeout"]}  # nothing sent past the deadline
 
@@ -166,8 +166,8 @@ def test_soft_time_limit_ends_the_job_as_timeout_with_the_usage_so_far(redis_url
         finally:
             stop_processes(workers)
         log = list(slow.log)
-    assert result["status"] == "error" and result["error_code"] == "TIMEOUT", result
-    assert "soft time limit" in result["error_message"]
+    assert result["status"] == "error" and result["error"]["code"] == "TIMEOUT", result
+    assert "soft time limit" in result["error"]["message"]
     assert result["usage"]["generator"]["total_tokens"] > 0
     assert [e["model"] for e in log] == ["fake-generator", "fake-critic"]  # the job ran once
 

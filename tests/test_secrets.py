@@ -62,8 +62,8 @@ def test_no_secret_in_logs_results_or_errors(locked_redis, queue_settings, monke
         finally:
             svc.close()
     everything = json.dumps([failed, ok]) + capsys.readouterr().err
-    assert failed["status"] == "error" and failed["error_code"] == "PROVIDER_HTTP_ERROR"
-    assert "401" in failed["error_message"]
+    assert failed["status"] == "error" and failed["error"]["code"] == "PROVIDER_HTTP_ERROR"
+    assert "401" in failed["error"]["message"]
     assert ok["status"] == "ok"
     assert API_KEY not in everything
     assert REDIS_PASSWORD not in everything

@@ -28,8 +28,8 @@ def create_app(settings: VetqSettings, redis_url: str, *, check_safety: bool = T
         # the two would otherwise lose the job.
         app.conf.broker_transport = "workers.reliable_transport:Transport"
     # A worker-side setting: refused messages (undecodable, unknown task, malformed)
-    # are recorded in the dead-letter list `vetq:dead` (workers/dead_letter.py).
-    app.conf.worker_consumer = "workers.dead_letter:DeadLetterConsumer"
+    # are recorded in the dead-letter list `vetq:dead` (workers/dead_letter_consumer.py).
+    app.conf.worker_consumer = "workers.dead_letter_consumer:DeadLetterConsumer"
     # When the broker connection drops, a running job finishes and writes its result
     # (the backend retries); its ack is lost with the old connection, so Redis gives the
     # job back after the visibility timeout and the rerun answers from the response cache.

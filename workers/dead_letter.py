@@ -3,20 +3,17 @@
 A message the worker cannot decode (a pickled or otherwise disallowed content type,
 a body that is not what its content type says), one that names a task this worker
 does not have, one Celery cannot even read as a task, and a job whose payload fails
-validation (the task still returns its INVALID_INPUT envelope) are each refused once:
+validation (the task still returns its INVALID_INPUT result) are each refused once:
 logged with the reason, acknowledged or rejected without requeue (never retried
 forever) and pushed onto the Redis list `vetq:dead`, newest first, capped.
 
 Each entry is a JSON object: time, reason, task, job_id, queue, content_type, error
 and a short, redacted preview of the body, never the whole document.
 
-The hooks: `DeadLetterConsumer` replaces Celery's worker consumer (`worker_consumer`,
-set by `workers.app.create_app`) and records in `on_decode_error` (no signal exists for
-it), `on_unknown_message`, `on_unknown_task` and `on_invalid_task` (Celery sends
-`task_rejected` / `task_unknown` there too, but the consumer has the raw message and
-the app's Redis at hand); it also guards the task handler so a malformed message that
-makes Celery's own parsing raise is refused instead of reaching the consumer loop.
-Invalid payloads are recorded from the `task_postrun` signal (workers.signals)."""
+This module is the store (make_entry, record, read) and the two recorders the task
+signals call (workers.signals): a result that is INVALID_INPUT, and arguments that do
+not fit the task. The messages the consumer itself refuses are recorded by
+workers.dead_letter_consumer."""
 
 from __future__ import annotations
 
@@ -26,10 +23,10 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from celery.worker.consumer import Consumer
-
+from core.errors import ErrorCode
 from core.logging import get_logger
 from core.redis_keys import DEAD_LETTER_KEY
+from core.results import error_of
 
 log = get_logger("vetq.dead_letter")
 
@@ -145,132 +142,12 @@ def redis_of(app: Any) -> Any:
     return client
 
 
-def _message_fields(message: Any) -> dict[str, Any]:
-    headers = getattr(message, "headers", None)
-    headers = headers if isinstance(headers, dict) else {}
-    delivery = getattr(message, "delivery_info", None) or {}
-    properties = getattr(message, "properties", None) or {}
-    delivery = delivery if isinstance(delivery, dict) else {}
-    return {
-        "task": _text(headers.get("task")),
-        "job_id": _text(headers.get("id") or properties.get("correlation_id")),
-        "queue": _text(delivery.get("routing_key") or delivery.get("exchange")),
-        "content_type": _text(getattr(message, "content_type", None)),
-        "body": getattr(message, "body", None),
-    }
-
-
-def _text(value: Any) -> str | None:
-    if value is None:
-        return None
-    return str(value)[:200]
-
-
-def _reason_of(exc: BaseException | None, default: str) -> str:
-    from kombu.exceptions import ContentDisallowed, DecodeError
-
-    if isinstance(exc, ContentDisallowed):
-        return REASON_CONTENT_DISALLOWED
-    if isinstance(exc, DecodeError):
-        return REASON_DECODE_ERROR
-    return default
-
-
-class DeadLetterConsumer(Consumer):
-    """Celery's consumer, recording every message it refuses as a dead letter."""
-
-    def _dead_letter(self, message: Any, reason: str, exc: BaseException | str | None) -> None:
-        try:
-            entry = make_entry(reason=reason, error=exc, **_message_fields(message))
-            record(redis_of(self.app), entry)
-        except Exception:
-            log.exception("dead_letter_failed", reason=reason)
-
-    def on_decode_error(self, message: Any, exc: BaseException) -> None:
-        # Celery logs it and acknowledges: the message is not retried.
-        super().on_decode_error(message, exc)
-        self._dead_letter(message, _reason_of(exc, REASON_DECODE_ERROR), exc)
-
-    def on_unknown_message(self, body: Any, message: Any) -> None:
-        super().on_unknown_message(body, message)  # rejected without requeue
-        self._dead_letter(message, REASON_UNKNOWN_MESSAGE, "not a Celery task message")
-
-    def on_unknown_task(self, body: Any, message: Any, exc: BaseException) -> None:
-        super().on_unknown_task(body, message, exc)  # rejected, marked failed (NotRegistered)
-        name = (
-            (getattr(message, "headers", None) or {}).get("task")
-            if isinstance(getattr(message, "headers", None), dict)
-            else None
-        )
-        self._dead_letter(message, REASON_UNKNOWN_TASK, f"no task named {name!r} on this worker")
-
-    def on_invalid_task(self, body: Any, message: Any, exc: BaseException) -> None:
-        super().on_invalid_task(body, message, exc)  # rejected without requeue
-        self._dead_letter(message, _reason_of(exc, REASON_INVALID_TASK), exc)
-
-    def on_connection_error_after_connected(self, exc: BaseException) -> None:
-        # Celery closes the broken connection here; with the Redis transport, closing a
-        # connection that was already collected can raise AttributeError (kombu restores
-        # unacked messages through a client that is gone), which would stop the whole
-        # worker when Redis restarts. The messages it held stay in Redis's unacked set
-        # and are restored after the visibility timeout; the consumer reconnects.
-        log.warning("broker_connection_lost", error=f"{type(exc).__name__}: {exc}", detail="reconnecting with backoff")
-        try:
-            super().on_connection_error_after_connected(exc)
-        except Exception as cleanup:  # noqa: BLE001
-            log.warning("broker_connection_cleanup_failed", error=f"{type(cleanup).__name__}: {cleanup}")
-            self.connection = None
-
-    def call_soon_ack(self, p: Any, *args: Any, **kwargs: Any) -> Any:
-        # The ack of a job that finished after its broker connection was lost runs on a
-        # channel that no longer has a client: kombu raises AttributeError, which would
-        # stop the worker. The message stays unacknowledged in Redis and is redelivered
-        # after the visibility timeout (the rerun answers from the response cache).
-        def guarded(*a: Any, **kw: Any) -> Any:
-            try:
-                return p(*a, **kw)
-            except AttributeError as exc:
-                log.warning(
-                    "ack_lost_with_connection",
-                    error=f"{type(exc).__name__}: {exc}",
-                    detail="the job is redelivered after the visibility timeout",
-                )
-                return None
-
-        return super().call_soon_ack(guarded, *args, **kwargs)
-
-    def create_task_handler(self, *args: Any, **kwargs: Any) -> Any:
-        handler = super().create_task_handler(*args, **kwargs)
-        connection_errors = tuple(self.connection_errors or ()) + tuple(getattr(self, "channel_errors", ()) or ())
-
-        def on_task_received(message: Any) -> Any:
-            try:
-                return handler(message)
-            except connection_errors:
-                raise  # the consumer reconnects; the message stays unacknowledged
-            except Exception as exc:  # noqa: BLE001 - a malformed message must not reach the loop
-                # e.g. a JSON body that is a number or a string: Celery's parsing raises.
-                try:
-                    if not getattr(message, "acknowledged", False):
-                        message.reject(requeue=False)
-                except Exception:
-                    log.warning("dead_letter_reject_failed", exc_info=True)
-                self._dead_letter(message, _reason_of(exc, REASON_MALFORMED), exc)
-                return None
-
-        return on_task_received
-
-
 def invalid_input_of(retval: Any) -> str | None:
-    """The message of an INVALID_INPUT envelope (extraction or review), else None."""
-    if not isinstance(retval, dict):
+    """The message of an INVALID_INPUT result (of any job kind), else None."""
+    error = error_of(retval)
+    if error is None or error[0] != ErrorCode.INVALID_INPUT:
         return None
-    if retval.get("error_code") == "INVALID_INPUT":
-        return str(retval.get("error_message") or "invalid input")
-    error = retval.get("error")
-    if isinstance(error, dict) and error.get("code") == "INVALID_INPUT":
-        return str(error.get("message") or "invalid input")
-    return None
+    return error[1] or "invalid input"
 
 
 def record_task_outcome(task: Any, task_id: str | None, args: Any, kwargs: Any, retval: Any) -> None:

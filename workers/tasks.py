@@ -13,7 +13,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 
 from core.errors import ErrorCode, InvalidInputError, VetqError
 from core.extraction.pipeline import ExtractionPipeline
-from core.extraction.schema import ErrorEnvelope
+from core.extraction.schema import ExtractionError
 from core.llm.client import LLMClient
 from core.llm.errors import LLMError
 from core.llm.factory import make_client
@@ -22,6 +22,7 @@ from core.llm.limits import parse_limits
 from core.logging import get_logger
 from core.queue import TASK_EXTRACT, TASK_NOOP, TASK_REVIEW, TASK_VALIDATE, requeue_step_s
 from core.redis_keys import TELEMETRY_STREAM, batch_scope, job_scope
+from core.results import RESULT_FORMAT
 from core.review.schema import ReviewError, ReviewErrorMeta, ReviewRequest
 from core.review.service import config_from_settings, run_review
 from core.review.telemetry import StreamSink, TelemetrySink
@@ -282,7 +283,7 @@ def register(app: Celery, settings: VetqSettings, redis_url: str) -> WorkerConte
         except LLMError as exc:
             retry_or_fail(task, exc, settings)
             trace_id = payload.get("trace_id") if isinstance(payload, dict) else None
-            outcome = ErrorEnvelope(error_code=exc.code, error_message=exc.message, trace_id=trace_id)
+            outcome = ExtractionError.of(exc.code, exc.message, trace_id=trace_id)
         return outcome.model_dump(mode="json")
 
     @app.task(name=TASK_EXTRACT, bind=True, shared=False, max_retries=None)
@@ -318,6 +319,6 @@ def register(app: Celery, settings: VetqSettings, redis_url: str) -> WorkerConte
     @app.task(name=TASK_NOOP, shared=False)
     def noop(payload: Any = None) -> dict[str, Any]:
         """Does nothing: the raw-Celery baseline of the queue benchmark, and a probe."""
-        return {"status": "ok"}
+        return {"format": RESULT_FORMAT, "status": "ok"}
 
     return context

@@ -18,7 +18,7 @@ from core.extraction.gate import BASE_CONFIDENCE_WITHOUT_CRITIC, decide
 from core.extraction.generator import Generator
 from core.extraction.heuristics import run_heuristics
 from core.extraction.schema import (
-    ErrorEnvelope,
+    ExtractionError,
     ExtractionOutcome,
     ExtractionRequest,
     ExtractionResult,
@@ -101,23 +101,23 @@ class ExtractionPipeline:
                 if raise_retryable and exc.retryable:
                     raise
                 log.warning("extraction_failed", error_code=exc.code.value, error=exc.message)
-                return ErrorEnvelope(error_code=exc.code, error_message=exc.message, trace_id=trace_id, usage=usage)
+                return ExtractionError.of(exc.code, exc.message, trace_id=trace_id, usage=usage)
             except VetqError as exc:
                 log.warning("extraction_failed", error_code=exc.code.value, error=exc.message)
-                return ErrorEnvelope(error_code=exc.code, error_message=exc.message, trace_id=trace_id, usage=usage)
+                return ExtractionError.of(exc.code, exc.message, trace_id=trace_id, usage=usage)
             except Exception as exc:  # a bug must still end as an envelope, never a lost job
                 if isinstance(exc, _time_limit_errors()):
                     log.warning("extraction_failed", error_code=ErrorCode.TIMEOUT.value, error="soft time limit")
-                    return ErrorEnvelope(
-                        error_code=ErrorCode.TIMEOUT,
-                        error_message="the job reached its time limit (VETQ_TASK_TIME_LIMIT_S) before it finished",
+                    return ExtractionError.of(
+                        ErrorCode.TIMEOUT,
+                        "the job reached its time limit (VETQ_TASK_TIME_LIMIT_S) before it finished",
                         trace_id=trace_id,
                         usage=usage,
                     )
                 log.exception("extraction_internal_error")
-                return ErrorEnvelope(
-                    error_code=ErrorCode.INTERNAL_ERROR,
-                    error_message=f"internal error ({type(exc).__name__}); see the worker log for trace {trace_id}",
+                return ExtractionError.of(
+                    ErrorCode.INTERNAL_ERROR,
+                    f"internal error ({type(exc).__name__}); see the worker log for trace {trace_id}",
                     trace_id=trace_id,
                     usage=usage,
                 )

@@ -9,9 +9,9 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from core.errors import ErrorCode
 from core.extraction.currencies import ISO_4217
 from core.llm.types import Usage
+from core.results import RESULT_FORMAT, ErrorResult
 from core.validation import json_problem
 
 FIELD_NAMES: tuple[str, ...] = (
@@ -128,6 +128,7 @@ class FlaggedField(BaseModel):
 
 
 class ExtractionResult(BaseModel):
+    format: Literal[2] = RESULT_FORMAT
     status: Literal["ok", "needs_review"]
     data: InvoiceData
     field_confidence: dict[str, float | None]
@@ -141,37 +142,63 @@ class ExtractionResult(BaseModel):
     usage: dict[str, Usage] = Field(default_factory=dict)
 
 
-class ErrorEnvelope(BaseModel):
-    status: Literal["error"] = "error"
-    error_code: ErrorCode
-    error_message: str
-    trace_id: str | None = None
+class ExtractionError(ErrorResult):
+    """A failed extraction or validation, with the tokens its stages spent before it failed."""
+
     usage: dict[str, Usage] = Field(default_factory=dict)
 
 
-ExtractionOutcome = ExtractionResult | ErrorEnvelope
+ExtractionOutcome = ExtractionResult | ExtractionError
+
+
+DOCUMENT_TEXT = (
+    "The document's full text exactly as received (e.g. an invoice pasted or forwarded in an email). Do not "
+    "summarise or reformat it: every value is checked against this text."
+)
 
 
 class ExtractionOptions(BaseModel):
-    """Gate settings a caller may choose per job."""
+    """Gate settings a caller may choose per job. The descriptions are what a caller
+    (an agent over MCP included) reads about each field."""
 
     model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
 
-    field_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
-    overall_threshold: float | None = Field(default=None, ge=0.0, le=1.0)
-    heuristics_only: bool = False
-    trace_id: str | None = Field(default=None, max_length=128)
+    field_threshold: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="Optional, 0-1: a field below this confidence is flagged (default VETQ_FIELD_THRESHOLD).",
+    )
+    overall_threshold: float | None = Field(
+        default=None,
+        ge=0.0,
+        le=1.0,
+        description="Optional, 0-1: the job is needs_review below this overall confidence "
+        "(default VETQ_OVERALL_THRESHOLD).",
+    )
+    heuristics_only: bool = Field(
+        default=False,
+        description="Skip the Critic model and use only the deterministic checks (grounding, arithmetic, dates, "
+        "currency). Faster and needs no model; a validation then needs no provider key at all.",
+    )
+    trace_id: str | None = Field(
+        default=None, max_length=128, description="Carried into every log line and the result; one is made if absent."
+    )
 
 
 class ExtractionRequest(ExtractionOptions):
     kind: Literal["extract"] = "extract"
-    text: str
+    text: str = Field(description=DOCUMENT_TEXT)
 
 
 class ValidationRequest(ExtractionOptions):
     kind: Literal["validate"] = "validate"
-    text: str
-    data: dict[str, Any]
+    text: str = Field(description=DOCUMENT_TEXT)
+    data: dict[str, Any] = Field(
+        description="The record to check, as a JSON object with any of: vendor_name, invoice_number, invoice_date "
+        "(YYYY-MM-DD), subtotal, tax, total (JSON numbers), currency (ISO 4217 code). Use null for a value the "
+        "document does not hold."
+    )
 
     @field_validator("data")
     @classmethod

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_serializer
+from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_serializer, model_validator
 
-from core.errors import ErrorCode
 from core.llm.json_extract import normalize_confidence
 from core.llm.types import Usage
+from core.results import RESULT_FORMAT, ErrorResult
 from core.review.parsing import MAX_LIST_ITEMS, normalize_optional_text, normalize_str_list, normalize_verdict
 
 DecisionType = Literal[
@@ -67,16 +67,49 @@ class ReviewRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    objective: str = Field(min_length=1, max_length=4_000)
-    constraints: list[Constraint] = Field(default_factory=list, max_length=50)
-    context: str = Field(default="", max_length=60_000)
-    proposed_solution: str = Field(min_length=1, max_length=60_000)
-    decision_type: DecisionType
-    risk_level: RiskLevel
-    review_mode: ReviewMode = "blind_first"
-    environment: str | None = Field(default=None, max_length=8_000)
-    evidence: list[EvidenceItem] | None = Field(default=None, max_length=30)
-    trace_id: str | None = Field(default=None, max_length=128)
+    objective: str = Field(
+        min_length=1,
+        max_length=4_000,
+        description="BLIND field. The problem to solve and what success means, without the chosen approach "
+        "(max 4,000 chars).",
+    )
+    constraints: list[Constraint] = Field(
+        default_factory=list,
+        max_length=50,
+        description="BLIND field. Hard requirements and limits (budget, latency, compatibility, team skills), "
+        "one per item; not the plan (max 50 items).",
+    )
+    context: str = Field(
+        default="",
+        max_length=60_000,
+        description="BLIND field. Background on the system and the problem: what exists today, what hurts, what "
+        "was tried; not the plan (max 60,000 chars).",
+    )
+    proposed_solution: str = Field(
+        min_length=1,
+        max_length=60_000,
+        description="The plan under review, in full. The ONLY field that may describe the plan (max 60,000 chars).",
+    )
+    decision_type: DecisionType = Field(description="What kind of decision this is.")
+    risk_level: RiskLevel = Field(description="How costly a wrong decision would be.")
+    review_mode: ReviewMode = Field(
+        default="blind_first",
+        description="blind_first (default): the reviewer forms its own view before seeing the plan. "
+        "proposal_first: it sees the plan at once (no blindness check; weaker).",
+    )
+    environment: str | None = Field(
+        default=None,
+        max_length=8_000,
+        description="BLIND field. Runtime, stack, scale and deployment facts (max 8,000 chars).",
+    )
+    evidence: list[EvidenceItem] | None = Field(
+        default=None,
+        max_length=30,
+        description="BLIND field. Measurements, logs, benchmarks, error messages, one per item (max 30 items).",
+    )
+    trace_id: str | None = Field(
+        default=None, max_length=128, description="Carried into every log line and the result; one is made if absent."
+    )
 
 
 # ---------------------------------------------------------------- result
@@ -112,6 +145,8 @@ class ReviewResult(BaseModel):
     """What a producer gets back. The reviewer's Phase-1 position and the
     conversation transcript are never part of it."""
 
+    format: Literal[2] = RESULT_FORMAT
+    status: Literal["ok"] = "ok"
     verdict: Verdict
     recommendation: str
     critical_assumptions: list[str] = Field(default_factory=list, max_length=MAX_LIST_ITEMS)
@@ -120,11 +155,13 @@ class ReviewResult(BaseModel):
     falsification_probe: FalsificationProbe
     confidence: float = Field(ge=0.0, le=1.0)
     meta: ReviewMeta
+    trace_id: str | None = None
 
-
-class ReviewErrorBody(BaseModel):
-    code: ErrorCode
-    message: str
+    @model_validator(mode="after")
+    def _trace_id_from_meta(self) -> ReviewResult:
+        if self.trace_id is None:
+            self.trace_id = self.meta.trace_id
+        return self
 
 
 class ReviewErrorMeta(BaseModel):
@@ -138,19 +175,16 @@ class ReviewErrorMeta(BaseModel):
     trace_id: str | None = None
 
 
-class ReviewError(BaseModel):
-    """{"error": {"code": ..., "message": ...}, "meta": {...usage...}}"""
+class ReviewError(ErrorResult):
+    """A failed review: the common error result plus `meta` (what was spent, on what)."""
 
-    error: ReviewErrorBody
     meta: ReviewErrorMeta | None = None
 
-    @classmethod
-    def of(cls, code: ErrorCode, message: str, *, meta: ReviewErrorMeta | None = None) -> ReviewError:
-        return cls(error=ReviewErrorBody(code=code, message=message), meta=meta)
-
-    @property
-    def code(self) -> ErrorCode:
-        return self.error.code
+    @model_validator(mode="after")
+    def _trace_id_from_meta(self) -> ReviewError:
+        if self.trace_id is None and self.meta is not None:
+            self.trace_id = self.meta.trace_id
+        return self
 
 
 ReviewOutcome = ReviewResult | ReviewError

@@ -99,7 +99,10 @@ def run_review(
         # Refused before any client is built or any token is spent.
         log.warning("review.blindness_leak", review_id=review_id, mode=mode, trace_id=trace_id)
         error = report.model_copy(
-            update={"meta": ReviewErrorMeta(review_id=review_id, review_mode=mode, trace_id=trace_id, latency_ms=0)}
+            update={
+                "meta": ReviewErrorMeta(review_id=review_id, review_mode=mode, trace_id=trace_id, latency_ms=0),
+                "trace_id": trace_id,
+            }
         )
         _emit(telemetry, error, request, mode=mode, model="")
         return error

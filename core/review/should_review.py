@@ -24,20 +24,33 @@ TrivialKind = Literal["formatting", "rename", "simple_ui", "obvious_bugfix", "do
 class ShouldReviewRequest(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    decision_type: DecisionType
-    risk_level: RiskLevel
-    summary: str | None = Field(default=None, max_length=2_000)
-    files_changed: int = Field(default=0, ge=0)
-    modules_touched: int = Field(default=0, ge=0)
-    competing_hypotheses: int = Field(default=0, ge=0)
-    changes_public_api: bool = False
-    changes_db_schema: bool = False
-    includes_migration: bool = False
-    replaces_key_dependency: bool = False
-    security_sensitive: bool = False
-    performance_critical: bool = False
-    irreversible: bool = False
-    trivial_kind: TrivialKind | None = None
+    decision_type: DecisionType = Field(description="What kind of decision this is.")
+    risk_level: RiskLevel = Field(description="How costly a wrong decision would be.")
+    summary: str | None = Field(
+        default=None,
+        max_length=2_000,
+        description="One or two sentences on the change (max 2,000 chars); scanned for migrations, breaking "
+        "changes, replaced datastores, auth/crypto/secrets, races and locks.",
+    )
+    files_changed: int = Field(default=0, ge=0, description="Files the change touches.")
+    modules_touched: int = Field(default=0, ge=0, description="Modules or packages the change touches.")
+    competing_hypotheses: int = Field(
+        default=0, ge=0, description="For debugging: how many plausible explanations are still open."
+    )
+    changes_public_api: bool = Field(default=False, description="Changes an API others call.")
+    changes_db_schema: bool = Field(default=False, description="Changes a database schema.")
+    includes_migration: bool = Field(default=False, description="Includes a data or schema migration.")
+    replaces_key_dependency: bool = Field(default=False, description="Replaces a framework, database, queue or SDK.")
+    security_sensitive: bool = Field(default=False, description="Touches auth, secrets, crypto or untrusted input.")
+    performance_critical: bool = Field(default=False, description="On a hot or latency-critical path.")
+    irreversible: bool = Field(
+        default=False, description="Hard or impossible to undo (data deletion, public release, contract)."
+    )
+    trivial_kind: TrivialKind | None = Field(
+        default=None,
+        description="Set when the change is trivial of this kind; ignored at high risk or when a structural "
+        "signal fires.",
+    )
 
 
 class ShouldReviewResult(BaseModel):
@@ -127,7 +140,7 @@ def should_review(request: ShouldReviewRequest) -> ShouldReviewResult:
 
     if request.trivial_kind is not None and request.risk_level not in ("high", "critical"):
         if structural:
-            reasons = structural + [f"trivial kind ({request.trivial_kind}) overridden by a structural signal"]
+            reasons = [*structural, f"trivial kind ({request.trivial_kind}) overridden by a structural signal"]
             return ShouldReviewResult(should_review=True, reasons=reasons + other)
         return ShouldReviewResult(
             should_review=False,

@@ -29,7 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from core.errors import ErrorCode
 from core.queue import TASK_REVIEW
+from core.results import error_of, error_result
 
 BENCH_MODE_HEADER = "bench_mode"  # workers/tasks.py reads it
 BATCH_HEADER = "batch_id"
@@ -177,16 +179,12 @@ class Checkpoint:
 # ---------------------------------------------------------------- results
 
 
-def error_of(outcome: Mapping[str, Any]) -> tuple[str, str] | None:
-    """(code, message) of an error envelope (review or generic), else None."""
-    error = outcome.get("error")
-    if isinstance(error, Mapping):
-        return str(error.get("code") or "INTERNAL_ERROR"), str(error.get("message") or "")
-    if outcome.get("status") == "error" or "error_code" in outcome:
-        return str(outcome.get("error_code") or "INTERNAL_ERROR"), str(outcome.get("error_message") or "")
-    if not outcome.get("verdict"):
+def failure_of(outcome: Mapping[str, Any]) -> tuple[str, str] | None:
+    """(code, message) of a failed review, or of a result that holds no verdict; else None."""
+    error = error_of(outcome)
+    if error is None and not outcome.get("verdict"):
         return "INTERNAL_ERROR", "the result holds no verdict"
-    return None
+    return error
 
 
 def is_transient(code: str, message: str) -> bool:
@@ -219,7 +217,7 @@ def make_record(item: Item, outcome: Mapping[str, Any], *, retries: int, wall_ms
         "model": meta.get("model"),
         "finished_at": round(time.time(), 3),
     }
-    error = error_of(outcome)
+    error = failure_of(outcome)
     if error is not None:
         record.update(verdict=None, error_code=error[0], error_message=error[1][:500])
         return record
@@ -299,18 +297,18 @@ def execute(
         if stopping and not in_flight:
             break
         done = []
-        for job_id, (item, attempt, job, started) in in_flight.items():
+        for job_id, (_item, _attempt, job, started) in in_flight.items():
             async_result = AsyncResult(job_id, app=client.app)
             if async_result.ready():
                 done.append((job_id, job._outcome(async_result)))
             elif time.monotonic() - started > job_timeout_s:
-                done.append((job_id, {"error": {"code": "TIMEOUT", "message": f"no result within {job_timeout_s:g}s"}}))
+                done.append((job_id, error_result(ErrorCode.TIMEOUT, f"no result within {job_timeout_s:g}s")))
         if not done:
             time.sleep(poll_s)
             continue
         for job_id, outcome in done:
             item, attempt, job, started = in_flight.pop(job_id)
-            error = error_of(outcome)
+            error = failure_of(outcome)
             if error is not None and is_transient(*error) and attempt < retries and not stopping:
                 result.retried += 1
                 if progress:

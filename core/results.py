@@ -1,0 +1,104 @@
+"""The result format every job returns, and the one reader of a result's error.
+
+Format 2 (RESULT_FORMAT): every result, success or failure, of every job kind, is a
+JSON object with `"format": 2` and a `"status"` (`ok` | `needs_review` | `error` for
+extraction and validation, `ok` | `error` for reviews). A failure is
+
+    {"format": 2, "status": "error", "error": {"code": "<ErrorCode>", "message": "..."},
+     "trace_id": "...", ...}
+
+plus what its kind adds (extraction: per-stage `usage`; review: `meta`).
+
+Format 1 (before the field existed) had two error shapes: extraction's
+`{"status": "error", "error_code", "error_message"}` and the review's
+`{"error": {"code", "message"}, "meta"}`, and a successful review had no status. A
+worker of the old version may still have such a result in the backend (for
+VETQ_RESULT_TTL_S), so `upgrade` reads both and everything else reads format 2."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, Literal, Self
+
+from pydantic import BaseModel
+
+from core.errors import ErrorCode
+
+RESULT_FORMAT: Literal[2] = 2
+
+
+class ErrorBody(BaseModel):
+    code: ErrorCode
+    message: str
+
+
+class ErrorResult(BaseModel):
+    """The failure of a job of any kind. A job kind subclasses it for its extras."""
+
+    format: Literal[2] = RESULT_FORMAT
+    status: Literal["error"] = "error"
+    error: ErrorBody
+    trace_id: str | None = None
+
+    @classmethod
+    def of(cls, code: ErrorCode, message: str, **extras: Any) -> Self:
+        return cls(error=ErrorBody(code=code, message=message), **extras)
+
+    @property
+    def code(self) -> ErrorCode:
+        return self.error.code
+
+    @property
+    def message(self) -> str:
+        return self.error.message
+
+
+def error_result(code: ErrorCode | str, message: str, *, trace_id: str | None = None) -> dict[str, Any]:
+    """The JSON of a failure made outside any pipeline: by a client, the CLI, a batch line."""
+    body: dict[str, Any] = {
+        "format": RESULT_FORMAT,
+        "status": "error",
+        "error": {"code": str(code), "message": message},
+    }
+    if trace_id is not None:
+        body["trace_id"] = trace_id
+    return body
+
+
+def upgrade(result: Mapping[str, Any]) -> dict[str, Any]:
+    """A result in format 2, whichever format it was written in. A format-2 result
+    comes back as it is."""
+    current = dict(result)
+    if current.get("format") == RESULT_FORMAT:
+        return current
+    meta = current.get("meta")
+    if not isinstance(meta, Mapping):
+        meta = {}
+    error = current.get("error")
+    if current.get("status") == "error" and "error_code" in current:
+        code, message = current.pop("error_code"), current.pop("error_message", None)
+        current["error"] = {"code": str(code or ErrorCode.INTERNAL_ERROR), "message": str(message or "")}
+    elif isinstance(error, Mapping):
+        current["error"] = {
+            "code": str(error.get("code") or ErrorCode.INTERNAL_ERROR),
+            "message": str(error.get("message") or ""),
+        }
+        current["status"] = "error"
+    elif "verdict" in current:  # a review's success had no status
+        current.setdefault("status", "ok")
+    if "status" in current and "trace_id" not in current and meta.get("trace_id"):
+        current["trace_id"] = meta["trace_id"]
+    head = {"format": RESULT_FORMAT, **({"status": current.pop("status")} if "status" in current else {})}
+    return head | current
+
+
+def error_of(result: Any) -> tuple[str, str] | None:
+    """(code, message) of a failed job's result, in either format; None for a success
+    (or anything that is not a result)."""
+    if not isinstance(result, Mapping):
+        return None
+    current = upgrade(result)
+    error = current.get("error")
+    if current.get("status") != "error" or not isinstance(error, Mapping):
+        return None
+    return str(error.get("code")), str(error.get("message"))
