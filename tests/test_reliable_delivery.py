@@ -81,6 +81,6 @@ def test_a_job_whose_worker_died_after_the_pop_still_runs_once(redis_url, tmp_pa
         while not result.ready() and time.monotonic() < deadline:
             time.sleep(0.25)
         assert result.ready(), "the job of the dead worker was never given back"
-        assert result.result == {"status": "ok"}
+        assert result.result == {"format": 2, "status": "ok"}
     client = redis.Redis.from_url(redis_url)
     assert client.llen(EXTRACT_QUEUE) == 0 and client.hlen("unacked") == 0
