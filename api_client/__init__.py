@@ -2,7 +2,7 @@
 `Client`, an operator's `Admin`), the CLI and the MCP server. Producers send tasks
 by name; importing this package pulls in no worker code and no provider SDK."""
 
-from api_client.admin import Admin
-from api_client.client import Batch, Client, Job, JobStatus, NoWorkerError
+from vetq.api_client.admin import Admin
+from vetq.api_client.client import Batch, Client, Job, JobStatus, NoWorkerError
 
 __all__ = ["Admin", "Batch", "Client", "Job", "JobStatus", "NoWorkerError"]

@@ -8,9 +8,9 @@ import json
 from collections.abc import Iterator
 from typing import Any
 
-from api_client.client import Client, _service_errors, live_workers
-from core.redis_keys import DEAD_LETTER_KEY, TELEMETRY_STREAM
-from core.settings import VetqSettings
+from vetq.api_client.client import Client, _service_errors, live_workers
+from vetq.core.redis_keys import DEAD_LETTER_KEY, TELEMETRY_STREAM
+from vetq.core.settings import VetqSettings
 
 
 class Admin:

@@ -7,9 +7,9 @@ import sys
 from collections.abc import Iterator
 from typing import IO, Any
 
-from core.errors import ErrorCode, InvalidInputError
-from core.results import error_result
-from core.validation import json_problem, parse_json_unchecked
+from vetq.core.errors import ErrorCode, InvalidInputError
+from vetq.core.results import error_result
+from vetq.core.validation import json_problem, parse_json_unchecked
 
 MAX_LINE_CHARS = 10_000_000
 

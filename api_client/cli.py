@@ -14,9 +14,9 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import IO, Any
 
-from core import __version__
-from core.errors import ConfigError, ErrorCode, VetqError
-from core.results import error_of, error_result
+from vetq.core import __version__
+from vetq.core.errors import ConfigError, ErrorCode, VetqError
+from vetq.core.results import error_of, error_result
 
 EXIT_OK, EXIT_NEEDS_REVIEW, EXIT_INPUT, EXIT_PIPELINE = 0, 1, 2, 3
 INPUT_ERRORS = {ErrorCode.INVALID_INPUT.value, ErrorCode.BLINDNESS_LEAK.value, ErrorCode.NOT_FOUND.value}
@@ -46,7 +46,7 @@ def fail(code: ErrorCode, message: str, exit_code: int) -> int:
 def read_text(path: str | None) -> str:
     """The document from --file or stdin, by one rule for both: UTF-8 or refused,
     a leading BOM dropped (core.validation.decode_utf8)."""
-    from core.validation import decode_utf8
+    from vetq.core.validation import decode_utf8
 
     if path and path != "-":
         try:
@@ -248,7 +248,7 @@ def _bool(value: str) -> bool:
 
 
 def _read_json_object(path: str | None, what: str) -> dict[str, Any]:
-    from core.validation import load_json
+    from vetq.core.validation import load_json
 
     value = load_json(read_text(path), what=what)
     if not isinstance(value, dict):
@@ -257,15 +257,15 @@ def _read_json_object(path: str | None, what: str) -> dict[str, Any]:
 
 
 def cmd_review(args: argparse.Namespace) -> int:
-    from api_client.client import BlindnessLeakError
+    from vetq.api_client.client import BlindnessLeakError
 
     try:
         request = _read_json_object(args.file, "the review request")
         if args.mode:
             request["review_mode"] = args.mode
         # Checked here, before anything starts: input errors and blindness leaks need no provider.
-        from core.review.schema import ReviewRequest
-        from core.validation import parse_model
+        from vetq.core.review.schema import ReviewRequest
+        from vetq.core.validation import parse_model
 
         parse_model(ReviewRequest, request, what="review request")
     except VetqError as exc:
@@ -284,7 +284,7 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 
 def cmd_should_review(args: argparse.Namespace) -> int:
-    from api_client.client import Client
+    from vetq.api_client.client import Client
 
     try:
         result = Client.should_review(_read_json_object(args.file, "the should-review input"))
@@ -295,7 +295,7 @@ def cmd_should_review(args: argparse.Namespace) -> int:
 
 
 def cmd_outcome(args: argparse.Namespace) -> int:
-    from core.settings import load_settings
+    from vetq.core.settings import load_settings
 
     if not load_settings().telemetry:  # said before any Redis is started for nothing
         return fail(ErrorCode.CONFIG_ERROR, "telemetry is off: set VETQ_TELEMETRY=on to record outcomes", EXIT_INPUT)
@@ -332,13 +332,13 @@ def cmd_telemetry_export(args: argparse.Namespace) -> int:
 
 
 def _client() -> Any:
-    from api_client.client import Client
+    from vetq.api_client.client import Client
 
     return Client()
 
 
 def _admin() -> Any:
-    from api_client.admin import Admin
+    from vetq.api_client.admin import Admin
 
     return Admin()
 
@@ -352,7 +352,7 @@ def _options(args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _wait_timeout(args: argparse.Namespace) -> float:
-    from core.settings import load_settings
+    from vetq.core.settings import load_settings
 
     return args.timeout or load_settings().wait_timeout_s
 
@@ -375,7 +375,7 @@ def _run_single(args: argparse.Namespace, request: dict[str, Any]) -> int:
 
 
 def _run_batch(args: argparse.Namespace, kind: str) -> int:
-    from api_client.batch import Progress, parse_batch_line, read_lines
+    from vetq.api_client.batch import Progress, parse_batch_line, read_lines
 
     if args.file and args.file != "-":
         try:
@@ -438,7 +438,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
         return _run_batch(args, "validate")
     if args.data is None:
         return fail(ErrorCode.INVALID_INPUT, "validate needs --data '{...}' (the record to check)", EXIT_INPUT)
-    from core.validation import load_json
+    from vetq.core.validation import load_json
 
     data = load_json(args.data, what="--data")
     if not isinstance(data, dict):
@@ -460,20 +460,20 @@ def cmd_result(args: argparse.Namespace) -> int:
 
 
 def cmd_mcp(args: argparse.Namespace) -> int:
-    from api_client.mcp_server import serve
+    from vetq.api_client.mcp_server import serve
 
     return serve()
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
     # The eval harness lives in eval/; the CLI is only its front door.
-    from eval.extraction_eval import main as eval_main
+    from vetq.eval.extraction_eval import main as eval_main
 
     return eval_main(args.eval_args, prog="vetq eval")
 
 
 def cmd_bench_review(args: argparse.Namespace) -> int:
-    from eval.review_bench.cli import main as bench_main
+    from vetq.eval.review_bench.cli import main as bench_main
 
     return bench_main(args.bench_args)
 
@@ -486,13 +486,13 @@ def cmd_dead_list(args: argparse.Namespace) -> int:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    from api_client.doctor import run_doctor
+    from vetq.api_client.doctor import run_doctor
 
     return run_doctor(timeout=args.timeout)
 
 
 def cmd_worker(args: argparse.Namespace) -> int:
-    from api_client.service_cli import run_worker
+    from vetq.api_client.service_cli import run_worker
 
     try:
         return run_worker(args)
@@ -521,7 +521,7 @@ def _worker_failed(celery_exit: object) -> int:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    from api_client.service_cli import run_up
+    from vetq.api_client.service_cli import run_up
 
     return run_up(args)
 
@@ -539,7 +539,7 @@ def _passthrough(argv: list[str]) -> argparse.Namespace | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from core.logging import configure_logging
+    from vetq.core.logging import configure_logging
 
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
@@ -554,7 +554,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = _report_on_stderr if args.verb == "mcp" else fail
     try:
         if args.verb != "mcp":
-            from core.settings import load_settings
+            from vetq.core.settings import load_settings
 
             settings = load_settings()
             # A one-shot command keeps stderr quiet unless asked; a worker logs its jobs.
@@ -578,8 +578,8 @@ def exit_code_for_error(error: VetqError) -> int:
 def _as_vetq_error(exc: Exception) -> VetqError:
     if isinstance(exc, VetqError):
         return exc
-    from api_client.client import service_error
-    from core.logging import redact_text
+    from vetq.api_client.client import service_error
+    from vetq.core.logging import redact_text
 
     translated = service_error(exc, _configured_redis_url())
     if translated is not None:
@@ -591,7 +591,7 @@ def _as_vetq_error(exc: Exception) -> VetqError:
 
 def _configured_redis_url() -> str | None:
     try:
-        from core.settings import load_settings
+        from vetq.core.settings import load_settings
 
         return load_settings().redis_url
     except Exception:  # noqa: BLE001 - only for naming the server in a message

@@ -19,15 +19,22 @@ from celery.result import AsyncResult, ResultSet
 from kombu.exceptions import OperationalError
 from redis.retry import Retry
 
-from core.errors import ConfigError, ErrorCode, InvalidInputError, NotFoundError, ServiceUnavailableError, VetqError
-from core.extraction.document import check_document
-from core.extraction.schema import ExtractionRequest, ValidationRequest
-from core.logging import get_logger
-from core.queue import QUEUES, TASK_EXTRACT, TASK_QUEUES, TASK_REVIEW, TASK_VALIDATE, TRACE_HEADER, celery_config
-from core.redis_keys import TELEMETRY_STREAM, submitted_key
-from core.results import error_of, error_result, upgrade
-from core.settings import VetqSettings, check_redis_url, load_settings
-from core.validation import parse_model
+from vetq.core.errors import (
+    ConfigError,
+    ErrorCode,
+    InvalidInputError,
+    NotFoundError,
+    ServiceUnavailableError,
+    VetqError,
+)
+from vetq.core.extraction.document import check_document
+from vetq.core.extraction.schema import ExtractionRequest, ValidationRequest
+from vetq.core.logging import get_logger
+from vetq.core.queue import QUEUES, TASK_EXTRACT, TASK_QUEUES, TASK_REVIEW, TASK_VALIDATE, TRACE_HEADER, celery_config
+from vetq.core.redis_keys import TELEMETRY_STREAM, submitted_key
+from vetq.core.results import error_of, error_result, upgrade
+from vetq.core.settings import VetqSettings, check_redis_url, load_settings
+from vetq.core.validation import parse_model
 
 log = get_logger("vetq.client")
 
@@ -342,11 +349,11 @@ class Client:
                 raise ConfigError(f"redis_url {exc}") from None
         url = redis_url or self.settings.redis_url
         if url is None:
-            from api_client.embedded import EmbeddedService
+            from vetq.api_client.embedded import EmbeddedService
 
             self._embedded = EmbeddedService(self.settings).start()
-            url = self._embedded.redis_url
-        self.redis_url = url
+            url = self._embedded.redis.live_url
+        self.redis_url: str = url
         self.app = _ProducerApp(self, "vetq-producer", set_as_current=False)
         self.app.conf.update(celery_config(self.settings, url))
 
@@ -399,8 +406,10 @@ class Client:
                 if isinstance(request, dict)
                 else None
             )
-            model_cls = ValidationRequest if kind == "validate" else ExtractionRequest
-            model = parse_model(model_cls, request, what=f"{kind or 'extraction'} request")
+            if kind == "validate":
+                model = parse_model(ValidationRequest, request, what="validate request")
+            else:
+                model = parse_model(ExtractionRequest, request, what=f"{kind or 'extraction'} request")
         check_document(model.text, self.settings.max_document_chars)
         trace_id = model.trace_id or uuid.uuid4().hex
         payload = model.model_dump(mode="json") | {"trace_id": trace_id}
@@ -497,8 +506,8 @@ class Client:
     def submit_review(self, request: Any) -> Job:
         """Validate a review request, refuse a blindness leak here (no job, no tokens),
         and queue the review. Raises InvalidInputError or BlindnessLeakError."""
-        from core.review.schema import ReviewError, ReviewRequest
-        from core.review.service import config_from_settings, preflight
+        from vetq.core.review.schema import ReviewError, ReviewRequest
+        from vetq.core.review.service import config_from_settings, preflight
 
         model = parse_model(ReviewRequest, request, what="review request")
         leak = preflight(model, config_from_settings(self.settings))
@@ -511,7 +520,7 @@ class Client:
     @staticmethod
     def should_review(request: Any = None, **fields: Any) -> dict[str, Any]:
         """The deterministic should-review gate, run locally: no queue, no model."""
-        from core.review.should_review import ShouldReviewRequest, should_review
+        from vetq.core.review.should_review import ShouldReviewRequest, should_review
 
         model = parse_model(
             ShouldReviewRequest, request if request is not None else fields, what="should_review request"
@@ -527,8 +536,8 @@ class Client:
         review_was_useful: bool | None = None,
     ) -> dict[str, Any]:
         """Add what became of a review to the fleet's telemetry stream (VETQ_TELEMETRY=on)."""
-        from core.errors import ConfigError
-        from core.review.telemetry import StreamSink, build_outcome_record
+        from vetq.core.errors import ConfigError
+        from vetq.core.review.telemetry import StreamSink, build_outcome_record
 
         if not self.settings.telemetry:
             raise ConfigError("telemetry is off: set VETQ_TELEMETRY=on to record outcomes")
@@ -665,6 +674,6 @@ def _release_result_consumer(app: Celery) -> None:
 
 
 def _safe_url(url: str) -> str:
-    from core.logging import redact_text
+    from vetq.core.logging import redact_text
 
     return redact_text(url)

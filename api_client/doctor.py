@@ -13,9 +13,9 @@ import sys
 from typing import Any, TextIO
 from urllib.parse import parse_qs, urlsplit
 
-from core.logging import redact_text
-from core.queue import EXTRACT_QUEUE, QUEUES, REVIEW_QUEUE, celery_config, unsafe_settings
-from core.settings import VetqSettings, load_settings
+from vetq.core.logging import redact_text
+from vetq.core.queue import EXTRACT_QUEUE, QUEUES, REVIEW_QUEUE, celery_config, unsafe_settings
+from vetq.core.settings import VetqSettings, load_settings
 
 OK, WARNING, PROBLEM = "ok", "warning", "problem"
 LOOPBACK = {"127.0.0.1", "localhost", "::1", ""}
@@ -146,7 +146,7 @@ def redis_checks(client: Any) -> list[dict[str, str]]:
 
 
 def worker_checks(url: str, settings: VetqSettings, timeout: float) -> list[dict[str, str]]:
-    from api_client.admin import Admin
+    from vetq.api_client.admin import Admin
 
     admin = Admin(url, settings=settings)
     try:
@@ -179,7 +179,7 @@ def worker_checks(url: str, settings: VetqSettings, timeout: float) -> list[dict
 def find_deployment(settings: VetqSettings) -> tuple[str | None, str]:
     if settings.redis_url:
         return settings.redis_url, "VETQ_REDIS_URL"
-    from workers.embedded_redis import running_embedded  # the embedded default is worker code
+    from vetq.workers.embedded_redis import running_embedded  # the embedded default is worker code
 
     state = running_embedded(settings.home)
     if state:

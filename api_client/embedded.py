@@ -8,9 +8,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.errors import ConfigError
-from core.logging import get_logger
-from core.settings import VetqSettings
+from vetq.core.errors import ConfigError
+from vetq.core.logging import get_logger
+from vetq.core.settings import VetqSettings
 
 log = get_logger("vetq.embedded")
 
@@ -24,9 +24,9 @@ class EmbeddedService:
         self.redis_url: str | None = None
 
     def start(self) -> EmbeddedService:
-        from workers.app import UnsafeSettingsError, create_app
-        from workers.embedded_redis import EmbeddedRedis
-        from workers.runner import ThreadWorker
+        from vetq.workers.app import UnsafeSettingsError, create_app
+        from vetq.workers.embedded_redis import EmbeddedRedis
+        from vetq.workers.runner import ThreadWorker
 
         self.redis = EmbeddedRedis(self.settings.home, role="cli").start()
         self.redis_url = self.redis.url

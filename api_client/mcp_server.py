@@ -33,8 +33,8 @@ from typing import Annotated, Any
 
 from pydantic import BaseModel, Field
 
-from core.errors import ConfigError, ErrorCode, InvalidInputError, VetqError
-from core.results import error_of, error_result
+from vetq.core.errors import ConfigError, ErrorCode, InvalidInputError, VetqError
+from vetq.core.results import error_of, error_result
 
 try:
     from mcp_types import CallToolResult, TextContent, ToolAnnotations
@@ -65,7 +65,7 @@ def read_floor(settings: Any = None) -> dict[str, float]:
     environment's, read per call). A malformed setting raises ConfigError naming the
     variable, so every call fails until it is fixed instead of running a looser gate."""
     if settings is None:
-        from core.settings import load_settings
+        from vetq.core.settings import load_settings
 
         settings = load_settings()
     return {name: float(getattr(settings, name)) for name in FLOOR_SETTINGS}
@@ -124,7 +124,7 @@ class VetqTools:
     # The floor and settings are read per call: a malformed value fails the call, not the server.
     @staticmethod
     def settings() -> Any:
-        from core.settings import load_settings
+        from vetq.core.settings import load_settings
 
         return load_settings()
 
@@ -133,7 +133,7 @@ class VetqTools:
             if self._closed:
                 raise ConfigError("the vetq MCP server is shutting down")
             if self._client is None:
-                from api_client.client import Client
+                from vetq.api_client.client import Client
 
                 self._client = Client(settings=self.settings())
             return self._client
@@ -167,9 +167,9 @@ class VetqTools:
     # ---------------------------------------------------------------- review
 
     def run_review(self, request: dict[str, Any]) -> Any:
-        from core.review.schema import ReviewError, ReviewRequest
-        from core.review.service import config_from_settings, preflight
-        from core.validation import parse_model
+        from vetq.core.review.schema import ReviewError, ReviewRequest
+        from vetq.core.review.service import config_from_settings, preflight
+        from vetq.core.validation import parse_model
 
         try:
             read_floor()
@@ -190,7 +190,7 @@ class VetqTools:
         return _tool_result(result, is_error=error_of(result) is not None)
 
     def run_should_review(self, request: dict[str, Any]) -> Any:
-        from api_client.client import Client
+        from vetq.api_client.client import Client
 
         try:
             read_floor()
@@ -395,8 +395,8 @@ def build_server(tools: VetqTools | None = None) -> Any:
     from mcp.server.mcpserver.exceptions import ToolError
     from pydantic import ValidationError
 
-    from core import __version__
-    from core.validation import explain
+    from vetq.core import __version__
+    from vetq.core.validation import explain
 
     state = tools or VetqTools()
 
@@ -470,9 +470,9 @@ def build_server(tools: VetqTools | None = None) -> Any:
             },
         )
 
-    from core.extraction.schema import ExtractionRequest, ValidationRequest
-    from core.review.schema import ReviewRequest
-    from core.review.should_review import ShouldReviewRequest
+    from vetq.core.extraction.schema import ExtractionRequest, ValidationRequest
+    from vetq.core.review.schema import ReviewRequest
+    from vetq.core.review.should_review import ShouldReviewRequest
 
     extract = model_tool("extract", ExtractionRequest, state.run_extraction, fixed={"kind": "extract"})
     validate = model_tool("validate", ValidationRequest, state.run_extraction, fixed={"kind": "validate"})
@@ -519,8 +519,8 @@ def build_server(tools: VetqTools | None = None) -> Any:
 
 def serve() -> int:
     """Run the stdio server until the client disconnects; 0 on a clean exit."""
-    from core.logging import configure_logging
-    from core.settings import log_level_from_environment
+    from vetq.core.logging import configure_logging
+    from vetq.core.settings import log_level_from_environment
 
     # Logs first, and to stderr: stdout belongs to the protocol. A malformed
     # VETQ_LOG_LEVEL falls back to the default here rather than stopping the server.

@@ -10,10 +10,10 @@ import sys
 import time
 from typing import Any
 
-from core.errors import ConfigError, ServiceUnavailableError
-from core.logging import get_logger
-from core.queue import QUEUES
-from core.settings import load_settings
+from vetq.core.errors import ConfigError, ServiceUnavailableError
+from vetq.core.logging import get_logger
+from vetq.core.queue import QUEUES
+from vetq.core.settings import load_settings
 
 log = get_logger("vetq.service")
 
@@ -27,9 +27,9 @@ def _queues(raw: str) -> list[str]:
 
 
 def run_worker(args: argparse.Namespace) -> int:
-    from workers.app import UnsafeSettingsError, create_app
-    from workers.embedded_redis import running_embedded
-    from workers.runner import run_foreground
+    from vetq.workers.app import UnsafeSettingsError, create_app
+    from vetq.workers.embedded_redis import running_embedded
+    from vetq.workers.runner import run_foreground
 
     settings = load_settings()
     queues = _queues(args.queues)
@@ -60,7 +60,7 @@ REDIS_RESTART_WINDOW_S = 60.0
 def _refuse_unsafe_settings(settings: Any) -> None:
     """What `vetq worker` would refuse, refused before anything starts: otherwise `up`
     prints a URL and then restarts refused workers forever."""
-    from core.queue import celery_config, unsafe_settings
+    from vetq.core.queue import celery_config, unsafe_settings
 
     problems = unsafe_settings(celery_config(settings, "redis://127.0.0.1:6379/0"))
     if problems:
@@ -88,8 +88,8 @@ def _supervise_redis(redis: Any, restarts: list[float]) -> None:
 
 
 def run_up(args: argparse.Namespace) -> int:
-    from workers.embedded_redis import EmbeddedRedis
-    from workers.runner import spawn_worker_process, stop_processes
+    from vetq.workers.embedded_redis import EmbeddedRedis
+    from vetq.workers.runner import spawn_worker_process, stop_processes
 
     settings = load_settings()
     if settings.redis_url:
@@ -123,7 +123,7 @@ def run_up(args: argparse.Namespace) -> int:
     restart_at: list[float] = []
     redis_restarts: list[float] = []
     try:
-        workers = [spawn_worker_process(redis.url, concurrency=args.concurrency) for _ in range(args.workers)]
+        workers = [spawn_worker_process(redis.live_url, concurrency=args.concurrency) for _ in range(args.workers)]
         now = time.monotonic()
         started_at = [now] * args.workers
         delay_s = [0.0] * args.workers
@@ -150,7 +150,7 @@ def run_up(args: argparse.Namespace) -> int:
                         restart_in_s=delay_s[index],
                     )
                 if now >= restart_at[index]:
-                    workers[index] = spawn_worker_process(redis.url, concurrency=args.concurrency)
+                    workers[index] = spawn_worker_process(redis.live_url, concurrency=args.concurrency)
                     started_at[index], restart_at[index] = now, 0.0
             time.sleep(0.2)
     finally:

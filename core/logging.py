@@ -10,6 +10,7 @@ import logging
 import os
 import re
 import sys
+from collections.abc import MutableMapping
 from typing import Any
 
 import structlog
@@ -83,7 +84,7 @@ def _redact_value(value: Any) -> Any:
     return value
 
 
-def redact_secrets(_logger: Any, _method: str, event_dict: dict[str, Any]) -> dict[str, Any]:
+def redact_secrets(_logger: Any, _method: str, event_dict: MutableMapping[str, Any]) -> dict[str, Any]:
     return {key: _redact_value(value) for key, value in event_dict.items()}
 
 
@@ -138,14 +139,14 @@ def configure_logging(level: str | None = None, *, force: bool = False) -> None:
     if _configured and not force:
         return
     if not level:
-        from core.settings import log_level_from_environment
+        from vetq.core.settings import log_level_from_environment
 
         level = log_level_from_environment(quiet=False)
     level_name = level.upper()
     numeric = logging.getLevelName(level_name)
     if not isinstance(numeric, int):
         numeric = logging.INFO
-    shared = [
+    shared: list[Any] = [
         structlog.contextvars.merge_contextvars,
         structlog.processors.add_log_level,
         structlog.processors.TimeStamper(fmt="iso", utc=True),
@@ -159,7 +160,7 @@ def configure_logging(level: str | None = None, *, force: bool = False) -> None:
         cache_logger_on_first_use=False,
     )
     # Library loggers (Celery, kombu, httpx) go to stderr as the same JSON lines.
-    handler = logging.StreamHandler(_CurrentStderr())  # type: ignore[arg-type]
+    handler = logging.StreamHandler(_CurrentStderr())
     handler.setFormatter(
         structlog.stdlib.ProcessorFormatter(
             processors=[

@@ -63,7 +63,7 @@ class PromptSet:
 
 
 EXTRACTION_PROMPTS = PromptSet(
-    "core.extraction",
+    "vetq.core.extraction",
     {
         "generator": "generator_v1.md",
         "critic": "critic_v1.md",
@@ -73,7 +73,7 @@ EXTRACTION_PROMPTS = PromptSet(
 # What a producer's review gets. The benchmark-only modes' prompts are a set of their
 # own, so a benchmark prompt can change without touching what producers are sent.
 REVIEW_PROMPTS = PromptSet(
-    "core.review",
+    "vetq.core.review",
     {
         "system": "system_v1.md",
         "phase1_blind": "phase1_blind_v1.md",
@@ -83,7 +83,7 @@ REVIEW_PROMPTS = PromptSet(
     },
 )
 BENCH_PROMPTS = PromptSet(
-    "core.review",
+    "vetq.core.review",
     {
         "proposal_second_pass": "proposal_second_pass_v1.md",
         "independent_compare": "independent_compare_v1.md",

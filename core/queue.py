@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from core.redis_keys import EXTRACT_QUEUE, REVIEW_QUEUE
-from core.redis_url import normalise_redis_url
-from core.settings import VetqSettings
+from vetq.core.redis_keys import EXTRACT_QUEUE, REVIEW_QUEUE
+from vetq.core.redis_url import normalise_redis_url
+from vetq.core.settings import VetqSettings
 
 # A queue's name is its Redis key as well, so it is named with the other keys.
 QUEUES = (EXTRACT_QUEUE, REVIEW_QUEUE)
@@ -52,7 +52,7 @@ def requeue_step_s(visibility_timeout_s: float, task_time_limit_s: float) -> flo
 
 
 def _publish_retry_logged(exc: BaseException, interval: float) -> None:
-    from core.logging import get_logger
+    from vetq.core.logging import get_logger
 
     get_logger("vetq.client").warning(
         "broker_unreachable_retrying", error=f"{type(exc).__name__}: {exc}", retry_in_s=round(float(interval), 2)

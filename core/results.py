@@ -22,7 +22,7 @@ from typing import Any, Literal, Self
 
 from pydantic import BaseModel
 
-from core.errors import ErrorCode
+from vetq.core.errors import ErrorCode
 
 RESULT_FORMAT: Literal[2] = 2
 

@@ -16,9 +16,9 @@ from pathlib import Path
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
-from core.errors import ConfigError
-from core.llm.client import ModelSpec
-from core.validation import explain
+from vetq.core.errors import ConfigError
+from vetq.core.llm.client import ModelSpec
+from vetq.core.validation import explain
 
 
 def _default_home() -> Path:
@@ -117,7 +117,7 @@ class VetqSettings(BaseSettings):
     @field_validator("limits")
     @classmethod
     def _limits(cls, value: str) -> str:
-        from core.llm.limits import parse_limits
+        from vetq.core.llm.limits import parse_limits
 
         try:
             parse_limits(value)

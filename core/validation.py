@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from core.errors import InvalidInputError
+from vetq.core.errors import InvalidInputError
 
 M = TypeVar("M", bound=BaseModel)
 

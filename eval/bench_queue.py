@@ -1,6 +1,6 @@
 """How much the vetq layer costs on top of raw Celery.
 
-    python -m eval.bench_queue --jobs 2000 --json
+    python -m vetq.eval.bench_queue --jobs 2000 --json
 
 Starts the embedded Redis and worker processes, runs N heuristics-only validation
 jobs through vetq's client, then N no-op tasks through the same Redis and workers,
@@ -31,7 +31,7 @@ DATA = {
 
 
 def _wait_for_workers(client, count: int, timeout: float = 60.0) -> None:
-    from api_client.admin import Admin
+    from vetq.api_client.admin import Admin
 
     deadline = time.monotonic() + timeout
     while len(Admin.of(client).workers()) < count:
@@ -41,17 +41,17 @@ def _wait_for_workers(client, count: int, timeout: float = 60.0) -> None:
 
 
 def run(jobs: int, workers: int, concurrency: int) -> dict:
-    from api_client.client import Client
-    from core.queue import TASK_NOOP
-    from core.settings import load_settings
-    from workers.embedded_redis import EmbeddedRedis
-    from workers.runner import spawn_worker_process, stop_processes
+    from vetq.api_client.client import Client
+    from vetq.core.queue import TASK_NOOP
+    from vetq.core.settings import load_settings
+    from vetq.workers.embedded_redis import EmbeddedRedis
+    from vetq.workers.runner import spawn_worker_process, stop_processes
 
     home = Path(tempfile.mkdtemp(prefix="vetq-bench-"))
     settings = load_settings(home=home, log_level="WARNING")
     with EmbeddedRedis(home, role="bench") as redis:
         processes = [
-            spawn_worker_process(redis.url, concurrency=concurrency, extra_env={"VETQ_LOG_LEVEL": "WARNING"})
+            spawn_worker_process(redis.live_url, concurrency=concurrency, extra_env={"VETQ_LOG_LEVEL": "WARNING"})
             for _ in range(workers)
         ]
         try:
@@ -90,13 +90,13 @@ def run(jobs: int, workers: int, concurrency: int) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m eval.bench_queue", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m vetq.eval.bench_queue", description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--workers", type=int, default=2, help="worker processes")
     parser.add_argument("--concurrency", type=int, default=1, help="jobs per worker process")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     args = parser.parse_args(argv)
-    from core.logging import configure_logging
+    from vetq.core.logging import configure_logging
 
     configure_logging("WARNING")
     if args.jobs < 1 or args.workers < 1:

@@ -1,6 +1,6 @@
 """A fan-out at the provider's limit: vetq's fleet-wide gate against per-worker retries.
 
-    python -m eval.bench_ratelimit --jobs 150 --workers 4 --rpm 60 --latency-ms 200 --window-s 6 --json
+    python -m vetq.eval.bench_ratelimit --jobs 150 --workers 4 --rpm 60 --latency-ms 200 --window-s 6 --json
 
 Starts the fake provider with that limit and W worker processes on an embedded Redis,
 runs N extraction jobs (a Generator and a Critic call each, through the real openai
@@ -24,7 +24,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from eval.bench_queue import DATA, DOCUMENT
+from vetq.eval.bench_queue import DATA, DOCUMENT
 
 MODEL = "bench-model"
 
@@ -50,12 +50,12 @@ def run_mode(
     window_s: float,
     timeout_s: float,
 ) -> dict[str, Any]:
-    from api_client.admin import Admin
-    from api_client.client import Client
-    from core.settings import load_settings
-    from eval.fake_provider import FakeProvider
-    from workers.embedded_redis import EmbeddedRedis
-    from workers.runner import spawn_worker_process, stop_processes
+    from vetq.api_client.admin import Admin
+    from vetq.api_client.client import Client
+    from vetq.core.settings import load_settings
+    from vetq.eval.fake_provider import FakeProvider
+    from vetq.workers.embedded_redis import EmbeddedRedis
+    from vetq.workers.runner import spawn_worker_process, stop_processes
 
     home = Path(tempfile.mkdtemp(prefix="vetq-bench-rl-"))
     limits = f"openai:{MODEL}={rpm}rpm" + (f",{tpm}tpm" if tpm else "")
@@ -75,7 +75,9 @@ def run_mode(
             "VETQ_LOG_LEVEL": "WARNING",
         }
         processes = [
-            spawn_worker_process(redis.url, queues=["extract"], concurrency=concurrency, pool="threads", extra_env=env)
+            spawn_worker_process(
+                redis.live_url, queues=["extract"], concurrency=concurrency, pool="threads", extra_env=env
+            )
             for _ in range(workers)
         ]
         try:
@@ -106,7 +108,7 @@ def run_mode(
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m eval.bench_ratelimit", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m vetq.eval.bench_ratelimit", description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=150)
     parser.add_argument("--workers", type=int, default=4)
     parser.add_argument("--concurrency", type=int, default=4, help="jobs in flight per worker process")
@@ -118,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-baseline", action="store_true", help="skip the limiter-off baseline run")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
-    from core.logging import configure_logging
+    from vetq.core.logging import configure_logging
 
     configure_logging("WARNING")
     if min(args.jobs, args.workers, args.concurrency, args.rpm) < 1 or args.window_s <= 0:

@@ -1,7 +1,7 @@
 """Chaos run: jobs through worker kills, a Redis restart and provider fault bursts,
 then an account of every job.
 
-    python -m eval.chaos --jobs 60 --json
+    python -m vetq.eval.chaos --jobs 60 --json
 
 Starts the embedded Redis (append-only file on), the fake provider (through the real
 openai SDK, `--latency-ms` per answer) and `--workers` worker processes (prefork).
@@ -56,9 +56,9 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
-from core.redis_keys import CELERY_RESULT_PREFIX, EXTRACT_QUEUE, KOMBU_UNACKED_KEY
-from core.results import error_of
-from eval.bench_queue import DATA, DOCUMENT
+from vetq.core.redis_keys import CELERY_RESULT_PREFIX, EXTRACT_QUEUE, KOMBU_UNACKED_KEY
+from vetq.core.results import error_of
+from vetq.eval.bench_queue import DATA, DOCUMENT
 
 MODEL = "chaos-model"
 FINAL_STATES = ("SUCCESS", "FAILURE")
@@ -96,6 +96,10 @@ def kill_tree(process: subprocess.Popen) -> list[int]:
     with contextlib.suppress(subprocess.TimeoutExpired):
         process.wait(timeout=10)
     return pids
+
+
+def _as_bytes(value: bytes | str) -> bytes:
+    return value if isinstance(value, bytes) else value.encode()
 
 
 def _comparable(meta: dict[str, Any]) -> str:
@@ -192,12 +196,12 @@ def run_chaos(
 ) -> dict[str, Any]:
     import redis as redis_lib
 
-    from api_client.admin import Admin
-    from api_client.client import Client
-    from core.settings import load_settings
-    from eval.fake_provider import FakeProvider
-    from workers.embedded_redis import EmbeddedRedis
-    from workers.runner import spawn_worker_process, stop_processes
+    from vetq.api_client.admin import Admin
+    from vetq.api_client.client import Client
+    from vetq.core.settings import load_settings
+    from vetq.eval.fake_provider import FakeProvider
+    from vetq.workers.embedded_redis import EmbeddedRedis
+    from vetq.workers.runner import spawn_worker_process, stop_processes
 
     rng = random.Random(seed)
     run_id = uuid.uuid4().hex[:8]
@@ -236,7 +240,7 @@ def run_chaos(
 
         def spawn() -> subprocess.Popen:
             return spawn_worker_process(
-                server.url, queues=["extract"], concurrency=concurrency, pool="prefork", extra_env=env
+                server.live_url, queues=["extract"], concurrency=concurrency, pool="prefork", extra_env=env
             )
 
         processes.extend(spawn() for _ in range(workers))
@@ -246,12 +250,12 @@ def run_chaos(
             task_time_limit_s=time_limit_s,
             visibility_timeout_s=visibility_timeout_s,
         )
-        client = Client(server.url, settings=settings)
+        client = Client(server.live_url, settings=settings)
         ready_by = time.monotonic() + 60
         while len(Admin.of(client).workers()) < workers and time.monotonic() < ready_by:
             time.sleep(0.2)
-        watcher = ResultWatcher(server.url, CELERY_RESULT_PREFIX).start()
-        reader = redis_lib.Redis.from_url(server.url, socket_connect_timeout=1, socket_timeout=2)
+        watcher = ResultWatcher(server.live_url, CELERY_RESULT_PREFIX).start()
+        reader = redis_lib.Redis.from_url(server.live_url, socket_connect_timeout=1, socket_timeout=2)
 
         def produce() -> None:
             try:
@@ -334,8 +338,8 @@ def run_chaos(
                     if _comparable(meta) not in watcher.writes.get(job_id, []):
                         watcher.add(job_id, meta)
             # Where a job with no result sits: in its queue, unacknowledged, or nowhere.
-            raw_queue = b"".join(reader.lrange(EXTRACT_QUEUE, 0, -1))
-            raw_unacked = b"".join(reader.hvals(KOMBU_UNACKED_KEY))
+            raw_queue = b"".join(_as_bytes(item) for item in reader.lrange(EXTRACT_QUEUE, 0, -1))
+            raw_unacked = b"".join(_as_bytes(item) for item in reader.hvals(KOMBU_UNACKED_KEY))
             for job_id in job_ids:
                 if job_id not in final:
                     where_of[job_id] = (
@@ -362,13 +366,17 @@ def run_chaos(
     completed = 0
     failed: Counter[str] = Counter()
     for job_id in job_ids:
-        meta = final.get(job_id)
-        if meta is None:
+        job_meta = final.get(job_id)
+        if job_meta is None:
             continue
-        result = meta.get("result")
-        if meta["status"] == "SUCCESS" and isinstance(result, dict) and result.get("status") in ("ok", "needs_review"):
+        result = job_meta.get("result")
+        if (
+            job_meta["status"] == "SUCCESS"
+            and isinstance(result, dict)
+            and result.get("status") in ("ok", "needs_review")
+        ):
             completed += 1
-        elif meta["status"] == "SUCCESS" and isinstance(result, dict):
+        elif job_meta["status"] == "SUCCESS" and isinstance(result, dict):
             failed[(error_of(result) or ("UNKNOWN", ""))[0]] += 1
         else:
             failed["INTERNAL_ERROR"] += 1
@@ -460,7 +468,7 @@ def _run_line(number: int, figures: dict[str, Any]) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m eval.chaos", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m vetq.eval.chaos", description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=60)
     parser.add_argument("--workers", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=1, help="pool processes per worker node")
@@ -481,7 +489,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("--jobs, --workers, --concurrency, --repeat, --rate and --deadline-s must be positive")
     if args.visibility_timeout_s <= args.time_limit_s:
         parser.error("--visibility-timeout-s must be longer than --time-limit-s")
-    from core.logging import configure_logging
+    from vetq.core.logging import configure_logging
 
     configure_logging("WARNING")
     runs = []

@@ -21,10 +21,10 @@ def main() -> int:
     os.environ["VETQ_CRITIC"] = f"replay:{FIXTURE}"
     os.environ.setdefault("VETQ_LOG_LEVEL", "WARNING")
 
-    from api_client.client import Client
-    from core.logging import configure_logging
-    from core.settings import load_settings
-    from eval.fixtures import load_cases
+    from vetq.api_client.client import Client
+    from vetq.core.logging import configure_logging
+    from vetq.core.settings import load_settings
+    from vetq.eval.fixtures import load_cases
 
     settings = load_settings()
     configure_logging(settings.log_level)

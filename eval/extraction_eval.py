@@ -1,9 +1,9 @@
 """The extraction golden set, graded end to end through the real queue.
 
-    python -m eval.extraction_eval                 # offline: replayed Generator and Critic
-    python -m eval.extraction_eval --json          # the report as one JSON object
-    python -m eval.extraction_eval --heuristics-only
-    python -m eval.extraction_eval --live          # the configured providers (costs tokens)
+    python -m vetq.eval.extraction_eval                 # offline: replayed Generator and Critic
+    python -m vetq.eval.extraction_eval --json          # the report as one JSON object
+    python -m vetq.eval.extraction_eval --heuristics-only
+    python -m vetq.eval.extraction_eval --live          # the configured providers (costs tokens)
 
 Every labeled example is submitted as an extraction job through an
 `api_client.client.Client` (one batch), the results come back in input order and
@@ -25,7 +25,7 @@ The gate (exit 1) fails when field accuracy is below --min-accuracy or more than
 Files under eval/golden/: cases.jsonl is the source of truth (document, label,
 authored Generator and Critic answers, the injected error if any); dataset.jsonl is
 derived from it (id, text, expected) by `write_dataset`; replay.json is recorded
-from it by `record_replay` (`python -m eval.extraction_eval --rebuild-golden`).
+from it by `record_replay` (`python -m vetq.eval.extraction_eval --rebuild-golden`).
 """
 
 from __future__ import annotations
@@ -41,8 +41,8 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from core.extraction.schema import AMOUNT_FIELDS, FIELD_NAMES
-from core.results import error_of
+from vetq.core.extraction.schema import AMOUNT_FIELDS, FIELD_NAMES
+from vetq.core.results import error_of
 
 GOLDEN = Path(__file__).parent / "golden"
 CASES_PATH = GOLDEN / "cases.jsonl"
@@ -96,7 +96,7 @@ def record_replay(
     cases_path: str | os.PathLike[str] = CASES_PATH, fixture_path: str | os.PathLike[str] = REPLAY_PATH
 ) -> int:
     """Record the replay fixture of the golden set from its authored answers."""
-    from eval.fixtures import record_cases
+    from vetq.eval.fixtures import record_cases
 
     cases = [
         {"id": c["id"], "text": c["text"], "generator": c["generator"], "critic": c["critic"]}
@@ -357,7 +357,7 @@ def run_eval(
     )
 
 
-def _parser(prog: str = "python -m eval.extraction_eval") -> argparse.ArgumentParser:
+def _parser(prog: str = "python -m vetq.eval.extraction_eval") -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=prog, description="Grade the extraction golden set through the real queue.")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
     p.add_argument(
@@ -403,12 +403,12 @@ def _parser(prog: str = "python -m eval.extraction_eval") -> argparse.ArgumentPa
     return p
 
 
-def main(argv: Sequence[str] | None = None, *, prog: str = "python -m eval.extraction_eval") -> int:
+def main(argv: Sequence[str] | None = None, *, prog: str = "python -m vetq.eval.extraction_eval") -> int:
     """`prog` is the name the usage shows: `vetq eval` when the CLI is the front door."""
     args = _parser(prog).parse_args(argv)
 
     if args.rebuild_golden:
-        from core.logging import configure_logging
+        from vetq.core.logging import configure_logging
 
         configure_logging("WARNING")
         rows = write_dataset()
@@ -419,11 +419,11 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m eval.extra
         if not args.live:
             print(
                 "error: --record records live answers: use it with --live (authored answers are recorded "
-                "with `python -m eval.extraction_eval --rebuild-golden`)",
+                "with `python -m vetq.eval.extraction_eval --rebuild-golden`)",
                 file=sys.stderr,
             )
             return 2
-        from core.settings import raw_value
+        from vetq.core.settings import raw_value
 
         if raw_value("redis_url"):
             print(
@@ -434,10 +434,9 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m eval.extra
             return 2
         # Read by the in-process worker when it builds its model clients.
         os.environ["VETQ_RECORD_TO"] = str(Path(args.record).resolve())
-    if args.token_budget is not None:
-        if not args.live:
-            print("error: --token-budget only applies with --live", file=sys.stderr)
-            return 2
+    if args.token_budget is not None and not args.live:
+        print("error: --token-budget only applies with --live", file=sys.stderr)
+        return 2
 
     try:
         cases = load_jsonl(args.dataset)
@@ -462,10 +461,10 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m eval.extra
         os.environ["VETQ_CRITIC"] = f"replay:{fixture}"
         os.environ.setdefault("VETQ_LOG_LEVEL", "WARNING")
 
-    from api_client.client import Client
-    from core.errors import VetqError
-    from core.logging import configure_logging
-    from core.settings import load_settings
+    from vetq.api_client.client import Client
+    from vetq.core.errors import VetqError
+    from vetq.core.logging import configure_logging
+    from vetq.core.settings import load_settings
 
     try:
         settings = load_settings()

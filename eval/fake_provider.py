@@ -52,7 +52,7 @@ What it does
   ``"tpm"``, ``"latency_ms"`` (null lifts a limit), ``"faults": [{..., "model":
   optional}]``, ``"script": {"texts": [...], "model": optional}``.
 
-Run it standalone with ``python -m eval.fake_provider --port 8999 --rpm 60``.
+Run it standalone with ``python -m vetq.eval.fake_provider --port 8999 --rpm 60``.
 It binds 127.0.0.1 only.
 """
 
@@ -96,7 +96,7 @@ def _go_duration(seconds: float) -> str:
     """OpenAI's reset spelling: '20ms', '1.5s', '6m0s', '1h2m3s'."""
     seconds = max(0.0, seconds)
     if seconds < 1.0:
-        return f"{int(round(seconds * 1000))}ms"
+        return f"{round(seconds * 1000)}ms"
     hours, rest = divmod(seconds, 3600.0)
     minutes, secs = divmod(rest, 60.0)
     secs_text = f"{round(secs, 3):g}s"
@@ -475,14 +475,14 @@ class FakeProvider:
         with self._lock:
             self._prune(now)
             early = now < self._cooldown_until.get(model, 0.0)
-            fault = None
+            fault: dict[str, Any] = {}
             for key in (model, None):
-                queue = self._faults.get(key)
-                if queue:
-                    fault = queue.popleft()
+                faults = self._faults.get(key)
+                if faults:
+                    fault = faults.popleft()
                     break
-            decision.fault = fault
-            kind = fault["kind"] if fault else None
+            decision.fault = fault or None
+            kind = fault.get("kind")
             outcome = kind or "ok"
             counted = True
             if kind == "429":
@@ -505,9 +505,9 @@ class FakeProvider:
                 self._window.append((now, cost))
             if decision.status == 200:
                 for key in (model, None):
-                    queue = self._scripts.get(key)
-                    if queue:
-                        decision.text = queue.popleft()
+                    script = self._scripts.get(key)
+                    if script:
+                        decision.text = script.popleft()
                         break
             decision.headers_state = self._headers_state(now)
             if kind == "429":
@@ -595,16 +595,17 @@ class FakeProvider:
                 error = custom if custom is not None else _error_body(path, decision.status, "The server had an error")
                 handler._send_json(decision.status, error, headers)
             return
-        kind = decision.fault["kind"] if decision.fault else None
+        fault = decision.fault or {}
+        kind = fault.get("kind")
         if kind == "malformed":
-            if decision.fault.get("variant") == "wrong_shape":
+            if fault.get("variant") == "wrong_shape":
                 handler._send_json(200, {"unexpected": True, "detail": "not a completion"}, headers)
             else:
                 handler._send(200, "<html>upstream proxy said: this is not json {", headers)
             return
         try:
             text = self._answer_text(path, body, decision)
-        except Exception as exc:  # a broken responder is a 500, and logged as such
+        except Exception as exc:  # noqa: BLE001 - a broken responder of any kind is a 500, and logged as such
             with self._lock:
                 decision.entry.update(outcome="error", status=500)
             handler._send_json(500, _error_body(path, 500, f"responder failed: {type(exc).__name__}"), headers)
@@ -615,6 +616,7 @@ class FakeProvider:
         model = str(body.get("model") or "fake-model")
         prompt_tokens = _estimate_tokens(json.dumps([body.get("system"), body.get("messages")]))
         completion_tokens = _estimate_tokens(text)
+        payload: dict[str, Any]
         if path == ANTHROPIC_PATH:
             payload = {
                 "id": f"msg_{uuid.uuid4().hex[:24]}",
@@ -654,7 +656,7 @@ class FakeProvider:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m eval.fake_provider", description="Serve a fake OpenAI/Anthropic endpoint on 127.0.0.1."
+        prog="python -m vetq.eval.fake_provider", description="Serve a fake OpenAI/Anthropic endpoint on 127.0.0.1."
     )
     parser.add_argument("--port", type=int, default=0, help="port to listen on (0: any free port)")
     parser.add_argument("--rpm", type=int, default=None, help="requests per minute before 429s")

@@ -13,10 +13,10 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from core.extraction.pipeline import ExtractionPipeline
-from core.llm.replay import RecordingClient
-from core.llm.scripted import ScriptedLLMClient
-from core.settings import load_settings
+from vetq.core.extraction.pipeline import ExtractionPipeline
+from vetq.core.llm.replay import RecordingClient
+from vetq.core.llm.scripted import ScriptedLLMClient
+from vetq.core.settings import load_settings
 
 
 def _answer(value: Any) -> str:
@@ -57,8 +57,8 @@ def record_cases(cases: Iterable[dict[str, Any]], path: str | os.PathLike[str]) 
 def _check_replays(cases: list[dict[str, Any]], path: Path, settings: Any) -> None:
     """Replay every case: two cases whose requests are identical but whose answers
     differ cannot share one fixture, and this says which."""
-    from core.extraction.schema import InvoiceData
-    from core.llm.replay import ReplayClient
+    from vetq.core.extraction.schema import InvoiceData
+    from vetq.core.llm.replay import ReplayClient
 
     replay = ReplayClient(path)
     for case in cases:
@@ -79,10 +79,10 @@ def load_cases(path: str | os.PathLike[str]) -> list[dict[str, Any]]:
         return [json.loads(line) for line in handle if line.strip()]
 
 
-if __name__ == "__main__":  # python -m eval.fixtures CASES.jsonl FIXTURE.json
+if __name__ == "__main__":  # python -m vetq.eval.fixtures CASES.jsonl FIXTURE.json
     import sys
 
-    from core.logging import configure_logging
+    from vetq.core.logging import configure_logging
 
     configure_logging("WARNING")
     cases_path, fixture_path = sys.argv[1], sys.argv[2]

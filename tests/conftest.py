@@ -5,20 +5,103 @@ from __future__ import annotations
 
 import json
 import os
+import platform
+import sys
+import threading
 from contextlib import contextmanager
 
 import pytest
+
+# pytester runs a pytest session of its own: tests/test_markers.py checks the guard below.
+pytest_plugins = ["pytester"]
 
 # Tests never reach a real provider or a developer's own Redis, whatever the shell has.
 for _name in ("VETQ_REDIS_URL", "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_BASE_URL"):
     os.environ.pop(_name, None)
 
 
+# --- the `processes` marker: `pytest -m "not processes"` is the fast loop -------------
+#
+# A test that starts a process (a Redis server, a worker, the CLI, a build) carries the
+# marker. Tests that use the embedded Redis get it from their fixtures; any other test
+# that starts a process without it fails, so the fast loop never quietly grows slow.
+
+PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.fork", "os.forkpty", "os.posix_spawn", "os.exec", "os.system"})
+_started: list[str] = []
+_guarding = threading.Event()
+
+
+def _audit(event: str, args: tuple) -> None:
+    if _guarding.is_set() and event in PROCESS_EVENTS:
+        _started.append(f"{event} {str(args[0])[:120] if args else ''}")
+
+
+sys.addaudithook(_audit)
+# platform.uname() runs `uname -p` once per process, the first time an SDK asks for its
+# user agent: asked here, before any test, it is nobody's process.
+platform.uname().processor  # noqa: B018
+
+
+def starts_processes(fixture_function):
+    """Under @pytest.fixture: every test that uses the fixture starts a process. (An
+    attribute, not a registry: test modules import this file as tests.conftest, a
+    second module beside pytest's own conftest.)"""
+    fixture_function.vetq_starts_processes = True
+    return fixture_function
+
+
+def _uses_a_process_fixture(item) -> bool:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return False
+    return any(
+        getattr(definition.func, "vetq_starts_processes", False)
+        for definitions in info.name2fixturedefs.values()
+        for definition in definitions
+    )
+
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "processes: the test starts processes (Redis, workers, the CLI); deselect with -m 'not processes'"
+    )
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if _uses_a_process_fixture(item):
+            item.add_marker(pytest.mark.processes)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    marked = item.get_closest_marker("processes") is not None
+    _started.clear()
+    if not marked:
+        _guarding.set()
+    try:
+        return (yield)
+    finally:
+        _guarding.clear()
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item, call):
+    report = yield
+    if call.when == "teardown" and _started and report.passed:
+        report.outcome = "failed"
+        report.longrepr = (
+            f"{item.nodeid} started a process without the `processes` marker: {_started[0]}\n"
+            "Mark it @pytest.mark.processes (or use a fixture that does) so `-m 'not processes'` stays fast."
+        )
+    return report
+
+
 @pytest.fixture(autouse=True)
 def _declared_model_profiles_only():
     """What a parameter fallback learns holds for the process: each test starts from
     the declared profiles (core.llm.profiles) alone."""
-    from core.llm.profiles import forget_learned_profiles
+    from vetq.core.llm.profiles import forget_learned_profiles
 
     forget_learned_profiles()
     yield
@@ -62,7 +145,7 @@ def answer_like_a_model(path, body):
 @contextmanager
 def serving_fake_provider(monkeypatch, responder, **options):
     """The fake provider on 127.0.0.1, with the openai SDK pointed at it for this test."""
-    from eval.fake_provider import FakeProvider
+    from vetq.eval.fake_provider import FakeProvider
 
     with FakeProvider(**options) as provider:
         provider.set_responder(responder)
@@ -94,8 +177,9 @@ def globex():
 
 
 @pytest.fixture(scope="session")
+@starts_processes
 def redis_server(tmp_path_factory):
-    from workers.embedded_redis import EmbeddedRedis
+    from vetq.workers.embedded_redis import EmbeddedRedis
 
     server = EmbeddedRedis(tmp_path_factory.mktemp("redis-home"), role="tests").start()
     yield server
@@ -112,7 +196,7 @@ def redis_url(redis_server):
 
 @pytest.fixture
 def queue_settings(tmp_path):
-    from core.settings import load_settings
+    from vetq.core.settings import load_settings
 
     return load_settings(home=tmp_path / "home")
 
@@ -121,9 +205,9 @@ class Service:
     """A worker app with an in-process worker thread and a producer client."""
 
     def __init__(self, settings, url, *, concurrency=2):
-        from api_client.client import Client
-        from workers.app import create_app
-        from workers.runner import ThreadWorker
+        from vetq.api_client.client import Client
+        from vetq.workers.app import create_app
+        from vetq.workers.runner import ThreadWorker
 
         self.settings = settings
         self.app = create_app(settings, url)

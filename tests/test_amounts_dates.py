@@ -10,9 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.extraction.amounts import find_amounts, parse_amount
-from core.extraction.dates import find_date_mentions, find_date_spans, is_real_iso_date
-from core.extraction.text_match import NormalizedText, find_normalized
+from vetq.core.extraction.amounts import find_amounts, parse_amount
+from vetq.core.extraction.dates import find_date_mentions, find_date_spans, is_real_iso_date
+from vetq.core.extraction.text_match import NormalizedText, find_normalized
 
 D = Decimal
 

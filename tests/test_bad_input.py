@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from api_client.batch import parse_batch_line
-from core.errors import InvalidInputError
-from tests.conftest import GLOBEX, GLOBEX_DATA
+from tests.conftest import GLOBEX, GLOBEX_DATA, starts_processes
+from vetq.api_client.batch import parse_batch_line
+from vetq.core.errors import InvalidInputError
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -27,7 +27,7 @@ REPO = Path(__file__).resolve().parents[1]
 def vetq_bytes(*args: str, input: bytes | None = None, env: dict[str, str] | None = None, timeout: float = 120):
     """The CLI as a subprocess fed raw bytes (stdout decoded, since it is always JSON)."""
     done = subprocess.run(
-        [sys.executable, "-m", "api_client.cli", *args],
+        [sys.executable, "-m", "vetq.api_client.cli", *args],
         input=input,
         capture_output=True,
         timeout=timeout,
@@ -53,7 +53,7 @@ def cli_env(redis_url, tmp_path):
 
 @pytest.mark.parametrize("literal", ["NaN", "Infinity", "-Infinity", "1e400"])
 def test_a_batch_line_with_a_non_finite_amount_is_refused_naming_the_field(literal):
-    line = '{"id": "a", "text": "Total 5.00", "data": {"total": %s}}' % literal
+    line = '{"id": "a", "text": "Total 5.00", "data": {"total": ' + literal + "}}"
     _, parsed = parse_batch_line(line, kind="validate", number=3)
     assert parsed["status"] == "error" and parsed["error"]["code"] == "INVALID_INPUT"
     assert "line 3" in parsed["error"]["message"] and "data.total" in parsed["error"]["message"]
@@ -107,6 +107,7 @@ def test_python_batch_with_a_deeply_nested_record_keeps_the_other_jobs(service):
     assert second["status"] == "ok"
 
 
+@pytest.mark.processes
 def test_review_file_with_a_deeply_nested_array_is_invalid_input_not_a_traceback(tmp_path):
     request = tmp_path / "review.json"
     request.write_text('{"objective": "x", "constraints": ' + "[" * 5000 + "]" * 5000 + "}")
@@ -126,6 +127,7 @@ def test_a_utf8_bom_on_a_batch_line_is_ignored():
     assert parsed == {"text": "Total 5.00", "kind": "extract"}
 
 
+@pytest.mark.processes
 def test_invalid_utf8_is_refused_alike_on_stdin_and_in_a_file(tmp_path):
     document = GLOBEX.encode() + b"\xff\xfe broken\n"
     path = tmp_path / "doc.txt"
@@ -144,7 +146,7 @@ def test_an_invalid_utf8_batch_line_is_refused_alone(service, cli_env):
         b'{"id": "bad", "text": "Total \xff 5.00"}',
         json.dumps({"id": "ok", "text": GLOBEX, "data": GLOBEX_DATA}).encode(),
     ]
-    code, out, err = vetq_bytes(
+    _code, out, err = vetq_bytes(
         "validate", "--batch", "--heuristics-only", "--timeout", "60", input=b"\n".join(lines), env=cli_env
     )
     results = [json.loads(line) for line in out.splitlines()]
@@ -158,8 +160,8 @@ def test_an_invalid_utf8_batch_line_is_refused_alone(service, cli_env):
 def test_one_explainer_names_each_path_counts_the_rest_and_calls_the_whole_by_the_callers_name():
     from pydantic import ValidationError
 
-    from core.review.schema import ReviewRequest
-    from core.validation import explain
+    from vetq.core.review.schema import ReviewRequest
+    from vetq.core.validation import explain
 
     with pytest.raises(ValidationError) as bad_fields:
         ReviewRequest.model_validate({"objective": "x", "proposed_solution": "y", "risk_level": "low", "surprise": 1})
@@ -183,7 +185,7 @@ class RawMcp:
         self.stderr_path = tmp / "stderr.log"
         with open(self.stderr_path, "wb") as stderr:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "api_client.cli", "mcp"],
+                [sys.executable, "-m", "vetq.api_client.cli", "mcp"],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr,
@@ -237,6 +239,7 @@ class RawMcp:
 
 
 @pytest.fixture
+@starts_processes
 def raw_mcp(tmp_path):
     server = RawMcp(tmp_path)
     initialized = server.request(
@@ -250,6 +253,7 @@ def raw_mcp(tmp_path):
     server.close()
 
 
+@pytest.mark.processes
 def test_mcp_answers_unreadable_lines_with_json_rpc_errors_and_keeps_serving(raw_mcp):
     for line, code in ((b"this is not json", -32700), (b"[" * 5000 + b"]" * 5000, -32700), (b"[1, 2]", -32600)):
         raw_mcp.send_line(line)
@@ -260,11 +264,13 @@ def test_mcp_answers_unreadable_lines_with_json_rpc_errors_and_keeps_serving(raw
 
 
 @pytest.mark.parametrize("literal", ["NaN", "1e400"])
+@pytest.mark.processes
 def test_mcp_validate_with_a_non_finite_amount_is_invalid_input_naming_the_field(raw_mcp, literal):
     arguments = json.dumps({"text": GLOBEX, "data": dict(GLOBEX_DATA, total="TOTAL"), "heuristics_only": True})
     call = (
-        '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "validate", "arguments": %s}}'
-        % arguments.replace('"TOTAL"', literal)
+        '{"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {"name": "validate", "arguments": '
+        + arguments.replace('"TOTAL"', literal)
+        + "}}"
     )
     raw_mcp.send_line(call.encode())
     while (answer := raw_mcp.next_message()).get("id") != 7:
@@ -286,7 +292,7 @@ handler = logging.FileHandler({str(tmp_path / "host.log")!r})
 root = logging.getLogger()
 root.addHandler(handler)
 root.setLevel(logging.ERROR)
-from api_client.client import Client
+from vetq.api_client.client import Client
 with Client({redis_url!r}):
     pass
 with Client():
@@ -305,6 +311,7 @@ print(root.handlers == [handler], root.level == logging.ERROR, structlog.is_conf
     assert done.stdout.split()[-3:] == ["True", "True", "False"], done.stdout + done.stderr
 
 
+@pytest.mark.processes
 def test_a_library_user_gets_vetq_logs_through_logging_and_nothing_on_stdout(tmp_path):
     """With structlog left unconfigured, vetq logs through the standard `logging` logger
     of its module (structlog's own default would print every job_submitted on the host's
@@ -317,7 +324,7 @@ class Keep(logging.Handler):
         records.append((record.name, record.getMessage()))
 logging.getLogger().addHandler(Keep())
 logging.getLogger().setLevel(logging.INFO)
-from api_client.client import Client
+from vetq.api_client.client import Client
 with Client() as client:
     client.submit_validation("Total 10.00 EUR", {"total": 10.0}, heuristics_only=True).result(timeout=60)
 print(any(name == "vetq.client" and "job_submitted" in message for name, message in records), file=sys.stderr)
@@ -339,7 +346,7 @@ print(any(name == "vetq.client" and "job_submitted" in message for name, message
 
 
 def test_an_unknown_job_id_is_not_found_not_queued(service, cli_env):
-    from core.errors import NotFoundError
+    from vetq.core.errors import NotFoundError
 
     for verb in (("status", "deadbeef"), ("result", "deadbeef", "--timeout", "30")):
         code, out, err = vetq_bytes(*verb, env=cli_env)
@@ -357,7 +364,7 @@ def test_an_unknown_job_id_is_not_found_not_queued(service, cli_env):
 def test_submitted_ids_are_recorded_for_as_long_as_results(service):
     import redis
 
-    from core.redis_keys import submitted_key
+    from vetq.core.redis_keys import submitted_key
 
     single = service.client.submit_validation(GLOBEX, GLOBEX_DATA, heuristics_only=True)
     batch = service.client.submit_batch(
@@ -395,20 +402,22 @@ def _assert_one_clean_error(code, out, err, expected_exit, error_code, *words):
         (("telemetry", "export", "--out", "/nonexistent-dir/t.jsonl"), {}, "INVALID_INPUT", "cannot write"),
     ],
 )
+@pytest.mark.processes
 def test_bad_configuration_and_arguments_exit_2_with_one_line(tmp_path, args, env, error_code, word):
     code, out, err = vetq_bytes(*args, input=b"Total 5.00", env={"VETQ_HOME": str(tmp_path), **env})
     _assert_one_clean_error(code, out, err, 2, error_code, word)
 
 
 def test_worker_with_a_negative_concurrency_is_a_usage_error(redis_url):
-    code, out, err = vetq_bytes("worker", "--concurrency", "-1", env={"VETQ_REDIS_URL": redis_url}, timeout=60)
+    code, _out, err = vetq_bytes("worker", "--concurrency", "-1", env={"VETQ_REDIS_URL": redis_url}, timeout=60)
     assert code == 2 and "--concurrency" in err and "Traceback" not in err, err
 
 
+@pytest.mark.processes
 def test_a_wrong_redis_password_is_a_config_error_naming_the_url(tmp_path):
     import redis
 
-    from workers.embedded_redis import EmbeddedRedis
+    from vetq.workers.embedded_redis import EmbeddedRedis
 
     server = EmbeddedRedis(tmp_path / "locked", role="tests").start()
     host_port = server.url.rsplit("@", 1)[1]
@@ -422,6 +431,7 @@ def test_a_wrong_redis_password_is_a_config_error_naming_the_url(tmp_path):
     assert "wrong-one" not in out + err
 
 
+@pytest.mark.processes
 def test_a_producer_whose_redis_is_down_exits_3_service_unavailable(tmp_path):
     import socket
 
@@ -441,7 +451,7 @@ def test_a_producer_whose_redis_is_down_exits_3_service_unavailable(tmp_path):
 
 
 def test_an_unexpected_exception_in_a_command_is_internal_error_exit_3(monkeypatch, capsys):
-    from api_client import cli
+    from vetq.api_client import cli
 
     def broken(_args):
         raise KeyError("a bug, not the user's doing")
@@ -453,6 +463,7 @@ def test_an_unexpected_exception_in_a_command_is_internal_error_exit_3(monkeypat
     assert result["error"]["code"] == "INTERNAL_ERROR" and "KeyError" in result["error"]["message"]
 
 
+@pytest.mark.processes
 def test_a_worker_whose_redis_is_down_exits_3_not_1(tmp_path):
     import socket
 

@@ -9,19 +9,19 @@ import time
 import pytest
 import redis
 
-from api_client.admin import Admin
-from api_client.client import Client
-from core.extraction.pipeline import ExtractionPipeline
-from core.llm.scripted import ScriptedLLMClient
-from core.llm.tokens import estimate_prompt_tokens
-from core.settings import VetqSettings, load_settings
-from eval.chaos import kill_tree
-from eval.fake_provider import FakeProvider
 from tests.conftest import GLOBEX, GLOBEX_DATA, answer_like_a_model, critic_answer
 from tests.test_queue_processes import wait_for
-from workers.budget_ledger import LEASE_MARGIN_S, RedisBudgetLedger, lease_s_for
-from workers.call_gate import RedisCallGate
-from workers.runner import spawn_worker_process, stop_processes
+from vetq.api_client.admin import Admin
+from vetq.api_client.client import Client
+from vetq.core.extraction.pipeline import ExtractionPipeline
+from vetq.core.llm.scripted import ScriptedLLMClient
+from vetq.core.llm.tokens import estimate_prompt_tokens
+from vetq.core.settings import VetqSettings, load_settings
+from vetq.eval.chaos import kill_tree
+from vetq.eval.fake_provider import FakeProvider
+from vetq.workers.budget_ledger import LEASE_MARGIN_S, RedisBudgetLedger, lease_s_for
+from vetq.workers.call_gate import RedisCallGate
+from vetq.workers.runner import spawn_worker_process, stop_processes
 
 
 @pytest.fixture
@@ -214,10 +214,10 @@ def test_a_batch_completes_after_a_worker_died_holding_a_reservation(redis_url, 
 def test_a_lease_that_ran_out_during_a_rate_limit_wait_is_renewed_or_refused(r):
     """A worker that waits in place for the limiter longer than its lease has had its
     tokens given back to another reserve: it must not then spend them as well."""
-    from core.llm.errors import BudgetExceededError
-    from core.llm.limits import Limit
-    from core.llm.types import LLMRequest, Message
-    from workers.rate_limiter import RedisRateLimiter
+    from vetq.core.llm.errors import BudgetExceededError
+    from vetq.core.llm.limits import Limit
+    from vetq.core.llm.types import LLMRequest, Message
+    from vetq.workers.rate_limiter import RedisRateLimiter
 
     ledger = RedisBudgetLedger(r, lease_s=0.3)
     ledger.set_limit("batch:wait", 1000, 600)

@@ -14,18 +14,19 @@ from pathlib import Path
 import pytest
 import redis
 
-from core.errors import ConfigError, ErrorCode
-from core.llm.errors import BudgetExceededError, ProviderHTTPError, RateLimitedError
-from core.llm.limits import Limit, parse_limits
-from core.llm.providers import OpenAIClient
-from core.llm.scripted import ScriptedLLMClient
-from core.llm.types import LLMRequest, LLMResponse, Message, RateLimitInfo, Usage
-from eval.fake_provider import FakeProvider
-from workers.budget_ledger import UNLIMITED, RedisBudgetLedger
-from workers.call_gate import RateLimitExhaustedError, RateLimitWaitError, RedisCallGate
-from workers.embedded_redis import EmbeddedRedis
-from workers.rate_limiter import RedisRateLimiter
-from workers.response_cache import RedisResponseCache
+from tests.conftest import starts_processes
+from vetq.core.errors import ConfigError, ErrorCode
+from vetq.core.llm.errors import BudgetExceededError, ProviderHTTPError, RateLimitedError
+from vetq.core.llm.limits import Limit, parse_limits
+from vetq.core.llm.providers import OpenAIClient
+from vetq.core.llm.scripted import ScriptedLLMClient
+from vetq.core.llm.types import LLMRequest, LLMResponse, Message, RateLimitInfo, Usage
+from vetq.eval.fake_provider import FakeProvider
+from vetq.workers.budget_ledger import UNLIMITED, RedisBudgetLedger
+from vetq.workers.call_gate import RateLimitExhaustedError, RateLimitWaitError, RedisCallGate
+from vetq.workers.embedded_redis import EmbeddedRedis
+from vetq.workers.rate_limiter import RedisRateLimiter
+from vetq.workers.response_cache import RedisResponseCache
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -34,6 +35,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def redis_url(tmp_path_factory: pytest.TempPathFactory):
     server = EmbeddedRedis(tmp_path_factory.mktemp("gate-redis")).start()
     try:
@@ -98,7 +100,7 @@ def test_parse_limits_good():
 
 
 def test_limits_are_read_through_the_settings(monkeypatch):
-    from core.settings import load_settings
+    from vetq.core.settings import load_settings
 
     monkeypatch.setenv("VETQ_LIMITS", "openai:m=1rpm")
     assert parse_limits(load_settings().limits) == {"openai:m": Limit(rpm=1)}
@@ -133,6 +135,7 @@ def test_parse_limits_bad(bad: str, part: str):
 # --------------------------------------------------------------------------- limiter
 
 
+@pytest.mark.processes
 def test_limiter_rpm_tpm_cooldown_and_learn(r):
     limiter = RedisRateLimiter(r, {"openai:m": Limit(rpm=3, tpm=1000)}, window_s=2)
     assert [limiter.acquire("openai:m", 100) for _ in range(3)] == [0.0, 0.0, 0.0]
@@ -164,12 +167,12 @@ def test_limiter_rpm_tpm_cooldown_and_learn(r):
 CHILD = r"""
 import json, sys, time
 import redis
-from core.llm.providers import OpenAIClient
-from core.llm.types import LLMRequest, Message
-from workers.call_gate import RedisCallGate
-from core.llm.limits import parse_limits
-from workers.rate_limiter import RedisRateLimiter
-from workers.budget_ledger import RedisBudgetLedger
+from vetq.core.llm.providers import OpenAIClient
+from vetq.core.llm.types import LLMRequest, Message
+from vetq.workers.call_gate import RedisCallGate
+from vetq.core.llm.limits import parse_limits
+from vetq.workers.rate_limiter import RedisRateLimiter
+from vetq.workers.budget_ledger import RedisBudgetLedger
 
 url, base_url, name, count, start_at, window = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), float(sys.argv[5]), float(sys.argv[6])
 r = redis.Redis.from_url(url)
@@ -186,6 +189,7 @@ print(json.dumps({"done": done, "stats": gate.stats}))
 """
 
 
+@pytest.mark.processes
 def test_two_processes_never_pass_the_shared_limit(r, redis_url, fake, monkeypatch):
     window, limit, per_process = 3.0, 5, 9
     monkeypatch.setattr(fake, "window_s", window)  # the fake counts the same window
@@ -238,6 +242,7 @@ def test_two_processes_never_pass_the_shared_limit(r, redis_url, fake, monkeypat
 # --------------------------------------------------------------------------- Retry-After, shared
 
 
+@pytest.mark.processes
 def test_retry_after_is_honoured_by_every_gate(r, fake):
     model = "cool-model"
     gate_a, gate_b = make_gate(r, max_sleep_s=10), make_gate(r, max_sleep_s=10)
@@ -314,7 +319,7 @@ def test_budget_concurrent_reservations_never_overspend(r):
 
 
 def test_budget_through_gates_in_threads(r):
-    from core.llm.tokens import estimate_prompt_tokens
+    from vetq.core.llm.tokens import estimate_prompt_tokens
 
     ledger = RedisBudgetLedger(r)
     req = request("x" * 300, use_cache=False)
@@ -430,7 +435,7 @@ def test_cache_serves_repeats_and_respects_use_cache_and_truncation(r, fake):
 
 
 def test_cache_hit_costs_no_budget_and_logs_no_text(r, fake, capsys):
-    from core.logging import configure_logging
+    from vetq.core.logging import configure_logging
 
     configure_logging("INFO", force=True)  # what it asserts is in the INFO lines
     ledger = RedisBudgetLedger(r)

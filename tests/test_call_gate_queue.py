@@ -7,7 +7,7 @@ import pytest
 import redis
 
 from tests.conftest import GLOBEX, Service, model_settings
-from workers.budget_ledger import RedisBudgetLedger
+from vetq.workers.budget_ledger import RedisBudgetLedger
 
 
 def test_critic_429_is_retried_by_the_queue_and_the_generator_is_paid_once(fake, redis_url, queue_settings):
@@ -51,8 +51,8 @@ def test_batch_token_budget_is_never_passed_and_nothing_is_charged_twice(fake, r
 
 
 def test_bad_limits_setting_names_the_variable(monkeypatch):
-    from core.errors import ConfigError
-    from core.settings import load_settings
+    from vetq.core.errors import ConfigError
+    from vetq.core.settings import load_settings
 
     monkeypatch.setenv("VETQ_LIMITS", "openai:gpt-5-mini=fast")
     with pytest.raises(ConfigError, match="VETQ_LIMITS"):

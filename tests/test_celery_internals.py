@@ -52,7 +52,7 @@ CONSUMER_HOOKS = {
 def test_the_consumer_hooks_dead_letters_override_still_exist_with_their_signature(name):
     from celery.worker.consumer import Consumer
 
-    from workers.dead_letter_consumer import DeadLetterConsumer
+    from vetq.workers.dead_letter_consumer import DeadLetterConsumer
 
     original = getattr(Consumer, name, None)
     assert original is not None, f"celery.worker.consumer.Consumer.{name} is gone: DeadLetterConsumer's hook is dead"
@@ -102,7 +102,7 @@ def test_the_task_trace_still_logs_result_and_arguments_in_a_context_dict():
     from celery.app import trace
     from celery.worker import strategy
 
-    from core.logging import CELERY_TASK_LOGGERS, TASK_DATA_KEYS
+    from vetq.core.logging import CELERY_TASK_LOGGERS, TASK_DATA_KEYS
 
     assert "%(return_value)s" in trace.LOG_SUCCESS, "Celery's success line no longer formats return_value"
     assert trace.logger.name in CELERY_TASK_LOGGERS and strategy.logger.name in CELERY_TASK_LOGGERS
@@ -111,7 +111,7 @@ def test_the_task_trace_still_logs_result_and_arguments_in_a_context_dict():
         assert f"'{key}':" in inspect.getsource(trace.build_tracer) and f"'{key}':" in inspect.getsource(strategy)
     assert set(TASK_DATA_KEYS) == {"return_value", "args", "kwargs"}
     # What the filter does to such a record, end to end through a real handler.
-    from core.logging import TaskDataFilter
+    from vetq.core.logging import TaskDataFilter
 
     record = logging.LogRecord(
         trace.logger.name,

@@ -6,14 +6,17 @@ import json
 import threading
 import time
 
-from core.settings import load_settings
+import pytest
+
+from vetq.core.settings import load_settings
 
 
+@pytest.mark.processes
 def test_redis_restart_while_a_producer_submits(tmp_path):
-    from api_client.client import Client
-    from workers.app import create_app
-    from workers.embedded_redis import EmbeddedRedis
-    from workers.runner import ThreadWorker
+    from vetq.api_client.client import Client
+    from vetq.workers.app import create_app
+    from vetq.workers.embedded_redis import EmbeddedRedis
+    from vetq.workers.runner import ThreadWorker
 
     settings = load_settings(home=tmp_path / "home", task_time_limit_s=10, visibility_timeout_s=15, log_level="WARNING")
     with EmbeddedRedis(tmp_path / "redis-home", role="tests") as server:
@@ -75,8 +78,9 @@ def test_redis_restart_while_a_producer_submits(tmp_path):
         assert worker.thread.is_alive() is False
 
 
+@pytest.mark.processes
 def test_chaos_run_loses_nothing_and_writes_no_second_result():
-    from eval.chaos import run_chaos
+    from vetq.eval.chaos import run_chaos
 
     figures = run_chaos(
         jobs=20,
@@ -100,8 +104,9 @@ def test_chaos_run_loses_nothing_and_writes_no_second_result():
     assert figures["extra_model_calls"] <= figures["interrupted_jobs"] * 2, figures
 
 
+@pytest.mark.processes
 def test_chaos_repeat_prints_a_line_per_run_and_a_summary(capfd):
-    from eval.chaos import main
+    from vetq.eval.chaos import main
 
     code = main(
         [

@@ -14,7 +14,7 @@ from tests.conftest import GLOBEX, GLOBEX_DATA
 
 def vetq(*args, input=None, env=None, timeout=120):
     return subprocess.run(
-        [sys.executable, "-m", "api_client.cli", *args],
+        [sys.executable, "-m", "vetq.api_client.cli", *args],
         input=input,
         capture_output=True,
         text=True,
@@ -29,6 +29,7 @@ def cli_env(redis_url, tmp_path):
     return {"VETQ_REDIS_URL": redis_url, "VETQ_HOME": str(tmp_path)}
 
 
+@pytest.mark.processes
 def test_help_and_version():
     top = vetq("--help")
     assert top.returncode == 0 and "extract" in top.stdout and "Exit codes" in top.stdout
@@ -39,6 +40,7 @@ def test_help_and_version():
     assert version.returncode == 0 and version.stdout.startswith("vetq ")
 
 
+@pytest.mark.processes
 def test_usage_errors_exit_2():
     assert vetq().returncode == 2
     assert vetq("extract", "--field-threshold", "nan", input="x").returncode == 2
@@ -51,12 +53,14 @@ def test_usage_errors_exit_2():
     assert missing.returncode == 2
 
 
+@pytest.mark.processes
 def test_bad_configuration_exits_2_naming_the_variable():
     done = vetq("extract", input="x", env={"VETQ_OVERALL_THRESHOLD": "inf"})
     assert done.returncode == 2
     assert "VETQ_OVERALL_THRESHOLD" in json.loads(done.stdout)["error"]["message"]
 
 
+@pytest.mark.processes
 def test_embedded_default_validate_needs_review_exits_1(tmp_path):
     env = {"VETQ_HOME": str(tmp_path)}
     data = json.dumps(dict(GLOBEX_DATA, total=683.2))
@@ -134,7 +138,7 @@ def test_batch_progress_goes_to_a_terminal_stderr_with_count_rate_and_eta(servic
     terminal, stderr_tty = pty.openpty()
     fcntl.ioctl(stderr_tty, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
     run = subprocess.Popen(
-        [sys.executable, "-m", "api_client.cli", "validate", "--batch", "--heuristics-only", "--timeout", "60"],
+        [sys.executable, "-m", "vetq.api_client.cli", "validate", "--batch", "--heuristics-only", "--timeout", "60"],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=stderr_tty,
@@ -180,11 +184,13 @@ def test_worker_refuses_unsafe_settings(redis_url):
     assert "VETQ_VISIBILITY_TIMEOUT_S" in json.loads(short.stdout)["error"]["message"]
 
 
+@pytest.mark.processes
 def test_worker_without_redis_url_or_embedded_service_says_what_to_do(tmp_path):
     done = vetq("worker", env={"VETQ_HOME": str(tmp_path)}, timeout=60)
     assert done.returncode == 2 and "VETQ_REDIS_URL" in json.loads(done.stdout)["error"]["message"]
 
 
+@pytest.mark.processes
 def test_harness_verbs_pass_their_flags_through():
     helped = vetq("eval", "--help")
     assert helped.returncode == 0 and "--min-accuracy" in helped.stdout
@@ -192,6 +198,7 @@ def test_harness_verbs_pass_their_flags_through():
     assert refused.returncode == 2  # the harness's own rule: a budget needs --live
 
 
+@pytest.mark.processes
 def test_a_verb_without_its_action_shows_that_verbs_help():
     for verb, action in (("dead", "list"), ("telemetry", "export"), ("bench", "review")):
         done = vetq(verb)
@@ -200,6 +207,7 @@ def test_a_verb_without_its_action_shows_that_verbs_help():
         assert "should-review" not in done.stderr  # not the top-level help
 
 
+@pytest.mark.processes
 def test_eval_help_names_the_command_the_user_typed():
     helped = vetq("eval", "--help")
     assert helped.returncode == 0 and helped.stdout.startswith("usage: vetq eval ")

@@ -11,9 +11,9 @@ import time
 import pytest
 from kombu import Connection, Exchange, Producer, Queue
 
-from api_client.admin import Admin
 from tests.conftest import GLOBEX, GLOBEX_DATA
-from workers import dead_letter
+from vetq.api_client.admin import Admin
+from vetq.workers import dead_letter
 
 SECRET_KEY = "sk-ant-api03-PLANTEDSECRETabcdefghijklmnop"
 SECRET_PASSWORD = "hunter2planted"
@@ -152,7 +152,11 @@ def test_poison_messages_are_dead_lettered_once_and_the_worker_keeps_serving(ser
     # `vetq dead list`: newest first, one JSON object per line
     env = {**os.environ, "VETQ_REDIS_URL": redis_url, "VETQ_HOME": str(service.settings.home)}
     out = subprocess.run(
-        [sys.executable, "-m", "api_client.cli", "dead", "list"], env=env, capture_output=True, text=True, timeout=60
+        [sys.executable, "-m", "vetq.api_client.cli", "dead", "list"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
     )
     assert out.returncode == 0, out.stderr
     lines = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
@@ -161,7 +165,7 @@ def test_poison_messages_are_dead_lettered_once_and_the_worker_keeps_serving(ser
     assert times == sorted(times, reverse=True)
     assert "PLANTEDSECRET" not in out.stdout and SECRET_PASSWORD not in out.stdout
     limited = subprocess.run(
-        [sys.executable, "-m", "api_client.cli", "dead", "list", "--limit", "2"],
+        [sys.executable, "-m", "vetq.api_client.cli", "dead", "list", "--limit", "2"],
         env=env,
         capture_output=True,
         text=True,

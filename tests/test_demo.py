@@ -8,22 +8,27 @@ import os
 import subprocess
 import sys
 
-from eval.demo import CASES, FIXTURE
-from eval.fixtures import load_cases, record_cases
+import pytest
+
+from vetq.eval.demo import CASES, FIXTURE
+from vetq.eval.fixtures import load_cases, record_cases
 
 
 def test_demo_fixture_is_up_to_date(tmp_path):
     fresh = tmp_path / "replay.json"
     record_cases(load_cases(CASES), fresh)
     assert json.loads(fresh.read_text()) == json.loads(FIXTURE.read_text()), (
-        "prompts changed: re-record with python -m eval.fixtures eval/samples/demo.jsonl eval/samples/demo_replay.json"
+        "prompts changed: re-record with python -m vetq.eval.fixtures eval/samples/demo.jsonl eval/samples/demo_replay.json"
     )
 
 
+@pytest.mark.processes
 def test_demo_runs_through_the_queue_and_names_what_to_review(tmp_path):
     env = {**os.environ, "VETQ_HOME": str(tmp_path)}
     env.pop("VETQ_REDIS_URL", None)
-    done = subprocess.run([sys.executable, "-m", "eval.demo"], capture_output=True, text=True, timeout=180, env=env)
+    done = subprocess.run(
+        [sys.executable, "-m", "vetq.eval.demo"], capture_output=True, text=True, timeout=180, env=env
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert "FLAGGED total = 683.2" in done.stdout
     assert "FLAGGED vendor_name = 'Invoice'" in done.stdout

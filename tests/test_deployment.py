@@ -7,9 +7,9 @@ from pathlib import Path
 
 import yaml
 
-from api_client.cli import build_parser
-from core.queue import QUEUES
-from core.settings import VetqSettings
+from vetq.api_client.cli import build_parser
+from vetq.core.queue import QUEUES
+from vetq.core.settings import VetqSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 

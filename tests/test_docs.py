@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from core.settings import VetqSettings
+from vetq.core.settings import VetqSettings
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text()
@@ -24,7 +24,7 @@ def test_every_setting_is_documented_and_nothing_else():
 
 
 def test_documented_error_codes_are_the_real_ones():
-    from core.errors import ErrorCode
+    from vetq.core.errors import ErrorCode
 
     for code in ErrorCode:
         assert f"`{code.value}`" in README
@@ -37,7 +37,7 @@ def _json_blocks() -> list[object]:
 
 
 def test_readme_result_examples_are_in_the_current_result_format():
-    from core.results import RESULT_FORMAT, ErrorResult, error_of
+    from vetq.core.results import RESULT_FORMAT, ErrorResult, error_of
 
     results = [block for block in _json_blocks() if isinstance(block, dict) and "status" in block]
     assert {r["status"] for r in results} >= {"needs_review", "error"}, "the README shows a result and an error"
@@ -52,7 +52,7 @@ def test_readme_result_examples_are_in_the_current_result_format():
 def test_readme_mcp_table_names_each_tools_arguments():
     import asyncio
 
-    from api_client.mcp_server import build_server
+    from vetq.api_client.mcp_server import build_server
 
     rows = dict(re.findall(r"^\| `(\w+)\(([^)]*)\)` \|", README, flags=re.MULTILINE))
     tools = {tool.name: tool.input_schema for tool in asyncio.run(build_server().list_tools())}

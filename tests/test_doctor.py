@@ -10,8 +10,8 @@ import sys
 
 import pytest
 
-from api_client.doctor import check_tls_url, run_doctor
-from core.settings import load_settings
+from vetq.api_client.doctor import check_tls_url, run_doctor
+from vetq.core.settings import load_settings
 
 
 def _run(settings, timeout=1.0) -> tuple[int, dict[str, dict]]:
@@ -42,10 +42,11 @@ def test_healthy_embedded_setup_with_a_worker(service, redis_server, tmp_path):
     assert {c["status"] for c in checks.values()} == {"ok"}, checks
 
 
+@pytest.mark.processes
 def test_a_careless_redis_and_no_worker_are_named(tmp_path):
     import redis
 
-    from workers.embedded_redis import EmbeddedRedis
+    from vetq.workers.embedded_redis import EmbeddedRedis
 
     with EmbeddedRedis(tmp_path / "careless", role="tests") as server:
         client = redis.Redis.from_url(server.url)
@@ -101,6 +102,7 @@ def test_tls_settings_of_the_url(url, status):
     assert ":pw@" not in check["detail"]
 
 
+@pytest.mark.processes
 def test_cli_doctor_prints_json_lines_and_exits_1_on_a_problem(tmp_path):
     env = {
         **os.environ,
@@ -108,7 +110,7 @@ def test_cli_doctor_prints_json_lines_and_exits_1_on_a_problem(tmp_path):
         "VETQ_HOME": str(tmp_path / "home"),
     }
     out = subprocess.run(
-        [sys.executable, "-m", "api_client.cli", "doctor", "--timeout", "0.3"],
+        [sys.executable, "-m", "vetq.api_client.cli", "doctor", "--timeout", "0.3"],
         env=env,
         capture_output=True,
         text=True,

@@ -24,7 +24,7 @@ from tests.test_mcp import McpServer, _server_env, payload
 from tests.test_queue_processes import wait_for
 
 REPO = Path(__file__).resolve().parents[1]
-VETQ = [sys.executable, "-m", "api_client.cli"]
+VETQ = [sys.executable, "-m", "vetq.api_client.cli"]
 
 
 def _cli_env(home: Path, **extra: str) -> dict[str, str]:
@@ -36,10 +36,11 @@ def _cli_env(home: Path, **extra: str) -> dict[str, str]:
 # --------------------------------------------------------------------- item 7: MCP idle
 
 
+@pytest.mark.processes
 def test_embedded_redis_outlives_the_thread_that_started_it(tmp_path):
     import threading
 
-    from workers.embedded_redis import EmbeddedRedis
+    from vetq.workers.embedded_redis import EmbeddedRedis
 
     started: list[EmbeddedRedis] = []
     thread = threading.Thread(target=lambda: started.append(EmbeddedRedis(tmp_path / "home", role="tests").start()))
@@ -54,6 +55,7 @@ def test_embedded_redis_outlives_the_thread_that_started_it(tmp_path):
         server.stop()
 
 
+@pytest.mark.processes
 def test_mcp_embedded_service_outlives_anyio_idle_worker_threads(tmp_path):
     import asyncio
 
@@ -98,8 +100,9 @@ def _raw_command(port: int, command: bytes) -> bytes:
         return sock.recv(200)
 
 
+@pytest.mark.processes
 def test_embedded_home_is_private_and_needs_its_password(tmp_path):
-    from workers.embedded_redis import EmbeddedRedis
+    from vetq.workers.embedded_redis import EmbeddedRedis
 
     home = tmp_path / "home"
     old_umask = os.umask(0o022)  # the usual umask, under which the old files were 0644
@@ -125,8 +128,9 @@ def test_embedded_home_is_private_and_needs_its_password(tmp_path):
         os.umask(old_umask)
 
 
+@pytest.mark.processes
 def test_a_home_from_an_older_vetq_is_tightened(tmp_path):
-    from workers.embedded_redis import EmbeddedRedis
+    from vetq.workers.embedded_redis import EmbeddedRedis
 
     home = tmp_path / "home"
     data = home / "redis"
@@ -146,9 +150,10 @@ def test_a_home_from_an_older_vetq_is_tightened(tmp_path):
         assert _mode(home / "embedded.password") == 0o600
 
 
+@pytest.mark.processes
 def test_the_embedded_client_uses_the_password(tmp_path):
-    from api_client.client import Client
-    from core.settings import load_settings
+    from vetq.api_client.client import Client
+    from vetq.core.settings import load_settings
 
     with Client(settings=load_settings(home=tmp_path / "home")) as client:
         assert client._embedded is not None
@@ -158,8 +163,9 @@ def test_the_embedded_client_uses_the_password(tmp_path):
         assert f":{password}@" in client.redis_url
 
 
+@pytest.mark.processes
 def test_doctor_on_the_embedded_home_answers_without_printing_the_password(tmp_path):
-    from workers.embedded_redis import EmbeddedRedis
+    from vetq.workers.embedded_redis import EmbeddedRedis
 
     home = tmp_path / "home"
     with EmbeddedRedis(home, role="tests"):
@@ -214,6 +220,7 @@ def _state(home: Path) -> dict:
     return json.loads((home / "embedded.json").read_text())
 
 
+@pytest.mark.processes
 def test_up_restarts_a_killed_redis_on_the_same_port_and_data(tmp_path):
     home = tmp_path / "home"
     up = Up(home)
@@ -261,6 +268,7 @@ def test_up_restarts_a_killed_redis_on_the_same_port_and_data(tmp_path):
     assert password not in up.stderr()
 
 
+@pytest.mark.processes
 def test_up_refuses_unsafe_settings_before_its_export_line(tmp_path):
     up = Up(tmp_path / "home", VETQ_ACCEPT_CONTENT='["json", "pickle"]')
     try:
@@ -277,11 +285,12 @@ def test_up_refuses_unsafe_settings_before_its_export_line(tmp_path):
 # --------------------------------------------------------------------- item 12: dead lock holder
 
 
+@pytest.mark.processes
 def test_a_lock_holder_whose_redis_is_dead_is_named(tmp_path):
     import fcntl
 
-    from core.errors import ServiceUnavailableError
-    from workers.embedded_redis import EmbeddedRedis
+    from vetq.core.errors import ServiceUnavailableError
+    from vetq.workers.embedded_redis import EmbeddedRedis
 
     home = tmp_path / "home"
     home.mkdir()
@@ -312,6 +321,7 @@ def test_a_lock_holder_whose_redis_is_dead_is_named(tmp_path):
 # --------------------------------------------------------------------- the 'NoneType readline' race
 
 
+@pytest.mark.processes
 def test_short_embedded_commands_leave_stderr_clean(tmp_path):
     home = tmp_path / "home"
     for _ in range(6):

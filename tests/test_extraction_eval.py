@@ -9,8 +9,9 @@ from collections import Counter
 
 import pytest
 
-from core.extraction.schema import FIELD_NAMES, InvoiceData
-from eval import extraction_eval as ev
+from tests.conftest import starts_processes
+from vetq.core.extraction.schema import FIELD_NAMES, InvoiceData
+from vetq.eval import extraction_eval as ev
 
 CASES = ev.load_jsonl(ev.CASES_PATH)
 KINDS_REQUIRED = {
@@ -88,15 +89,16 @@ def test_committed_replay_fixture_is_up_to_date(tmp_path):
     assert ev.record_replay(ev.CASES_PATH, fresh) == len(CASES)
     committed = json.loads(ev.REPLAY_PATH.read_text(encoding="utf-8"))
     assert json.loads(fresh.read_text(encoding="utf-8")) == committed, (
-        "eval/golden/replay.json is stale: run `python -m eval.extraction_eval --rebuild-golden`"
+        "eval/golden/replay.json is stale: run `python -m vetq.eval.extraction_eval --rebuild-golden`"
     )
 
 
 # --- the offline eval through the real queue ---------------------------------------------
 @pytest.fixture(scope="module")
+@starts_processes
 def queue_reports(tmp_path_factory):
-    from api_client.client import Client
-    from core.settings import load_settings
+    from vetq.api_client.client import Client
+    from vetq.core.settings import load_settings
 
     home = tmp_path_factory.mktemp("eval-home")
     with pytest.MonkeyPatch.context() as mp:
@@ -109,6 +111,7 @@ def queue_reports(tmp_path_factory):
     return full, heuristics
 
 
+@pytest.mark.processes
 def test_offline_eval_passes_its_gate(queue_reports):
     report, _ = queue_reports
     assert report.gate_failures() == [], report.to_text()
@@ -250,6 +253,7 @@ def test_calibration_table_on_known_pairs():
 
 
 # --- the command line ---------------------------------------------------------------------------
+@pytest.mark.processes
 def test_main_fails_the_gate_on_a_modified_dataset(tmp_path, monkeypatch, capsys):
     # The replayed Generator still answers the golden total; the label now says otherwise
     # and nothing flags it: a silent wrong field.
@@ -285,6 +289,7 @@ def test_main_refuses_what_it_does_not_support(argv, capsys):
     assert "use it with --live" in err or "--token-budget only applies with --live" in err
 
 
+@pytest.mark.processes
 def test_live_run_records_a_fixture_that_replays(tmp_path, monkeypatch, capsys):
     """--live against a provider (the fake, through the real openai SDK), --record a
     fixture, then grade the same set offline from that fixture alone."""

@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from core.extraction.gate import BASE_CONFIDENCE_WITHOUT_CRITIC, UNJUDGED_OR_UNGROUNDED_CAP, decide
-from core.extraction.schema import CritiqueResult, FieldVerdict, InvoiceData
+from vetq.core.extraction.gate import BASE_CONFIDENCE_WITHOUT_CRITIC, UNJUDGED_OR_UNGROUNDED_CAP, decide
+from vetq.core.extraction.schema import CritiqueResult, FieldVerdict, InvoiceData
 
 
 @dataclass

@@ -7,13 +7,13 @@ import math
 
 import pytest
 
-from core.errors import ConfigError
-from core.extraction.pipeline import ExtractionPipeline
-from core.llm.errors import ProviderHTTPError, RateLimitedError
-from core.llm.scripted import ScriptedLLMClient
-from core.llm.types import LLMResponse, Usage
-from core.settings import load_settings
 from tests.conftest import FIELDS, critic_answer
+from vetq.core.errors import ConfigError
+from vetq.core.extraction.pipeline import ExtractionPipeline
+from vetq.core.llm.errors import ProviderHTTPError, RateLimitedError
+from vetq.core.llm.scripted import ScriptedLLMClient
+from vetq.core.llm.types import LLMResponse, Usage
+from vetq.core.settings import load_settings
 
 INVOICE_DOC = (
     "INVOICE\n"
@@ -324,7 +324,7 @@ def test_document_cannot_close_its_fence_or_change_the_gate(globex):
 
 
 def test_one_trace_id_on_every_log_line(globex, capsys):
-    from core.logging import configure_logging
+    from vetq.core.logging import configure_logging
 
     configure_logging("INFO", force=True)
     text, data = globex

@@ -10,10 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from core.extraction import heuristics as H
-from core.extraction.currencies import ISO_4217
-from core.extraction.heuristics import FieldCheck, run_heuristics
-from core.extraction.schema import FIELD_NAMES, InvoiceData
+from vetq.core.extraction import heuristics as H
+from vetq.core.extraction.currencies import ISO_4217
+from vetq.core.extraction.heuristics import FieldCheck, run_heuristics
+from vetq.core.extraction.schema import FIELD_NAMES, InvoiceData
 
 FLAGSHIP = """Hi team, forwarding the bill from Globex Ltd below.
 Ref: GLX/2026/778
@@ -385,8 +385,8 @@ def test_run_heuristics_never_raises_on_money_like_text(text: str, data: Invoice
 
 
 def test_labels_and_months_beyond_the_first_languages():
-    from core.extraction.heuristics import run_heuristics
-    from core.extraction.schema import InvoiceData
+    from vetq.core.extraction.heuristics import run_heuristics
+    from vetq.core.extraction.schema import InvoiceData
 
     swedish = "Faktura 2026-114\nFakturadatum: 5 marca 2026\nSumma exkl. moms 4 000,00 kr\nMoms 1 000,00 kr\nSumma att betala 5 000,00 SEK\n"
     checks = run_heuristics(

@@ -11,17 +11,17 @@ from decimal import Decimal
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from api_client.batch import parse_batch_line
-from core.errors import ConfigError, InvalidInputError
-from core.extraction.amounts import find_amounts, parse_amount
-from core.extraction.dates import find_date_spans
-from core.extraction.heuristics import run_heuristics
-from core.extraction.pipeline import ExtractionPipeline
-from core.extraction.schema import FIELD_NAMES, InvoiceData
-from core.llm.json_extract import NoJSONObjectError, extract_json_object
-from core.review.schema import ReviewRequest
-from core.settings import load_settings
-from core.validation import parse_model
+from vetq.api_client.batch import parse_batch_line
+from vetq.core.errors import ConfigError, InvalidInputError
+from vetq.core.extraction.amounts import find_amounts, parse_amount
+from vetq.core.extraction.dates import find_date_spans
+from vetq.core.extraction.heuristics import run_heuristics
+from vetq.core.extraction.pipeline import ExtractionPipeline
+from vetq.core.extraction.schema import FIELD_NAMES, InvoiceData
+from vetq.core.llm.json_extract import NoJSONObjectError, extract_json_object
+from vetq.core.review.schema import ReviewRequest
+from vetq.core.settings import load_settings
+from vetq.core.validation import parse_model
 
 HOSTILE_TEXT = st.text(st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=400) | st.text(
     st.sampled_from(list("0123456789.,' \u00a0\u202f-/€$£:\n\t\x00\x1b\u200bTotalVATtax")), max_size=200
@@ -124,7 +124,7 @@ def test_review_request_model_accepts_or_refuses_cleanly(payload):
 @FAST
 @given(HOSTILE_TEXT | JSON_VALUE.map(lambda v: json.dumps(v, allow_nan=True)), st.sampled_from(["extract", "validate"]))
 def test_batch_line_parser_never_raises(line, kind):
-    line_id, parsed = parse_batch_line(line, kind=kind, number=7)
+    _line_id, parsed = parse_batch_line(line, kind=kind, number=7)
     if parsed.get("status") == "error":
         assert parsed["error"]["code"] == "INVALID_INPUT" and "line 7" in parsed["error"]["message"]
     else:
@@ -133,7 +133,7 @@ def test_batch_line_parser_never_raises(line, kind):
 
 def test_nan_and_infinity_in_a_batch_line_are_refused():
     for token in ("NaN", "Infinity", "-Infinity"):
-        _, parsed = parse_batch_line('{"text": "x", "field_threshold": %s}' % token, kind="extract", number=1)
+        _, parsed = parse_batch_line('{"text": "x", "field_threshold": ' + token + "}", kind="extract", number=1)
         assert parsed["status"] == "error"
 
 
@@ -178,7 +178,7 @@ def test_control_characters_in_a_document_are_data(globex):
     | st.integers(1, 3000).map(lambda depth: "[" * depth + "]" * depth)
 )
 def test_the_strict_json_reader_returns_plain_finite_json_or_says_why(raw):
-    from core.validation import MAX_JSON_DEPTH, json_problem, load_json
+    from vetq.core.validation import MAX_JSON_DEPTH, json_problem, load_json
 
     try:
         value = load_json(raw, what="input")

@@ -11,10 +11,10 @@ from importlib import resources
 
 import pytest
 
-from core.extraction import heuristics as H
-from core.extraction.amounts import find_amounts
-from core.extraction.heuristics import run_heuristics
-from core.extraction.lexicon import (
+from vetq.core.extraction import heuristics as H
+from vetq.core.extraction.amounts import find_amounts
+from vetq.core.extraction.heuristics import run_heuristics
+from vetq.core.extraction.lexicon import (
     ADJUSTMENT_KINDS,
     INVOICE_LEXICON_FILE,
     MAX_FIRST_WORD_CHARS,
@@ -23,12 +23,12 @@ from core.extraction.lexicon import (
     lexicon_from_data,
     normalise_phrase,
 )
-from core.extraction.roles import Lines, assign_roles, find_labels
-from core.extraction.schema import AMOUNT_FIELDS, InvoiceData
+from vetq.core.extraction.roles import Lines, assign_roles, find_labels
+from vetq.core.extraction.schema import AMOUNT_FIELDS, InvoiceData
 
 
 def _shipped() -> dict:
-    text = resources.files("core.extraction").joinpath(INVOICE_LEXICON_FILE).read_text(encoding="utf-8")
+    text = resources.files("vetq.core.extraction").joinpath(INVOICE_LEXICON_FILE).read_text(encoding="utf-8")
     return json.loads(text)
 
 

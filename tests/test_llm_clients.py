@@ -8,13 +8,13 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from core.errors import ConfigError, ErrorCode
-from core.llm.client import LLMClient, ModelSpec
-from core.llm.errors import RateLimitedError
-from core.llm.factory import build_client
-from core.llm.replay import FIXTURE_VERSION, MissingRecordingError, RecordingClient, ReplayClient
-from core.llm.scripted import ScriptedLLMClient, ScriptExhaustedError
-from core.llm.types import LLMRequest, LLMResponse, Message, RateLimitInfo, Usage
+from vetq.core.errors import ConfigError, ErrorCode
+from vetq.core.llm.client import LLMClient, ModelSpec
+from vetq.core.llm.errors import RateLimitedError
+from vetq.core.llm.factory import build_client
+from vetq.core.llm.replay import FIXTURE_VERSION, MissingRecordingError, RecordingClient, ReplayClient
+from vetq.core.llm.scripted import ScriptedLLMClient, ScriptExhaustedError
+from vetq.core.llm.types import LLMRequest, LLMResponse, Message, RateLimitInfo, Usage
 
 NOW = datetime(2025, 1, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -299,7 +299,7 @@ def test_bedrock_builds_with_region(monkeypatch):
 
 
 def test_model_profiles_declare_what_a_known_model_accepts():
-    from core.llm.profiles import DEFAULT_PROFILE, declared_profile, profile_for
+    from vetq.core.llm.profiles import DEFAULT_PROFILE, declared_profile, profile_for
 
     for model in ("o1", "o3-mini", "o4-mini", "gpt-5", "gpt-5-mini"):
         profile = profile_for("openai", model)

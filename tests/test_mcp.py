@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import GLOBEX, GLOBEX_DATA
+from tests.conftest import GLOBEX, GLOBEX_DATA, starts_processes
 
 REPO = Path(__file__).resolve().parents[1]
-SERVER_CMD = [sys.executable, "-m", "api_client.cli", "mcp"]
+SERVER_CMD = [sys.executable, "-m", "vetq.api_client.cli", "mcp"]
 CALL_TIMEOUT_S = 90.0
 START_TIMEOUT_S = 60.0
 
@@ -122,6 +122,7 @@ def payload(result: Any) -> dict[str, Any]:
 
 
 @pytest.fixture(scope="module")
+@starts_processes
 def server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("mcp-default")
     srv = McpServer(_server_env(tmp), tmp / "stderr.log").start()
@@ -130,6 +131,7 @@ def server(tmp_path_factory):
 
 
 @pytest.fixture(scope="module", params=["nan", "abc"], ids=["nan", "abc"])
+@starts_processes
 def malformed_floor_server(request, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("mcp-malformed")
     srv = McpServer(_server_env(tmp, {"VETQ_FIELD_THRESHOLD": request.param}), tmp / "stderr.log").start()
@@ -140,6 +142,7 @@ def malformed_floor_server(request, tmp_path_factory):
 # --------------------------------------------------------------------- list_tools
 
 
+@pytest.mark.processes
 def test_lists_five_tools_with_schemas_and_annotations(server):
     tools = server.list_tools()
     assert set(tools) == TOOLS
@@ -182,9 +185,9 @@ def test_lists_five_tools_with_schemas_and_annotations(server):
 def test_tool_arguments_are_the_request_models_fields(server):
     """The schema a client sees is derived from the request models: the same fields
     (less the job kind and the trace id), their descriptions and their limits."""
-    from core.extraction.schema import ExtractionRequest, ValidationRequest
-    from core.review.schema import ReviewRequest
-    from core.review.should_review import ShouldReviewRequest
+    from vetq.core.extraction.schema import ExtractionRequest, ValidationRequest
+    from vetq.core.review.schema import ReviewRequest
+    from vetq.core.review.should_review import ShouldReviewRequest
 
     tools = server.list_tools()
     for name, model in (
@@ -321,6 +324,7 @@ def test_record_outcome_with_telemetry_off_is_a_config_error(server):
 # --------------------------------------------------------------------- malformed floor
 
 
+@pytest.mark.processes
 def test_malformed_floor_fails_every_call_but_the_server_starts(malformed_floor_server):
     srv = malformed_floor_server
     assert set(srv.list_tools()) == TOOLS
@@ -358,6 +362,7 @@ def test_malformed_floor_fails_every_call_but_the_server_starts(malformed_floor_
 # --------------------------------------------------------------------- stdout discipline
 
 
+@pytest.mark.processes
 def test_nothing_but_protocol_messages_on_stdout(tmp_path):
     """Raw pipes: every byte the server writes to stdout must be a JSON-RPC line, across
     start-up, list_tools, a validate job that starts the embedded Redis and worker, and

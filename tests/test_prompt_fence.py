@@ -8,9 +8,9 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from core.prompts import EXTRACTION_TAGS, REVIEW_TAGS, fence
-from core.review.modes import BlindBrief, phase1_messages, phase2_message, render_brief
 from tests.test_review_service import make_request
+from vetq.core.prompts import EXTRACTION_TAGS, REVIEW_TAGS, fence
+from vetq.core.review.modes import BlindBrief, phase1_messages, phase2_message, render_brief
 
 WHITESPACE = st.text(alphabet=" \t\n\r\x0b\x0c\u00a0\u2003", max_size=3)
 # What a reader (or a model) would take for the tag: `<`, maybe `/`, the name in any case.

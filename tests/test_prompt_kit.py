@@ -9,11 +9,11 @@ import re
 
 import pytest
 
-from core.extraction.pipeline import ExtractionPipeline
-from core.llm.scripted import ScriptedLLMClient
-from core.prompts import BENCH_PROMPTS, EXTRACTION_PROMPTS, REVIEW_PROMPTS, PromptSet, prompt_sha256
-from core.settings import load_settings
 from tests.conftest import GLOBEX, GLOBEX_DATA, critic_answer
+from vetq.core.extraction.pipeline import ExtractionPipeline
+from vetq.core.llm.scripted import ScriptedLLMClient
+from vetq.core.prompts import BENCH_PROMPTS, EXTRACTION_PROMPTS, REVIEW_PROMPTS, PromptSet, prompt_sha256
+from vetq.core.settings import load_settings
 
 EXTRACTION_FROZEN = {
     "generator": "77f65c664780314d9cb8be78a6da7e522abddae3e0bf6a9c7f32b2723c76875d",

@@ -14,18 +14,18 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import ConfigError, ErrorCode
-from core.llm.errors import (
+from vetq.core.errors import ConfigError, ErrorCode
+from vetq.core.llm.errors import (
     MalformedResponseError,
     ProviderHTTPError,
     ProviderNetworkError,
     ProviderTimeoutError,
     RateLimitedError,
 )
-from core.llm.factory import build_client
-from core.llm.providers import AnthropicClient, OpenAIClient
-from core.llm.types import LLMRequest, Message
-from eval.fake_provider import FakeProvider
+from vetq.core.llm.factory import build_client
+from vetq.core.llm.providers import AnthropicClient, OpenAIClient
+from vetq.core.llm.types import LLMRequest, Message
+from vetq.eval.fake_provider import FakeProvider
 
 ROOT = Path(__file__).resolve().parents[1]
 OPENAI_KEY = "sk-test-openai-DUMMYKEY-0123456789"
@@ -387,9 +387,10 @@ def test_push_fault_validates():
         provider.port  # noqa: B018 - not started
 
 
+@pytest.mark.processes
 def test_cli_serves_and_stops_on_sigterm():
     proc = subprocess.Popen(
-        [sys.executable, "-m", "eval.fake_provider", "--port", "0", "--rpm", "5"],
+        [sys.executable, "-m", "vetq.eval.fake_provider", "--port", "0", "--rpm", "5"],
         cwd=ROOT,
         stderr=subprocess.PIPE,
         text=True,
@@ -408,6 +409,7 @@ def test_cli_serves_and_stops_on_sigterm():
 # --------------------------------------------------------------------------- import hygiene and config
 
 
+@pytest.mark.processes
 def test_importing_providers_does_not_import_the_sdks():
     code = (
         "import core.llm.providers, core.llm.scripted, core.llm.replay, sys; "

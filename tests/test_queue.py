@@ -8,11 +8,11 @@ import time
 import pytest
 from kombu import Connection, Exchange, Producer, Queue
 
-from api_client.admin import Admin
-from api_client.client import Client, JobStatus, NoWorkerError
-from core.extraction.pipeline import ExtractionPipeline
-from core.llm.scripted import ScriptedLLMClient
 from tests.conftest import GLOBEX, GLOBEX_DATA, critic_answer
+from vetq.api_client.admin import Admin
+from vetq.api_client.client import Client, JobStatus, NoWorkerError
+from vetq.core.extraction.pipeline import ExtractionPipeline
+from vetq.core.llm.scripted import ScriptedLLMClient
 
 
 def test_validation_end_to_end(service):
@@ -38,7 +38,7 @@ def test_extraction_end_to_end_with_both_models(service):
 
 
 def test_invalid_request_is_refused_at_submission_with_the_same_model(service):
-    from core.errors import InvalidInputError
+    from vetq.core.errors import InvalidInputError
 
     with pytest.raises(InvalidInputError, match="field_threshold"):
         service.client.submit_extraction("text", field_threshold=2.0)
@@ -143,8 +143,8 @@ def test_waiting_with_no_worker_fails_clearly(redis_url, queue_settings):
 
 
 def test_trace_id_on_producer_and_worker_lines_and_no_context_leak(redis_url, queue_settings, capsys):
-    from core.logging import configure_logging
     from tests.conftest import Service
+    from vetq.core.logging import configure_logging
 
     configure_logging("INFO", force=True)
     svc = Service(queue_settings, redis_url, concurrency=1)

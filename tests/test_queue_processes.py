@@ -7,14 +7,22 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 
-from api_client.admin import Admin
-from api_client.client import Client
-from eval.fake_provider import FakeProvider
 from tests.conftest import GLOBEX, GLOBEX_DATA, answer_like_a_model
-from workers.runner import spawn_worker_process, stop_processes
+from vetq.api_client.admin import Admin
+from vetq.api_client.client import Client
+from vetq.eval.fake_provider import FakeProvider
+from vetq.workers.runner import spawn_worker_process, stop_processes
+
+
+def _gone_or_zombie(pid: str) -> bool:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
+    except FileNotFoundError:
+        return True
 
 
 def wait_for(predicate, timeout=30.0, interval=0.1, what="condition"):
@@ -70,11 +78,12 @@ def test_job_survives_its_worker_process_being_killed(redis_url, queue_settings,
         stop_processes(workers)
 
 
+@pytest.mark.processes
 def test_vetq_up_serves_jobs_and_stops_without_orphans(tmp_path):
     env = {**os.environ, "VETQ_HOME": str(tmp_path / "home"), "VETQ_LOG_LEVEL": "WARNING"}
     env.pop("VETQ_REDIS_URL", None)
     up = subprocess.Popen(
-        [sys.executable, "-m", "api_client.cli", "up", "--workers", "2"],
+        [sys.executable, "-m", "vetq.api_client.cli", "up", "--workers", "2"],
         env=env,
         stdout=subprocess.PIPE,
         stderr=subprocess.DEVNULL,
@@ -85,7 +94,7 @@ def test_vetq_up_serves_jobs_and_stops_without_orphans(tmp_path):
         # The embedded Redis requires the home's password, so the URL handed out carries it.
         assert line.startswith("export VETQ_REDIS_URL=redis://:") and "@127.0.0.1:" in line, line
         url = line.split("=", 1)[1]
-        from core.settings import load_settings
+        from vetq.core.settings import load_settings
 
         with Client(url, settings=load_settings(home=tmp_path / "other")) as client:
             admin = Admin.of(client)
@@ -95,7 +104,7 @@ def test_vetq_up_serves_jobs_and_stops_without_orphans(tmp_path):
             assert job.result(timeout=30)["status"] == "ok"
             # A worker that dies is replaced: the fleet is back to two.
             before = set(admin.workers())
-            worker_pid = next(pid for pid in children if "worker" in open(f"/proc/{pid}/cmdline").read())
+            worker_pid = next(pid for pid in children if "worker" in Path(f"/proc/{pid}/cmdline").read_text())
             os.kill(int(worker_pid), signal.SIGKILL)
             wait_for(lambda: len(admin.workers()) == 2 and set(admin.workers()) != before, timeout=90)
             children = subprocess.run(["pgrep", "-P", str(up.pid)], capture_output=True, text=True).stdout.split()
@@ -103,10 +112,7 @@ def test_vetq_up_serves_jobs_and_stops_without_orphans(tmp_path):
         assert up.wait(timeout=60) == 0
         assert children, "vetq up started no child processes"
         for pid in children:
-            wait_for(
-                lambda: not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split()[2] == "Z",
-                timeout=20,
-            )
+            wait_for(lambda pid=pid: _gone_or_zombie(pid), timeout=20)
     finally:
         if up.poll() is None:
             up.kill()

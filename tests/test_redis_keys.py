@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from core import redis_keys
-from workers import lua_scripts
+from vetq.core import redis_keys
+from vetq.workers import lua_scripts
 
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED = ("core", "workers", "api_client", "eval")
@@ -46,11 +46,11 @@ def test_the_users_write_the_pinned_keys(redis_url):
     """The ledger, the limiter and the cache write where the module says, with their defaults."""
     import redis
 
-    from core.llm.limits import Limit
-    from core.llm.types import LLMRequest, LLMResponse, Message
-    from workers.budget_ledger import RedisBudgetLedger
-    from workers.rate_limiter import RedisRateLimiter
-    from workers.response_cache import RedisResponseCache
+    from vetq.core.llm.limits import Limit
+    from vetq.core.llm.types import LLMRequest, LLMResponse, Message
+    from vetq.workers.budget_ledger import RedisBudgetLedger
+    from vetq.workers.rate_limiter import RedisRateLimiter
+    from vetq.workers.response_cache import RedisResponseCache
 
     client = redis.Redis.from_url(redis_url)
     scope = redis_keys.job_scope("keys-test")

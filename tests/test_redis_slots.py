@@ -12,15 +12,15 @@ import pytest
 import redis
 from redis.crc import key_slot
 
-from core.llm.errors import RateLimitedError
-from core.llm.limits import Limit
-from core.llm.scripted import ScriptedLLMClient
-from core.llm.types import LLMRequest, Message, Usage
-from workers.budget_ledger import RedisBudgetLedger
-from workers.call_gate import RedisCallGate
-from workers.lua_scripts import SCRIPTS, source
-from workers.rate_limiter import RedisRateLimiter
-from workers.response_cache import RedisResponseCache
+from vetq.core.llm.errors import RateLimitedError
+from vetq.core.llm.limits import Limit
+from vetq.core.llm.scripted import ScriptedLLMClient
+from vetq.core.llm.types import LLMRequest, Message, Usage
+from vetq.workers.budget_ledger import RedisBudgetLedger
+from vetq.workers.call_gate import RedisCallGate
+from vetq.workers.lua_scripts import SCRIPTS, source
+from vetq.workers.rate_limiter import RedisRateLimiter
+from vetq.workers.response_cache import RedisResponseCache
 
 SCRIPT_NAMES = {source(name): name for name in SCRIPTS}
 # The delivery script of workers/reliable_transport.py works on kombu's own keys (the

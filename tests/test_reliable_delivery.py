@@ -10,7 +10,7 @@ import pytest
 import redis
 from kombu import Consumer, Queue
 
-from core.queue import EXTRACT_QUEUE, TASK_NOOP, celery_config
+from vetq.core.queue import EXTRACT_QUEUE, TASK_NOOP, celery_config
 
 
 class WorkerDiedAfterPop(BaseException):
@@ -54,7 +54,7 @@ def _die_on_first_sight(app, store):
 
 
 def test_a_popped_message_is_already_recorded_as_unacked(redis_url, queue_settings):
-    from workers.app import create_app
+    from vetq.workers.app import create_app
 
     _publish_noop(redis_url, queue_settings)
     store: dict = {}
@@ -65,9 +65,9 @@ def test_a_popped_message_is_already_recorded_as_unacked(redis_url, queue_settin
 def test_a_job_whose_worker_died_after_the_pop_still_runs_once(redis_url, tmp_path):
     from celery.result import AsyncResult
 
-    from core.settings import load_settings
-    from workers.app import create_app
-    from workers.runner import ThreadWorker
+    from vetq.core.settings import load_settings
+    from vetq.workers.app import create_app
+    from vetq.workers.runner import ThreadWorker
 
     # The shortest redelivery the settings allow: the restore comes after ~visibility.
     settings = load_settings(home=tmp_path / "home", task_time_limit_s=10, visibility_timeout_s=14)

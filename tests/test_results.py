@@ -3,12 +3,12 @@ it, and results written by a worker of the previous format still read."""
 
 from __future__ import annotations
 
-from api_client import JobStatus
-from core.errors import ErrorCode
-from core.extraction.pipeline import ExtractionPipeline
-from core.results import error_of, error_result, upgrade
-from core.review.schema import ReviewError, ReviewErrorMeta
 from tests.conftest import GLOBEX
+from vetq.api_client import JobStatus
+from vetq.core.errors import ErrorCode
+from vetq.core.extraction.pipeline import ExtractionPipeline
+from vetq.core.results import error_of, error_result, upgrade
+from vetq.core.review.schema import ReviewError, ReviewErrorMeta
 
 COMMON = {"format", "status", "error", "trace_id"}
 
@@ -78,7 +78,7 @@ def test_a_format_1_result_is_upgraded_to_format_2():
 
 
 def test_a_result_an_older_worker_left_in_the_backend_reads_in_format_2(redis_url, queue_settings):
-    from api_client.client import Client
+    from vetq.api_client.client import Client
 
     with Client(redis_url, settings=queue_settings) as client:
         for job_id, stored in (("old-extraction", FORMAT_1_EXTRACTION_ERROR), ("old-review", FORMAT_1_REVIEW)):

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from core.review.blindness import check_blindness
-from core.review.modes import MODES
-from core.review.schema import ReviewRequest
-from eval.review_bench.cases import FLAWED, load_cases, validate_case
-from eval.review_bench.cli import main, offline_responder
-from eval.review_bench.metrics import label_difference, paired_bootstrap, wilson
-from eval.review_bench.runner import CHECKPOINT_NAME, plan_items, read_checkpoint
 from tests.conftest import Service, serving_fake_provider
 from tests.test_review_prompts import BENCH_FROZEN, FROZEN
+from vetq.core.review.blindness import check_blindness
+from vetq.core.review.modes import MODES
+from vetq.core.review.schema import ReviewRequest
+from vetq.eval.review_bench.cases import FLAWED, load_cases, validate_case
+from vetq.eval.review_bench.cli import main, offline_responder
+from vetq.eval.review_bench.metrics import label_difference, paired_bootstrap, wilson
+from vetq.eval.review_bench.runner import CHECKPOINT_NAME, plan_items, read_checkpoint
 
 MODEL = "openai:bench-reviewer"
 SUBSET = ["pm-knight-2012-flag-reuse", "syn-float-money", "syn-outbox"]
@@ -234,7 +234,7 @@ def test_human_sheet_hides_the_mode_and_ingest_merges_grades(bench_service, fake
     with open(folder / "human_sheet.csv", encoding="utf-8", newline="") as handle:
         rows = list(csv.DictReader(handle))
     assert len(rows) == 2 and {r["item_id"] for r in rows} == set(key)
-    for row, grade in zip(rows, ("good", "poor")):
+    for row, grade in zip(rows, ("good", "poor"), strict=True):
         row["grade"] = grade
     graded = tmp_path / "graded.csv"
     with open(graded, "w", newline="", encoding="utf-8") as handle:
@@ -325,7 +325,7 @@ def plant_sentinels(source: Path, target: Path) -> list[str]:
 
 
 def test_no_non_input_part_of_any_case_reaches_a_model_in_any_mode(bench_service, fake, tmp_path) -> None:
-    from eval.review_bench.cases import CASES_DIR
+    from vetq.eval.review_bench.cases import CASES_DIR
 
     planted = plant_sentinels(CASES_DIR, tmp_path / "cases")
     bodies: list[str] = []

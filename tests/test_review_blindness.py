@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 
-from core.errors import ErrorCode
-from core.llm.gate import DirectGate
-from core.llm.scripted import ScriptedLLMClient
-from core.review.blindness import check_blindness, shingles, words
-from core.review.schema import ReviewConfig, ReviewError, ReviewRequest, ReviewResult
-from core.review.service import preflight, run_review
+from vetq.core.errors import ErrorCode
+from vetq.core.llm.gate import DirectGate
+from vetq.core.llm.scripted import ScriptedLLMClient
+from vetq.core.review.blindness import check_blindness, shingles, words
+from vetq.core.review.schema import ReviewConfig, ReviewError, ReviewRequest, ReviewResult
+from vetq.core.review.service import preflight, run_review
 
 PROPOSAL = (
     "Add a nullable tenant_id column to the invoices table, backfill it in batches of five thousand rows "

@@ -9,11 +9,11 @@ import sys
 
 import pytest
 
-from api_client.admin import Admin
-from api_client.client import BlindnessLeakError, Client
-from core.errors import ConfigError, InvalidInputError
-from core.llm.scripted import ScriptedLLMClient
 from tests.test_review_service import POS, VER, make_request
+from vetq.api_client.admin import Admin
+from vetq.api_client.client import BlindnessLeakError, Client
+from vetq.core.errors import ConfigError, InvalidInputError
+from vetq.core.llm.scripted import ScriptedLLMClient
 
 SECRET = "sk-ant-PLANTED-secret-value-0123456789"
 
@@ -143,7 +143,7 @@ def test_outcome_with_telemetry_off_says_how_to_turn_it_on(service):
 
 def vetq(*args, input=None, env=None):
     return subprocess.run(
-        [sys.executable, "-m", "api_client.cli", *args],
+        [sys.executable, "-m", "vetq.api_client.cli", *args],
         input=input,
         capture_output=True,
         text=True,
@@ -161,6 +161,7 @@ def vetq(*args, input=None, env=None):
         ("{broken", "INVALID_INPUT"),
     ],
 )
+@pytest.mark.processes
 def test_review_cli_input_errors_exit_2_without_any_provider(request_json, code, tmp_path):
     # No key, no SDK configuration, no Redis: refused before anything starts.
     done = vetq("review", input=request_json, env={"VETQ_HOME": str(tmp_path), "VETQ_REVIEWER": "openai:none"})
@@ -169,6 +170,7 @@ def test_review_cli_input_errors_exit_2_without_any_provider(request_json, code,
     assert (output["format"], output["status"], output["error"]["code"]) == (2, "error", code)
 
 
+@pytest.mark.processes
 def test_should_review_cli():
     done = vetq(
         "should-review", input=json.dumps({"decision_type": "other", "risk_level": "low", "trivial_kind": "docs"})

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from core.llm.json_extract import NoJSONObjectError, extract_json_object, first_balanced_object, normalize_confidence
-from core.review.parsing import normalize_optional_text, normalize_verdict
-from core.review.schema import VerdictAnswer
+from vetq.core.llm.json_extract import (
+    NoJSONObjectError,
+    extract_json_object,
+    first_balanced_object,
+    normalize_confidence,
+)
+from vetq.core.review.parsing import normalize_optional_text, normalize_verdict
+from vetq.core.review.schema import VerdictAnswer
 
 
 @pytest.mark.parametrize(
@@ -133,9 +140,6 @@ def test_no_json_object(text: str) -> None:
     with pytest.raises(NoJSONObjectError):
         extract_json_object(text)
 
-
-from hypothesis import given
-from hypothesis import strategies as st
 
 _json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.text(max_size=20),

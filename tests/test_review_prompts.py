@@ -6,8 +6,8 @@ import re
 
 import pytest
 
-from core.prompts import BENCH_PROMPTS, REVIEW_PROMPTS
-from core.review.schema import FalsificationProbe, VerdictAnswer
+from vetq.core.prompts import BENCH_PROMPTS, REVIEW_PROMPTS
+from vetq.core.review.schema import FalsificationProbe, VerdictAnswer
 
 FROZEN = {
     "system": "e5e1e31929bc916853feb8ff2c4c14f051dfd502278c05b84deffdb888674b4d",

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from core.errors import ErrorCode
-from core.review.schema import ReviewConfig, ReviewError, ReviewMeta, ReviewRequest
+from vetq.core.errors import ErrorCode
+from vetq.core.review.schema import ReviewConfig, ReviewError, ReviewMeta, ReviewRequest
 
 OK = {
     "objective": "o",

@@ -8,16 +8,17 @@ import threading
 import time
 
 import pytest
+from pydantic import ValidationError
 
-from core.errors import ErrorCode
-from core.llm.errors import ProviderHTTPError, ProviderNetworkError, RateLimitedError
-from core.llm.gate import MIN_CALL_TOKENS, DirectGate
-from core.llm.scripted import ScriptedLLMClient
-from core.llm.tokens import estimate_prompt_tokens
-from core.llm.types import LLMRequest, LLMResponse, Usage
-from core.review.modes import MODES, PRODUCER_MODES, BlindBrief, phase1_messages
-from core.review.schema import ReviewConfig, ReviewError, ReviewRequest, ReviewResult
-from core.review.service import run_review
+from vetq.core.errors import ErrorCode
+from vetq.core.llm.errors import ProviderHTTPError, ProviderNetworkError, RateLimitedError
+from vetq.core.llm.gate import MIN_CALL_TOKENS, DirectGate
+from vetq.core.llm.scripted import ScriptedLLMClient
+from vetq.core.llm.tokens import estimate_prompt_tokens
+from vetq.core.llm.types import LLMRequest, LLMResponse, Usage
+from vetq.core.review.modes import MODES, PRODUCER_MODES, BlindBrief, phase1_messages
+from vetq.core.review.schema import ReviewConfig, ReviewError, ReviewRequest, ReviewResult
+from vetq.core.review.service import run_review
 
 PROPOSAL = "QZX-sentinel-4471 plombus frendle wozzak 9931 grimbleshanks vorpal-17 snickersnee"
 
@@ -138,7 +139,7 @@ def test_proposal_never_reaches_phase1_and_does_reach_phase2() -> None:
 
 def test_phase1_builder_only_accepts_a_blind_brief() -> None:
     assert "proposed_solution" not in BlindBrief.model_fields
-    with pytest.raises(Exception):
+    with pytest.raises(ValidationError):
         BlindBrief(objective="x", decision_type="api", risk_level="low", proposed_solution=PROPOSAL)
     brief = BlindBrief.from_request(make_request())
     text = "\n".join(m.content for m in phase1_messages(brief))
@@ -277,9 +278,9 @@ def test_max_tokens_is_clamped_to_what_the_budget_leaves() -> None:
 
 
 def test_max_tokens_per_call_caps_a_large_budget() -> None:
-    outcome, client = review([POS, VER])
+    _outcome, client = review([POS, VER])
     assert all(r.max_tokens == 4_000 for r in client.requests)
-    outcome, client = review([POS, VER], config=ReviewConfig(max_tokens_per_call=1_000))
+    _outcome, client = review([POS, VER], config=ReviewConfig(max_tokens_per_call=1_000))
     assert all(r.max_tokens == 1_000 for r in client.requests)
 
 
@@ -374,7 +375,7 @@ def test_each_parameter_fallback(body: str, field: str, before: object, after: o
 
 
 def test_422_also_triggers_a_fallback() -> None:
-    outcome, client = review([ProviderHTTPError(422, "temperature must be 1"), POS, VER])
+    outcome, _client = review([ProviderHTTPError(422, "temperature must be 1"), POS, VER])
     assert isinstance(outcome, ReviewResult)
     assert outcome.meta.fallbacks == ["dropped temperature after HTTP 422"]
 
@@ -403,7 +404,7 @@ def test_unnamed_400_follows_the_order_and_each_fallback_applies_once() -> None:
 
 def test_a_fallback_named_twice_is_not_repeated() -> None:
     errors = [ProviderHTTPError(400, "temperature unsupported") for _ in range(2)]
-    outcome, client = review([*errors, POS, VER])  # reasoning_effort unset: it is never "dropped"
+    outcome, _client = review([*errors, POS, VER])  # reasoning_effort unset: it is never "dropped"
     assert isinstance(outcome, ReviewResult)
     assert outcome.meta.fallbacks == [
         "dropped temperature after HTTP 400",
@@ -443,8 +444,8 @@ def test_a_model_that_does_not_answer_in_time_is_ended_and_the_review_times_out(
     """The review's time left is the SDK call's own timeout: the real openai SDK hangs
     up on the fake provider (which sees the connection closed before its answer) and
     no thread is left waiting for the answer."""
-    from core.llm.providers import OpenAIClient
     from tests.conftest import serving_fake_provider
+    from vetq.core.llm.providers import OpenAIClient
 
     with serving_fake_provider(monkeypatch, lambda path, body: POS) as fake:
         fake.push_fault({"kind": "timeout", "seconds": 30})
@@ -483,7 +484,7 @@ class SlowModel:
 
 
 def test_time_inside_model_calls_counts_against_the_review() -> None:
-    from core.llm.gate import DirectGate
+    from vetq.core.llm.gate import DirectGate
 
     scripted = ScriptedLLMClient([POS, VER])
     model = SlowModel(scripted, 130.0)
@@ -495,7 +496,7 @@ def test_time_inside_model_calls_counts_against_the_review() -> None:
 
 
 def test_time_outside_model_calls_does_not_count() -> None:
-    from core.llm.gate import DirectGate
+    from vetq.core.llm.gate import DirectGate
 
     model = SlowModel(ScriptedLLMClient([POS, VER]), 50.0)
     ticks = iter([0.0, 50.0, 10_000.0, 10_050.0])  # a long wait between the two calls
@@ -507,7 +508,7 @@ def test_time_outside_model_calls_does_not_count() -> None:
 
 def test_time_waiting_in_the_gate_does_not_count_against_the_review_timeout() -> None:
     """A gate that waits (a rate limit) before each call: only model time counts."""
-    from core.llm.gate import DirectGate
+    from vetq.core.llm.gate import DirectGate
 
     now = [0.0]
 
@@ -522,3 +523,12 @@ def test_time_waiting_in_the_gate_does_not_count_against_the_review_timeout() ->
     )
     assert isinstance(outcome, ReviewResult), outcome
     assert outcome.meta.phases == 2
+
+
+def test_the_mode_registry_and_the_mode_type_name_the_same_modes() -> None:
+    """run_review narrows a header's string to AnyReviewMode by looking it up in MODES."""
+    from typing import get_args
+
+    from vetq.core.review.schema import AnyReviewMode
+
+    assert set(MODES) == set(get_args(AnyReviewMode))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from core.review.should_review import ShouldReviewRequest, should_review
+from vetq.core.review.should_review import ShouldReviewRequest, should_review
 
 BASE = {"decision_type": "implementation", "risk_level": "low"}
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 
-from core.llm.errors import MalformedResponseError
-from core.llm.gate import DirectGate
-from core.llm.scripted import ScriptedLLMClient
-from core.review.schema import ReviewConfig, ReviewError, ReviewRequest, ReviewResult
-from core.review.service import run_review
-from core.review.telemetry import (
+from vetq.core.llm.errors import MalformedResponseError
+from vetq.core.llm.gate import DirectGate
+from vetq.core.llm.scripted import ScriptedLLMClient
+from vetq.core.review.schema import ReviewConfig, ReviewError, ReviewRequest, ReviewResult
+from vetq.core.review.service import run_review
+from vetq.core.review.telemetry import (
     OUTCOME_RECORD_FIELDS,
     REVIEW_RECORD_FIELDS,
     ListSink,

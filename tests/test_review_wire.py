@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from core.llm.gate import DirectGate
-from core.llm.providers import OpenAIClient
-from core.llm.types import LLMRequest, Message
-from core.review.schema import ReviewConfig, ReviewError, ReviewResult
-from core.review.service import run_review
 from tests.conftest import serving_fake_provider
 from tests.test_review_service import POS, VER, make_request
+from vetq.core.llm.gate import DirectGate
+from vetq.core.llm.providers import OpenAIClient
+from vetq.core.llm.types import LLMRequest, Message
+from vetq.core.review.schema import ReviewConfig, ReviewError, ReviewResult
+from vetq.core.review.service import run_review
 
 REFUSED_MAX_TOKENS = {"error": {
     "message": "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' "

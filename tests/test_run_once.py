@@ -12,12 +12,12 @@ import pytest
 import redis
 from celery import signals
 
-from api_client.admin import Admin
-from api_client.client import Client
-from eval.fake_provider import FakeProvider
 from tests.conftest import GLOBEX, Service, answer_like_a_model, model_settings
 from tests.test_queue_processes import wait_for, worker_env
-from workers.runner import spawn_worker_process, stop_processes
+from vetq.api_client.admin import Admin
+from vetq.api_client.client import Client
+from vetq.eval.fake_provider import FakeProvider
+from vetq.workers.runner import spawn_worker_process, stop_processes
 
 
 def outcomes(fake):
@@ -75,7 +75,7 @@ def test_retry_after_longer_than_the_visibility_timeout_runs_the_job_once(fake, 
     assert outcomes(fake) == {"fake-generator": ["429", "ok"], "fake-critic": ["ok"]}
     assert successes.count == 1
     # One budget across the steps: the job's scope was charged exactly what it used.
-    from workers.budget_ledger import RedisBudgetLedger
+    from vetq.workers.budget_ledger import RedisBudgetLedger
 
     ledger = RedisBudgetLedger(redis.Redis.from_url(redis_url))
     scope = ledger.redis.hgetall(ledger.scope_key(f"job:{job.id}"))
@@ -86,7 +86,7 @@ def test_retry_after_longer_than_the_visibility_timeout_runs_the_job_once(fake, 
 
 
 def test_worker_refuses_settings_under_which_a_countdown_reaches_the_visibility_timeout(queue_settings, redis_url):
-    from workers.app import UnsafeSettingsError, create_app
+    from vetq.workers.app import UnsafeSettingsError, create_app
 
     # Longer than the time limit, but a job held for its whole 10 s leaves no room for
     # any countdown before the 12 s visibility timeout.
@@ -121,7 +121,7 @@ def _closed_port() -> int:
 
 
 def test_redis_outage_retries_leave_the_provider_attempts_whole(fake, redis_url, queue_settings):
-    from workers.budget_ledger import RedisBudgetLedger
+    from vetq.workers.budget_ledger import RedisBudgetLedger
 
     outages = 3
     settings = model_settings(queue_settings, max_attempts=3, max_sleep_s=0)
@@ -176,8 +176,8 @@ def test_soft_time_limit_ends_the_job_as_timeout_with_the_usage_so_far(redis_url
 
 
 def gate_with_deadline(redis_url, left_s, **parts):
-    from workers.budget_ledger import RedisBudgetLedger
-    from workers.call_gate import RedisCallGate
+    from vetq.workers.budget_ledger import RedisBudgetLedger
+    from vetq.workers.call_gate import RedisCallGate
 
     client = redis.Redis.from_url(redis_url)
     ledger = RedisBudgetLedger(client)
@@ -195,14 +195,14 @@ def gate_with_deadline(redis_url, left_s, **parts):
 
 
 def one_request():
-    from core.llm.types import LLMRequest, Message
+    from vetq.core.llm.types import LLMRequest, Message
 
     return LLMRequest(system="You answer in JSON.", messages=(Message(role="user", content="hello"),), max_tokens=64)
 
 
 def test_no_call_is_sent_past_the_job_deadline_and_nothing_stays_reserved(redis_url, fake):
-    from core.llm.providers import OpenAIClient
-    from workers.call_gate import JobTimeoutError
+    from vetq.core.llm.providers import OpenAIClient
+    from vetq.workers.call_gate import JobTimeoutError
 
     gate, ledger = gate_with_deadline(redis_url, left_s=-1)
     with pytest.raises(JobTimeoutError):
@@ -212,10 +212,10 @@ def test_no_call_is_sent_past_the_job_deadline_and_nothing_stays_reserved(redis_
 
 
 def test_a_rate_limit_wait_that_would_cross_the_deadline_requeues_instead_of_sleeping(redis_url, fake):
-    from core.llm.limits import Limit
-    from core.llm.providers import OpenAIClient
-    from workers.call_gate import RateLimitWaitError
-    from workers.rate_limiter import RedisRateLimiter
+    from vetq.core.llm.limits import Limit
+    from vetq.core.llm.providers import OpenAIClient
+    from vetq.workers.call_gate import RateLimitWaitError
+    from vetq.workers.rate_limiter import RedisRateLimiter
 
     slept = []
     limiter = RedisRateLimiter(redis.Redis.from_url(redis_url), {"openai:fake-generator": Limit(rpm=1)}, window_s=30)
@@ -229,7 +229,7 @@ def test_a_rate_limit_wait_that_would_cross_the_deadline_requeues_instead_of_sle
 
 
 def test_doctor_applies_the_worker_rule_to_the_visibility_timeout(queue_settings):
-    from api_client.doctor import config_checks
+    from vetq.api_client.doctor import config_checks
 
     def visibility_check(visibility_s):
         settings = queue_settings.model_copy(update={"task_time_limit_s": 10, "visibility_timeout_s": visibility_s})

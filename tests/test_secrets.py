@@ -8,9 +8,9 @@ import json
 import pytest
 import redis
 
-from core.logging import configure_logging, get_logger, redact_text
-from eval.fake_provider import FakeProvider
-from tests.conftest import GLOBEX, GLOBEX_DATA, Service
+from tests.conftest import GLOBEX, GLOBEX_DATA, Service, starts_processes
+from vetq.core.logging import configure_logging, get_logger, redact_text
+from vetq.eval.fake_provider import FakeProvider
 
 API_KEY = "sk-proj-PLANTEDkey0123456789abcdefXYZ"
 REDIS_PASSWORD = "hunter2-PLANTED-redis-pw"
@@ -32,8 +32,9 @@ def test_redaction_processor_masks_keys_and_url_passwords(capsys, monkeypatch):
 
 
 @pytest.fixture
+@starts_processes
 def locked_redis(tmp_path):
-    from workers.embedded_redis import EmbeddedRedis
+    from vetq.workers.embedded_redis import EmbeddedRedis
 
     server = EmbeddedRedis(tmp_path / "locked", role="tests").start()
     redis.Redis.from_url(server.url).config_set("requirepass", REDIS_PASSWORD)
@@ -43,6 +44,7 @@ def locked_redis(tmp_path):
     server.stop()
 
 
+@pytest.mark.processes
 def test_no_secret_in_logs_results_or_errors(locked_redis, queue_settings, monkeypatch, capsys):
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
     configure_logging("INFO", force=True)
@@ -69,8 +71,9 @@ def test_no_secret_in_logs_results_or_errors(locked_redis, queue_settings, monke
     assert REDIS_PASSWORD not in everything
 
 
+@pytest.mark.processes
 def test_no_worker_error_does_not_print_the_redis_password(locked_redis, queue_settings):
-    from api_client.client import Client, NoWorkerError
+    from vetq.api_client.client import Client, NoWorkerError
 
     with Client(locked_redis, settings=queue_settings) as client:
         job = client.submit_validation(GLOBEX, GLOBEX_DATA, heuristics_only=True)
@@ -114,7 +117,7 @@ def test_the_normalised_url_means_the_same_to_redis_py_and_works_for_kombu(url):
     from kombu.utils.url import parse_url as kombu_parse
     from redis.connection import parse_url
 
-    from core.redis_url import normalise_redis_url
+    from vetq.core.redis_url import normalise_redis_url
 
     normal = normalise_redis_url(url)
     assert parse_url(normal) == parse_url(url)
@@ -125,6 +128,7 @@ def test_the_normalised_url_means_the_same_to_redis_py_and_works_for_kombu(url):
     assert normalise_redis_url("redis://127.0.0.1:6379/0?db=1") == "redis://127.0.0.1:6379/0?db=1"
 
 
+@pytest.mark.processes
 def test_a_query_password_url_serves_jobs_and_is_never_printed(locked_redis, queue_settings, capsys):
     configure_logging("INFO", force=True)
     host_port = locked_redis.rsplit("@", 1)[1]
@@ -138,10 +142,11 @@ def test_a_query_password_url_serves_jobs_and_is_never_printed(locked_redis, que
     assert REDIS_PASSWORD not in capsys.readouterr().err
 
 
+@pytest.mark.processes
 def test_doctor_redacts_a_query_password(locked_redis, queue_settings):
     import io
 
-    from api_client.doctor import run_doctor
+    from vetq.api_client.doctor import run_doctor
 
     host_port = locked_redis.rsplit("@", 1)[1]
     settings = queue_settings.model_copy(update={"redis_url": f"redis://{host_port}?password={REDIS_PASSWORD}"})

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from core.errors import ConfigError
-from core.settings import (
+from vetq.core.errors import ConfigError
+from vetq.core.settings import (
     QUIET_LOG_LEVEL,
     VetqSettings,
     load_settings,
@@ -171,6 +171,7 @@ def test_the_log_level_alone_falls_back_instead_of_failing():
             load_settings(log_level=malformed)
 
 
+@pytest.mark.processes
 def test_logging_without_a_level_takes_it_from_the_settings():
     code = "import logging; from core.logging import configure_logging; configure_logging(); print(logging.getLogger().level)"
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith("VETQ_")}
@@ -194,7 +195,7 @@ def test_variables_are_named_from_the_settings_fields():
 
 
 def test_the_mcp_floor_is_the_settings_thresholds(monkeypatch):
-    from api_client.mcp_server import read_floor
+    from vetq.api_client.mcp_server import read_floor
 
     monkeypatch.delenv("VETQ_FIELD_THRESHOLD", raising=False)
     monkeypatch.delenv("VETQ_OVERALL_THRESHOLD", raising=False)

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from core.extraction.pipeline import ExtractionPipeline
-from core.settings import load_settings
+from vetq.core.extraction.pipeline import ExtractionPipeline
+from vetq.core.settings import load_settings
 
 CONFLICTING_TOTALS = "Subtotal 540.00, tax 43.20, total 583.20 GBP. The total is 999.99."
 RIGHT = {"subtotal": 540.0, "tax": 43.2, "total": 583.2, "currency": "GBP"}

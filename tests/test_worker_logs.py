@@ -7,10 +7,10 @@ import subprocess
 import sys
 import time
 
-from api_client.admin import Admin
-from api_client.client import Client
-from eval.fake_provider import FakeProvider
 from tests.conftest import GLOBEX, GLOBEX_DATA, answer_like_a_model
+from vetq.api_client.admin import Admin
+from vetq.api_client.client import Client
+from vetq.eval.fake_provider import FakeProvider
 
 # Values that occur only in the document and in what the model extracted from it.
 DOCUMENT_VALUES = ("Globex", "GLX/2026/778", "583.2", "forwarding the bill")
@@ -31,7 +31,7 @@ def test_a_worker_at_info_logs_no_document_text_and_no_extracted_value(redis_url
         fake.set_responder(answer_like_a_model)
         env["OPENAI_BASE_URL"] = fake.base_url_openai
         worker = subprocess.Popen(
-            [sys.executable, "-m", "api_client.cli", "worker", "--queues", "extract", "--concurrency", "1",
+            [sys.executable, "-m", "vetq.api_client.cli", "worker", "--queues", "extract", "--concurrency", "1",
              "--pool", "prefork"],
             env=env, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
         )  # fmt: skip

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from celery import Celery
 
-from core.queue import celery_config, unsafe_settings
-from core.settings import VetqSettings
+from vetq.core.queue import celery_config, unsafe_settings
+from vetq.core.settings import VetqSettings
 
 
 class UnsafeSettingsError(RuntimeError):
@@ -26,10 +26,10 @@ def create_app(settings: VetqSettings, redis_url: str, *, check_safety: bool = T
         # Take each message off its queue and record it as unacknowledged in one
         # step (workers/reliable_transport.py): a kill or a Redis restart between
         # the two would otherwise lose the job.
-        app.conf.broker_transport = "workers.reliable_transport:Transport"
+        app.conf.broker_transport = "vetq.workers.reliable_transport:Transport"
     # A worker-side setting: refused messages (undecodable, unknown task, malformed)
     # are recorded in the dead-letter list `vetq:dead` (workers/dead_letter_consumer.py).
-    app.conf.worker_consumer = "workers.dead_letter_consumer:DeadLetterConsumer"
+    app.conf.worker_consumer = "vetq.workers.dead_letter_consumer:DeadLetterConsumer"
     # When the broker connection drops, a running job finishes and writes its result
     # (the backend retries); its ack is lost with the old connection, so Redis gives the
     # job back after the visibility timeout and the rerun answers from the response cache.
@@ -38,7 +38,7 @@ def create_app(settings: VetqSettings, redis_url: str, *, check_safety: bool = T
     # the pool threads see only the default, so this app must be it.
     app.set_default()
     # Importing the task and signal modules registers them on this app.
-    from workers import signals, tasks
+    from vetq.workers import signals, tasks
 
     tasks.register(app, settings, redis_url)
     signals.connect()

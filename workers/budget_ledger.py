@@ -39,9 +39,9 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from core.redis_keys import BUDGET_PREFIX, budget_lease_key, budget_reservation_key, budget_scope_key
-from core.settings import VetqSettings
-from workers.lua_scripts import register
+from vetq.core.redis_keys import BUDGET_PREFIX, budget_lease_key, budget_reservation_key, budget_scope_key
+from vetq.core.settings import VetqSettings
+from vetq.workers.lua_scripts import register
 
 __all__ = ["LEASE_MARGIN_S", "UNLIMITED", "RedisBudgetLedger", "lease_s_for"]
 
@@ -154,7 +154,7 @@ class RedisBudgetLedger:
         scopes, leases = self.redis.hmget(key, "scopes", "leases")
         if scopes is None or leases is None:
             return None
-        return [key, *json.loads(_text(scopes)), *json.loads(_text(leases))]
+        return [key, *json.loads(_text(scopes) or "[]"), *json.loads(_text(leases) or "[]")]
 
     def _finish_reservation(self, reservation_id: str, mode: str, actual_tokens: int) -> bool:
         keys = self._keys_of(reservation_id)

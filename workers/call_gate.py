@@ -52,16 +52,16 @@ from typing import Any
 import redis
 from celery.exceptions import SoftTimeLimitExceeded
 
-from core.errors import ErrorCode
-from core.llm.client import LLMClient
-from core.llm.errors import BudgetExceededError, LLMError, RateLimitedError
-from core.llm.tokens import estimate_prompt_tokens
-from core.llm.types import LLMRequest, LLMResponse, RateLimitInfo
-from core.logging import get_logger
-from core.redis_keys import ATTEMPTS_PREFIX, JOB_SCOPE_PREFIX, attempts_key
-from workers.budget_ledger import UNLIMITED, RedisBudgetLedger
-from workers.rate_limiter import RedisRateLimiter
-from workers.response_cache import RedisResponseCache
+from vetq.core.errors import ErrorCode
+from vetq.core.llm.client import LLMClient
+from vetq.core.llm.errors import BudgetExceededError, LLMError, RateLimitedError
+from vetq.core.llm.tokens import estimate_prompt_tokens
+from vetq.core.llm.types import LLMRequest, LLMResponse, RateLimitInfo
+from vetq.core.logging import get_logger
+from vetq.core.redis_keys import ATTEMPTS_PREFIX, JOB_SCOPE_PREFIX, attempts_key
+from vetq.workers.budget_ledger import UNLIMITED, RedisBudgetLedger
+from vetq.workers.rate_limiter import RedisRateLimiter
+from vetq.workers.response_cache import RedisResponseCache
 
 __all__ = [
     "GateStateUnavailableError",

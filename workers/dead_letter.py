@@ -23,10 +23,10 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from core.errors import ErrorCode
-from core.logging import get_logger
-from core.redis_keys import DEAD_LETTER_KEY
-from core.results import error_of
+from vetq.core.errors import ErrorCode
+from vetq.core.logging import get_logger
+from vetq.core.redis_keys import DEAD_LETTER_KEY
+from vetq.core.results import error_of
 
 log = get_logger("vetq.dead_letter")
 
@@ -47,7 +47,7 @@ REASON_BAD_ARGUMENTS = "bad_arguments"
 
 def preview(body: Any) -> str:
     """At most PREVIEW_CHARS characters of a body, secrets masked."""
-    from core.logging import redact_text
+    from vetq.core.logging import redact_text
 
     if body is None:
         return ""
@@ -76,7 +76,7 @@ def make_entry(
     body: Any = None,
     error: BaseException | str | None = None,
 ) -> dict[str, Any]:
-    from core.logging import redact_text
+    from vetq.core.logging import redact_text
 
     if isinstance(error, BaseException):
         error = f"{type(error).__name__}: {error}"

@@ -17,8 +17,8 @@ from typing import Any
 
 from celery.worker.consumer import Consumer
 
-from core.logging import get_logger
-from workers.dead_letter import (
+from vetq.core.logging import get_logger
+from vetq.workers.dead_letter import (
     REASON_CONTENT_DISALLOWED,
     REASON_DECODE_ERROR,
     REASON_INVALID_TASK,

@@ -27,12 +27,12 @@ import threading
 import time
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 import redis
 
-from core.errors import ConfigError, ServiceUnavailableError
-from core.logging import get_logger, redact_text
+from vetq.core.errors import ConfigError, ServiceUnavailableError
+from vetq.core.logging import get_logger, redact_text
 
 log = get_logger("vetq.embedded_redis")
 
@@ -267,7 +267,14 @@ class EmbeddedRedis:
         self.port: int | None = None
         self.owner = False
         self.attached_role: str | None = None
-        self._lock_handle = None
+        self._lock_handle: IO[str] | None = None
+
+    @property
+    def live_url(self) -> str:
+        """The URL of a started server: start() sets it or raises."""
+        if self.url is None:
+            raise RuntimeError("the embedded Redis has not been started")
+        return self.url
 
     @property
     def safe_url(self) -> str:

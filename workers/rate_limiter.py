@@ -24,11 +24,11 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
-from core.llm.limits import Limit
-from core.llm.types import RateLimitInfo
-from core.logging import get_logger
-from core.redis_keys import RATE_LIMIT_PREFIX, rate_limit_keys
-from workers.lua_scripts import register
+from vetq.core.llm.limits import Limit
+from vetq.core.llm.types import RateLimitInfo
+from vetq.core.logging import get_logger
+from vetq.core.redis_keys import RATE_LIMIT_PREFIX, rate_limit_keys
+from vetq.workers.lua_scripts import register
 
 __all__ = ["DEFAULT_WINDOW_S", "RedisRateLimiter"]
 

@@ -29,8 +29,8 @@ from kombu.transport import redis as kombu_redis
 from kombu.utils.encoding import bytes_to_str
 from kombu.utils.json import loads
 
-from core.redis_keys import idle_key
-from workers.lua_scripts import source
+from vetq.core.redis_keys import idle_key
+from vetq.workers.lua_scripts import source
 
 # An idle channel serving several queues watches each for this long in turn.
 WAIT_SLICE_S = 0.2
@@ -75,7 +75,7 @@ class Channel(kombu_redis.Channel):
                 command = ["BLMOVE", key, key, "RIGHT", "RIGHT", slice_s]
             self._waiting = True
         self._in_poll = connection
-        self._brpop_sent_at = time.monotonic()
+        self._brpop_sent_at = time.monotonic()  # type: ignore[assignment]  # kombu's attribute, None by default
         connection.send_command(*command)
 
     def _brpop_read(self, **options: Any) -> bool:
@@ -110,7 +110,7 @@ class Channel(kombu_redis.Channel):
             self.connection._deliver(loads(bytes_to_str(item)), dest)
             return True
         finally:
-            self._in_poll = None
+            self._in_poll = None  # type: ignore[assignment]  # as kombu's own disconnect handler does
             self._flush_brpop_reauth()
 
 

@@ -19,9 +19,9 @@ from typing import Any
 import redis
 from pydantic import ValidationError
 
-from core.llm.types import LLMRequest, LLMResponse, RateLimitInfo
-from core.logging import get_logger
-from core.redis_keys import RESPONSE_CACHE_PREFIX, response_cache_key
+from vetq.core.llm.types import LLMRequest, LLMResponse, RateLimitInfo
+from vetq.core.logging import get_logger
+from vetq.core.redis_keys import RESPONSE_CACHE_PREFIX, response_cache_key
 
 __all__ = ["RedisResponseCache"]
 

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from celery import Celery
 from celery.worker import WorkController
 
-from core.logging import get_logger
-from core.queue import QUEUES
+from vetq.core.logging import get_logger
+from vetq.core.queue import QUEUES
 
 log = get_logger("vetq.worker")
 
@@ -110,7 +110,7 @@ def spawn_worker_process(
 ) -> subprocess.Popen:
     env = {**os.environ, "VETQ_REDIS_URL": redis_url, **(extra_env or {})}
     command = [
-        sys.executable, "-m", "api_client.cli", "worker",
+        sys.executable, "-m", "vetq.api_client.cli", "worker",
         "--queues", ",".join(queues), "--concurrency", str(concurrency), "--pool", pool,
     ]  # fmt: skip
     # A worker's stdout (Celery prints its shutdown notes there) joins our stderr, so a

@@ -8,8 +8,8 @@ from typing import Any
 import structlog
 from celery import signals
 
-from core.logging import get_logger
-from core.queue import KIND_OF_TASK, TRACE_HEADER
+from vetq.core.logging import get_logger
+from vetq.core.queue import KIND_OF_TASK, TRACE_HEADER
 
 log = get_logger("vetq.worker")
 _connected = False
@@ -44,7 +44,7 @@ def _clear(**_: Any) -> None:
 def _dead_letter_invalid_input(
     task_id: str | None = None, task: Any = None, args: Any = None, kwargs: Any = None, retval: Any = None, **_: Any
 ) -> None:
-    from workers.dead_letter import record_task_outcome
+    from vetq.workers.dead_letter import record_task_outcome
 
     try:
         record_task_outcome(task, task_id, args, kwargs, retval)
@@ -60,7 +60,7 @@ def _dead_letter_bad_arguments(
     sender: Any = None,
     **_: Any,
 ) -> None:
-    from workers.dead_letter import record_bad_arguments
+    from vetq.workers.dead_letter import record_bad_arguments
 
     try:
         if exception is not None:
@@ -73,7 +73,7 @@ def connect() -> None:
     global _connected
     if _connected:
         return
-    from core.logging import hide_task_data
+    from vetq.core.logging import hide_task_data
 
     hide_task_data()  # Celery's success line would print each job's result: the extracted data
     signals.task_prerun.connect(_bind, weak=False)

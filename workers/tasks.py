@@ -11,28 +11,28 @@ import redis
 from celery import Celery, Task
 from celery.exceptions import SoftTimeLimitExceeded
 
-from core.errors import ErrorCode, InvalidInputError, VetqError
-from core.extraction.pipeline import ExtractionPipeline
-from core.extraction.schema import ExtractionError
-from core.llm.client import LLMClient
-from core.llm.errors import LLMError
-from core.llm.factory import make_client
-from core.llm.gate import CallGate, DirectGate
-from core.llm.limits import parse_limits
-from core.logging import get_logger
-from core.queue import TASK_EXTRACT, TASK_NOOP, TASK_REVIEW, TASK_VALIDATE, requeue_step_s
-from core.redis_keys import TELEMETRY_STREAM, batch_scope, job_scope
-from core.results import RESULT_FORMAT
-from core.review.schema import ReviewError, ReviewErrorMeta, ReviewRequest
-from core.review.service import config_from_settings, run_review
-from core.review.telemetry import StreamSink, TelemetrySink
-from core.settings import VetqSettings
-from core.validation import parse_model
-from workers.budget_ledger import RedisBudgetLedger, lease_s_for
-from workers.call_gate import RedisCallGate, full_jitter_backoff_s
-from workers.rate_limiter import RedisRateLimiter
-from workers.response_cache import RedisResponseCache
-from workers.signals import trace_id_of
+from vetq.core.errors import ErrorCode, InvalidInputError, VetqError
+from vetq.core.extraction.pipeline import ExtractionPipeline
+from vetq.core.extraction.schema import ExtractionError
+from vetq.core.llm.client import LLMClient
+from vetq.core.llm.errors import LLMError
+from vetq.core.llm.factory import make_client
+from vetq.core.llm.gate import CallGate, DirectGate
+from vetq.core.llm.limits import parse_limits
+from vetq.core.logging import get_logger
+from vetq.core.queue import TASK_EXTRACT, TASK_NOOP, TASK_REVIEW, TASK_VALIDATE, requeue_step_s
+from vetq.core.redis_keys import TELEMETRY_STREAM, batch_scope, job_scope
+from vetq.core.results import RESULT_FORMAT
+from vetq.core.review.schema import ReviewError, ReviewErrorMeta, ReviewRequest
+from vetq.core.review.service import config_from_settings, run_review
+from vetq.core.review.telemetry import StreamSink, TelemetrySink
+from vetq.core.settings import VetqSettings
+from vetq.core.validation import parse_model
+from vetq.workers.budget_ledger import RedisBudgetLedger, lease_s_for
+from vetq.workers.call_gate import RedisCallGate, full_jitter_backoff_s
+from vetq.workers.rate_limiter import RedisRateLimiter
+from vetq.workers.response_cache import RedisResponseCache
+from vetq.workers.signals import trace_id_of
 
 BATCH_HEADER = "batch_id"
 BATCH_BUDGET_HEADER = "batch_token_budget"

@@ -15,8 +15,8 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
-from core.extraction.currencies import ISO_4217
-from core.extraction.dates import DateMention, find_date_mentions
+from vetq.core.extraction.currencies import ISO_4217
+from vetq.core.extraction.dates import DateMention, find_date_mentions
 
 __all__ = ["CENT", "AmountMention", "find_amounts", "parse_amount", "to_cents"]
 

@@ -7,12 +7,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.extraction.schema import FIELD_NAMES, CritiqueResult, InvoiceData
-from core.llm.json_extract import normalize_confidence
-from core.llm.structured import ModelStage, StructuredAnswer, UnusableAnswer, ask_structured
-from core.llm.types import Message
-from core.prompts import EXTRACTION_PROMPTS, fence
-from core.validation import explain
+from vetq.core.extraction.schema import FIELD_NAMES, CritiqueResult, InvoiceData
+from vetq.core.llm.json_extract import normalize_confidence
+from vetq.core.llm.structured import ModelStage, StructuredAnswer, UnusableAnswer, ask_structured
+from vetq.core.llm.types import Message
+from vetq.core.prompts import EXTRACTION_PROMPTS, fence
+from vetq.core.validation import explain
 
 
 def _lenient_confidence(value: Any) -> Any:

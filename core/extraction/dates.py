@@ -166,14 +166,14 @@ def find_date_mentions(text: str) -> list[DateMention]:
         if w.end() - w.start() > 10 or w.group().casefold() not in MONTHS:
             continue
         ws = w.start()
-        m = _MDY_NAMED.match(text, ws)
-        if m is not None:
-            add(m, _named_dates(m))
+        named = _MDY_NAMED.match(text, ws)
+        if named is not None:
+            add(named, _named_dates(named))
         lo = max(0, ws - 14)
         for d in _DAY_BEFORE.finditer(text, lo, ws):
-            m = _DMY_NAMED.match(text, d.start())
-            if m is not None and m.start("mon") == ws:
-                add(m, _named_dates(m))
+            named = _DMY_NAMED.match(text, d.start())
+            if named is not None and named.start("mon") == ws:
+                add(named, _named_dates(named))
                 break
     return [DateMention(s, e, frozenset(ds)) for (s, e), ds in sorted(found.items())]
 
@@ -184,7 +184,7 @@ def find_date_spans(text: str, value: date) -> list[tuple[int, int]]:
         value = value.date()
     if not isinstance(value, date):
         if is_real_iso_date(value):
-            value = date.fromisoformat(value)  # type: ignore[arg-type]
+            value = date.fromisoformat(value)
         else:
             return []
     return [(m.start, m.end) for m in find_date_mentions(text) if value in m.dates]

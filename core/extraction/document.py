@@ -3,7 +3,7 @@ producer can refuse a bad document without importing the extraction pipeline."""
 
 from __future__ import annotations
 
-from core.errors import InvalidInputError
+from vetq.core.errors import InvalidInputError
 
 __all__ = ["check_document"]
 

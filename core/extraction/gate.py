@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from core.extraction.schema import FIELD_NAMES, CritiqueResult, FieldVerdict, FlaggedField, InvoiceData
+from vetq.core.extraction.schema import FIELD_NAMES, CritiqueResult, FieldVerdict, FlaggedField, InvoiceData
 
 # With the Critic off, every committed field starts here before the heuristics.
 BASE_CONFIDENCE_WITHOUT_CRITIC = 0.95

@@ -6,11 +6,11 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from core.extraction.schema import FIELD_NAMES, InvoiceData
-from core.llm.structured import ModelStage, StructuredAnswer, UnusableAnswer, ask_structured
-from core.llm.types import Message
-from core.prompts import EXTRACTION_PROMPTS, fence
-from core.validation import explain
+from vetq.core.extraction.schema import FIELD_NAMES, InvoiceData
+from vetq.core.llm.structured import ModelStage, StructuredAnswer, UnusableAnswer, ask_structured
+from vetq.core.llm.types import Message
+from vetq.core.prompts import EXTRACTION_PROMPTS, fence
+from vetq.core.validation import explain
 
 
 def parse_invoice(obj: dict[str, Any]) -> InvoiceData:

@@ -16,13 +16,13 @@ from decimal import Decimal, InvalidOperation
 from itertools import combinations, product
 from typing import Any
 
-from core.extraction.amounts import CENT, AmountMention, find_amounts, parse_amount, to_cents
-from core.extraction.currencies import AMBIGUOUS_SYMBOLS, CURRENCY_WORDS, ISO_4217, UNAMBIGUOUS_SYMBOLS
-from core.extraction.dates import find_date_mentions, is_real_iso_date
-from core.extraction.lexicon import INVOICE_LEXICON, WORD_RE, Lexicon, first_word, normalise_phrase, phrase_pattern
-from core.extraction.roles import CLAUSE_BREAK_RE, LABEL_AFTER_WINDOW, LABEL_BEFORE_WINDOW, Lines, assign_roles
-from core.extraction.schema import AMOUNT_FIELDS, FIELD_NAMES, InvoiceData, Span
-from core.extraction.text_match import NormalizedText
+from vetq.core.extraction.amounts import CENT, AmountMention, find_amounts, parse_amount, to_cents
+from vetq.core.extraction.currencies import AMBIGUOUS_SYMBOLS, CURRENCY_WORDS, ISO_4217, UNAMBIGUOUS_SYMBOLS
+from vetq.core.extraction.dates import find_date_mentions, is_real_iso_date
+from vetq.core.extraction.lexicon import INVOICE_LEXICON, WORD_RE, Lexicon, first_word, normalise_phrase, phrase_pattern
+from vetq.core.extraction.roles import CLAUSE_BREAK_RE, LABEL_AFTER_WINDOW, LABEL_BEFORE_WINDOW, Lines, assign_roles
+from vetq.core.extraction.schema import AMOUNT_FIELDS, FIELD_NAMES, InvoiceData, Span
+from vetq.core.extraction.text_match import NormalizedText
 
 __all__ = [
     "AMBIGUOUS_CURRENCY_FACTOR",

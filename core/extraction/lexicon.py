@@ -177,7 +177,7 @@ def lexicon_from_data(data: Mapping[str, Any]) -> Lexicon:
 
 def load_lexicon(name: str = INVOICE_LEXICON_FILE) -> Lexicon:
     """A lexicon shipped in this package, by file name."""
-    text = resources.files("core.extraction").joinpath(name).read_text(encoding="utf-8")
+    text = resources.files("vetq.core.extraction").joinpath(name).read_text(encoding="utf-8")
     data = json.loads(text)
     if not isinstance(data, Mapping):
         raise LexiconError(f"{name} must hold a JSON object")

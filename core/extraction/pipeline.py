@@ -11,13 +11,13 @@ from typing import Any
 import structlog
 from pydantic import ValidationError
 
-from core.errors import ErrorCode, InvalidInputError, VetqError
-from core.extraction.critic import Critic
-from core.extraction.document import check_document
-from core.extraction.gate import BASE_CONFIDENCE_WITHOUT_CRITIC, decide
-from core.extraction.generator import Generator
-from core.extraction.heuristics import run_heuristics
-from core.extraction.schema import (
+from vetq.core.errors import ErrorCode, InvalidInputError, VetqError
+from vetq.core.extraction.critic import Critic
+from vetq.core.extraction.document import check_document
+from vetq.core.extraction.gate import BASE_CONFIDENCE_WITHOUT_CRITIC, decide
+from vetq.core.extraction.generator import Generator
+from vetq.core.extraction.heuristics import run_heuristics
+from vetq.core.extraction.schema import (
     ExtractionError,
     ExtractionOutcome,
     ExtractionRequest,
@@ -25,14 +25,14 @@ from core.extraction.schema import (
     InvoiceData,
     ValidationRequest,
 )
-from core.llm.client import LLMClient, ModelSpec
-from core.llm.errors import LLMError
-from core.llm.factory import make_client
-from core.llm.gate import CallGate, DirectGate
-from core.llm.types import Usage
-from core.logging import get_logger
-from core.settings import VetqSettings, load_settings
-from core.validation import explain, parse_model
+from vetq.core.llm.client import LLMClient, ModelSpec
+from vetq.core.llm.errors import LLMError
+from vetq.core.llm.factory import make_client
+from vetq.core.llm.gate import CallGate, DirectGate
+from vetq.core.llm.types import Usage
+from vetq.core.logging import get_logger
+from vetq.core.settings import VetqSettings, load_settings
+from vetq.core.validation import explain, parse_model
 
 log = get_logger("vetq.extraction")
 
@@ -42,8 +42,9 @@ ClientFactory = Callable[[ModelSpec], LLMClient]
 def parse_extraction_payload(payload: Any) -> ExtractionRequest | ValidationRequest:
     """A task's JSON payload as the request model it names (kind: extract | validate)."""
     kind = payload.get("kind", "extract") if isinstance(payload, dict) else None
-    model = ValidationRequest if kind == "validate" else ExtractionRequest
-    return parse_model(model, payload, what=f"{kind or 'extraction'} request")
+    if kind == "validate":
+        return parse_model(ValidationRequest, payload, what="validate request")
+    return parse_model(ExtractionRequest, payload, what=f"{kind or 'extraction'} request")
 
 
 class ExtractionPipeline:

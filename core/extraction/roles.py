@@ -9,8 +9,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from core.extraction.amounts import AmountMention
-from core.extraction.lexicon import INVOICE_LEXICON, MAX_FIRST_WORD_CHARS, WORD_RE, Lexicon, normalise_phrase
+from vetq.core.extraction.amounts import AmountMention
+from vetq.core.extraction.lexicon import INVOICE_LEXICON, MAX_FIRST_WORD_CHARS, WORD_RE, Lexicon, normalise_phrase
 
 __all__ = [
     "CLAUSE_BREAK_RE",

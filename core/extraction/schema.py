@@ -9,10 +9,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from core.extraction.currencies import ISO_4217
-from core.llm.types import Usage
-from core.results import RESULT_FORMAT, ErrorResult
-from core.validation import json_problem
+from vetq.core.extraction.currencies import ISO_4217
+from vetq.core.llm.types import Usage
+from vetq.core.results import RESULT_FORMAT, ErrorResult
+from vetq.core.validation import json_problem
 
 FIELD_NAMES: tuple[str, ...] = (
     "vendor_name",

@@ -1,7 +1,7 @@
 """The one boundary between vetq and language models."""
 
-from core.llm.client import LLMClient, ModelSpec
-from core.llm.errors import (
+from vetq.core.llm.client import LLMClient, ModelSpec
+from vetq.core.llm.errors import (
     BudgetExceededError,
     LLMError,
     MalformedResponseError,
@@ -11,7 +11,7 @@ from core.llm.errors import (
     ProviderTimeoutError,
     RateLimitedError,
 )
-from core.llm.types import LLMRequest, LLMResponse, Message, RateLimitInfo, Usage
+from vetq.core.llm.types import LLMRequest, LLMResponse, Message, RateLimitInfo, Usage
 
 __all__ = [
     "BudgetExceededError",

@@ -7,8 +7,8 @@ from typing import Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from core.errors import ConfigError
-from core.llm.types import LLMRequest, LLMResponse
+from vetq.core.errors import ConfigError
+from vetq.core.llm.types import LLMRequest, LLMResponse
 
 
 class ModelSpec(BaseModel):
@@ -24,7 +24,7 @@ class ModelSpec(BaseModel):
             raise ConfigError(
                 f"{variable} must be 'provider:model' (for example anthropic:claude-sonnet-4-5), got {spec!r}"
             )
-        from core.llm.registry import PROVIDERS  # the registry imports the clients, which import this module
+        from vetq.core.llm.registry import PROVIDERS  # the registry imports the clients, which import this module
 
         if provider not in PROVIDERS:
             raise ConfigError(f"{variable}: unknown provider {provider!r}; choose one of {', '.join(PROVIDERS)}")

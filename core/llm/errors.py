@@ -3,8 +3,8 @@ Messages never carry an API key or the document."""
 
 from __future__ import annotations
 
-from core.errors import ErrorCode, VetqError
-from core.llm.types import RateLimitInfo, Usage
+from vetq.core.errors import ErrorCode, VetqError
+from vetq.core.llm.types import RateLimitInfo, Usage
 
 HTTP_BODY_LIMIT = 300
 

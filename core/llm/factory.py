@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import os
 
-from core.llm.client import LLMClient, ModelSpec
-from core.llm.registry import PROVIDERS
+from vetq.core.llm.client import LLMClient, ModelSpec
+from vetq.core.llm.registry import PROVIDERS
 
 
 def build_client(spec: ModelSpec | str, *, timeout_s: float = 60.0, base_url: str | None = None) -> LLMClient:
@@ -24,7 +24,7 @@ def make_client(
     replay fixture (a live eval run recording fresh fixtures)."""
     client = build_client(spec, timeout_s=timeout_s)
     if record_to is not None:
-        from core.llm.replay import RecordingClient
+        from vetq.core.llm.replay import RecordingClient
 
         return RecordingClient(client, record_to)
     return client

@@ -17,10 +17,10 @@ import copy
 import threading
 from typing import Protocol
 
-from core.llm.client import LLMClient
-from core.llm.errors import BudgetExceededError
-from core.llm.tokens import estimate_prompt_tokens
-from core.llm.types import LLMRequest, LLMResponse
+from vetq.core.llm.client import LLMClient
+from vetq.core.llm.errors import BudgetExceededError
+from vetq.core.llm.tokens import estimate_prompt_tokens
+from vetq.core.llm.types import LLMRequest, LLMResponse
 
 # Under this many tokens an answer is not worth asking for: a JSON verdict alone needs more.
 MIN_CALL_TOKENS = 256

@@ -13,8 +13,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.errors import ConfigError
-from core.llm.registry import PROVIDERS
+from vetq.core.errors import ConfigError
+from vetq.core.llm.registry import PROVIDERS
 
 __all__ = ["ENV_VAR", "Limit", "parse_limits"]
 

@@ -22,11 +22,11 @@ import threading
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from core.llm.client import LLMClient
-from core.llm.errors import ProviderHTTPError
-from core.llm.gate import CallGate
-from core.llm.types import LLMRequest, LLMResponse
-from core.logging import get_logger
+from vetq.core.llm.client import LLMClient
+from vetq.core.llm.errors import ProviderHTTPError
+from vetq.core.llm.gate import CallGate
+from vetq.core.llm.types import LLMRequest, LLMResponse
+from vetq.core.logging import get_logger
 
 log = get_logger("vetq.llm")
 

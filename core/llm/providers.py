@@ -22,8 +22,8 @@ import os
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Self
 
-from core.errors import ConfigError
-from core.llm.errors import (
+from vetq.core.errors import ConfigError
+from vetq.core.llm.errors import (
     HTTP_BODY_LIMIT,
     LLMError,
     MalformedResponseError,
@@ -32,7 +32,7 @@ from core.llm.errors import (
     ProviderTimeoutError,
     RateLimitedError,
 )
-from core.llm.types import LLMRequest, LLMResponse, RateLimitInfo, Usage
+from vetq.core.llm.types import LLMRequest, LLMResponse, RateLimitInfo, Usage
 
 __all__ = ["AnthropicClient", "BedrockClient", "OpenAIClient"]
 

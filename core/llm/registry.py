@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from core.llm.client import LLMClient
-from core.llm.providers import AnthropicClient, BedrockClient, OpenAIClient
-from core.llm.replay import ReplayClient
-from core.llm.scripted import ScriptedLLMClient
+from vetq.core.llm.client import LLMClient
+from vetq.core.llm.providers import AnthropicClient, BedrockClient, OpenAIClient
+from vetq.core.llm.replay import ReplayClient
+from vetq.core.llm.scripted import ScriptedLLMClient
 
 
 class BuiltFromSpec(Protocol):

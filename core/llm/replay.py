@@ -21,9 +21,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from core.errors import ConfigError
-from core.llm.client import LLMClient
-from core.llm.types import LLMRequest, LLMResponse, Usage
+from vetq.core.errors import ConfigError
+from vetq.core.llm.client import LLMClient
+from vetq.core.llm.types import LLMRequest, LLMResponse, Usage
 
 __all__ = ["FIXTURE_VERSION", "MissingRecordingError", "RecordingClient", "ReplayClient", "load_fixture"]
 

@@ -12,8 +12,8 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 
-from core.errors import ConfigError
-from core.llm.types import LLMRequest, LLMResponse, Usage
+from vetq.core.errors import ConfigError
+from vetq.core.llm.types import LLMRequest, LLMResponse, Usage
 
 __all__ = ["ScriptExhaustedError", "ScriptedLLMClient"]
 

@@ -20,13 +20,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from core.llm.client import LLMClient
-from core.llm.errors import LLMError, MalformedResponseError, OutputTruncatedError
-from core.llm.gate import CallGate, plan_max_tokens
-from core.llm.json_extract import extract_json_object
-from core.llm.profiles import call_as_profiled
-from core.llm.types import LLMRequest, LLMResponse, Message, Usage
-from core.logging import get_logger
+from vetq.core.llm.client import LLMClient
+from vetq.core.llm.errors import LLMError, MalformedResponseError, OutputTruncatedError
+from vetq.core.llm.gate import CallGate, plan_max_tokens
+from vetq.core.llm.json_extract import extract_json_object
+from vetq.core.llm.profiles import call_as_profiled
+from vetq.core.llm.types import LLMRequest, LLMResponse, Message, Usage
+from vetq.core.logging import get_logger
 
 T = TypeVar("T")
 E = TypeVar("E", bound=LLMError)

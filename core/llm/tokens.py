@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from core.llm.types import LLMRequest
+from vetq.core.llm.types import LLMRequest
 
 PER_MESSAGE_OVERHEAD = 4
 

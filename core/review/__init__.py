@@ -5,18 +5,18 @@ Core logic only -- no queue, no Redis, no provider SDK. Entry point:
 `core.review.service.run_review`.
 """
 
-from core.review.blindness import BlindnessReport, check_blindness
-from core.review.schema import (
+from vetq.core.review.blindness import BlindnessReport, check_blindness
+from vetq.core.review.schema import (
     ReviewConfig,
     ReviewError,
     ReviewMeta,
     ReviewRequest,
     ReviewResult,
 )
-from core.review.service import preflight, run_review
-from core.review.session import ReviewSession, ReviewTimeoutError
-from core.review.should_review import ShouldReviewRequest, ShouldReviewResult, should_review
-from core.review.telemetry import ListSink, TelemetrySink, build_outcome_record, build_review_record
+from vetq.core.review.service import preflight, run_review
+from vetq.core.review.session import ReviewSession, ReviewTimeoutError
+from vetq.core.review.should_review import ShouldReviewRequest, ShouldReviewResult, should_review
+from vetq.core.review.telemetry import ListSink, TelemetrySink, build_outcome_record, build_review_record
 
 __all__ = [
     "BlindnessReport",

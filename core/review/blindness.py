@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.review.schema import ReviewRequest
+from vetq.core.review.schema import ReviewRequest
 
 DEFAULT_LEAK = 0.5
 DEFAULT_WARN = 0.15

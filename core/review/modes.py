@@ -33,11 +33,11 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from core.llm.errors import BudgetExceededError
-from core.llm.types import Message
-from core.prompts import BENCH_PROMPTS, REVIEW_PROMPTS, REVIEW_TAGS, PromptSet, fence, neutralise_tags
-from core.review.schema import DecisionType, ReviewRequest, RiskLevel
-from core.review.session import ReviewSession
+from vetq.core.llm.errors import BudgetExceededError
+from vetq.core.llm.types import Message
+from vetq.core.prompts import BENCH_PROMPTS, REVIEW_PROMPTS, REVIEW_TAGS, PromptSet, fence, neutralise_tags
+from vetq.core.review.schema import DecisionType, ReviewRequest, RiskLevel
+from vetq.core.review.session import ReviewSession
 
 BUDGET_EXHAUSTED_RECOMMENDATION = (
     "The review's token budget ran out after the reviewer formed its own position and before it could "

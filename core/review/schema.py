@@ -7,10 +7,10 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_serializer, model_validator
 
-from core.llm.json_extract import normalize_confidence
-from core.llm.types import Usage
-from core.results import RESULT_FORMAT, ErrorResult
-from core.review.parsing import MAX_LIST_ITEMS, normalize_optional_text, normalize_str_list, normalize_verdict
+from vetq.core.llm.json_extract import normalize_confidence
+from vetq.core.llm.types import Usage
+from vetq.core.results import RESULT_FORMAT, ErrorResult
+from vetq.core.review.parsing import MAX_LIST_ITEMS, normalize_optional_text, normalize_str_list, normalize_verdict
 
 DecisionType = Literal[
     "architecture",

@@ -16,15 +16,16 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
-from typing import Any
+from typing import Any, cast
 
-from core.errors import ErrorCode, VetqError
-from core.llm.client import LLMClient
-from core.llm.gate import CallGate
-from core.logging import get_logger
-from core.review.blindness import BlindnessReport, check_blindness
-from core.review.modes import BLIND_MODES, MODES
-from core.review.schema import (
+from vetq.core.errors import ErrorCode, VetqError
+from vetq.core.llm.client import LLMClient
+from vetq.core.llm.gate import CallGate
+from vetq.core.logging import get_logger
+from vetq.core.review.blindness import BlindnessReport, check_blindness
+from vetq.core.review.modes import BLIND_MODES, MODES
+from vetq.core.review.schema import (
+    AnyReviewMode,
     FalsificationProbe,
     ReviewConfig,
     ReviewError,
@@ -33,13 +34,15 @@ from core.review.schema import (
     ReviewRequest,
     ReviewResult,
 )
-from core.review.session import ReviewSession
-from core.review.telemetry import TelemetrySink, build_review_record
+from vetq.core.review.session import ReviewSession
+from vetq.core.review.telemetry import TelemetrySink, build_review_record
 
 log = get_logger("vetq.review")
 
 
-def preflight(request: ReviewRequest, config: ReviewConfig, mode: str | None = None) -> BlindnessReport | ReviewError:
+def preflight(
+    request: ReviewRequest, config: ReviewConfig, mode: AnyReviewMode | None = None
+) -> BlindnessReport | ReviewError:
     """The blindness check alone: a ReviewError (BLINDNESS_LEAK) when a review in a
     blind mode must be refused, else the report. `mode` is the mode that will run
     (default: the request's). Callers may run it before building a client;
@@ -87,24 +90,25 @@ def run_review(
             "workers): send review_mode in the request instead",
             meta=ReviewErrorMeta(trace_id=trace_id),
         )
-    mode = mode or request.review_mode
-    if mode not in MODES:
+    asked = mode or request.review_mode
+    if asked not in MODES:
         return ReviewError.of(
-            ErrorCode.INVALID_INPUT, f"unknown review mode {mode!r}", meta=ReviewErrorMeta(trace_id=trace_id)
+            ErrorCode.INVALID_INPUT, f"unknown review mode {asked!r}", meta=ReviewErrorMeta(trace_id=trace_id)
         )
+    run_mode = cast(AnyReviewMode, asked)  # MODES' keys are AnyReviewMode's values (tested)
     started = time.monotonic()
 
-    report = preflight(request, config, mode)
+    report = preflight(request, config, run_mode)
     if isinstance(report, ReviewError):
         # Refused before any client is built or any token is spent.
-        log.warning("review.blindness_leak", review_id=review_id, mode=mode, trace_id=trace_id)
+        log.warning("review.blindness_leak", review_id=review_id, mode=run_mode, trace_id=trace_id)
         error = report.model_copy(
             update={
-                "meta": ReviewErrorMeta(review_id=review_id, review_mode=mode, trace_id=trace_id, latency_ms=0),
+                "meta": ReviewErrorMeta(review_id=review_id, review_mode=run_mode, trace_id=trace_id, latency_ms=0),
                 "trace_id": trace_id,
             }
         )
-        _emit(telemetry, error, request, mode=mode, model="")
+        _emit(telemetry, error, request, mode=run_mode, model="")
         return error
 
     if not isinstance(client, LLMClient) and callable(client):
@@ -118,7 +122,7 @@ def run_review(
     def error_meta() -> ReviewErrorMeta:
         return ReviewErrorMeta(
             review_id=review_id,
-            review_mode=mode,
+            review_mode=run_mode,
             model=model,
             phases=0,
             usage=session.usage,
@@ -130,20 +134,20 @@ def run_review(
     log.info(
         "review.start",
         review_id=review_id,
-        mode=mode,
+        mode=run_mode,
         model=model,
         trace_id=trace_id,
         blindness_score=round(report.score, 3),
     )
     try:
-        outcome = MODES[mode](request, session)
+        outcome = MODES[run_mode](request, session)
     except VetqError as exc:
         if getattr(exc, "retryable", False):
             log.warning("review.retryable_error", review_id=review_id, code=exc.code.value, calls=session.calls)
             raise
         log.warning("review.failed", review_id=review_id, code=exc.code.value, calls=session.calls)
         error = ReviewError.of(exc.code, exc.message, meta=error_meta())
-        _emit(telemetry, error, request, mode=mode, model=model)
+        _emit(telemetry, error, request, mode=run_mode, model=model)
         return error
 
     answer = outcome.verdict
@@ -157,7 +161,7 @@ def run_review(
         confidence=answer["confidence"],
         meta=ReviewMeta(
             review_id=review_id,
-            review_mode=mode,
+            review_mode=run_mode,
             model=model,
             phases=outcome.phases,
             usage=session.usage,
@@ -175,7 +179,7 @@ def run_review(
         calls=session.calls,
         total_tokens=session.usage.total_tokens,
     )
-    _emit(telemetry, result, request, mode=mode, model=model)
+    _emit(telemetry, result, request, mode=run_mode, model=model)
     return result
 
 

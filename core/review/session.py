@@ -34,16 +34,16 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from core.errors import ErrorCode
-from core.llm.client import LLMClient
-from core.llm.errors import LLMError, ProviderTimeoutError
-from core.llm.gate import CallGate
-from core.llm.structured import UnusableAnswer, ask_structured
-from core.llm.types import LLMRequest, LLMResponse, Message, Usage
-from core.logging import get_logger
-from core.prompts import REVIEW_PROMPTS
-from core.review.schema import ANSWER_SCHEMAS, ReviewConfig
-from core.validation import explain
+from vetq.core.errors import ErrorCode
+from vetq.core.llm.client import LLMClient
+from vetq.core.llm.errors import LLMError, ProviderTimeoutError
+from vetq.core.llm.gate import CallGate
+from vetq.core.llm.structured import UnusableAnswer, ask_structured
+from vetq.core.llm.types import LLMRequest, LLMResponse, Message, Usage
+from vetq.core.logging import get_logger
+from vetq.core.prompts import REVIEW_PROMPTS
+from vetq.core.review.schema import ANSWER_SCHEMAS, ReviewConfig
+from vetq.core.validation import explain
 
 log = get_logger("vetq.review")
 

@@ -12,7 +12,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from core.review.schema import DecisionType, RiskLevel
+from vetq.core.review.schema import DecisionType, RiskLevel
 
 MANY_MODULES = 3
 MANY_FILES = 15

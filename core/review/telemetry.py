@@ -8,8 +8,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any, Protocol
 
-from core.llm.types import Usage
-from core.review.schema import ReviewError, ReviewRequest, ReviewResult
+from vetq.core.llm.types import Usage
+from vetq.core.review.schema import ReviewError, ReviewRequest, ReviewResult
 
 REVIEW_RECORD_FIELDS: tuple[str, ...] = (
     "record_type",

@@ -34,9 +34,9 @@ def validate_case(case: Any, *, warn: float = 0.15) -> list[str]:
     """Every problem with one case (an empty list when it is valid)."""
     from pydantic import ValidationError
 
-    from core.review.blindness import check_blindness
-    from core.review.schema import ReviewRequest
-    from core.validation import explain
+    from vetq.core.review.blindness import check_blindness
+    from vetq.core.review.schema import ReviewRequest
+    from vetq.core.validation import explain
 
     if not isinstance(case, dict):
         return ["a case is a JSON object"]

@@ -1,4 +1,4 @@
-"""`vetq bench review`: the blind-review benchmark (also `python -m eval.review_bench.cli`).
+"""`vetq bench review`: the blind-review benchmark (also `python -m vetq.eval.review_bench.cli`).
 
     vetq bench review                                   # offline, every case, every mode, 1 run
     vetq bench review --modes blind_first,proposal_first --runs 3 --seed 7 --label exp1
@@ -144,7 +144,7 @@ def _non_negative(value: str) -> int:
 
 
 def parser() -> argparse.ArgumentParser:
-    from core.review.modes import MODES
+    from vetq.core.review.modes import MODES
 
     p = argparse.ArgumentParser(prog="vetq bench review", description="The blind-review benchmark.")
     p.add_argument("--runs", type=_positive, default=1, help="runs of every (case, mode) (default 1)")
@@ -172,7 +172,7 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _limits_with(existing: str, model: str, rpm: int) -> str:
-    from core.llm.limits import parse_limits
+    from vetq.core.llm.limits import parse_limits
 
     kept = [
         f"{k}={','.join(p for p in ([f'{v.rpm}rpm'] if v.rpm else []) + ([f'{v.tpm}tpm'] if v.tpm else []))}"
@@ -201,7 +201,7 @@ def _offline_provider(enabled: bool) -> Iterator[Any]:
     if not enabled:
         yield None
         return
-    from eval.fake_provider import FakeProvider
+    from vetq.eval.fake_provider import FakeProvider
 
     with FakeProvider() as fake:
         fake.set_responder(offline_responder)
@@ -214,12 +214,12 @@ def _offline_provider(enabled: bool) -> Iterator[Any]:
 def build_header(
     args: argparse.Namespace, cases: Sequence[dict[str, Any]], *, model: str, settings: Any
 ) -> dict[str, Any]:
-    from core.prompts import BENCH_PROMPTS, REVIEW_PROMPTS
-    from core.review.schema import ReviewConfig
-    from core.review.service import config_from_settings
-    from eval.review_bench.cases import case_set_hash
-    from eval.review_bench.metrics import analysis_plan
-    from eval.review_bench.runner import HEADER_VERSION, git_commit
+    from vetq.core.prompts import BENCH_PROMPTS, REVIEW_PROMPTS
+    from vetq.core.review.schema import ReviewConfig
+    from vetq.core.review.service import config_from_settings
+    from vetq.eval.review_bench.cases import case_set_hash
+    from vetq.eval.review_bench.metrics import analysis_plan
+    from vetq.eval.review_bench.runner import HEADER_VERSION, git_commit
 
     config: ReviewConfig = config_from_settings(settings)
     return {
@@ -262,7 +262,7 @@ def main(argv: Sequence[str] | None = None, *, client: Any = None, model: str | 
     """Run the benchmark. `client` (tests) is a ready api_client Client whose workers
     already serve the review queue; `model` then names their reviewer."""
     args = parser().parse_args(list(argv) if argv is not None else None)
-    from core.review.modes import MODES
+    from vetq.core.review.modes import MODES
 
     unknown = [m for m in args.modes if m not in MODES]
     if unknown:
@@ -274,7 +274,7 @@ def main(argv: Sequence[str] | None = None, *, client: Any = None, model: str | 
     directory = Path(args.out) / args.label
 
     if args.ingest_sheet:
-        from eval.review_bench.report import SheetError, ingest_sheet
+        from vetq.eval.review_bench.report import SheetError, ingest_sheet
 
         try:
             human = ingest_sheet(directory, Path(args.ingest_sheet))
@@ -284,7 +284,7 @@ def main(argv: Sequence[str] | None = None, *, client: Any = None, model: str | 
         print(f"merged {human['graded']} grade(s) into {directory / 'report.json'}")
         return EXIT_OK
 
-    from eval.review_bench.cases import CaseError, load_cases
+    from vetq.eval.review_bench.cases import CaseError, load_cases
 
     try:
         cases = load_cases(args.cases, only=args.only)
@@ -299,7 +299,7 @@ def main(argv: Sequence[str] | None = None, *, client: Any = None, model: str | 
     env: dict[str, str] = {}
     if offline:
         env.update({"VETQ_REVIEWER": OFFLINE_MODEL, "OPENAI_API_KEY": "offline-bench-no-secret"})
-    from core.settings import raw_value
+    from vetq.core.settings import raw_value
 
     if raw_value("log_level") is None:
         env["VETQ_LOG_LEVEL"] = "ERROR"  # the worker's warnings would drown the output
@@ -307,9 +307,9 @@ def main(argv: Sequence[str] | None = None, *, client: Any = None, model: str | 
         if fake is not None:
             env["OPENAI_BASE_URL"] = fake.base_url_openai
         with _environment(env):
-            from api_client.client import Client
-            from core.errors import VetqError
-            from core.settings import load_settings
+            from vetq.api_client.client import Client
+            from vetq.core.errors import VetqError
+            from vetq.core.settings import load_settings
 
             try:
                 settings = load_settings()
@@ -339,8 +339,8 @@ def main(argv: Sequence[str] | None = None, *, client: Any = None, model: str | 
 def _run(
     args: argparse.Namespace, cases: list[dict[str, Any]], directory: Path, *, client: Any, model: str, settings: Any
 ) -> int:
-    from eval.review_bench.report import build_report, write_human_sheet, write_report
-    from eval.review_bench.runner import (
+    from vetq.eval.review_bench.report import build_report, write_human_sheet, write_report
+    from vetq.eval.review_bench.runner import (
         CHECKPOINT_NAME,
         Checkpoint,
         CheckpointError,

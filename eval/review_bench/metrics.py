@@ -104,8 +104,13 @@ def mode_metrics(records: Sequence[Mapping[str, Any]], truths: Mapping[str, Mapp
     ok = [r for r in records if not is_error(r)]
     on_correct = [r for r in ok if _status(truths[r["case_id"]]) == "correct"]
     on_flawed = [r for r in ok if _status(truths[r["case_id"]]) in FLAWED]
-    count = lambda rs, pred: sum(1 for r in rs if pred(r))
-    correct = lambda r: decision_correct(r, truths[r["case_id"]])
+
+    def count(rs, pred):
+        return sum(1 for r in rs if pred(r))
+
+    def correct(r):
+        return decision_correct(r, truths[r["case_id"]])
+
     tokens = [float(r.get("tokens") or 0) for r in ok]
     latency = [float(r.get("latency_ms") or 0) for r in ok]
     errors: dict[str, int] = defaultdict(int)

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from eval.review_bench.metrics import all_metrics, rate
+from vetq.eval.review_bench.metrics import all_metrics, rate
 
 GRADES = {"good": 2, "acceptable": 1, "poor": 0}
 SHEET_NAME = "human_sheet.csv"

@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.errors import ErrorCode
-from core.queue import TASK_REVIEW
-from core.results import error_of, error_result
+from vetq.core.errors import ErrorCode
+from vetq.core.queue import TASK_REVIEW
+from vetq.core.results import error_of, error_result
 
 BENCH_MODE_HEADER = "bench_mode"  # workers/tasks.py reads it
 BATCH_HEADER = "batch_id"
@@ -71,7 +71,7 @@ def record_key(case_id: str, run: int, mode: str) -> str:
 
 def plan_items(case_ids: Sequence[str], modes: Sequence[str], runs: int, seed: int) -> list[Item]:
     """Every (case, run, mode); the modes of each (case, run) in a seeded random order."""
-    items = []
+    items: list[Item] = []
     for case_id in case_ids:
         for run in range(1, runs + 1):
             order = list(modes)
@@ -192,13 +192,15 @@ def is_transient(code: str, message: str) -> bool:
         return True
     if code == "PROVIDER_HTTP_ERROR":
         match = _HTTP_STATUS.search(message or "")
-        return bool(match) and int(match.group(1)) >= 500
+        return match is not None and int(match.group(1)) >= 500
     return False
 
 
 def make_record(item: Item, outcome: Mapping[str, Any], *, retries: int, wall_ms: int) -> dict[str, Any]:
-    meta = outcome.get("meta") if isinstance(outcome.get("meta"), Mapping) else {}
-    usage = meta.get("usage") if isinstance(meta.get("usage"), Mapping) else {}
+    meta_value = outcome.get("meta")
+    meta: Mapping[str, Any] = meta_value if isinstance(meta_value, Mapping) else {}
+    usage_value = meta.get("usage")
+    usage: Mapping[str, Any] = usage_value if isinstance(usage_value, Mapping) else {}
     record: dict[str, Any] = {
         "kind": "record",
         "key": item.key,

@@ -1,0 +1,57 @@
+"""The `processes` marker is honest: a test that starts a process without it fails, so
+`pytest -m "not processes"` (make test-fast) stays a loop of seconds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+CONFTEST = Path(__file__).with_name("conftest.py")
+
+SESSION = """
+import subprocess, sys
+import pytest
+
+from conftest import starts_processes
+
+
+@pytest.fixture
+@starts_processes
+def child():
+    return subprocess.run([sys.executable, "-c", "pass"], check=True).returncode
+
+
+def test_unmarked_starts_one():
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+
+@pytest.mark.processes
+def test_marked_starts_one():
+    subprocess.run([sys.executable, "-c", "pass"], check=True)
+
+
+def test_through_a_process_fixture(child):
+    assert child == 0
+
+
+def test_starts_none():
+    assert sum([1, 2]) == 3
+"""
+
+
+@pytest.mark.processes
+def test_an_unmarked_test_that_starts_a_process_fails(pytester):
+    pytester.makeconftest(CONFTEST.read_text())
+    pytester.makepyfile(test_session=SESSION)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=4, errors=1)
+    result.stdout.fnmatch_lines(["*test_unmarked_starts_one started a process without the `processes` marker*"])
+
+
+@pytest.mark.processes
+def test_the_fast_loop_deselects_what_starts_processes(pytester):
+    pytester.makeconftest(CONFTEST.read_text())
+    pytester.makepyfile(test_session=SESSION)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-m", "not processes", "-k", "not unmarked")
+    result.assert_outcomes(passed=1, deselected=3)
