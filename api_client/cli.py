@@ -19,7 +19,13 @@ from vetq.core.errors import ConfigError, ErrorCode, VetqError
 from vetq.core.results import error_of, error_result
 
 EXIT_OK, EXIT_NEEDS_REVIEW, EXIT_INPUT, EXIT_PIPELINE = 0, 1, 2, 3
-INPUT_ERRORS = {ErrorCode.INVALID_INPUT.value, ErrorCode.BLINDNESS_LEAK.value, ErrorCode.NOT_FOUND.value}
+INPUT_ERRORS = {
+    ErrorCode.INVALID_INPUT.value,
+    ErrorCode.BLINDNESS_LEAK.value,
+    ErrorCode.NOT_FOUND.value,
+    ErrorCode.SCHEMA_INVALID.value,
+    ErrorCode.SCHEMA_MISMATCH.value,
+}
 EXIT_CODES_TEXT = (
     "Exit codes: 0 ok, 1 needs_review, 2 usage, input or configuration error (an unknown job id included), "
     "3 pipeline, provider or service error (Redis unreachable; INTERNAL_ERROR)."
@@ -108,6 +114,11 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_job_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--file", "-f", help="read the document from FILE (default: stdin)")
+    parser.add_argument(
+        "--schema",
+        help="the record's schema: a built-in's name (see `vetq schemas list`; default invoice) or a schema file "
+        '(.yaml, .yml, .json); with --batch, a line\'s own "schema" wins',
+    )
     parser.add_argument("--field-threshold", type=_threshold, help="flag fields below this confidence (0-1)")
     parser.add_argument("--overall-threshold", type=_threshold, help="needs_review below this overall confidence (0-1)")
     parser.add_argument("--heuristics-only", action="store_true", help="skip the Critic: deterministic checks only")
@@ -131,7 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     extract = verbs.add_parser(
         "extract",
-        help="extract a verified invoice record from a document",
+        help="extract a verified record (an invoice, or --schema) from a document",
         description="Submit an extraction job, wait, print the result envelope.",
     )
     _add_job_flags(extract)
@@ -145,6 +156,18 @@ def build_parser() -> argparse.ArgumentParser:
     _add_job_flags(validate)
     validate.add_argument("--data", help="the record as a JSON object (required unless --batch)")
     validate.set_defaults(handler=cmd_validate)
+
+    schemas = verbs.add_parser("schemas", help="the built-in schemas, and checking a schema file of your own")
+    schemas.set_defaults(verb_parser=schemas)
+    schema_verbs = schemas.add_subparsers(dest="schemas_verb", metavar="ACTION", parser_class=_Parser)
+    schemas_list = schema_verbs.add_parser("list", help="the built-in schemas")
+    schemas_list.set_defaults(handler=cmd_schemas_list)
+    schemas_show = schema_verbs.add_parser("show", help="a schema as vetq reads it (a built-in's name or a file)")
+    schemas_show.add_argument("schema")
+    schemas_show.set_defaults(handler=cmd_schemas_show)
+    schemas_check = schema_verbs.add_parser("check", help="check a schema file; exit 2 naming what is wrong")
+    schemas_check.add_argument("file")
+    schemas_check.set_defaults(handler=cmd_schemas_check)
 
     status = verbs.add_parser("status", help="a job's status: queued, running, retrying, done or failed")
     status.add_argument("job_id")
@@ -344,11 +367,12 @@ def _admin() -> Any:
 
 
 def _options(args: argparse.Namespace) -> dict[str, Any]:
-    return {
+    options = {
         "field_threshold": args.field_threshold,
         "overall_threshold": args.overall_threshold,
         "heuristics_only": args.heuristics_only,
     }
+    return options | ({"schema": args.schema} if args.schema else {})
 
 
 def _wait_timeout(args: argparse.Namespace) -> float:
@@ -377,6 +401,11 @@ def _run_single(args: argparse.Namespace, request: dict[str, Any]) -> int:
 def _run_batch(args: argparse.Namespace, kind: str) -> int:
     from vetq.api_client.batch import Progress, parse_batch_line, read_lines
 
+    if args.schema:  # the run's schema is checked once, before any line is read
+        from vetq.core import schemas
+        from vetq.core.settings import load_settings
+
+        schemas.load(args.schema, load_settings().schema_limits())
     if args.file and args.file != "-":
         try:
             stream: IO[bytes] = open(args.file, "rb")  # noqa: SIM115 - closed below
@@ -444,6 +473,41 @@ def cmd_validate(args: argparse.Namespace) -> int:
     if not isinstance(data, dict):
         return fail(ErrorCode.INVALID_INPUT, "--data must be a JSON object", EXIT_INPUT)
     return _run_single(args, {"kind": "validate", "text": read_text(args.file), "data": data})
+
+
+def cmd_schemas_list(args: argparse.Namespace) -> int:
+    from vetq.core import schemas
+
+    for name in schemas.builtin_names():
+        schema = schemas.builtin(name)
+        emit({**schema.info.model_dump(), "description": schema.description, "fields": len(schema.by_path)})
+    return EXIT_OK
+
+
+def cmd_schemas_show(args: argparse.Namespace) -> int:
+    from vetq.core import schemas
+
+    schema = schemas.load(args.schema)
+    emit({"schema": schema.info.model_dump(), "document": schema.canonical})
+    return EXIT_OK
+
+
+def cmd_schemas_check(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from vetq.core import schemas
+    from vetq.core.settings import load_settings
+
+    schema = schemas.load(Path(args.file), load_settings().schema_limits())
+    emit(
+        {
+            "status": "ok",
+            "schema": schema.info.model_dump(),
+            "fields": len(schema.by_path),
+            "rules": [rule.comparison.text for rule in schema.rules],
+        }
+    )
+    return EXIT_OK
 
 
 def cmd_status(args: argparse.Namespace) -> int:

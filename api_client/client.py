@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+import json
 import threading
 import time
 import uuid
 from collections.abc import AsyncIterator, Iterable, Iterator
 from contextlib import contextmanager
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 import redis
@@ -33,6 +35,10 @@ from vetq.core.logging import get_logger
 from vetq.core.queue import QUEUES, TASK_EXTRACT, TASK_QUEUES, TASK_REVIEW, TASK_VALIDATE, TRACE_HEADER, celery_config
 from vetq.core.redis_keys import TELEMETRY_STREAM, submitted_key
 from vetq.core.results import error_of, error_result, upgrade
+from vetq.core.schemas.catalog import looks_like_path
+from vetq.core.schemas.compiled import CompiledSchema
+from vetq.core.schemas.records import RecordError
+from vetq.core.schemas.wire import SchemaSource, to_wire
 from vetq.core.settings import VetqSettings, check_redis_url, load_settings
 from vetq.core.validation import parse_model
 
@@ -44,6 +50,27 @@ LIVENESS_CHECK_S = 5.0
 # this many, then published: the record costs one round trip per chunk, not per job.
 SUBMIT_CHUNK = 500
 MAX_JOB_ID_CHARS = 200
+SCHEMA_CACHE_SIZE = 64
+
+
+def _schema_key(source: Any) -> Any:
+    """What identifies a schema source for the client's cache (None: not cached)."""
+    if source is None or (isinstance(source, str) and not looks_like_path(source)):
+        return ("name", source)
+    if isinstance(source, (str, Path)):
+        try:
+            stat = Path(source).stat()
+        except OSError:
+            return None  # the load will say what is wrong
+        return ("file", str(Path(source).resolve()), stat.st_mtime_ns, stat.st_size)
+    if isinstance(source, dict):
+        try:
+            return ("document", json.dumps(source, sort_keys=True, default=str))
+        except (TypeError, ValueError):
+            return None
+    if isinstance(source, type):
+        return ("class", source)
+    return None
 
 
 class JobStatus(StrEnum):
@@ -354,6 +381,7 @@ class Client:
             self._embedded = EmbeddedService(self.settings).start()
             url = self._embedded.redis.live_url
         self.redis_url: str = url
+        self._schema_refs: dict[Any, tuple[dict[str, Any], CompiledSchema]] = {}
         self.app = _ProducerApp(self, "vetq-producer", set_as_current=False)
         self.app.conf.update(celery_config(self.settings, url))
 
@@ -398,6 +426,9 @@ class Client:
         return Job(self, job_id, trace_id, queue)
 
     def _prepare(self, request: Any) -> tuple[str, dict[str, Any], str]:
+        schema_source = request.get("schema") if isinstance(request, dict) else None
+        if schema_source is not None and not isinstance(schema_source, (str, dict)):
+            request = {**request, "schema": None}  # a class, a Path or a compiled schema: resolved below
         if isinstance(request, (ExtractionRequest, ValidationRequest)):
             model = request
         else:
@@ -411,10 +442,30 @@ class Client:
             else:
                 model = parse_model(ExtractionRequest, request, what=f"{kind or 'extraction'} request")
         check_document(model.text, self.settings.max_document_chars)
+        reference, schema = self._schema_reference(schema_source if schema_source is not None else model.record_schema)
+        if isinstance(model, ValidationRequest):
+            try:
+                schema.validate_data(model.data)
+            except RecordError as exc:
+                raise InvalidInputError(f"data does not fit the {schema.name} schema: {exc}") from None
         trace_id = model.trace_id or uuid.uuid4().hex
-        payload = model.model_dump(mode="json") | {"trace_id": trace_id}
+        payload = model.model_dump(mode="json") | {"trace_id": trace_id, "schema": reference}
         task = TASK_VALIDATE if isinstance(model, ValidationRequest) else TASK_EXTRACT
         return task, payload, trace_id
+
+    def _schema_reference(self, source: Any) -> tuple[dict[str, Any], CompiledSchema]:
+        """A job's schema checked and compiled here, so a bad one is refused before any
+        job is sent, and the reference its message carries (core.schemas.wire). Kept per
+        source: a batch of ten thousand lines naming one schema file reads it once."""
+        key = _schema_key(source)
+        cached = self._schema_refs.get(key) if key is not None else None
+        if cached is None:
+            cached = to_wire(source, self.settings.schema_limits())
+            if key is not None:
+                if len(self._schema_refs) >= SCHEMA_CACHE_SIZE:
+                    self._schema_refs.clear()
+                self._schema_refs[key] = cached
+        return cached
 
     def submit(
         self, request: ExtractionRequest | ValidationRequest | dict[str, Any], *, headers: dict[str, Any] | None = None
@@ -426,17 +477,21 @@ class Client:
         self,
         text: str,
         *,
+        schema: SchemaSource | None = None,
         field_threshold: float | None = None,
         overall_threshold: float | None = None,
         heuristics_only: bool = False,
         trace_id: str | None = None,
     ) -> Job:
+        """Extract a record of `schema` (a built-in's name, default invoice; a schema
+        file's path; the document as a dict; a pydantic class) from `text`."""
+        options = {"field_threshold": field_threshold, "overall_threshold": overall_threshold}
         return self.submit(
             {
                 "kind": "extract",
                 "text": text,
-                "field_threshold": field_threshold,
-                "overall_threshold": overall_threshold,
+                "schema": schema,
+                **options,
                 "heuristics_only": heuristics_only,
                 "trace_id": trace_id,
             }
@@ -447,18 +502,21 @@ class Client:
         text: str,
         data: dict[str, Any],
         *,
+        schema: SchemaSource | None = None,
         field_threshold: float | None = None,
         overall_threshold: float | None = None,
         heuristics_only: bool = False,
         trace_id: str | None = None,
     ) -> Job:
+        """Verify `data`, a record of `schema`, against `text` (no Generator)."""
+        options = {"field_threshold": field_threshold, "overall_threshold": overall_threshold}
         return self.submit(
             {
                 "kind": "validate",
                 "text": text,
                 "data": data,
-                "field_threshold": field_threshold,
-                "overall_threshold": overall_threshold,
+                "schema": schema,
+                **options,
                 "heuristics_only": heuristics_only,
                 "trace_id": trace_id,
             }

@@ -1,7 +1,7 @@
 """`vetq mcp`: vetq's jobs as MCP tools over stdio.
 
-Five tools: `extract`, `validate`, `review_decision`, `should_review` and
-`record_outcome`. Extraction jobs go through the queue (VETQ_REDIS_URL, or the
+Six tools: `extract`, `validate`, `list_schemas`, `review_decision`,
+`should_review` and `record_outcome`. Extraction jobs go through the queue (VETQ_REDIS_URL, or the
 embedded default: vetq's own Redis plus an in-process worker), with ONE Client
 made on the first call that needs it and closed when the client disconnects.
 
@@ -49,8 +49,8 @@ EXTRACTION_TOOLS = frozenset({"extract", "validate"})
 REVIEW_TOOLS = frozenset({"review_decision", "should_review", "record_outcome"})
 
 SERVER_INSTRUCTIONS = (
-    "vetq runs LLM jobs that check their own work. `extract` turns an invoice-like document into a typed "
-    "record and says which fields a person must confirm; `validate` checks a record you already have against "
+    "vetq runs LLM jobs that check their own work. `extract` turns a document (an invoice by default; "
+    "`list_schemas` names the other record types) into a typed record and says which fields a person must confirm; `validate` checks a record you already have against "
     "its document. `review_decision` is a blind-first second opinion on an engineering decision: call it "
     "before expensive or hard-to-reverse decisions, and ask `should_review` (deterministic, instant) first "
     "when unsure whether a decision deserves one. `record_outcome` reports what became of a review."
@@ -85,6 +85,48 @@ def apply_floor(requested: dict[str, float | None], floor: dict[str, float]) -> 
         else:
             chosen[name] = float(value)
     return chosen, notes
+
+
+# --------------------------------------------------------------------------- schemas
+
+# In VETQ_MCP_SCHEMAS, the word that lets agents send schemas of their own.
+INLINE = "inline"
+
+
+def schema_permitted(name: str, settings: Any) -> bool:
+    allowed = {part.strip() for part in settings.mcp_schemas.split(",") if part.strip()}
+    return not allowed or name in allowed
+
+
+def allowed_schema(schema: Any, settings: Any) -> None:
+    """Refuse a schema the operator has not opened to agents (VETQ_MCP_SCHEMAS), and any
+    file path: an agent names a built-in or sends a document, never a file on the server."""
+    from vetq.core.schemas.catalog import DEFAULT_SCHEMA, builtin_names, looks_like_path
+
+    if isinstance(schema, dict):
+        if not schema_permitted(INLINE, settings):
+            raise InvalidInputError(
+                "this server takes no schemas of the agent's own (VETQ_MCP_SCHEMAS): name one of list_schemas"
+            )
+        return
+    name = DEFAULT_SCHEMA if schema is None else str(schema)
+    if looks_like_path(name) or name not in builtin_names():
+        raise InvalidInputError(
+            f"schema {name[:80]!r} is not a built-in schema: see list_schemas, or send a schema document"
+        )
+    if not schema_permitted(name, settings):
+        raise InvalidInputError(
+            f"schema {name!r} is not open to agents on this server (VETQ_MCP_SCHEMAS): see list_schemas"
+        )
+
+
+def _schema_summary(schema: Any) -> dict[str, Any]:
+    return {
+        **schema.info.model_dump(),
+        "description": schema.description,
+        "fields": {path: field.kind for path, field in schema.by_path.items()},
+        "rules": [rule.comparison.text for rule in schema.rules],
+    }
 
 
 # --------------------------------------------------------------------------- results
@@ -152,6 +194,7 @@ class VetqTools:
             floor = read_floor()
             thresholds, notes = apply_floor({name: request.pop(name, None) for name in FLOOR_SETTINGS}, floor)
             settings = self.settings()
+            allowed_schema(request.get("schema"), settings)
             job = self.client().submit({**request, **thresholds})
             result = job.result(timeout=settings.wait_timeout_s)
         except VetqError as exc:
@@ -163,6 +206,17 @@ class VetqTools:
         if notes:
             result = {**result, "notes": [*notes, *(result.get("notes") or [])]}
         return _tool_result(result)
+
+    def run_list_schemas(self) -> Any:
+        from vetq.core import schemas
+
+        try:
+            settings = self.settings()
+            names = [name for name in schemas.builtin_names() if schema_permitted(name, settings)]
+            listed = [_schema_summary(schemas.builtin(name)) for name in names]
+        except VetqError as exc:
+            return review_error(exc.code, exc.message)
+        return _tool_result({"schemas": listed, "inline_allowed": schema_permitted(INLINE, settings)})
 
     # ---------------------------------------------------------------- review
 
@@ -299,7 +353,8 @@ def arguments_of(model: type[BaseModel], leave_out: frozenset[str] = frozenset()
     factory (an empty list) shows as null."""
     required: list[inspect.Parameter] = []
     optional: list[inspect.Parameter] = []
-    for name, field in model.model_fields.items():
+    for field_name, field in model.model_fields.items():
+        name = field.alias or field_name  # the wire's name (`schema`), not the attribute's
         if name in leave_out:
             continue
         described = Field(description=field.description)
@@ -349,10 +404,12 @@ FLOOR_NOTE = (
     "VETQ_OVERALL_THRESHOLD on the server): a lower value is raised to it and `notes` says so."
 )
 EXTRACT_DESCRIPTION = (
-    "Extract a verified invoice record (vendor_name, invoice_number, invoice_date, subtotal, tax, total, "
-    "currency) from messy text. A Generator model extracts; deterministic heuristics and a Critic model score "
-    "every field. Returns an envelope: status `ok`, or `needs_review` with `flagged_fields` naming what a person "
-    "must confirm and why, `field_provenance` spans backing each value, and `notes`. Failures come back as "
+    "Extract a verified record from messy text: an invoice by default, or any schema `list_schemas` names "
+    "(receipt, purchase_order, shipping_notice, ...) or a schema document you send (`schema`). A Generator model "
+    "extracts; deterministic heuristics and a Critic model score "
+    "every value. Returns an envelope: status `ok`, or `needs_review` with `flagged_fields` naming what a person "
+    "must confirm and why (by path, e.g. line_items[2].amount), `field_provenance` spans backing each value, "
+    "and `notes`. Failures come back as "
     '{format: 2, status: "error", error: {code, message}}, never as a tool error. Null fields mean the text does not '
     "hold the value. "
     f"{FLOOR_NOTE}"
@@ -382,6 +439,10 @@ SHOULD_REVIEW_DESCRIPTION = (
     "changes, migrations, public API changes, replaced key dependencies, irreversible steps, many files or "
     "modules) and high/critical risk recommend a review; a trivial change at low risk does not."
 )
+LIST_SCHEMAS_DESCRIPTION = (
+    "The schemas `extract` and `validate` take here: each built-in's name, version, hash, description, fields "
+    "(path: kind) and rules, and whether you may send a schema document of your own (inline_allowed)."
+)
 RECORD_OUTCOME_DESCRIPTION = (
     "Record what became of a review (by its meta.review_id): was the advice taken, was rework needed later, "
     "was it useful. Appends to the fleet's telemetry stream; needs VETQ_TELEMETRY=on in the server's "
@@ -390,7 +451,7 @@ RECORD_OUTCOME_DESCRIPTION = (
 
 
 def build_server(tools: VetqTools | None = None) -> Any:
-    """The MCPServer with the five tools registered."""
+    """The MCPServer with the six tools registered."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from pydantic import ValidationError
@@ -470,6 +531,9 @@ def build_server(tools: VetqTools | None = None) -> Any:
             },
         )
 
+    def list_schemas() -> CallToolResult:
+        return state.run_list_schemas()
+
     from vetq.core.extraction.schema import ExtractionRequest, ValidationRequest
     from vetq.core.review.schema import ReviewRequest
     from vetq.core.review.should_review import ShouldReviewRequest
@@ -491,6 +555,12 @@ def build_server(tools: VetqTools | None = None) -> Any:
             "Validate a record against its document",
             VALIDATE_DESCRIPTION,
             ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True),
+        ),
+        (
+            list_schemas,
+            "List the record schemas",
+            LIST_SCHEMAS_DESCRIPTION,
+            ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
         ),
         (
             review_decision,

@@ -65,8 +65,8 @@ class PromptSet:
 EXTRACTION_PROMPTS = PromptSet(
     "vetq.core.extraction",
     {
-        "generator": "generator_v1.md",
-        "critic": "critic_v1.md",
+        "generator": "generator_v2.md",
+        "critic": "critic_v2.md",
     },
 )
 

@@ -12,6 +12,7 @@ import os
 import re
 from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
@@ -19,6 +20,9 @@ from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 from vetq.core.errors import ConfigError
 from vetq.core.llm.client import ModelSpec
 from vetq.core.validation import explain
+
+if TYPE_CHECKING:
+    from vetq.core.schemas.compiled import SchemaLimits
 
 
 def _default_home() -> Path:
@@ -50,8 +54,20 @@ class VetqSettings(BaseSettings):
     overall_threshold: float = Field(0.75, ge=0, le=1, description="Overall confidence below this is needs_review")
     max_document_chars: int = Field(200_000, gt=0, description="Longest document accepted")
     parse_retries: int = Field(1, ge=0, le=5, description="Repair retries when a model answer does not parse")
-    generator_max_tokens: int = Field(1024, ge=64, description="max_tokens of a Generator call")
-    critic_max_tokens: int = Field(2048, ge=64, description="max_tokens of a Critic call")
+    generator_max_tokens: int = Field(4096, ge=64, description="max_tokens of a Generator call")
+    critic_max_tokens: int = Field(8192, ge=64, description="max_tokens of a Critic call")
+
+    # Schemas (core.schemas): a job's schema travels in its message and is walked for every record.
+    schema_max_fields: int = Field(200, ge=1, le=10_000, description="Most fields a schema may have, at all levels")
+    schema_max_depth: int = Field(3, ge=1, le=8, description="Deepest nesting of lists and objects in a schema")
+    schema_max_list_items: int = Field(1000, ge=1, le=100_000, description="Most items a list of a record may hold")
+    schema_max_bytes: int = Field(
+        65_536, ge=1024, le=4 * 1024 * 1024, description="Largest schema a job may carry inline, as JSON bytes"
+    )
+    mcp_schemas: str = Field(
+        "",
+        description="Schemas MCP agents may use: comma-separated built-in names, `inline` for their own (unset: all)",
+    )
 
     # Review jobs.
     max_tokens_per_call: int = Field(4000, ge=256, description="Largest max_tokens of one review call")
@@ -142,6 +158,16 @@ class VetqSettings(BaseSettings):
         if self.visibility_timeout_s is None:
             self.visibility_timeout_s = self.task_time_limit_s * 2 + 60
         return self
+
+    def schema_limits(self) -> SchemaLimits:
+        from vetq.core.schemas.compiled import SchemaLimits
+
+        return SchemaLimits(
+            max_fields=self.schema_max_fields,
+            max_depth=self.schema_max_depth,
+            max_list_items=self.schema_max_list_items,
+            max_bytes=self.schema_max_bytes,
+        )
 
     def spec(self, role: str) -> ModelSpec:
         return ModelSpec.parse(getattr(self, role), variable=variable_of(role))

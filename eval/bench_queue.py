@@ -1,19 +1,42 @@
-"""How much the vetq layer costs on top of raw Celery.
+"""How much the vetq layer costs on top of raw Celery, and what its heuristics cost.
 
     python -m vetq.eval.bench_queue --jobs 2000 --json
+    python -m vetq.eval.bench_queue --heuristics --json
 
 Starts the embedded Redis and worker processes, runs N heuristics-only validation
 jobs through vetq's client, then N no-op tasks through the same Redis and workers,
-and prints jobs per second for both and their ratio."""
+and prints jobs per second for both and their ratio.
+
+With --heuristics it starts nothing and times run_heuristics in this process (the
+median of --repeats calls, after one call whose time is shown as first_ms): the
+built-in invoice on the first golden case, then a synthetic 40-field purchase order
+(32 top-level fields of every scalar kind and 8 fields in each of its line items, with
+three rules) on a generated document with 50 line items; then that schema at 10, 25,
+50 and 100 items, and the 50-item document padded to 2x and 4x its length with
+unrelated text. Every value checks against the whole text, so the cost should grow
+with values x characters and no faster: ns_per_value_kchar staying flat (or falling)
+down a scaling series says so, and `exponents` fits the growth (time ~ size^k)."""
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
+import random
+import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import date, timedelta
+from decimal import Decimal
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from vetq.core.extraction.field_checks import FieldCheck
+    from vetq.core.schemas import CompiledSchema
 
 DOCUMENT = (
     "Hi team, forwarding the bill from Globex Ltd below.\nRef: GLX/2026/778\nBilling date 2026-02-28.\n"
@@ -89,16 +112,397 @@ def run(jobs: int, workers: int, concurrency: int) -> dict:
     }
 
 
+# --- --heuristics: what run_heuristics costs, by values and document length ----------------
+
+GOLDEN_INVOICES = Path(__file__).with_name("golden") / "invoice" / "cases.jsonl"
+LINE_ITEMS = (10, 25, 50, 100)
+MAIN_ITEMS = 50
+PADDINGS = (2, 4)
+_IBAN = "GB82WEST12345698765432"  # the standard example IBAN: its mod-97 check passes
+
+# A purchase order with 32 top-level fields and 8 per line item: 40 fields in all.
+_UNITS = ["pcs", "box", "kg", "m", "set"]
+BIG_SCHEMA: dict[str, Any] = {
+    "name": "bench_purchase_order",
+    "version": 1,
+    "description": "A synthetic 40-field purchase order for the heuristics benchmark.",
+    "fields": {
+        "po_number": {"kind": "identifier", "required": True},
+        "requisition_number": {"kind": "identifier"},
+        "order_date": {"kind": "date"},
+        "delivery_date": {"kind": "date"},
+        "payment_due_date": {"kind": "date"},
+        "buyer_name": {"kind": "text"},
+        "buyer_contact": {"kind": "text"},
+        "buyer_email": {"kind": "email"},
+        "buyer_phone": {"kind": "phone"},
+        "supplier_name": {"kind": "text"},
+        "supplier_email": {"kind": "email"},
+        "supplier_phone": {"kind": "phone"},
+        "supplier_website": {"kind": "url"},
+        "supplier_vat_id": {"kind": "identifier"},
+        "supplier_iban": {"kind": "identifier", "validator": "iban"},
+        "ship_to": {"kind": "text"},
+        "bill_to": {"kind": "text"},
+        "payment_terms": {"kind": "text"},
+        "incoterm": {
+            "kind": "enum",
+            "values": {
+                "EXW": ["exw", "ex works"],
+                "FOB": ["fob", "free on board"],
+                "DAP": ["dap", "delivered at place"],
+                "DDP": ["ddp", "delivered duty paid"],
+            },
+        },
+        "shipping_method": {
+            "kind": "enum",
+            "values": {"road": ["road freight"], "air": ["air freight"], "sea": ["sea freight", "ocean freight"]},
+        },
+        "priority": {"kind": "enum", "values": {"standard": ["standard priority"], "urgent": ["urgent"]}},
+        "partial_shipments": {
+            "kind": "boolean",
+            "cues": {"true": ["partial shipments allowed"], "false": ["no partial shipments"]},
+        },
+        "tax_exempt": {"kind": "boolean", "cues": {"true": ["tax-exempt order"], "false": ["taxable order"]}},
+        "currency": {"kind": "currency"},
+        "tax_rate": {"kind": "number", "units": ["percent", "pct"]},
+        "total_weight": {"kind": "number", "units": ["kg"]},
+        "package_count": {"kind": "number", "units": ["cartons"]},
+        "subtotal": {"kind": "amount", "labels": ["@subtotal"]},
+        "discount": {"kind": "amount", "labels": ["discount"]},
+        "shipping": {"kind": "amount", "labels": ["shipping", "freight charge"]},
+        "tax": {"kind": "amount", "labels": ["@tax"]},
+        "total": {"kind": "amount", "labels": ["@total"]},
+        "line_items": {
+            "kind": "list",
+            "max_items": 1000,
+            "fields": {
+                "description": {"kind": "text"},
+                "sku": {"kind": "identifier"},
+                "quantity": {"kind": "quantity", "units": _UNITS},
+                "unit_price": {"kind": "amount"},
+                "amount": {"kind": "amount"},
+                "ship_date": {"kind": "date"},
+                "stock": {
+                    "kind": "enum",
+                    "values": {
+                        "in_stock": ["in stock"],
+                        "backorder": ["backorder"],
+                        "special_order": ["special order"],
+                    },
+                },
+                "cost_center": {"kind": "text"},
+            },
+        },
+    },
+    "rules": [
+        {"check": "sum(line_items[].amount) = subtotal", "rounding": 0.05},
+        {"check": "line_items[].quantity * line_items[].unit_price = line_items[].amount", "rounding": 0.05},
+        {"check": "subtotal - discount + shipping + tax = total", "rounding": 0.05},
+        {"check": "delivery_date >= order_date"},
+    ],
+}
+
+_ADJECTIVES = ["Hex", "Flanged", "Stainless", "Galvanised", "Heavy-duty", "Nylon", "Brass", "Coated", "Sealed"]
+_NOUNS = ["bolt", "washer", "bearing", "hinge", "bracket", "gasket", "coupling", "valve", "cable gland", "fuse"]
+_FINISHES = ["zinc plated", "black oxide", "grade A2", "food safe", "IP67", "anodised", "pack of 10"]
+_STOCK_WORDS = {"in_stock": "In stock", "backorder": "Backorder", "special_order": "Special order"}
+_PADDING = [
+    "The supplier shall deliver the goods in the condition described and packed to prevent damage in transit.",
+    "Goods that do not conform to the specification may be returned at the supplier's cost within a reasonable time.",
+    "Title passes to the buyer on acceptance; risk passes on delivery to the address named in this order.",
+    "The supplier warrants that the goods are free from defects in design, material and workmanship.",
+    "Neither party is liable for delay caused by events beyond its reasonable control, if notice is given promptly.",
+    "All drawings and specifications supplied by the buyer remain its property and must be returned on request.",
+    "The supplier shall comply with every applicable law, including those on safety, labour and the environment.",
+    "This order is governed by the law of the buyer's place of business; its courts have exclusive jurisdiction.",
+    "Changes to quantities or dates are binding only when confirmed in writing by the buyer's purchasing team.",
+    "Confidential information exchanged under this order is used only to perform it and kept for five years.",
+]
+
+
+def _money(value: Decimal) -> str:
+    return f"{value:,.2f}"
+
+
+def purchase_order(items: int, seed: int = 7) -> tuple[str, dict[str, Any]]:
+    """A purchase order's text with `items` line items in aligned columns and the record
+    it holds (every value written in the text), the same for the same seed."""
+    rng = random.Random(seed)
+    order_date = date(2026, 3, 2) + timedelta(days=rng.randrange(20))
+    cents = Decimal("0.01")
+    rows, items_out = [], []
+    for i in range(items):
+        description = f"{rng.choice(_ADJECTIVES)} {rng.choice(_NOUNS)} {rng.choice(_FINISHES)}"
+        sku = f"{rng.choice('ABCDEFGHKM')}{rng.choice('PRSTVX')}-{rng.randrange(100, 999)}-{i + 1:04d}"
+        quantity = rng.randrange(1, 500)
+        unit = rng.choice(_UNITS)
+        unit_price = Decimal(rng.randrange(25, 250_000)) * cents
+        amount = quantity * unit_price
+        ship_date = order_date + timedelta(days=rng.randrange(5, 40))
+        stock = rng.choice(list(_STOCK_WORDS))
+        cost_center = f"CC-{rng.randrange(1000, 9999)}"
+        rows.append(
+            f"{i + 1:>3}  {sku:<14} {description:<40} {f'{quantity} {unit}':>9} {_money(unit_price):>10} "
+            f"{_money(amount):>12}  {ship_date.isoformat()}  {_STOCK_WORDS[stock]:<13} {cost_center}"
+        )
+        items_out.append(
+            {
+                "description": description,
+                "sku": sku,
+                "quantity": quantity,
+                "unit_price": float(unit_price),
+                "amount": float(amount),
+                "ship_date": ship_date.isoformat(),
+                "stock": stock,
+                "cost_center": cost_center,
+            }
+        )
+    subtotal = sum((Decimal(repr(item["amount"])) for item in items_out), Decimal(0))
+    discount = (subtotal * Decimal("0.02")).quantize(cents)
+    shipping = Decimal(rng.randrange(2_000, 90_000)) * cents
+    tax_rate = Decimal("8.25")
+    tax = ((subtotal - discount) * tax_rate / 100).quantize(cents)
+    total = subtotal - discount + shipping + tax
+    weight = Decimal(rng.randrange(100, 99_999)) / 10
+    cartons = 2 + items // 4 + rng.randrange(3)
+    po_number = f"PO-2026-{rng.randrange(1000, 99999):05d}"
+    requisition = f"REQ-{rng.randrange(10000, 99999)}"
+    buyer = rng.choice(["Northwind Traders GmbH", "Harbor Freight Logistics LLC", "Fabrikam Components Ltd"])
+    supplier = rng.choice(["Contoso Industrial Supply Ltd", "Globex Fasteners plc", "Initech Parts Co."])
+    header: dict[str, Any] = {
+        "po_number": po_number,
+        "requisition_number": requisition,
+        "order_date": order_date.isoformat(),
+        "delivery_date": (order_date + timedelta(days=45)).isoformat(),
+        "payment_due_date": (order_date + timedelta(days=75)).isoformat(),
+        "buyer_name": buyer,
+        "buyer_contact": "Maria Lindqvist",
+        "buyer_email": "purchasing@northwind.example",
+        "buyer_phone": "+1 (412) 555-0199",
+        "supplier_name": supplier,
+        "supplier_email": "orders@contoso-supply.example",
+        "supplier_phone": "+44 20 7946 0958",
+        "supplier_website": "https://www.contoso-supply.example/orders",
+        "supplier_vat_id": "GB 123 4567 89",
+        "supplier_iban": _IBAN,
+        "ship_to": "4 Harbour Road, Bristol BS1 5TT, United Kingdom",
+        "bill_to": f"{buyer}, Accounts Payable, Hamburg",
+        "payment_terms": "Net 30 days",
+        "incoterm": "DAP",
+        "shipping_method": "sea",
+        "priority": "urgent",
+        "partial_shipments": True,
+        "tax_exempt": False,
+        "currency": "USD",
+        "tax_rate": float(tax_rate),
+        "total_weight": float(weight),
+        "package_count": cartons,
+        "subtotal": float(subtotal),
+        "discount": float(discount),
+        "shipping": float(shipping),
+        "tax": float(tax),
+        "total": float(total),
+    }
+    h = header
+    iban = " ".join(_IBAN[i : i + 4] for i in range(0, len(_IBAN), 4))
+    lines = [
+        f"{'PURCHASE ORDER':<56}PO number: {h['po_number']}",
+        f"{'Requisition: ' + h['requisition_number']:<56}Order date: {h['order_date']}",
+        f"{'':<56}Delivery date: {h['delivery_date']}",
+        f"{'':<56}Payment due by: {h['payment_due_date']}",
+        "",
+        f"{'Buyer: ' + buyer:<56}Supplier: {supplier}",
+        f"{'Contact: ' + h['buyer_contact']:<56}E-mail: {h['supplier_email']}",
+        f"{'E-mail: ' + h['buyer_email']:<56}Phone: {h['supplier_phone']}",
+        f"{'Phone: ' + h['buyer_phone']:<56}Web: {h['supplier_website']}",
+        f"{'':<56}VAT reg.: {h['supplier_vat_id']}",
+        f"{'':<56}IBAN: {iban}",
+        "",
+        f"Ship to: {h['ship_to']}",
+        f"Bill to: {h['bill_to']}",
+        f"Payment terms: {h['payment_terms']}. Currency: USD. Urgent.",
+        "Incoterms 2020: DAP (delivered at place) Bristol, sea freight. Partial shipments allowed. Taxable order.",
+        "",
+        f"{'#':>3}  {'SKU':<14} {'Description':<40} {'Qty':>9} {'Unit price':>10} {'Line value':>12}  "
+        f"{'Ship by':<10}  {'Stock':<13} Cost centre",
+        "-" * 130,
+        *rows,
+        "-" * 130,
+        f"{'Subtotal':<20}{_money(subtotal):>14}",
+        f"{'Discount':<20}{_money(discount):>14}",
+        f"{'Shipping':<20}{_money(shipping):>14}",
+        f"{'Sales tax':<20}{_money(tax):>14}      (tax rate 8.25 percent)",
+        f"{'Total due':<20}{_money(total):>14} USD",
+        "",
+        f"Packed in {cartons} cartons, gross weight {weight} kg.",
+    ]
+    return "\n".join(lines) + "\n", {**header, "line_items": items_out}
+
+
+def padded(text: str, factor: int, seed: int = 7) -> str:
+    """The text with unrelated terms and conditions after it, to `factor` times its length."""
+    rng = random.Random(seed)
+    parts, size, clause = [text, "\nTerms and conditions\n"], len(text), 1
+    while size < factor * len(text):
+        line = f"{clause}. " + " ".join(rng.sample(_PADDING, 3)) + "\n"
+        parts.append(line)
+        size += len(line)
+        clause += 1
+    return "".join(parts)
+
+
+@dataclass
+class _Case:
+    name: str
+    text: str
+    record: dict[str, Any]
+    schema: CompiledSchema
+    checks: dict[str, FieldCheck] = field(default_factory=dict)
+    first_s: float = 0.0
+    runs: list[float] = field(default_factory=list)
+    source_runs: list[float] = field(default_factory=list)
+
+    @property
+    def items(self) -> int:
+        return len(self.record.get("line_items") or [])
+
+
+def time_cases(cases: list[_Case], repeats: int) -> None:
+    """run_heuristics on each case: one first call, then `repeats` rounds over all the
+    cases in turn (so a burst of other load on the machine falls on every case alike),
+    each round also timing the Source analysis alone."""
+    from vetq.core.extraction.heuristics import run_heuristics
+    from vetq.core.extraction.source import Source
+
+    for case in cases:
+        case.record = case.schema.validate_data(case.record)
+        started = time.perf_counter()
+        case.checks = run_heuristics(case.text, case.record, case.schema)
+        case.first_s = time.perf_counter() - started
+    for _ in range(repeats):
+        for case in cases:
+            started = time.perf_counter()
+            run_heuristics(case.text, case.record, case.schema)
+            case.runs.append(time.perf_counter() - started)
+            started = time.perf_counter()
+            Source(case.text, case.schema.lexicon)
+            case.source_runs.append(time.perf_counter() - started)
+
+
+def _figures(case: _Case) -> dict[str, Any]:
+    median_s = statistics.median(case.runs)
+    values, kchars = len(case.checks), len(case.text) / 1000
+    return {
+        "case": case.name,
+        "items": case.items,
+        "values": values,
+        "chars": len(case.text),
+        "first_ms": round(case.first_s * 1000, 2),
+        "median_ms": round(median_s * 1000, 2),
+        "min_ms": round(min(case.runs) * 1000, 2),
+        "source_ms": round(statistics.median(case.source_runs) * 1000, 2),
+        "us_per_value": round(median_s * 1e6 / values, 1),
+        "ns_per_value_kchar": round(median_s * 1e9 / (values * kchars), 1),
+        "min_factor": round(min(check.factor for check in case.checks.values()), 3),
+    }
+
+
+def _exponent(rows: list[dict[str, Any]], size: Callable[[dict[str, Any]], float]) -> float | None:
+    """k in time ~ size^k, from the first and the last row of a series (None for one row)."""
+    first, last = rows[0], rows[-1]
+    if size(last) == size(first):
+        return None
+    return round(math.log(last["median_ms"] / first["median_ms"]) / math.log(size(last) / size(first)), 2)
+
+
+def run_heuristics_bench(
+    repeats: int = 20,
+    items: Sequence[int] = LINE_ITEMS,
+    main_items: int = MAIN_ITEMS,
+    paddings: Sequence[int] = PADDINGS,
+    seed: int = 7,
+) -> dict[str, Any]:
+    """The --heuristics figures: the invoice, the 40-field order at `main_items`, and the
+    two scaling series (line items; the document padded to each factor of `paddings`)."""
+    from vetq.core.schemas import builtin, compile_schema
+
+    golden = json.loads(GOLDEN_INVOICES.read_text(encoding="utf-8").splitlines()[0])
+    big = compile_schema(BIG_SCHEMA)
+    invoice = _Case(f"invoice ({golden['id']})", golden["text"], golden["expected"], builtin("invoice"))
+    by_items = [_Case(f"po40 x{n}", *purchase_order(n, seed), big) for n in items]
+    main = next((case for case in by_items if case.items == main_items), None)
+    main = main or _Case(f"po40 x{main_items}", *purchase_order(main_items, seed), big)
+    by_length = [main] + [
+        _Case(f"{main.name} pad {factor}x", padded(main.text, factor, seed), main.record, big) for factor in paddings
+    ]
+    time_cases(list({id(case): case for case in [invoice, *by_items, *by_length]}.values()), repeats)
+    items_rows = [_figures(case) for case in by_items]
+    length_rows = [_figures(case) for case in by_length]
+    return {
+        "repeats": repeats,
+        "schema_fields": sum(1 + len(f.children) for f in big.fields) - 1,
+        "invoice": _figures(invoice),
+        "po40": length_rows[0],
+        "by_items": items_rows,
+        "by_length": length_rows,
+        "exponents": {
+            "items": _exponent(items_rows, lambda r: r["items"]),
+            "values_x_chars": _exponent(items_rows, lambda r: r["values"] * r["chars"]),
+            "length": _exponent(length_rows, lambda r: r["chars"]),
+        },
+    }
+
+
+COLUMNS = (
+    "case",
+    "values",
+    "chars",
+    "first_ms",
+    "median_ms",
+    "min_ms",
+    "source_ms",
+    "us_per_value",
+    "ns_per_value_kchar",
+)
+
+
+def print_heuristics(figures: dict[str, Any]) -> None:
+    rows = [figures["invoice"], *figures["by_items"], *figures["by_length"]]
+    rows = list({row["case"]: row for row in rows}.values())
+    widths = [max(len(c), *(len(str(r[c])) for r in rows)) for c in COLUMNS]
+    print(f"run_heuristics, median of {figures['repeats']}; big schema: {figures['schema_fields']} fields")
+    print("  ".join(c.rjust(w) for c, w in zip(COLUMNS, widths, strict=True)) + "  min_factor")
+    for row in rows:
+        print("  ".join(str(row[c]).rjust(w) for c, w in zip(COLUMNS, widths, strict=True)) + f"  {row['min_factor']}")
+    exps = figures["exponents"]
+    print(
+        f"time ~ size^k: k={exps['items']} in line items, k={exps['values_x_chars']} in values x chars, "
+        f"k={exps['length']} in document length"
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m vetq.eval.bench_queue", description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=1000)
     parser.add_argument("--workers", type=int, default=2, help="worker processes")
     parser.add_argument("--concurrency", type=int, default=1, help="jobs per worker process")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--heuristics", action="store_true", help="time run_heuristics in this process instead")
+    parser.add_argument("--repeats", type=int, default=20, help="--heuristics: calls timed per case")
     args = parser.parse_args(argv)
     from vetq.core.logging import configure_logging
 
     configure_logging("WARNING")
+    if args.heuristics:
+        if args.repeats < 1:
+            parser.error("--repeats must be at least 1")
+        heuristics = run_heuristics_bench(args.repeats)
+        if args.json:
+            print(json.dumps(heuristics))
+        else:
+            print_heuristics(heuristics)
+        return 0
     if args.jobs < 1 or args.workers < 1:
         parser.error("--jobs and --workers must be at least 1")
     figures = run(args.jobs, args.workers, args.concurrency)

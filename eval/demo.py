@@ -34,13 +34,16 @@ def main() -> int:
     started = time.perf_counter()
     print(f"vetq demo: {len(cases)} documents -> embedded Redis -> worker (replayed Generator and Critic)\n")
     with Client(settings=settings) as client:
-        batch = client.submit_batch({"kind": "extract", "text": case["text"], "trace_id": None} for case in cases)
+        batch = client.submit_batch(
+            {"kind": "extract", "text": case["text"], "schema": case.get("schema"), "trace_id": None} for case in cases
+        )
         results = batch.results(timeout=120)
     counts: dict[str, int] = {}
     for case, result in zip(cases, results, strict=True):
         status = result.get("status", "?")
         counts[status] = counts.get(status, 0) + 1
-        print(f"[{status:>12}] {case['id']:<24} trace {result.get('trace_id')}")
+        schema = (result.get("schema") or {}).get("name", case.get("schema", "invoice"))
+        print(f"[{status:>12}] {case['id']:<24} {schema:<10} trace {result.get('trace_id')}")
         if status == "error":
             print(f"{'':15}{result['error']['code']}: {result['error']['message']}")
             continue

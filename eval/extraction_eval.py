@@ -1,18 +1,24 @@
-"""The extraction golden set, graded end to end through the real queue.
+"""The extraction golden sets, one per built-in schema, graded end to end through the
+real queue.
 
     python -m vetq.eval.extraction_eval                 # offline: replayed Generator and Critic
+    python -m vetq.eval.extraction_eval --schema receipt
     python -m vetq.eval.extraction_eval --json          # the report as one JSON object
     python -m vetq.eval.extraction_eval --heuristics-only
     python -m vetq.eval.extraction_eval --live          # the configured providers (costs tokens)
 
 Every labeled example is submitted as an extraction job through an
 `api_client.client.Client` (one batch), the results come back in input order and
-each of the seven fields is graded against the label:
+each value of the record (every field, every line item's fields, by path) is graded
+against the label:
 
-- a field is correct when the result's value equals the expected one: amounts to
-  the cent, strings case- and whitespace-insensitively, dates as ISO strings, and
-  null == null. An error result counts all seven fields wrong (nothing is committed,
-  so nothing is silent: its fields count as caught, and its failure lines say ERROR).
+- a value is correct when the result's value equals the expected one by its kind:
+  amounts to the cent, numbers exactly, text and identifiers case- and
+  whitespace-insensitively, dates as ISO strings, and null == null. A list item the
+  result lacks or adds counts as wrong values. An error result counts every expected
+  value wrong (nothing is committed, so nothing is silent: its values count as
+  caught, and its failure lines say ERROR). A value is flagged when its path, or an
+  item or list that holds it, is in flagged_fields.
 - a wrong field is *caught* when the result names it in flagged_fields and *silent*
   otherwise; a correct field that is flagged is a false alarm.
 - calibration: for field thresholds 0.50, 0.55, ... 0.95, the precision and coverage
@@ -22,10 +28,11 @@ each of the seven fields is graded against the label:
 The gate (exit 1) fails when field accuracy is below --min-accuracy or more than
 --max-silent-wrong wrong fields went unflagged.
 
-Files under eval/golden/: cases.jsonl is the source of truth (document, label,
-authored Generator and Critic answers, the injected error if any); dataset.jsonl is
-derived from it (id, text, expected) by `write_dataset`; replay.json is recorded
-from it by `record_replay` (`python -m vetq.eval.extraction_eval --rebuild-golden`).
+Files under eval/golden/<schema>/: cases.jsonl is the source of truth (document,
+label, authored Generator and Critic answers, the injected error if any);
+dataset.jsonl is derived from it (id, text, expected) by `write_dataset`; replay.json
+is recorded from it by `record_replay` (`python -m vetq.eval.extraction_eval
+--rebuild-golden`, every schema).
 """
 
 from __future__ import annotations
@@ -41,13 +48,43 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
-from vetq.core.extraction.schema import AMOUNT_FIELDS, FIELD_NAMES
 from vetq.core.results import error_of
+from vetq.core.schemas import CompiledSchema, builtin, builtin_names
+from vetq.core.schemas.catalog import DEFAULT_SCHEMA
+from vetq.core.schemas.records import ancestors, leaves
 
 GOLDEN = Path(__file__).parent / "golden"
-CASES_PATH = GOLDEN / "cases.jsonl"
-DATASET_PATH = GOLDEN / "dataset.jsonl"
-REPLAY_PATH = GOLDEN / "replay.json"
+
+
+@dataclass(frozen=True)
+class GoldenSet:
+    """The golden files of one built-in schema."""
+
+    schema: str
+
+    @property
+    def folder(self) -> Path:
+        return GOLDEN / self.schema
+
+    @property
+    def cases(self) -> Path:
+        return self.folder / "cases.jsonl"
+
+    @property
+    def dataset(self) -> Path:
+        return self.folder / "dataset.jsonl"
+
+    @property
+    def replay(self) -> Path:
+        return self.folder / "replay.json"
+
+
+def golden_sets() -> list[GoldenSet]:
+    """Every built-in schema that has a golden set."""
+    return [GoldenSet(name) for name in builtin_names() if GoldenSet(name).cases.exists()]
+
+
+INVOICE = GoldenSet(DEFAULT_SCHEMA)
 
 THRESHOLDS: tuple[float, ...] = tuple(round(0.50 + 0.05 * i, 2) for i in range(10))
 DEFAULT_TARGET_PRECISION = 0.99
@@ -83,54 +120,58 @@ def dataset_jsonl(cases: Iterable[Mapping[str, Any]]) -> str:
     return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in dataset_rows(cases))
 
 
-def write_dataset(
-    cases_path: str | os.PathLike[str] = CASES_PATH, dataset_path: str | os.PathLike[str] = DATASET_PATH
-) -> int:
+def write_dataset(golden: GoldenSet = INVOICE) -> int:
     """Derive dataset.jsonl from cases.jsonl; returns the number of rows."""
-    cases = load_jsonl(cases_path)
-    Path(dataset_path).write_text(dataset_jsonl(cases), encoding="utf-8")
+    cases = load_jsonl(golden.cases)
+    golden.dataset.write_text(dataset_jsonl(cases), encoding="utf-8")
     return len(cases)
 
 
-def record_replay(
-    cases_path: str | os.PathLike[str] = CASES_PATH, fixture_path: str | os.PathLike[str] = REPLAY_PATH
-) -> int:
-    """Record the replay fixture of the golden set from its authored answers."""
+def record_replay(golden: GoldenSet = INVOICE, fixture_path: str | os.PathLike[str] | None = None) -> int:
+    """Record the replay fixture of a golden set from its authored answers."""
     from vetq.eval.fixtures import record_cases
 
     cases = [
         {"id": c["id"], "text": c["text"], "generator": c["generator"], "critic": c["critic"]}
-        for c in load_jsonl(cases_path)
+        for c in load_jsonl(golden.cases)
     ]
-    return record_cases(cases, fixture_path)
+    return record_cases(cases, fixture_path or golden.replay, schema=golden.schema)
 
 
 # --- grading ---------------------------------------------------------------------------
 def _cents(value: Any) -> Decimal | None:
-    if isinstance(value, bool) or value is None:
-        return None
-    try:
-        number = Decimal(str(value))
-    except (InvalidOperation, ValueError):
-        return None
-    if not number.is_finite():
-        return None
-    return number.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
+    number = _number(value)
+    return None if number is None else number.quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
 
 
 def _norm_text(value: Any) -> str:
     return " ".join(str(value).split()).casefold()
 
 
-def values_equal(name: str, got: Any, expected: Any) -> bool:
-    """The grading rule for one field (see the module docstring)."""
-    if got is None or expected is None:
-        return got is None and expected is None
-    if name in AMOUNT_FIELDS:
+def _number(value: Any) -> Decimal | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        number = Decimal(str(value))
+    except (InvalidOperation, ValueError):
+        return None
+    return number.normalize() if number.is_finite() else None
+
+
+def values_equal(kind: str, got: Any, expected: Any) -> bool:
+    """The grading rule for one value of a kind (see the module docstring)."""
+    if got in (None, []) or expected in (None, []):
+        return got in (None, []) and expected in (None, [])
+    if kind == "amount":
         a, b = _cents(got), _cents(expected)
         return a is not None and a == b
-    if name == "invoice_date":
+    if kind in ("number", "quantity"):
+        n, m = _number(got), _number(expected)
+        return n is not None and n == m
+    if kind == "date":
         return str(got).strip()[:10] == str(expected).strip()[:10] and len(str(got).strip()) >= 10
+    if kind == "boolean":
+        return got is expected
     return _norm_text(got) == _norm_text(expected)
 
 
@@ -158,23 +199,40 @@ class CaseGrade:
         return all(f.correct for f in self.fields)
 
 
-def grade_case(case_id: str, expected: Mapping[str, Any], result: Mapping[str, Any] | None) -> CaseGrade:
+def _values(schema: CompiledSchema, record: Mapping[str, Any] | None) -> dict[str, tuple[str, Any]]:
+    """path -> (kind, value) of every value of a record; a list or object that is
+    empty counts as no value at all (an invoice without line items has 7 values)."""
+    return {
+        leaf.path: (leaf.field.kind, leaf.value)
+        for leaf in leaves(schema.fields, dict(record or {}))
+        if not (leaf.value is None and leaf.field.kind in ("list", "object"))
+    }
+
+
+def grade_case(
+    case_id: str, expected: Mapping[str, Any], result: Mapping[str, Any] | None, schema: CompiledSchema | None = None
+) -> CaseGrade:
+    schema = schema or builtin(DEFAULT_SCHEMA)
+    wanted = _values(schema, expected)
     error = error_of(result)
     status = str((result or {}).get("status", "error"))
     data = (result or {}).get("data")
     if result is None or error is not None or status == "error" or not isinstance(data, Mapping):
         code, message = error or ("ERROR", "no result")
         grades = [
-            FieldGrade(case_id, name, None, expected.get(name), False, True, None, error=True) for name in FIELD_NAMES
+            FieldGrade(case_id, path, None, want, False, True, None, error=True) for path, (_, want) in wanted.items()
         ]
         return CaseGrade(case_id, "error", grades, error=f"{code}: {message}")
     flagged = {f.get("field") for f in result.get("flagged_fields") or [] if isinstance(f, Mapping)}
     confidence = result.get("field_confidence") or {}
+    got_values = _values(schema, data)
     grades = []
-    for name in FIELD_NAMES:
-        got, want = data.get(name), expected.get(name)
+    for path in dict.fromkeys([*wanted, *got_values]):
+        kind, want = wanted[path] if path in wanted else (got_values[path][0], None)
+        got = got_values[path][1] if path in got_values else None
+        is_flagged = path in flagged or any(container in flagged for container in ancestors(path))
         grades.append(
-            FieldGrade(case_id, name, got, want, values_equal(name, got, want), name in flagged, confidence.get(name))
+            FieldGrade(case_id, path, got, want, values_equal(kind, got, want), is_flagged, confidence.get(path))
         )
     return CaseGrade(case_id, status, grades)
 
@@ -226,6 +284,7 @@ class EvalReport:
     failures: list[str]
     calibration: dict[str, Any]
     mode: str = "critic"
+    schema: str = DEFAULT_SCHEMA
     cases: list[CaseGrade] = field(default_factory=list, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
@@ -246,7 +305,8 @@ class EvalReport:
         errors = sum(1 for c in self.cases if c.status == "error")
         wrong = sum(1 for c in self.cases for f in c.fields if not f.correct)
         lines = [
-            f"vetq extraction eval ({self.mode}): {self.examples} examples, {self.examples * len(FIELD_NAMES)} fields",
+            f"vetq extraction eval, {self.schema} ({self.mode}): {self.examples} examples, "
+            f"{sum(len(c.fields) for c in self.cases)} values",
             f"  field accuracy     {self.field_accuracy:.2%}",
             f"  exact match        {self.exact_match:.2%}",
             f"  needs_review rate  {self.needs_review_rate:.2%}",
@@ -282,11 +342,13 @@ def grade(
     *,
     target_precision: float = DEFAULT_TARGET_PRECISION,
     mode: str = "critic",
+    schema: str = DEFAULT_SCHEMA,
 ) -> EvalReport:
     """Grade results (in the order of cases) against each case's "expected"."""
     if len(cases) != len(results):
         raise ValueError(f"{len(cases)} case(s) but {len(results)} result(s)")
-    graded = [grade_case(str(c["id"]), c["expected"], r) for c, r in zip(cases, results, strict=True)]
+    compiled = builtin(schema)
+    graded = [grade_case(str(c["id"]), c["expected"], r, compiled) for c, r in zip(cases, results, strict=True)]
     all_fields = [f for g in graded for f in g.fields]
     wrong = [f for f in all_fields if not f.correct]
     caught = [f for f in wrong if f.flagged]
@@ -295,7 +357,7 @@ def grade(
     failures = []
     for g in graded:
         if g.status == "error":
-            failures.append(f"{g.id}: ERROR {g.error} (all {len(FIELD_NAMES)} fields wrong)")
+            failures.append(f"{g.id}: ERROR {g.error} (all {len(g.fields)} values wrong)")
             continue
         for f in g.fields:
             if not f.correct:
@@ -322,6 +384,7 @@ def grade(
         failures=failures,
         calibration=calibration_table(pairs, target_precision=target_precision),
         mode=mode,
+        schema=schema,
         cases=graded,
     )
 
@@ -335,14 +398,16 @@ def run_eval(
     timeout: float = DEFAULT_TIMEOUT_S,
     target_precision: float = DEFAULT_TARGET_PRECISION,
     token_budget: int | None = None,
+    schema: str = DEFAULT_SCHEMA,
 ) -> EvalReport:
-    """Submit every case as an extraction job through `client` (one batch), wait for
-    the results in input order and grade them."""
+    """Submit every case as an extraction job of `schema` through `client` (one
+    batch), wait for the results in input order and grade them."""
     cases = list(cases)
     batch = client.submit_batch(
         (
             {
                 "kind": "extract",
+                "schema": schema,
                 "text": c["text"],
                 "heuristics_only": heuristics_only,
                 "trace_id": f"eval-{c['id']}"[:128],
@@ -353,13 +418,23 @@ def run_eval(
     )
     results = batch.results(timeout=timeout)
     return grade(
-        cases, results, target_precision=target_precision, mode="heuristics only" if heuristics_only else "critic"
+        cases,
+        results,
+        target_precision=target_precision,
+        mode="heuristics only" if heuristics_only else "critic",
+        schema=schema,
     )
 
 
 def _parser(prog: str = "python -m vetq.eval.extraction_eval") -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog=prog, description="Grade the extraction golden set through the real queue.")
     p.add_argument("--json", action="store_true", help="print the report as one JSON object")
+    p.add_argument(
+        "--schema",
+        default=DEFAULT_SCHEMA,
+        choices=[g.schema for g in golden_sets()],
+        help="the built-in schema whose golden set runs (default %(default)s)",
+    )
     p.add_argument(
         "--min-accuracy",
         type=float,
@@ -385,20 +460,20 @@ def _parser(prog: str = "python -m vetq.eval.extraction_eval") -> argparse.Argum
     p.add_argument(
         "--dataset",
         metavar="PATH",
-        default=str(DATASET_PATH),
-        help="JSONL of {id, text, expected} (default: eval/golden/dataset.jsonl)",
+        default=None,
+        help="JSONL of {id, text, expected} (default: eval/golden/SCHEMA/dataset.jsonl)",
     )
     p.add_argument(
         "--fixture",
         metavar="PATH",
-        default=str(REPLAY_PATH),
-        help="replay fixture of the offline run (default: eval/golden/replay.json)",
+        default=None,
+        help="replay fixture of the offline run (default: eval/golden/SCHEMA/replay.json)",
     )
     p.add_argument("--timeout", type=float, default=DEFAULT_TIMEOUT_S, help="seconds to wait for the batch")
     p.add_argument(
         "--rebuild-golden",
         action="store_true",
-        help="re-derive dataset.jsonl and re-record replay.json from cases.jsonl, then exit",
+        help="re-derive dataset.jsonl and re-record replay.json from cases.jsonl for every golden set, then exit",
     )
     return p
 
@@ -406,14 +481,16 @@ def _parser(prog: str = "python -m vetq.eval.extraction_eval") -> argparse.Argum
 def main(argv: Sequence[str] | None = None, *, prog: str = "python -m vetq.eval.extraction_eval") -> int:
     """`prog` is the name the usage shows: `vetq eval` when the CLI is the front door."""
     args = _parser(prog).parse_args(argv)
+    golden = GoldenSet(args.schema)
 
     if args.rebuild_golden:
         from vetq.core.logging import configure_logging
 
         configure_logging("WARNING")
-        rows = write_dataset()
-        recorded = record_replay()
-        print(f"wrote {DATASET_PATH} ({rows} rows) and recorded {recorded} case(s) into {REPLAY_PATH}")
+        for each in golden_sets():
+            rows = write_dataset(each)
+            recorded = record_replay(each)
+            print(f"wrote {each.dataset} ({rows} rows) and recorded {recorded} case(s) into {each.replay}")
         return 0
     if args.record is not None:
         if not args.live:
@@ -438,10 +515,11 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m vetq.eval.
         print("error: --token-budget only applies with --live", file=sys.stderr)
         return 2
 
+    dataset = args.dataset or str(golden.dataset)
     try:
-        cases = load_jsonl(args.dataset)
+        cases = load_jsonl(dataset)
     except (OSError, ValueError) as exc:
-        print(f"error: cannot read the dataset {args.dataset}: {exc}", file=sys.stderr)
+        print(f"error: cannot read the dataset {dataset}: {exc}", file=sys.stderr)
         return 2
     bad = [
         str(c.get("id", i))
@@ -455,7 +533,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m vetq.eval.
         return 2
 
     if not args.live:
-        fixture = Path(args.fixture).resolve()
+        fixture = Path(args.fixture or golden.replay).resolve()
         # Set before the settings are read: the in-process worker builds its models from them.
         os.environ["VETQ_GENERATOR"] = f"replay:{fixture}"
         os.environ["VETQ_CRITIC"] = f"replay:{fixture}"
@@ -486,6 +564,7 @@ def main(argv: Sequence[str] | None = None, *, prog: str = "python -m vetq.eval.
                 timeout=args.timeout,
                 target_precision=args.target_precision,
                 token_budget=args.token_budget,
+                schema=args.schema,
             )
     except VetqError as exc:
         print(f"error: {exc.message}", file=sys.stderr)

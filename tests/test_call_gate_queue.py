@@ -30,7 +30,9 @@ def test_critic_429_is_retried_by_the_queue_and_the_generator_is_paid_once(fake,
 
 
 def test_batch_token_budget_is_never_passed_and_nothing_is_charged_twice(fake, redis_url, queue_settings):
-    budget = 12_000
+    # A call reserves its prompt and its max_tokens (4,096 for the Generator, 8,192 for
+    # the Critic) and is charged what it used (~700): some jobs fit, the rest are refused.
+    budget = 20_000
     svc = Service(model_settings(queue_settings, cache_ttl_s=0), redis_url, concurrency=4)
     try:
         docs = [GLOBEX.replace("Thanks!", f"Thanks! (copy {i})") for i in range(20)]

@@ -12,7 +12,7 @@ import pytest
 from tests.conftest import GLOBEX, GLOBEX_DATA
 
 
-def vetq(*args, input=None, env=None, timeout=120):
+def vetq(*args, input=None, env=None, timeout=120, cwd=None):
     return subprocess.run(
         [sys.executable, "-m", "vetq.api_client.cli", *args],
         input=input,
@@ -20,6 +20,7 @@ def vetq(*args, input=None, env=None, timeout=120):
         text=True,
         timeout=timeout,
         env={**os.environ, **(env or {})},
+        cwd=cwd,
     )
 
 

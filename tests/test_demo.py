@@ -32,5 +32,10 @@ def test_demo_runs_through_the_queue_and_names_what_to_review(tmp_path):
     assert done.returncode == 0, done.stdout + done.stderr
     assert "FLAGGED total = 683.2" in done.stdout
     assert "FLAGGED vendor_name = 'Invoice'" in done.stdout
-    assert "summary: 5 documents" in done.stdout and "2 needs_review, 3 ok" in done.stdout
-    assert done.stdout.count("trace ") == 5
+    assert "summary: 6 documents" in done.stdout and "2 needs_review, 4 ok" in done.stdout
+    assert done.stdout.count("trace ") == 6
+    # the demo shows a schema other than the invoice: a receipt with its line items
+    assert (
+        "receipt-diner            receipt" in done.stdout
+        and '"items": [{"description": "Classic Burger"' in done.stdout
+    )

@@ -58,8 +58,26 @@ def test_readme_mcp_table_names_each_tools_arguments():
     tools = {tool.name: tool.input_schema for tool in asyncio.run(build_server().list_tools())}
     assert set(rows) == set(tools)
     for name, arguments in rows.items():
-        named = [a.strip() for a in arguments.split(",") if not a.strip().startswith("...")]
+        named = [a.strip() for a in arguments.split(",") if a.strip() and not a.strip().startswith("...")]
         required = [a for a in named if not a.endswith("?")]
         optional = [a.rstrip("?") for a in named if a.endswith("?")]
         assert set(required) == set(tools[name].get("required", [])), name
         assert set(optional) <= set(tools[name]["properties"]) - set(required), name
+
+
+def test_readme_custom_schema_example_is_the_sample_file_and_compiles():
+    from vetq.core import schemas
+
+    sample = ROOT / "eval" / "samples" / "bank_statement.yaml"
+    blocks = re.findall(r"```yaml\n(.*?)```", README, flags=re.DOTALL)
+    assert sample.read_text() in blocks
+    schema = schemas.load(sample)
+    assert schema.name == "bank_statement" and "transactions[].amount" in schema.by_path
+
+
+def test_readme_names_every_built_in_schema():
+    from vetq.core import schemas
+
+    section = README.split("## Schemas", 1)[1].split("\n## ", 1)[0]
+    for name in schemas.builtin_names():
+        assert f"`{name}`" in section, name

@@ -1,6 +1,6 @@
-"""The extraction golden set and its eval harness: the files agree, the replay fixture
-is current, the offline eval passes its own gate through the real queue, and a
-wrong field that goes unflagged fails it."""
+"""The extraction golden sets (one per built-in schema) and their eval harness: the
+files agree, the replay fixtures are current, the offline eval of every set passes its
+own gate through the real queue, and a wrong value that goes unflagged fails it."""
 
 from __future__ import annotations
 
@@ -10,10 +10,14 @@ from collections import Counter
 import pytest
 
 from tests.conftest import starts_processes
-from vetq.core.extraction.schema import FIELD_NAMES, InvoiceData
+from vetq.core.schemas import builtin
+from vetq.core.schemas.records import leaves
 from vetq.eval import extraction_eval as ev
 
-CASES = ev.load_jsonl(ev.CASES_PATH)
+SETS = {golden.schema: golden for golden in ev.golden_sets()}
+CASES_OF = {name: ev.load_jsonl(golden.cases) for name, golden in SETS.items()}
+CASES = CASES_OF["invoice"]
+FIELD_NAMES = ("vendor_name", "invoice_number", "invoice_date", "subtotal", "tax", "total", "currency")
 KINDS_REQUIRED = {
     "invented_total",
     "line_item_as_total",
@@ -25,23 +29,46 @@ KINDS_REQUIRED = {
 }
 
 
-def _independent_field_accuracy(cases) -> float:
-    right = sum(c["generator"][f] == c["expected"][f] for c in cases for f in FIELD_NAMES)
-    return right / (len(cases) * len(FIELD_NAMES))
+def _values(schema, record):
+    return {leaf.path: leaf.value for leaf in leaves(builtin(schema).fields, record)}
+
+
+def _differing(schema, case) -> list[str]:
+    got, want = _values(schema, case["generator"]), _values(schema, case["expected"])
+    return [path for path in dict.fromkeys([*want, *got]) if got.get(path) != want.get(path)]
+
+
+def _independent_field_accuracy(schema, cases) -> float:
+    right = total = 0
+    for case in cases:
+        got, want = _values(schema, case["generator"]), _values(schema, case["expected"])
+        containers = {p for p, f in builtin(schema).by_path.items() if f.kind in ("list", "object")}
+        paths = [p for p in dict.fromkeys([*want, *got]) if not (p in containers and want.get(p) is got.get(p) is None)]
+        total += len(paths)
+        right += sum(got.get(p) == want.get(p) for p in paths)
+    return right / total
 
 
 # --- the golden files ------------------------------------------------------------------
-def test_dataset_is_derived_from_cases():
-    assert ev.DATASET_PATH.read_text(encoding="utf-8") == ev.dataset_jsonl(CASES)
-    rows = ev.load_jsonl(ev.DATASET_PATH)
-    assert [r["id"] for r in rows] == [c["id"] for c in CASES]
+def test_every_built_in_schema_has_a_golden_set_of_twenty_or_more():
+    assert set(SETS) == {"invoice", "receipt", "purchase_order", "shipping_notice"}
+    for name, cases in CASES_OF.items():
+        assert len(cases) >= 20, name
+        assert len({c["id"] for c in cases}) == len(cases), name
+        assert len({c["text"] for c in cases}) == len(cases), f"{name}: two cases share a text (the replay key)"
+
+
+@pytest.mark.parametrize("schema", sorted(SETS))
+def test_dataset_is_derived_from_cases(schema):
+    golden, cases = SETS[schema], CASES_OF[schema]
+    assert golden.dataset.read_text(encoding="utf-8") == ev.dataset_jsonl(cases)
+    rows = ev.load_jsonl(golden.dataset)
+    assert [r["id"] for r in rows] == [c["id"] for c in cases]
     assert all(set(r) == {"id", "text", "expected"} for r in rows)
 
 
-def test_golden_set_size_variety_and_uniqueness():
+def test_invoice_set_size_variety_and_uniqueness():
     assert len(CASES) >= 40
-    assert len({c["id"] for c in CASES}) == len(CASES)
-    assert len({c["text"] for c in CASES}) == len(CASES), "two cases share a text (the replay key)"
     currencies = {c["expected"]["currency"] for c in CASES if c["expected"]["currency"]}
     assert len(currencies) >= 5, currencies
     # documents that lack fields are labelled null
@@ -51,45 +78,68 @@ def test_golden_set_size_variety_and_uniqueness():
     assert any("Ignore previous instructions" in c["text"] for c in CASES)
 
 
-def test_injected_errors_are_many_varied_and_honest():
-    injected = [c for c in CASES if c["injected_error"]]
-    assert len(injected) >= 12
+@pytest.mark.parametrize("schema", ["receipt", "purchase_order", "shipping_notice"])
+def test_the_new_sets_have_line_items_in_several_layouts_and_languages(schema):
+    cases = CASES_OF[schema]
+    list_field = next(f.name for f in builtin(schema).fields if f.kind == "list")
+    assert sum(len(c["expected"][list_field] or []) >= 3 for c in cases) >= len(cases) // 2
+    # several languages: words only one language's documents would use
+    markers = {
+        "de": ("Datum", "Menge", "MwSt", "Lieferschein"),
+        "fr": ("Date", "TVA", "Qté", "Bon"),
+        "es": ("Fecha", "IVA"),
+    }
+    assert sum(any(any(m in c["text"] for m in words) for c in cases) for words in markers.values()) >= 2
+
+
+@pytest.mark.parametrize("schema", sorted(SETS))
+def test_injected_errors_are_many_varied_and_honest(schema):
+    cases = CASES_OF[schema]
+    injected = [c for c in cases if c["injected_error"]]
+    assert len(injected) >= (12 if schema == "invoice" else 6)
     kinds = Counter(c["injected_error"]["kind"] for c in injected)
-    assert len(kinds) >= 6 and set(kinds) >= KINDS_REQUIRED, kinds
+    assert len(kinds) >= 5, kinds
+    if schema == "invoice":
+        assert set(kinds) >= KINDS_REQUIRED, kinds
     caught_by = Counter(c["injected_error"]["caught_by"] for c in injected)
     assert caught_by["heuristics"] >= 1 and caught_by["critic"] >= 1
     assert set(caught_by) <= {"heuristics", "critic"}
-    for case in CASES:
-        differing = [f for f in FIELD_NAMES if case["generator"][f] != case["expected"][f]]
+    for case in cases:
+        differing = _differing(schema, case)
         if case["injected_error"]:
             assert differing == case["injected_error"]["fields"], case["id"]
         else:
             assert differing == [], case["id"]
 
 
-def test_cases_are_well_formed():
-    for case in CASES:
-        assert set(case["expected"]) == set(FIELD_NAMES), case["id"]
-        InvoiceData.model_validate(case["expected"])
-        InvoiceData.model_validate(case["generator"])
+@pytest.mark.parametrize("schema", sorted(SETS))
+def test_cases_are_well_formed(schema):
+    compiled = builtin(schema)
+    for case in CASES_OF[schema]:
+        # every field is labelled (the invoice set predates line items: those may be left out)
+        missing = {f.name for f in compiled.fields} - set(case["expected"])
+        assert all(compiled.by_path[name].kind == "list" for name in missing), case["id"]
+        compiled.validate_data(case["expected"])
+        compiled.validate_data(case["generator"])
+        committed = [path for path, value in _values(schema, case["generator"]).items() if value is not None]
         verdicts = case["critic"]["verdicts"]
-        assert [v["field"] for v in verdicts] == list(FIELD_NAMES), case["id"]
+        judged = [v["field"] for v in verdicts]
+        assert len(judged) == len(set(judged)) and set(committed) <= set(judged), case["id"]  # every value judged once
         error = case["injected_error"]
         for v in verdicts:
             if error and v["field"] in error["fields"] and error["caught_by"] == "critic":
                 assert v["grounded"] is False and v["confidence"] < 0.5 and v["reason"], case["id"]
-            elif error and v["field"] in error["fields"]:
-                assert v["grounded"] is True and v["confidence"] == 0.9, case["id"]  # the Critic misses it
-            else:
-                assert v["grounded"] is True and 0.9 <= v["confidence"] <= 0.97, case["id"]
+            elif not (error and v["field"] in error["fields"]):
+                assert v["grounded"] is True and v["confidence"] >= 0.85, case["id"]
 
 
-def test_committed_replay_fixture_is_up_to_date(tmp_path):
+@pytest.mark.parametrize("schema", sorted(SETS))
+def test_committed_replay_fixture_is_up_to_date(schema, tmp_path):
     fresh = tmp_path / "replay.json"
-    assert ev.record_replay(ev.CASES_PATH, fresh) == len(CASES)
-    committed = json.loads(ev.REPLAY_PATH.read_text(encoding="utf-8"))
+    assert ev.record_replay(SETS[schema], fresh) == len(CASES_OF[schema])
+    committed = json.loads(SETS[schema].replay.read_text(encoding="utf-8"))
     assert json.loads(fresh.read_text(encoding="utf-8")) == committed, (
-        "eval/golden/replay.json is stale: run `python -m vetq.eval.extraction_eval --rebuild-golden`"
+        f"eval/golden/{schema}/replay.json is stale: run `python -m vetq.eval.extraction_eval --rebuild-golden`"
     )
 
 
@@ -97,42 +147,58 @@ def test_committed_replay_fixture_is_up_to_date(tmp_path):
 @pytest.fixture(scope="module")
 @starts_processes
 def queue_reports(tmp_path_factory):
+    """Both runs (with the Critic, heuristics only) of every golden set, on one
+    embedded service whose models replay every set's fixture."""
     from vetq.api_client.client import Client
     from vetq.core.settings import load_settings
 
     home = tmp_path_factory.mktemp("eval-home")
+    fixture = tmp_path_factory.mktemp("fixture") / "all.json"
+    merged: dict = {"version": 1, "recordings": {}}
+    for golden in SETS.values():
+        recorded = json.loads(golden.replay.read_text(encoding="utf-8"))
+        merged["version"] = recorded["version"]
+        merged["recordings"].update(recorded["recordings"])
+    fixture.write_text(json.dumps(merged), encoding="utf-8")
+    reports = {}
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("VETQ_REDIS_URL", raising=False)
-        mp.setenv("VETQ_GENERATOR", f"replay:{ev.REPLAY_PATH}")
-        mp.setenv("VETQ_CRITIC", f"replay:{ev.REPLAY_PATH}")
+        mp.setenv("VETQ_GENERATOR", f"replay:{fixture}")
+        mp.setenv("VETQ_CRITIC", f"replay:{fixture}")
         with Client(settings=load_settings(home=home)) as client:
-            full = ev.run_eval(client=client, cases=CASES, timeout=120)
-            heuristics = ev.run_eval(client=client, cases=CASES, heuristics_only=True, timeout=120)
-    return full, heuristics
+            for schema, cases in CASES_OF.items():
+                full = ev.run_eval(client=client, cases=cases, timeout=180, schema=schema)
+                heuristics = ev.run_eval(client=client, cases=cases, heuristics_only=True, timeout=180, schema=schema)
+                reports[schema] = (full, heuristics)
+    return reports
 
 
 @pytest.mark.processes
-def test_offline_eval_passes_its_gate(queue_reports):
-    report, _ = queue_reports
+@pytest.mark.parametrize("schema", sorted(SETS))
+def test_offline_eval_passes_its_gate(queue_reports, schema):
+    report, _ = queue_reports[schema]
+    cases = CASES_OF[schema]
     assert report.gate_failures() == [], report.to_text()
-    assert report.examples == len(CASES)
+    assert report.examples == len(cases)
     assert report.field_accuracy >= 0.90
     assert report.silent_wrong == 0
     assert report.catch_rate == 1.0
-    assert report.field_accuracy == pytest.approx(_independent_field_accuracy(CASES), abs=1e-4)
-    wrong_fields = sum(len(c["injected_error"]["fields"]) for c in CASES if c["injected_error"])
+    assert report.field_accuracy == pytest.approx(_independent_field_accuracy(schema, cases), abs=1e-4)
+    wrong_fields = sum(len(c["injected_error"]["fields"]) for c in cases if c["injected_error"])
     assert len(report.failures) == wrong_fields
     assert all(line.endswith("(flagged)") for line in report.failures)
-    assert report.exact_match == pytest.approx(sum(not c["injected_error"] for c in CASES) / len(CASES), abs=1e-4)
-    assert report.false_alarms == 0
-    # every case with an injected error, and only those, goes to review
-    assert report.needs_review_rate == pytest.approx(
-        sum(bool(c["injected_error"]) for c in CASES) / len(CASES), abs=1e-4
-    )
+    assert report.exact_match == pytest.approx(sum(not c["injected_error"] for c in cases) / len(cases), abs=1e-4)
+    if schema == "invoice":
+        assert report.false_alarms == 0
+        # every case with an injected error, and only those, goes to review
+        assert report.needs_review_rate == pytest.approx(
+            sum(bool(c["injected_error"]) for c in cases) / len(cases), abs=1e-4
+        )
 
 
+@pytest.mark.processes
 def test_report_shapes(queue_reports):
-    report, _ = queue_reports
+    report, _ = queue_reports["invoice"]
     data = report.to_dict()
     assert list(data) == list(ev.REPORT_KEYS)
     json.dumps(data)
@@ -142,18 +208,21 @@ def test_report_shapes(queue_reports):
     assert "field accuracy" in text and "calibration" in text and "failures" in text
 
 
-def test_heuristics_only_mode_grades_too(queue_reports):
-    full, heuristics = queue_reports
-    assert heuristics.examples == len(CASES)
+@pytest.mark.processes
+@pytest.mark.parametrize("schema", sorted(SETS))
+def test_heuristics_only_mode_grades_too(queue_reports, schema):
+    full, heuristics = queue_reports[schema]
+    cases = CASES_OF[schema]
+    assert heuristics.examples == len(cases)
     assert heuristics.field_accuracy == pytest.approx(full.field_accuracy)  # same Generator answers
     critic_only = sum(
         len(c["injected_error"]["fields"])
-        for c in CASES
+        for c in cases
         if c["injected_error"] and c["injected_error"]["caught_by"] == "critic"
     )
     heuristic_caught = sum(
         len(c["injected_error"]["fields"])
-        for c in CASES
+        for c in cases
         if c["injected_error"] and c["injected_error"]["caught_by"] == "heuristics"
     )
     # What only the Critic can see goes silent without it; the heuristics catch their share.
@@ -179,22 +248,37 @@ def _result(data, flagged=(), status=None, confidence=0.9):
     return {
         "status": status or ("needs_review" if flagged else "ok"),
         "data": data,
-        "field_confidence": {f: (None if data[f] is None else confidence) for f in FIELD_NAMES},
+        "field_confidence": {f: (None if data.get(f) is None else confidence) for f in FIELD_NAMES},
         "flagged_fields": [{"field": f, "value": data[f], "confidence": 0.3, "reason": "x"} for f in flagged],
     }
 
 
 def test_values_equal_rules():
-    assert ev.values_equal("total", 583.2, 583.20)
-    assert ev.values_equal("total", 583.204, 583.2)
-    assert not ev.values_equal("total", 583.21, 583.2)
-    assert ev.values_equal("vendor_name", "  globex   LTD ", "Globex Ltd")
-    assert ev.values_equal("invoice_date", "2026-02-28", "2026-02-28")
-    assert not ev.values_equal("invoice_date", "2026-02-27", "2026-02-28")
-    assert ev.values_equal("tax", None, None)
-    assert not ev.values_equal("tax", 0.0, None)
-    assert not ev.values_equal("invoice_number", None, "GLX/2026/778")
+    assert ev.values_equal("amount", 583.2, 583.20)
+    assert ev.values_equal("amount", 583.204, 583.2)
+    assert not ev.values_equal("amount", 583.21, 583.2)
+    assert ev.values_equal("text", "  globex   LTD ", "Globex Ltd")
+    assert ev.values_equal("date", "2026-02-28", "2026-02-28")
+    assert not ev.values_equal("date", "2026-02-27", "2026-02-28")
+    assert ev.values_equal("amount", None, None)
+    assert not ev.values_equal("amount", 0.0, None)
+    assert not ev.values_equal("identifier", None, "GLX/2026/778")
     assert ev.values_equal("currency", "gbp", "GBP")
+    assert ev.values_equal("quantity", 2, 2.0) and not ev.values_equal("quantity", 1.5, 1.55)
+    assert ev.values_equal("boolean", False, False) and not ev.values_equal("boolean", False, None)
+
+
+def test_a_missing_or_extra_line_item_counts_as_wrong_values():
+    schema = builtin("receipt")
+    expected = {"total": 3.0, "items": [{"description": "Tea", "amount": 1.0}, {"description": "Cake", "amount": 2.0}]}
+    got = {"total": 3.0, "items": [{"description": "Tea", "amount": 1.0}]}
+    grade = ev.grade_case("r", expected, {"status": "ok", "data": got, "flagged_fields": []}, schema)
+    wrong = {f.field for f in grade.fields if not f.correct}
+    assert wrong == {"items[1].description", "items[1].amount"}
+    flagged_item = {"status": "needs_review", "data": got, "flagged_fields": [{"field": "items"}]}
+    assert all(
+        f.flagged for f in ev.grade_case("r", expected, flagged_item, schema).fields if f.field.startswith("items")
+    )
 
 
 def test_an_unflagged_wrong_field_fails_the_gate():
@@ -221,7 +305,7 @@ def test_false_alarms_and_error_results():
     assert report.false_alarms == 1
     assert report.field_accuracy == 0.5  # the error counts all 7 fields wrong
     assert report.silent_wrong == 0  # an error is loud, not silent
-    assert report.failures == ["b: ERROR PROVIDER_ERROR: boom (all 7 fields wrong)"]
+    assert report.failures == ["b: ERROR PROVIDER_ERROR: boom (all 7 values wrong)"]
     assert report.gate_failures()  # accuracy 0.5 < 0.90
     with pytest.raises(ValueError):
         ev.grade(cases, [error])

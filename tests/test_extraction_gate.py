@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 import pytest
 
 from vetq.core.extraction.gate import BASE_CONFIDENCE_WITHOUT_CRITIC, UNJUDGED_OR_UNGROUNDED_CAP, decide
-from vetq.core.extraction.schema import CritiqueResult, FieldVerdict, InvoiceData
+from vetq.core.extraction.schema import CritiqueResult, FieldVerdict
+from vetq.core.schemas import builtin, compile_schema
+from vetq.core.schemas.records import leaves
 
 
 @dataclass
@@ -17,7 +19,12 @@ class Finding:
     reasons: list[str] = field(default_factory=list)
 
 
-DATA = InvoiceData(vendor_name="Globex Ltd", total=583.2, currency="GBP")
+def record_leaves(record, schema=None):
+    schema = schema or builtin("invoice")
+    return list(leaves(schema.fields, schema.validate_data(record)))
+
+
+DATA = record_leaves({"vendor_name": "Globex Ltd", "total": 583.2, "currency": "GBP"})
 
 
 def critique(*verdicts: tuple[str, float, bool], overall: float = 0.9) -> CritiqueResult:
@@ -150,3 +157,73 @@ def test_a_lowered_factor_without_a_reason_still_shows_the_factor():
     decision = run(checks={"currency": Finding(0.9, [])})
     assert decision.status == "ok"
     assert decision.heuristic_notes == {"currency": ["heuristic factor 0.90"]}
+
+
+# --- records of any schema: paths, line items, required fields ---------------------------
+ORDER = compile_schema(
+    {
+        "name": "order",
+        "fields": {
+            "number": {"kind": "identifier", "required": True},
+            "note": {"kind": "text"},
+            "lines": {
+                "kind": "list",
+                "required": True,
+                "fields": {"sku": {"kind": "identifier"}, "amount": {"kind": "amount"}},
+            },
+        },
+    }
+)
+
+
+def test_a_required_value_that_is_null_is_flagged_and_an_optional_one_is_not():
+    decision = decide(
+        record_leaves({"number": None, "note": None, "lines": []}, ORDER),
+        {},
+        None,
+        field_threshold=0.7,
+        overall_threshold=0.0,
+    )
+    assert [(f.field, f.value, f.confidence) for f in decision.flagged_fields] == [
+        ("number", None, 0.0),
+        ("lines", None, 0.0),
+    ]
+    assert "required" in decision.flagged_fields[0].reason
+    assert decision.field_confidence == {"number": None, "note": None, "lines": None}
+    assert decision.status == "needs_review"
+
+
+def test_line_item_values_are_judged_by_path_and_one_bad_item_flags_only_its_value():
+    record = {"number": "PO-1", "lines": [{"sku": "A-1", "amount": 10.0}, {"sku": "B-2", "amount": 20.0}]}
+    crit = critique(
+        ("number", 0.9, True),
+        ("lines[0].sku", 0.9, True),
+        ("lines[0].amount", 0.9, True),
+        ("lines[1].sku", 0.9, True),
+        ("lines[1].amount", 0.9, True),
+    )
+    decision = decide(
+        record_leaves(record, ORDER),
+        {"lines[1].amount": Finding(0.35, ["20.0 not found in the source"])},
+        crit,
+        field_threshold=0.7,
+        overall_threshold=0.0,
+    )
+    assert [f.field for f in decision.flagged_fields] == ["lines[1].amount"]
+    assert set(decision.field_confidence) == {
+        "number",
+        "note",
+        "lines[0].sku",
+        "lines[0].amount",
+        "lines[1].sku",
+        "lines[1].amount",
+    }
+
+
+def test_a_verdict_on_an_item_judges_the_values_in_it_that_have_none_of_their_own():
+    record = {"number": "PO-1", "lines": [{"sku": "A-1", "amount": 10.0}]}
+    crit = critique(("number", 0.9, True), ("lines[0]", 0.3, False), ("lines[0].sku", 0.95, True))
+    decision = decide(record_leaves(record, ORDER), {}, crit, field_threshold=0.7, overall_threshold=0.0)
+    assert decision.field_confidence["lines[0].sku"] == pytest.approx(0.95)  # its own verdict wins
+    assert decision.field_confidence["lines[0].amount"] == pytest.approx(0.3)  # the item's verdict
+    assert [f.field for f in decision.flagged_fields] == ["lines[0].amount"]

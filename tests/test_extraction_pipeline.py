@@ -114,7 +114,7 @@ def test_absent_fields_stay_null_and_unflagged():
     )
     result = pipeline(ScriptedLLMClient([json.dumps(data)]), critic).extract(text)
     assert result.status == "ok"
-    assert result.data.invoice_number is None and result.field_confidence["invoice_number"] is None
+    assert result.data["invoice_number"] is None and result.field_confidence["invoice_number"] is None
 
 
 # --- model answers that cannot be used ----------------------------------------

@@ -17,9 +17,9 @@ from vetq.core.extraction.amounts import find_amounts, parse_amount
 from vetq.core.extraction.dates import find_date_spans
 from vetq.core.extraction.heuristics import run_heuristics
 from vetq.core.extraction.pipeline import ExtractionPipeline
-from vetq.core.extraction.schema import FIELD_NAMES, InvoiceData
 from vetq.core.llm.json_extract import NoJSONObjectError, extract_json_object
 from vetq.core.review.schema import ReviewRequest
+from vetq.core.schemas import builtin
 from vetq.core.settings import load_settings
 from vetq.core.validation import parse_model
 
@@ -76,12 +76,36 @@ def test_date_grounding_never_raises(text, day):
     ),
 )
 def test_heuristics_never_raise_and_only_lower(text, fields):
-    data = InvoiceData.model_validate(fields)
-    for name, check in run_heuristics(text, data).items():
-        assert name in FIELD_NAMES
+    invoice = builtin("invoice")
+    data = invoice.validate_data(fields)
+    for path, check in run_heuristics(text, data, invoice).items():
+        assert path in invoice.by_path
         assert 0 < check.factor <= 1
         for span in check.spans:
             assert text[span.start : span.end] == span.text
+
+
+AMOUNT = st.floats(allow_nan=False, allow_infinity=False, min_value=-1e9, max_value=1e9)
+
+
+@FAST
+@given(
+    HOSTILE_TEXT,
+    st.lists(
+        st.fixed_dictionaries(
+            {},
+            optional={"description": HOSTILE_TEXT, "quantity": AMOUNT, "unit_price": AMOUNT, "amount": AMOUNT},
+        ),
+        max_size=6,
+    ),
+    st.fixed_dictionaries({}, optional={"subtotal": AMOUNT, "tax": AMOUNT, "tip": AMOUNT, "total": AMOUNT}),
+)
+def test_heuristics_on_line_items_never_raise_and_only_lower(text, items, amounts):
+    receipt = builtin("receipt")
+    data = receipt.validate_data({"items": items, **amounts})
+    for path, check in run_heuristics(text, data, receipt).items():
+        assert path.split("[")[0] in receipt.by_path
+        assert 0 < check.factor <= 1
 
 
 @FAST

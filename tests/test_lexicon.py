@@ -1,6 +1,6 @@
-"""The label lexicon is data: the shipped file is well-formed, the loader refuses a
-phrase the matcher could never find, and a label added only to the data changes
-which role an amount gets."""
+"""The amount lexicon is data: the shipped file is well-formed, the loader refuses a
+phrase the matcher could never find, a schema's labels are normalised or refused, and
+a label a schema adds changes which role an amount gets."""
 
 from __future__ import annotations
 
@@ -11,38 +11,44 @@ from importlib import resources
 
 import pytest
 
-from vetq.core.extraction import heuristics as H
+from vetq.core.extraction import field_checks as F
 from vetq.core.extraction.amounts import find_amounts
 from vetq.core.extraction.heuristics import run_heuristics
 from vetq.core.extraction.lexicon import (
     ADJUSTMENT_KINDS,
-    INVOICE_LEXICON_FILE,
+    AMOUNT_LEXICON_FILE,
     MAX_FIRST_WORD_CHARS,
+    STANDARD_LABEL_SETS,
     LexiconError,
+    compile_lexicon,
     first_word,
+    label_sets_from_data,
     lexicon_from_data,
     normalise_phrase,
 )
 from vetq.core.extraction.roles import Lines, assign_roles, find_labels
-from vetq.core.extraction.schema import AMOUNT_FIELDS, InvoiceData
+from vetq.core.schemas import SchemaInvalidError, builtin, compile_schema
 
 
 def _shipped() -> dict:
-    text = resources.files("vetq.core.extraction").joinpath(INVOICE_LEXICON_FILE).read_text(encoding="utf-8")
+    text = resources.files("vetq.core.extraction").joinpath(AMOUNT_LEXICON_FILE).read_text(encoding="utf-8")
     return json.loads(text)
 
 
 DATA = _shipped()
-LABELS: dict[str, list[str]] = DATA["role_labels"]["labels"]
+LABELS: dict[str, list[str]] = DATA["label_sets"]["sets"]
 ADJUSTMENTS: dict[str, list[str]] = DATA["adjustments"]["phrases"]
+INVOICE = builtin("invoice")
 
 
-def test_every_amount_field_has_labels_and_no_role_is_unknown():
-    assert set(LABELS) == set(AMOUNT_FIELDS)
-    assert all(LABELS[role] for role in AMOUNT_FIELDS)
+def test_the_invoice_reads_its_amounts_with_the_standard_sets():
+    assert set(LABELS) == {"total", "subtotal", "tax"}
+    for role in LABELS:
+        assert INVOICE.by_path[role].labels == tuple(LABELS[role])
+    assert set(INVOICE.lexicon.role_of_label.values()) == set(LABELS)
 
 
-def test_no_label_is_listed_twice_or_under_two_roles():
+def test_no_label_is_listed_twice_or_under_two_sets():
     counts = Counter(label for labels in LABELS.values() for label in labels)
     assert [label for label, n in counts.items() if n > 1] == []
 
@@ -62,17 +68,16 @@ def test_phrases_are_written_as_the_matcher_compares_them(phrase):
 @pytest.mark.parametrize("role,label", [(role, label) for role, labels in LABELS.items() for label in labels])
 def test_every_label_is_found_in_a_document_however_it_is_cased(role, label):
     for written in (label, label.upper(), label.title(), label.replace(" ", "  ")):
-        found = find_labels(f"{written} 10.00")
+        found = find_labels(f"{written} 10.00", INVOICE.lexicon)
         assert [(lb.start, lb.role) for lb in found] == [(0, role)], written
 
 
 @pytest.mark.parametrize(
     "change,names",
     [
-        (lambda d: d["role_labels"]["labels"]["total"].append("Grand  Total"), "'Grand  Total' is not normalised"),
-        (lambda d: d["role_labels"]["labels"]["tax"].append("amount due"), "both 'total' and 'tax'"),
-        (lambda d: d["role_labels"]["labels"]["total"].append("2nd total"), "'2nd total' does not start with a letter"),
-        (lambda d: d["role_labels"]["labels"].update(tax=[]), "role_labels.labels.tax must be a non-empty list"),
+        (lambda d: d["label_sets"]["sets"]["total"].append("Grand  Total"), "'Grand  Total' is not normalised"),
+        (lambda d: d["label_sets"]["sets"]["total"].append("2nd total"), "'2nd total' does not start with a letter"),
+        (lambda d: d["label_sets"]["sets"].update(tax=[]), "label_sets.sets.tax must be a non-empty list"),
         (lambda d: d["adjustments"]["phrases"].update(bonus=["bonus"]), "unknown kind 'bonus'"),
         (lambda d: d["page_words"].update(words=["Page"]), "'Page' must be one casefolded word"),
         (lambda d: d.pop("rate_base_words"), "rate_base_words.words is missing"),
@@ -82,21 +87,37 @@ def test_the_loader_refuses_data_the_matcher_would_misread(change, names):
     data = copy.deepcopy(DATA)
     change(data)
     with pytest.raises(LexiconError, match=names.replace("(", r"\(")):
-        lexicon_from_data(data)
+        label_sets_from_data(data)
+        lexicon_from_data(data, {})
 
 
-def test_a_label_added_only_to_the_data_is_picked_up_by_the_role_assignment():
+def test_one_label_under_two_roles_is_refused():
+    with pytest.raises(LexiconError, match="both 'total' and 'tax'"):
+        compile_lexicon({"total": ["amount due"], "tax": ["amount due"]})
+
+
+def _schema(total_labels):
+    return compile_schema({"name": "bill", "fields": {"total": {"kind": "amount", "labels": total_labels}}})
+
+
+def test_a_schemas_labels_are_normalised_and_a_label_the_matcher_cannot_find_is_refused():
+    assert _schema(["Grand  TOTAL "]).by_path["total"].labels == ("grand total",)
+    with pytest.raises(SchemaInvalidError, match=r"fields\.total\.labels\[1\].*does not start with a letter"):
+        _schema(["@total", "2nd total"])
+    with pytest.raises(SchemaInvalidError, match="no standard label set '@totals'"):
+        _schema(["@totals"])
+
+
+def test_a_label_a_schema_adds_is_picked_up_by_the_role_assignment():
     text = "Slutbelopp 583.20"
-    assert "slutbelopp" not in {label for labels in LABELS.values() for label in labels}
-    extended = copy.deepcopy(DATA)
-    extended["role_labels"]["labels"]["total"].append("slutbelopp")
-    lexicon = lexicon_from_data(extended)
+    assert "slutbelopp" not in STANDARD_LABEL_SETS["total"]
+    standard, extended = _schema(["@total"]), _schema(["@total", "Slutbelopp"])
     amounts = find_amounts(text)
 
-    assert assign_roles(text, amounts, Lines(text)).roles == [None]
-    assert assign_roles(text, amounts, Lines(text), lexicon).roles == ["total"]
+    assert assign_roles(text, amounts, Lines(text), standard.lexicon).roles == [None]
+    assert assign_roles(text, amounts, Lines(text), extended.lexicon).roles == ["total"]
 
-    record = InvoiceData(total=583.2)
-    assert run_heuristics(text, record)["total"].factor == H.NO_ROLE_LABEL_FACTOR
-    labelled = run_heuristics(text, record, lexicon=lexicon)["total"]
+    record = {"total": 583.2}
+    assert run_heuristics(text, record, standard)["total"].factor == F.NO_ROLE_LABEL_FACTOR
+    labelled = run_heuristics(text, record, extended)["total"]
     assert (labelled.factor, labelled.reasons) == (1.0, [])

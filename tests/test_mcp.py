@@ -27,7 +27,7 @@ SERVER_CMD = [sys.executable, "-m", "vetq.api_client.cli", "mcp"]
 CALL_TIMEOUT_S = 90.0
 START_TIMEOUT_S = 60.0
 
-TOOLS = {"extract", "validate", "review_decision", "should_review", "record_outcome"}
+TOOLS = {"extract", "validate", "list_schemas", "review_decision", "should_review", "record_outcome"}
 
 PLAN = (
     "Replace the Postgres polling job table with a Redis Streams consumer group, move every writer to XADD, "
@@ -143,7 +143,7 @@ def malformed_floor_server(request, tmp_path_factory):
 
 
 @pytest.mark.processes
-def test_lists_five_tools_with_schemas_and_annotations(server):
+def test_lists_six_tools_with_schemas_and_annotations(server):
     tools = server.list_tools()
     assert set(tools) == TOOLS
 
@@ -153,6 +153,7 @@ def test_lists_five_tools_with_schemas_and_annotations(server):
     assert required["review_decision"] == {"objective", "proposed_solution", "decision_type", "risk_level"}
     assert required["should_review"] == {"decision_type", "risk_level"}
     assert required["record_outcome"] == {"review_id"}
+    assert required["list_schemas"] == set()
 
     # Every field tells the agent what it is for.
     for name, tool in tools.items():
@@ -176,6 +177,7 @@ def test_lists_five_tools_with_schemas_and_annotations(server):
     assert hints == {
         "extract": (True, True, True),
         "validate": (True, True, True),
+        "list_schemas": (True, True, False),
         "review_decision": (True, False, True),
         "should_review": (True, True, False),
         "record_outcome": (False, False, False),
@@ -197,7 +199,8 @@ def test_tool_arguments_are_the_request_models_fields(server):
         ("should_review", ShouldReviewRequest),
     ):
         schema = tools[name].input_schema
-        fields = {f: info for f, info in model.model_fields.items() if f not in ("kind", "trace_id")}
+        # a field's wire name: `schema` is the alias of record_schema
+        fields = {info.alias or f: info for f, info in model.model_fields.items() if f not in ("kind", "trace_id")}
         assert set(schema["properties"]) == set(fields), name
         assert set(schema["required"]) == {f for f, info in fields.items() if info.is_required()}, name
         for field, info in fields.items():

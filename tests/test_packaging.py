@@ -4,6 +4,7 @@ generic top-level name (`core`, `eval`) lands in a user's site-packages."""
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -20,9 +21,16 @@ BARE = ("core", "workers", "api_client", "eval")
 @pytest.fixture(scope="module")
 @starts_processes
 def wheel(tmp_path_factory) -> zipfile.ZipFile:
+    # Built from a copy: setuptools keeps build/lib between builds in the source tree,
+    # and a file deleted since (an old prompt) would still ship from there.
+    source = tmp_path_factory.mktemp("source")
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(ROOT / name, source / name)
+    for package in BARE:
+        shutil.copytree(ROOT / package, source / package, ignore=shutil.ignore_patterns("__pycache__"))
     out = tmp_path_factory.mktemp("wheel")
     subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(out), str(source)],
         check=True,
         capture_output=True,
         timeout=300,
@@ -42,11 +50,15 @@ def test_the_wheel_carries_the_data_the_code_reads(wheel):
     names = set(wheel.namelist())
     needed = {
         "vetq/core/py.typed",
-        "vetq/core/extraction/prompts/generator_v1.md",
-        "vetq/core/extraction/invoice_lexicon.json",
+        "vetq/core/extraction/prompts/generator_v2.md",
+        "vetq/core/extraction/amount_lexicon.json",
+        "vetq/core/schemas/builtin/invoice.yaml",
+        "vetq/core/schemas/builtin/shipping_notice.yaml",
         "vetq/core/review/prompts/system_v1.md",
         "vetq/workers/lua/budget_reserve.lua",
-        "vetq/eval/golden/cases.jsonl",
+        "vetq/eval/golden/invoice/cases.jsonl",
+        "vetq/eval/golden/receipt/replay.json",
+        "vetq/eval/samples/bank_statement.yaml",
         "vetq/eval/samples/demo.jsonl",
     }
     assert needed - names == set()

@@ -10,14 +10,17 @@ import re
 import pytest
 
 from tests.conftest import GLOBEX, GLOBEX_DATA, critic_answer
+from vetq.core.extraction.critic import critic_system_prompt
+from vetq.core.extraction.generator import generator_system_prompt
 from vetq.core.extraction.pipeline import ExtractionPipeline
 from vetq.core.llm.scripted import ScriptedLLMClient
-from vetq.core.prompts import BENCH_PROMPTS, EXTRACTION_PROMPTS, REVIEW_PROMPTS, PromptSet, prompt_sha256
+from vetq.core.prompts import BENCH_PROMPTS, EXTRACTION_PROMPTS, REVIEW_PROMPTS, PromptSet
+from vetq.core.schemas import builtin
 from vetq.core.settings import load_settings
 
 EXTRACTION_FROZEN = {
-    "generator": "77f65c664780314d9cb8be78a6da7e522abddae3e0bf6a9c7f32b2723c76875d",
-    "critic": "b84dbc55e07a0444dd5a560ef3fcba013aa697ac7d385a3b616ead5ed1570711",
+    "generator": "8d304d34588f4a1e2e4382dec6aae8d20dd3e72062b760f5d56ff1d1c7e351ad",
+    "critic": "ba3655c26fb5f6270e700527f5ed38de690bbef35a68ea8ca84219049c44820b",
 }
 
 
@@ -35,13 +38,19 @@ def test_every_registered_prompt_is_a_versioned_file(prompts: PromptSet) -> None
         assert prompts.load(key).strip()
 
 
-def test_the_generator_and_the_critic_send_their_registered_files_unchanged() -> None:
+def test_the_generator_and_the_critic_send_their_registered_files_filled_in_from_the_schema() -> None:
     generator = ScriptedLLMClient([json.dumps(GLOBEX_DATA)])
     critic = ScriptedLLMClient([critic_answer()])
     pipeline = ExtractionPipeline(load_settings(), generator_client=generator, critic_client=critic)
     assert pipeline.extract(GLOBEX).status == "ok"
+    invoice = builtin("invoice")
     sent = {"generator": generator.requests[0].system, "critic": critic.requests[0].system}
-    assert {stage: prompt_sha256(text.encode("utf-8")) for stage, text in sent.items()} == EXTRACTION_FROZEN
+    assert sent == {"generator": generator_system_prompt(invoice), "critic": critic_system_prompt(invoice)}
+    # Each is its registered file with the placeholders filled: the file's text stands in it around them.
+    for stage, text in sent.items():
+        for fixed_part in re.split(r"\{\{\w+\}\}", EXTRACTION_PROMPTS.load(stage).strip()):
+            assert fixed_part in text
+    assert '"total": number or null' in sent["generator"] and "- line_items[].amount: amount" in sent["critic"]
 
 
 def test_a_placeholder_inside_a_value_is_not_expanded_and_a_missing_one_is_refused() -> None:

@@ -3,11 +3,12 @@ decide ok or needs_review, naming every field a person must confirm and why."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
-from vetq.core.extraction.schema import FIELD_NAMES, CritiqueResult, FieldVerdict, FlaggedField, InvoiceData
+from vetq.core.extraction.schema import CritiqueResult, FieldVerdict, FlaggedField
+from vetq.core.schemas.records import Leaf, ancestors
 
 # With the Critic off, every committed field starts here before the heuristics.
 BASE_CONFIDENCE_WITHOUT_CRITIC = 0.95
@@ -43,10 +44,11 @@ def decisive_verdicts(critique: CritiqueResult) -> dict[str, FieldVerdict]:
     return chosen
 
 
-def _critic_view(name: str, verdicts: Mapping[str, FieldVerdict] | None) -> tuple[float, list[str]]:
+def _critic_view(path: str, verdicts: Mapping[str, FieldVerdict] | None) -> tuple[float, list[str]]:
     if verdicts is None:
         return BASE_CONFIDENCE_WITHOUT_CRITIC, []
-    verdict = verdicts.get(name)
+    # A value's own verdict, else its item's or list's (a Critic may judge a whole line).
+    verdict = next((verdicts[p] for p in (path, *ancestors(path)) if p in verdicts), None)
     if verdict is None:
         return UNJUDGED_OR_UNGROUNDED_CAP, ["critic gave no verdict for this field"]
     if not verdict.grounded:
@@ -57,7 +59,7 @@ def _critic_view(name: str, verdicts: Mapping[str, FieldVerdict] | None) -> tupl
 
 
 def decide(
-    data: InvoiceData,
+    record_leaves: Sequence[Leaf],
     checks: Mapping[str, HeuristicFinding],
     critique: CritiqueResult | None,
     *,
@@ -68,10 +70,19 @@ def decide(
     field_confidence: dict[str, float | None] = {}
     flagged: list[FlaggedField] = []
     heuristic_notes: dict[str, list[str]] = {}
-    for name in FIELD_NAMES:
-        value = getattr(data, name)
+    for leaf in record_leaves:
+        name, value = leaf.path, leaf.value
         if value is None:
-            field_confidence[name] = None  # an honest null is never flagged
+            field_confidence[name] = None  # an honest null is never flagged...
+            if leaf.field.required:  # ...but a value the schema requires is missing
+                flagged.append(
+                    FlaggedField(
+                        field=name,
+                        value=None,
+                        confidence=0.0,
+                        reason=f"required: the record has no {leaf.field.kind} value for {name}",
+                    )
+                )
             continue
         critic_confidence, critic_reasons = _critic_view(name, verdicts)
         check = checks.get(name)
@@ -90,7 +101,7 @@ def decide(
             flagged.append(
                 FlaggedField(
                     field=name,
-                    value=data.model_dump(mode="json")[name],
+                    value=value,
                     confidence=combined,
                     reason="; ".join(reason_parts),
                 )

@@ -1,41 +1,40 @@
-"""The Generator: one model turns the document into a candidate InvoiceData."""
+"""The Generator: one model turns the document into a candidate record of the job's schema."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from pydantic import ValidationError
-
-from vetq.core.extraction.schema import FIELD_NAMES, InvoiceData
+from vetq.core.extraction.record_prompt import skeleton
 from vetq.core.llm.structured import ModelStage, StructuredAnswer, UnusableAnswer, ask_structured
 from vetq.core.llm.types import Message
 from vetq.core.prompts import EXTRACTION_PROMPTS, fence
-from vetq.core.validation import explain
+from vetq.core.schemas.compiled import CompiledSchema
+from vetq.core.schemas.records import RecordError
 
 
-def parse_invoice(obj: dict[str, Any]) -> InvoiceData:
-    # Keys outside the schema are dropped rather than refused: a model that adds a
-    # "notes" key has still answered the question.
-    known = {key: obj.get(key) for key in FIELD_NAMES}
-    try:
-        return InvoiceData.model_validate(known)
-    except ValidationError as exc:
-        raise UnusableAnswer(explain(exc, limit=5, root="answer")) from None
+def generator_system_prompt(schema: CompiledSchema) -> str:
+    return EXTRACTION_PROMPTS.render(
+        "generator", schema_description=schema.description or schema.name, skeleton=skeleton(schema)
+    )
 
 
 class Generator(ModelStage):
-    def run(self, text: str) -> StructuredAnswer[InvoiceData]:
+    def run(self, text: str, schema: CompiledSchema) -> StructuredAnswer[dict[str, Any]]:
+        def parse(obj: dict[str, Any]) -> dict[str, Any]:
+            try:
+                return schema.parse_answer(obj)
+            except RecordError as exc:
+                raise UnusableAnswer(str(exc)) from None
+
         return ask_structured(
             self.gate,
             self.client,
             stage="generator",
-            system=EXTRACTION_PROMPTS.load("generator"),
+            system=generator_system_prompt(schema),
             messages=[
-                Message(
-                    role="user", content="Extract the invoice fields from this document.\n\n" + fence("document", text)
-                )
+                Message(role="user", content="Extract the record from this document.\n\n" + fence("document", text))
             ],
-            parse=parse_invoice,
+            parse=parse,
             max_tokens=self.max_tokens,
             repair_retries=self.repair_retries,
         )

@@ -1,9 +1,11 @@
-"""The words a document uses for its amounts, read from a data file and compiled into
-the matchers the role assignment and the heuristics use.
+"""The words a document uses for its amounts, compiled into the matchers the role
+assignment and the heuristics use.
 
-The words are data (``invoice_lexicon.json``), not code, so that a schema can carry
-its own: the loader checks that each phrase is written as the matcher compares it,
-because a phrase that is not would silently never match.
+Two sources: a schema's amount fields name their labels (core.schemas; "@total" takes
+a standard set), and ``amount_lexicon.json`` holds the standard label sets and the
+words that say a number is something else (a charge, a page figure, a rate's base).
+The data file's phrases are checked as written, because a phrase not written as the
+matcher compares it would silently never match; a schema's labels are normalised.
 """
 
 from __future__ import annotations
@@ -17,18 +19,21 @@ from typing import Any
 
 __all__ = [
     "ADJUSTMENT_KINDS",
-    "INVOICE_LEXICON",
+    "AMOUNT_LEXICON_FILE",
+    "STANDARD_LABEL_SETS",
     "WORD_RE",
     "Lexicon",
     "LexiconError",
+    "compile_lexicon",
     "first_word",
+    "label_sets_from_data",
     "lexicon_from_data",
-    "load_lexicon",
+    "normalise_label",
     "normalise_phrase",
     "phrase_pattern",
 ]
 
-INVOICE_LEXICON_FILE = "invoice_lexicon.json"
+AMOUNT_LEXICON_FILE = "amount_lexicon.json"
 ADJUSTMENT_KINDS = ("charge", "deduction", "either")
 
 # A run of letters. The first one of a phrase indexes it: the label scan tries the
@@ -54,10 +59,21 @@ def phrase_pattern(phrase: str) -> str:
     return _SPACE.join(re.escape(w) for w in phrase.split(" "))
 
 
+def normalise_label(label: str) -> str:
+    """A label as a schema author wrote it, in the form the matcher compares; refused
+    (LexiconError) when the matcher could never find it."""
+    phrase = normalise_phrase(label.strip())
+    if not phrase:
+        raise LexiconError("a label must not be empty")
+    if len(first_word(phrase)) > MAX_FIRST_WORD_CHARS:
+        raise LexiconError(f"{label!r} starts with a word longer than {MAX_FIRST_WORD_CHARS} letters")
+    return phrase
+
+
 def first_word(phrase: str) -> str:
     m = WORD_RE.match(phrase)
     if m is None:
-        raise LexiconError(f"{phrase!r} does not start with a letter")
+        raise LexiconError(f"{phrase!r} does not start with a letter (a label is found from its first word)")
     return m.group()
 
 
@@ -81,6 +97,7 @@ class Lexicon:
     partial_re: re.Pattern[str]
     page_mark_re: re.Pattern[str]
     rate_base_re: re.Pattern[str]
+    term_unit_re: re.Pattern[str]  # "days", "Tage", "jours": the number before it is a payment term
 
 
 def _section(data: Mapping[str, Any], name: str, key: str) -> Any:
@@ -139,13 +156,16 @@ def _kinds(value: Any, where: str, allowed: tuple[str, ...] | None = None) -> di
     return kind_of
 
 
-def lexicon_from_data(data: Mapping[str, Any]) -> Lexicon:
-    """Check a lexicon's data (the form of ``invoice_lexicon.json``) and compile it."""
-    role_of_label = _kinds(_section(data, "role_labels", "labels"), "role_labels.labels")
+def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any]) -> Lexicon:
+    """Compile the words of a lexicon's data (the form of ``amount_lexicon.json``) with
+    the labels of each role (a schema's labelled amount fields, by path)."""
+    role_of_label = _kinds(role_labels, "labels") if role_labels else {}
     not_labels = _words(_section(data, "not_a_label_when_followed_by", "words"), "not_a_label_when_followed_by")
     term_units = _words(_section(data, "payment_term_units", "words"), "payment_term_units")
+    # With no labelled field, no text is a label: (?!) never matches.
+    alternation = _alternation(role_of_label) if role_of_label else "(?!)"
     label_re = re.compile(
-        r"(?<![^\W_])(?:" + _alternation(role_of_label) + r")(?![^\W_])"
+        r"(?<![^\W_])(?:" + alternation + r")(?![^\W_])"
         # not a tax id / rate / quantity: "VAT No.", "Tax ID", "Tax rate", "Total items"
         r"(?![ \t]*[:.#]?[ \t]*(?:" + "|".join(map(re.escape, not_labels)) + r")(?![^\W_]))"
         # payment terms: "Net 30 days"
@@ -172,16 +192,34 @@ def lexicon_from_data(data: Mapping[str, Any]) -> Lexicon:
             r"\f|(?<![^\W_])(?:" + "|".join(map(re.escape, pages)) + r")[ \t]*[0-9]{1,4}(?![0-9])", re.IGNORECASE
         ),
         rate_base_re=re.compile(r"%[ \t]*(?:" + "|".join(map(re.escape, rate_base)) + r")(?![^\W_])", re.IGNORECASE),
+        term_unit_re=re.compile(
+            r"(?<![^\W_])(?:" + "|".join(map(re.escape, term_units)) + r")(?![^\W_])", re.IGNORECASE
+        ),
     )
 
 
-def load_lexicon(name: str = INVOICE_LEXICON_FILE) -> Lexicon:
-    """A lexicon shipped in this package, by file name."""
+def _load_data(name: str = AMOUNT_LEXICON_FILE) -> Mapping[str, Any]:
     text = resources.files("vetq.core.extraction").joinpath(name).read_text(encoding="utf-8")
     data = json.loads(text)
     if not isinstance(data, Mapping):
         raise LexiconError(f"{name} must hold a JSON object")
-    return lexicon_from_data(data)
+    return data
 
 
-INVOICE_LEXICON = load_lexicon()
+def label_sets_from_data(data: Mapping[str, Any]) -> Mapping[str, tuple[str, ...]]:
+    """The standard label sets of a lexicon's data, each checked as written."""
+    sets = _section(data, "label_sets", "sets")
+    if not isinstance(sets, Mapping) or not sets:
+        raise LexiconError("label_sets.sets must map each set's name to its phrases")
+    return {name: _phrases(phrases, f"label_sets.sets.{name}") for name, phrases in sets.items()}
+
+
+_AMOUNT_WORDS = _load_data()
+# The standard label sets a schema's amount field takes as "@total": {"total": (...), ...}.
+STANDARD_LABEL_SETS = label_sets_from_data(_AMOUNT_WORDS)
+
+
+def compile_lexicon(role_labels: Mapping[str, Any], data: Mapping[str, Any] | None = None) -> Lexicon:
+    """The lexicon of a schema: its labelled fields' (normalised) labels with the
+    standard words of ``amount_lexicon.json`` (or `data`)."""
+    return lexicon_from_data(_AMOUNT_WORDS if data is None else data, role_labels)

@@ -9,7 +9,6 @@ from collections.abc import Callable
 from typing import Any
 
 import structlog
-from pydantic import ValidationError
 
 from vetq.core.errors import ErrorCode, InvalidInputError, VetqError
 from vetq.core.extraction.critic import Critic
@@ -22,7 +21,6 @@ from vetq.core.extraction.schema import (
     ExtractionOutcome,
     ExtractionRequest,
     ExtractionResult,
-    InvoiceData,
     ValidationRequest,
 )
 from vetq.core.llm.client import LLMClient, ModelSpec
@@ -31,8 +29,10 @@ from vetq.core.llm.factory import make_client
 from vetq.core.llm.gate import CallGate, DirectGate
 from vetq.core.llm.types import Usage
 from vetq.core.logging import get_logger
+from vetq.core.schemas.records import RecordError, leaves
+from vetq.core.schemas.wire import SchemaSource, resolve, to_wire
 from vetq.core.settings import VetqSettings, load_settings
-from vetq.core.validation import explain, parse_model
+from vetq.core.validation import parse_model
 
 log = get_logger("vetq.extraction")
 
@@ -78,12 +78,23 @@ class ExtractionPipeline:
             self._clients[role] = self._client_factory(self.settings.spec(role))
         return self._clients[role]
 
-    # Convenience faces for in-process callers.
-    def extract(self, text: str, **options: Any) -> ExtractionOutcome:
-        return self.run({"kind": "extract", "text": text, **options})
+    # Convenience faces for in-process callers, who may name a schema as a producer
+    # does (a file, a dict, a pydantic class); a queued job carries a wire reference.
+    def extract(self, text: str, *, schema: SchemaSource | None = None, **options: Any) -> ExtractionOutcome:
+        return self._run_with_schema({"kind": "extract", "text": text, **options}, schema)
 
-    def validate(self, text: str, data: Any, **options: Any) -> ExtractionOutcome:
-        return self.run({"kind": "validate", "text": text, "data": data, **options})
+    def validate(
+        self, text: str, data: Any, *, schema: SchemaSource | None = None, **options: Any
+    ) -> ExtractionOutcome:
+        return self._run_with_schema({"kind": "validate", "text": text, "data": data, **options}, schema)
+
+    def _run_with_schema(self, payload: dict[str, Any], schema: SchemaSource | None) -> ExtractionOutcome:
+        if schema is not None:
+            try:
+                payload["schema"], _ = to_wire(schema, self.settings.schema_limits())
+            except VetqError as exc:  # an envelope, as every failure of a run is
+                return ExtractionError.of(exc.code, exc.message, trace_id=_trace_id_of(payload))
+        return self.run(payload)
 
     def run(self, payload: Any, *, raise_retryable: bool = False, gate: CallGate | None = None) -> ExtractionOutcome:
         """Run one job. With raise_retryable, a transient provider failure (429, 5xx,
@@ -128,15 +139,16 @@ class ExtractionPipeline:
     ) -> ExtractionResult:
         started = time.perf_counter()
         check_document(request.text, self.settings.max_document_chars)
+        schema = resolve(request.record_schema, self.settings.schema_limits())
         field_threshold = _pick(request.field_threshold, self.settings.field_threshold)
         overall_threshold = _pick(request.overall_threshold, self.settings.overall_threshold)
         notes: list[str] = []
 
         if isinstance(request, ValidationRequest):
             try:
-                data = InvoiceData.model_validate(request.data)
-            except ValidationError as exc:
-                raise InvalidInputError(f"data does not fit InvoiceData: {explain(exc)}") from None
+                data = schema.validate_data(request.data)
+            except RecordError as exc:
+                raise InvalidInputError(f"data does not fit the {schema.name} schema: {exc}") from None
             notes.append("generator off: data supplied by the caller")
         else:
             generator = Generator(
@@ -145,13 +157,14 @@ class ExtractionPipeline:
                 max_tokens=self.settings.generator_max_tokens,
                 repair_retries=self.settings.parse_retries,
             )
-            answer = generator.run(request.text)
+            answer = generator.run(request.text, schema)
             usage["generator"] = answer.usage
             data = answer.value
             if answer.attempts > 1:
                 notes.append(f"generator answer repaired after {answer.attempts - 1} unusable attempt(s)")
 
-        checks = run_heuristics(request.text, data)
+        record_leaves = list(leaves(schema.fields, data))
+        checks = run_heuristics(request.text, data, schema)
 
         critique = None
         critic_summary = None
@@ -159,28 +172,31 @@ class ExtractionPipeline:
             notes.append(
                 f"critic off: committed fields start from {BASE_CONFIDENCE_WITHOUT_CRITIC} before the heuristics"
             )
-        elif data.committed():
+        elif any(leaf.value is not None for leaf in record_leaves):
             critic = Critic(
                 self.client("critic"),
                 gate,
                 max_tokens=self.settings.critic_max_tokens,
                 repair_retries=self.settings.parse_retries,
             )
-            answer_c = critic.run(request.text, data)
+            answer_c = critic.run(request.text, schema, data)
             usage["critic"] = answer_c.usage
             critique = answer_c.value
             critic_summary = critique.summary or None
         else:
             notes.append("nothing was extracted, so the critic was not asked")
 
-        decision = decide(data, checks, critique, field_threshold=field_threshold, overall_threshold=overall_threshold)
+        decision = decide(
+            record_leaves, checks, critique, field_threshold=field_threshold, overall_threshold=overall_threshold
+        )
         result = ExtractionResult(
             status=decision.status,
+            schema=schema.info,
             data=data,
             field_confidence=decision.field_confidence,
             overall_confidence=decision.overall_confidence,
             flagged_fields=decision.flagged_fields,
-            field_provenance={name: check.spans for name, check in checks.items() if check.spans},
+            field_provenance={path: check.spans for path, check in checks.items() if check.spans},
             trace_id=trace_id,
             critic_summary=critic_summary,
             notes=notes + decision.notes,
@@ -190,6 +206,7 @@ class ExtractionPipeline:
         log.info(
             "extraction_done",
             status=result.status,
+            schema=schema.name,
             flagged=[f.field for f in result.flagged_fields],
             overall_confidence=result.overall_confidence,
             total_tokens=sum(u.total_tokens for u in usage.values()),

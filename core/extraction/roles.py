@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from vetq.core.extraction.amounts import AmountMention
-from vetq.core.extraction.lexicon import INVOICE_LEXICON, MAX_FIRST_WORD_CHARS, WORD_RE, Lexicon, normalise_phrase
+from vetq.core.extraction.lexicon import MAX_FIRST_WORD_CHARS, WORD_RE, Lexicon, normalise_phrase
 
 __all__ = [
     "CLAUSE_BREAK_RE",
@@ -81,7 +81,7 @@ def _label_matches(text: str, lexicon: Lexicon) -> Iterator[re.Match[str]]:
                 return
 
 
-def find_labels(text: str, lexicon: Lexicon = INVOICE_LEXICON) -> list[Label]:
+def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
     """Every role label in text, in order."""
     labels: list[Label] = []
     for m in _label_matches(text, lexicon):
@@ -103,9 +103,7 @@ class RoleAssignment:
     role_label: list[int]
 
 
-def assign_roles(
-    text: str, amounts: list[AmountMention], lines: Lines, lexicon: Lexicon = INVOICE_LEXICON
-) -> RoleAssignment:
+def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon: Lexicon) -> RoleAssignment:
     labels = find_labels(text, lexicon)
     label_starts = [lb.start for lb in labels]
     n = len(amounts)
@@ -132,7 +130,12 @@ def assign_roles(
         k = bisect_left(label_starts, am.end)
         if k < len(labels):
             gap = text[am.end : labels[k].start]
-            if len(gap) <= LABEL_AFTER_WINDOW and "\n" not in gap and not any(c.isdigit() for c in gap):
+            if (
+                len(gap) <= LABEL_AFTER_WINDOW
+                and "\n" not in gap
+                and not any(c.isdigit() for c in gap)
+                and not lexicon.term_unit_re.search(gap)  # "30 jours net": a payment term
+            ):
                 post[ai] = k
     pre_of = {k: ai for ai, k in enumerate(pre) if k >= 0}
 

@@ -1,104 +1,26 @@
-"""The extraction contract: the typed record, the Critic's verdicts, the result
-envelope and the requests producers send."""
+"""The extraction contract: the Critic's verdicts, the result envelope and the
+requests producers send. The record itself is whatever the job's schema says
+(core.schemas); values are keyed by their path in it (`line_items[2].amount`)."""
 
 from __future__ import annotations
 
-import math
-from datetime import date
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from vetq.core.extraction.currencies import ISO_4217
 from vetq.core.llm.types import Usage
 from vetq.core.results import RESULT_FORMAT, ErrorResult
+from vetq.core.schemas.compiled import SchemaInfo
 from vetq.core.validation import json_problem
-
-FIELD_NAMES: tuple[str, ...] = (
-    "vendor_name",
-    "invoice_number",
-    "invoice_date",
-    "subtotal",
-    "tax",
-    "total",
-    "currency",
-)
-AMOUNT_FIELDS: tuple[str, ...] = ("subtotal", "tax", "total")
 
 DEFAULT_FIELD_THRESHOLD = 0.70
 DEFAULT_OVERALL_THRESHOLD = 0.75
 
 
-class InvoiceData(BaseModel):
-    """The typed record. Every field is nullable: a value the source does not hold
-    is null, never invented."""
-
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
-
-    vendor_name: str | None = Field(default=None, max_length=500)
-    invoice_number: str | None = Field(default=None, max_length=200)
-    invoice_date: date | None = None
-    subtotal: float | None = None
-    tax: float | None = None
-    total: float | None = None
-    currency: str | None = None
-
-    @field_validator("vendor_name", "invoice_number", mode="before")
-    @classmethod
-    def _blank_is_null(cls, value: Any) -> Any:
-        if isinstance(value, str) and not value.strip():
-            return None
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            return str(value)
-        return value.strip() if isinstance(value, str) else value
-
-    @field_validator("invoice_date", mode="before")
-    @classmethod
-    def _iso_date_only(cls, value: Any) -> Any:
-        if isinstance(value, str):
-            value = value.strip()
-            if not value:
-                return None
-            try:
-                return date.fromisoformat(value)
-            except ValueError as exc:
-                raise ValueError(f"invoice_date must be a real date as YYYY-MM-DD, got {value!r}") from exc
-        return value
-
-    @field_validator("subtotal", "tax", "total", mode="before")
-    @classmethod
-    def _plain_number(cls, value: Any) -> Any:
-        if isinstance(value, bool):
-            raise ValueError("an amount must be a number, not a boolean")
-        if isinstance(value, str):
-            raise ValueError(f"an amount must be a JSON number (like 1234.56), got the string {value[:40]!r}")
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ValueError("an amount must be a finite number")
-        return value
-
-    @field_validator("currency", mode="before")
-    @classmethod
-    def _iso_currency(cls, value: Any) -> Any:
-        if value is None:
-            return None
-        if not isinstance(value, str):
-            raise ValueError("currency must be an ISO 4217 code such as EUR")
-        code = value.strip().upper()
-        if not code:
-            return None
-        if code not in ISO_4217:
-            raise ValueError(f"currency must be an ISO 4217 code such as EUR, got {value[:20]!r}")
-        return code
-
-    def committed(self) -> dict[str, Any]:
-        """The non-null fields, in schema order."""
-        return {name: getattr(self, name) for name in FIELD_NAMES if getattr(self, name) is not None}
-
-
 class FieldVerdict(BaseModel):
     model_config = ConfigDict(allow_inf_nan=False)
 
-    field: str
+    field: str  # a value's path, or an item's or list's (judging every value in it)
     confidence: float = Field(ge=0.0, le=1.0)
     grounded: bool
     reason: str = ""
@@ -128,9 +50,13 @@ class FlaggedField(BaseModel):
 
 
 class ExtractionResult(BaseModel):
+    # `schema` on the wire; a pydantic model cannot name a field so.
+    model_config = ConfigDict(serialize_by_alias=True, validate_by_name=True, validate_by_alias=True)
+
     format: Literal[2] = RESULT_FORMAT
     status: Literal["ok", "needs_review"]
-    data: InvoiceData
+    schema_info: SchemaInfo = Field(alias="schema")
+    data: dict[str, Any]
     field_confidence: dict[str, float | None]
     overall_confidence: float
     flagged_fields: list[FlaggedField] = Field(default_factory=list)
@@ -157,12 +83,22 @@ DOCUMENT_TEXT = (
 )
 
 
+SCHEMA_ARGUMENT = (
+    "Optional: the record's schema. A built-in's name (invoice, receipt, purchase_order, shipping_notice; "
+    "default invoice) or a schema document (an object with name, version, description, fields, rules)."
+)
+
+
 class ExtractionOptions(BaseModel):
     """Gate settings a caller may choose per job. The descriptions are what a caller
     (an agent over MCP included) reads about each field."""
 
-    model_config = ConfigDict(extra="forbid", allow_inf_nan=False)
+    model_config = ConfigDict(
+        extra="forbid", allow_inf_nan=False, serialize_by_alias=True, validate_by_name=True, validate_by_alias=True
+    )
 
+    # `schema` on the wire; a pydantic model cannot name a field so.
+    record_schema: str | dict[str, Any] | None = Field(default=None, alias="schema", description=SCHEMA_ARGUMENT)
     field_threshold: float | None = Field(
         default=None,
         ge=0.0,
@@ -195,9 +131,9 @@ class ValidationRequest(ExtractionOptions):
     kind: Literal["validate"] = "validate"
     text: str = Field(description=DOCUMENT_TEXT)
     data: dict[str, Any] = Field(
-        description="The record to check, as a JSON object with any of: vendor_name, invoice_number, invoice_date "
-        "(YYYY-MM-DD), subtotal, tax, total (JSON numbers), currency (ISO 4217 code). Use null for a value the "
-        "document does not hold."
+        description="The record to check, as a JSON object with the schema's fields (for the default invoice: "
+        "vendor_name, invoice_number, invoice_date as YYYY-MM-DD, subtotal, tax, total as JSON numbers, currency "
+        "as an ISO 4217 code, line_items). Use null for a value the document does not hold."
     )
 
     @field_validator("data")

@@ -1,0 +1,321 @@
+"""Checks across fields, all deterministic and able only to lower scores: a labelled
+amount the source contradicts (two different totals), and the schema's declared rules
+(`subtotal + tax = total`, `sum(line_items[].amount) = subtotal`, `due_date >=
+invoice_date`, ...), each item's rule on that item's fields alone."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from datetime import date
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from vetq.core.extraction.amounts import to_cents
+from vetq.core.extraction.field_checks import FieldCheck, as_given
+from vetq.core.extraction.source import CENTS_RE, Source, difference_made_of
+from vetq.core.schemas.compiled import CompiledRule, CompiledSchema
+from vetq.core.schemas.records import Leaf
+from vetq.core.schemas.rules import EACH, Expr, PathRef, SumOf, concrete, evaluate, render
+
+__all__ = [
+    "ARITHMETIC_FACTOR",
+    "CONFLICT_FACTOR",
+    "EXTRA_CHARGE_FACTOR",
+    "ORDER_FACTOR",
+    "check_conflicts",
+    "check_rules",
+]
+
+ARITHMETIC_FACTOR = 0.7  # an equation fails, and no labelled charge or rounding explains it
+EXTRA_CHARGE_FACTOR = 0.9  # it fails, but a labelled charge / discount or rounding does explain it
+CONFLICT_FACTOR = 0.6  # another amount carries this field's label with a different value
+ORDER_FACTOR = 0.5  # an order or range rule fails (a due date before the issue date, a rate of 1.5)
+
+
+# --- conflicting labels ------------------------------------------------------
+def _conflict_candidates(src: Source, role: str) -> list[int]:
+    """Amounts a label on their own line gives this role, as a figure for the whole
+    document: not a page or carried-forward figure, not a charge or payment ("Total
+    paid 200.00"), not a rate's base, not zero, not after an "incl. VAT" phrase (which
+    may name the tax it includes)."""
+    out = []
+    for ai, role_of in enumerate(src.roles):
+        k = src.role_label[ai]
+        if role_of != role or k < 0 or not src.amounts[ai].value:
+            continue
+        label = src.labels[k]
+        if label.start < src.amounts[ai].start and src.text[label.start : label.end].casefold().startswith(
+            src.lexicon.tax_included_prefixes
+        ):
+            continue
+        ctx = src.context(ai)
+        if ctx.adjustment is None and not ctx.partial and not ctx.rate_base:
+            out.append(ai)
+    return out
+
+
+def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any) -> None:
+    """A committed amount labelled as its role, while another amount carries the same
+    role's label with a different value: the source contradicts itself."""
+    for role in dict.fromkeys(src.lexicon.role_of_label.values()):
+        check = checks.get(role)
+        if check is None or not check.verified or check.number is None:
+            continue
+        name = role
+        mine_cents = to_cents(abs(check.number))
+        candidates = _conflict_candidates(src, name)
+        mine = [ai for ai in candidates if to_cents(abs(src.amounts[ai].value)) == mine_cents]
+        if mine_cents is None or not mine:
+            continue
+        with_cents = any(CENTS_RE.search(src.amounts[ai].raw) for ai in mine)
+        my_pages = {src.page_of(src.amounts[ai].start) for ai in mine}
+        my_currencies = frozenset().union(*(src.context(ai).currencies for ai in mine))
+        if not my_currencies and isinstance(currency, str):
+            my_currencies = frozenset({currency.strip().upper()})
+        parts: list[tuple[int, Decimal]] = []
+        for ai in candidates:
+            cents = to_cents(abs(src.amounts[ai].value))
+            if cents is None or cents == mine_cents:
+                continue
+            if with_cents and not CENTS_RE.search(src.amounts[ai].raw):
+                continue  # "Total: 3" (a count) beside "Total 583.20"
+            parts.append((ai, cents))
+        if not parts or mine_cents in (sum(c for _, c in parts), sum({c for _, c in parts})):
+            continue  # its parts: tax per rate, subtotals per page
+        others: dict[Decimal, str] = {}
+        for ai, cents in parts:
+            if src.page_of(src.amounts[ai].start) not in my_pages:
+                continue  # another page's figure: a running subtotal, a page total
+            theirs = src.context(ai).currencies
+            if theirs and my_currencies and not theirs & my_currencies:
+                continue  # the same figure in another currency
+            others.setdefault(cents, src.amounts[ai].raw)
+        if not others:
+            continue
+        unexplained = [
+            raw for cents, raw in others.items() if difference_made_of(src, mine_cents - cents, either_way=True) is None
+        ]
+        if unexplained:
+            shown = src.amounts[mine[0]].raw
+            check.penalise(
+                CONFLICT_FACTOR,
+                f"conflicting {name} in the source: {shown} and {', '.join(unexplained[:3])} are each labelled {name}, "
+                "and no labelled payment, charge or discount accounts for the difference",
+            )
+
+
+# --- declared rules ------------------------------------------------------------
+def check_rules(src: Source, schema: CompiledSchema, leaves: list[Leaf], checks: Mapping[str, FieldCheck]) -> None:
+    values = {leaf.path: leaf for leaf in leaves}
+    for rule in schema.rules:
+        if rule.scope is None:
+            _check_rule(src, rule, values, checks, index=None)
+            continue
+        count = _items_in(values, rule.scope)
+        for index in range(count):
+            _check_rule(src, rule, values, checks, index=index)
+
+
+def _items_in(values: Mapping[str, Leaf], scope: str) -> int:
+    """How many items the list `scope` ("line_items[]") holds in the record."""
+    prefix = scope[: -len(EACH)] + "["
+    indices = {int(path[len(prefix) :].split("]", 1)[0]) for path in values if path.startswith(prefix)}
+    return max(indices) + 1 if indices else 0
+
+
+def _check_rule(
+    src: Source, rule: CompiledRule, values: Mapping[str, Leaf], checks: Mapping[str, FieldCheck], *, index: int | None
+) -> None:
+    def path_of(template: str) -> str:
+        return concrete(template, index, rule.scope) if index is not None and rule.scope else template
+
+    read: list[str] = []
+    optional = set(rule.spec.optional)
+
+    def value_of(template: str) -> Decimal | date | None:
+        path = path_of(template)
+        leaf = values.get(path)
+        if leaf is None or leaf.value is None:
+            return Decimal(0) if template in optional else None
+        read.append(path)
+        return _rule_value(leaf.value)
+
+    def sum_of(template: str) -> Decimal | None:
+        paths = _expand(values, path_of(template))
+        if not paths:
+            return None
+        total = Decimal(0)
+        for path in paths:
+            number = _rule_value(values[path].value)
+            if not isinstance(number, Decimal):
+                return None  # an item without its value: the sum cannot be checked
+            total += number
+            read.append(path)
+        return total
+
+    sides = [evaluate(side, value_of, sum_of) for side in rule.comparison.sides]
+    if any(side is None for side in sides):
+        return
+    blamed = path_of(rule.blame) if rule.blame else None
+    if rule.comparison.is_equation:
+        _check_equation(src, rule, sides, read, blamed, values, checks, path_of)
+    else:
+        _check_order(rule, sides, read, blamed, checks)
+
+
+def _expand(values: Mapping[str, Leaf], template: str) -> list[str]:
+    """The concrete paths a template with [] reaches in the record, in order."""
+    head, _, rest = template.partition(EACH)
+    count = _items_in(values, head + EACH)
+    paths = []
+    for i in range(count):
+        path = f"{head}[{i}]{rest}"
+        paths.extend(_expand(values, path) if EACH in rest else [path] if path in values else [])
+    return paths
+
+
+def _rule_value(value: Any) -> Decimal | date | None:
+    if isinstance(value, date):
+        return value
+    if isinstance(value, str):
+        try:
+            return date.fromisoformat(value)
+        except ValueError:
+            return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+
+
+def _weak_or_blamed(read: list[str], blamed: str | None, checks: Mapping[str, FieldCheck]) -> list[str]:
+    """Who pays for a failed rule: the values not verified in the source, else the
+    rule's blamed field, else every value it read."""
+    involved = [path for path in dict.fromkeys(read) if path in checks]
+    weak = [path for path in involved if not checks[path].verified]
+    if weak:
+        return weak
+    if blamed is not None and blamed in checks:
+        return [blamed]
+    return involved
+
+
+def _forgiven(read: list[str], blamed: str | None, checks: Mapping[str, FieldCheck]) -> list[str]:
+    """Who carries a difference that rounding or a labelled charge explains: the
+    blamed field (the total), else whoever a failure would blame."""
+    if blamed is not None and blamed in checks:
+        return [blamed]
+    return _weak_or_blamed(read, blamed, checks)
+
+
+def _shown(expr: Expr, values: Mapping[str, Leaf], path_of: Any) -> str:
+    """The expression with each value as the record has it (amounts in cents)."""
+
+    def value_text(template: str) -> str:
+        if template.startswith("sum("):
+            paths = _expand(values, path_of(template[4:-1]))
+            numbers = [_rule_value(values[path].value) for path in paths]
+            number: Any = sum((n for n in numbers if isinstance(n, Decimal)), Decimal(0))
+            return _number(number, any(values[path].field.kind == "amount" for path in paths))
+        leaf = values.get(path_of(template))
+        if leaf is None:
+            return "0"
+        return _number(_rule_value(leaf.value), leaf.field.kind == "amount")
+
+    return render(expr, value_text)
+
+
+def _check_equation(
+    src: Source,
+    rule: CompiledRule,
+    sides: list[Any],
+    read: list[str],
+    blamed: str | None,
+    values: Mapping[str, Leaf],
+    checks: Mapping[str, FieldCheck],
+    path_of: Any,
+) -> None:
+    left, right = sides
+    try:
+        diff = right - left
+        if abs(diff) <= Decimal(repr(rule.spec.tolerance)):
+            return
+    except (InvalidOperation, ArithmeticError):
+        return
+    money = any(values[path].field.kind == "amount" for path in read if path in values)
+    left_expr, right_expr = rule.comparison.sides
+    left_text = render(left_expr, path_of)  # the item's own paths: lines[1].qty
+    if isinstance(left_expr, (PathRef, SumOf)):
+        left_summary = f"{left_text} = {_number(left, money)}"
+    else:
+        left_summary = f"{left_text} = {_shown(left_expr, values, path_of)} = {_number(left, money)}"
+    if isinstance(right_expr, PathRef):
+        leaf = values.get(path_of(right_expr.template))
+        right_summary = f"{path_of(right_expr.template)} is {as_given(leaf.value if leaf else None)}"
+    else:
+        right_summary = f"{render(right_expr, path_of)} is {_number(right, money)}"
+    summary = f"{left_summary}, but {right_summary}"
+    if rule.spec.rounding is not None and abs(diff) <= Decimal(repr(rule.spec.rounding)):
+        for path in _forgiven(read, blamed, checks):
+            checks[path].penalise(EXTRA_CHARGE_FACTOR, f"{summary}: the difference {diff:.2f} is within rounding")
+        return
+    if rule.spec.adjustments:
+        made_of = difference_made_of(src, diff, either_way=False)
+        if made_of is not None:
+            for path in _forgiven(read, blamed, checks):
+                checks[path].penalise(
+                    EXTRA_CHARGE_FACTOR,
+                    f"{summary}: the difference {diff:.2f} is an extra charge or discount the source labels "
+                    f"({' + '.join(made_of)})",
+                )
+            return
+    # Never forgiven, however well the values are grounded: the source (or the record)
+    # contradicts itself. Blame the values not verified, else the blamed field.
+    beyond = (
+        "is beyond rounding and no labelled charge or discount in the source makes it up"
+        if rule.spec.adjustments
+        else "is beyond the rule's tolerance"
+    )
+    reason = f"arithmetic: {summary}: the difference {diff:.2f} {beyond}"
+    for path in _weak_or_blamed(read, blamed, checks):
+        checks[path].penalise(ARITHMETIC_FACTOR, reason)
+
+
+def _number(value: Any, money: bool) -> str:
+    if isinstance(value, Decimal):
+        return f"{value:.2f}" if money else format(value.normalize(), "f")
+    return str(value)
+
+
+_HOLDS = {
+    "<": lambda a, b: a < b,
+    "<=": lambda a, b: a <= b,
+    ">": lambda a, b: a > b,
+    ">=": lambda a, b: a >= b,
+}
+
+
+def _check_order(
+    rule: CompiledRule, sides: list[Any], read: list[str], blamed: str | None, checks: Mapping[str, FieldCheck]
+) -> None:
+    try:
+        holds = all(_HOLDS[op](a, b) for op, a, b in zip(rule.comparison.ops, sides, sides[1:], strict=False))
+    except TypeError:
+        return
+    if holds:
+        return
+    shown = " ".join(
+        part
+        for pair in zip(
+            [_number(s, False) if not isinstance(s, date) else s.isoformat() for s in sides],
+            [*rule.comparison.ops, ""],
+            strict=True,
+        )
+        for part in pair
+        if part
+    )
+    reason = f"rule {rule.comparison.text} fails: {shown}"
+    if rule.spec.why:
+        reason += f" ({rule.spec.why})"
+    involved = [path for path in dict.fromkeys(read) if path in checks]
+    for path in [blamed] if blamed is not None and blamed in checks else involved:
+        checks[path].penalise(ORDER_FACTOR, reason)

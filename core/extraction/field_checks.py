@@ -1,0 +1,358 @@
+"""One deterministic check per field kind: is the value where the document says it,
+in the form its kind is written? Each check can only LOWER a score: it returns a
+factor in (0, 1] (1.0 = no concern), the reasons for anything lower, and the spans
+where the value stands in the source."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal, InvalidOperation
+from typing import Any
+
+from vetq.core.extraction import formats
+from vetq.core.extraction.amounts import parse_amount, to_cents
+from vetq.core.extraction.dates import is_real_iso_date
+from vetq.core.extraction.schema import Span
+from vetq.core.extraction.source import Source
+from vetq.core.schemas.records import Leaf
+
+__all__ = [
+    "AMBIGUOUS_CURRENCY_FACTOR",
+    "CHECKS",
+    "CONTRADICTED_FACTOR",
+    "INTERNAL_ERROR_FACTOR",
+    "INVALID_DATE_FACTOR",
+    "INVALID_FORMAT_FACTOR",
+    "NO_CUE_FACTOR",
+    "NO_ROLE_LABEL_FACTOR",
+    "NO_UNIT_FACTOR",
+    "ROLE_MISMATCH_FACTOR",
+    "UNGROUNDED_FACTOR",
+    "FieldCheck",
+    "as_decimal",
+    "as_given",
+]
+
+# --- penalties (multiplicative) ------------------------------------------------
+UNGROUNDED_FACTOR = 0.35  # value not in the source at all
+ROLE_MISMATCH_FACTOR = 0.6  # amount present, but another number carries this field's label
+NO_ROLE_LABEL_FACTOR = 0.85  # amount present, the source labels no number for this field
+AMBIGUOUS_CURRENCY_FACTOR = 0.85  # only a shared symbol ("$") supports the code
+INVALID_DATE_FACTOR = 0.1  # not a real date
+INVALID_FORMAT_FACTOR = 0.3  # fails its pattern, checksum or format (an OCR slip, a swapped digit)
+CONTRADICTED_FACTOR = 0.35  # the source has the words of another value, none of this one's
+NO_CUE_FACTOR = 0.6  # none of the words the schema lists for this value appears
+NO_UNIT_FACTOR = 0.9  # the number is there, but never with one of the field's units
+INTERNAL_ERROR_FACTOR = 0.5  # a check itself failed: treat the field as unverified
+MIN_FACTOR = 0.01
+
+
+@dataclass
+class FieldCheck:
+    field: str  # the value's path: line_items[2].amount
+    factor: float = 1.0
+    reasons: list[str] = dataclasses.field(default_factory=list)
+    spans: list[Span] = dataclasses.field(default_factory=list)
+    # Found where it belongs (in the source; under its own label, for a labelled
+    # amount). A rule that fails blames the values not verified first.
+    verified: bool = False
+    number: Decimal | None = None  # a numeric value, for the rules
+
+    def penalise(self, factor: float, reason: str) -> None:
+        self.factor = max(MIN_FACTOR, min(1.0, self.factor * factor))
+        if reason:
+            self.reasons.append(reason)
+
+
+def short(value: Any, limit: int = 80) -> str:
+    s = str(value)
+    return s if len(s) <= limit else s[: limit - 1] + "…"
+
+
+def as_given(value: Any) -> str:
+    """A value as the record gave it (583.2 stays 583.2: the reason names what was sent)."""
+    return short(repr(value) if isinstance(value, float) else value, 40)
+
+
+def as_decimal(value: Any) -> Decimal | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    d: Decimal | None
+    try:
+        if isinstance(value, Decimal):
+            d = value
+        elif isinstance(value, (int, float)):
+            d = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+        elif isinstance(value, str):
+            d = parse_amount(value)
+        else:
+            return None
+    except (InvalidOperation, ValueError, OverflowError):
+        return None
+    if d is None or not d.is_finite():
+        return None
+    return d
+
+
+def spans_in(text: str, found: list[tuple[int, int]]) -> list[Span]:
+    return [Span(start=s, end=e, text=text[s:e]) for s, e in found]
+
+
+def _grounded(check: FieldCheck, src: Source, found: list[tuple[int, int]], missing: str) -> FieldCheck:
+    if found:
+        check.spans, check.verified = spans_in(src.text, found), True
+    else:
+        check.penalise(UNGROUNDED_FACTOR, missing)
+    return check
+
+
+# --- text-like kinds ----------------------------------------------------------------
+def check_text(src: Source, leaf: Leaf) -> FieldCheck:
+    check = FieldCheck(leaf.path)
+    value = str(leaf.value)
+    _grounded(check, src, src.norm.find(value), f"'{short(value)}' not found in the source")
+    _pattern(check, leaf, value)
+    return check
+
+
+def check_identifier(src: Source, leaf: Leaf) -> FieldCheck:
+    check = FieldCheck(leaf.path)
+    value = str(leaf.value)
+    _grounded(check, src, formats.find_identifier_spans(src.text, value), f"'{short(value)}' not found in the source")
+    _pattern(check, leaf, value)
+    validator = leaf.field.validator
+    if validator is not None and not _VALIDATORS[validator](value):
+        check.penalise(INVALID_FORMAT_FACTOR, f"'{short(value)}' is not a valid {_VALIDATOR_NAMES[validator]}")
+    return check
+
+
+_VALIDATORS: dict[str, Callable[[str], bool]] = {
+    "iban": formats.iban_valid,
+    "luhn": formats.luhn_valid,
+    "vat": formats.vat_valid,
+}
+_VALIDATOR_NAMES = {
+    "iban": "IBAN (its mod-97 check fails)",
+    "luhn": "number (its Luhn check digit fails)",
+    "vat": "VAT number",
+}
+
+
+def _pattern(check: FieldCheck, leaf: Leaf, value: str) -> None:
+    pattern = leaf.field.pattern
+    if pattern is not None and pattern.fullmatch(value) is None:
+        check.penalise(INVALID_FORMAT_FACTOR, f"'{short(value)}' does not match the pattern {pattern.pattern}")
+
+
+def _written_and_well_formed(
+    src: Source, leaf: Leaf, find: Callable[[str, str], list[tuple[int, int]]], valid: Callable[[str], bool], what: str
+) -> FieldCheck:
+    check = FieldCheck(leaf.path)
+    value = str(leaf.value)
+    _grounded(check, src, find(src.text, value), f"'{short(value)}' not found in the source")
+    if not valid(value):
+        check.penalise(INVALID_FORMAT_FACTOR, f"'{short(value)}' is not {what}")
+    return check
+
+
+def check_email(src: Source, leaf: Leaf) -> FieldCheck:
+    return _written_and_well_formed(src, leaf, formats.find_email_spans, formats.email_valid, "an e-mail address")
+
+
+def check_phone(src: Source, leaf: Leaf) -> FieldCheck:
+    check = FieldCheck(leaf.path)
+    value = str(leaf.value)
+    if formats.phone_digits(value) is None:
+        check.penalise(INVALID_FORMAT_FACTOR, f"'{short(value)}' is not a phone number")
+        return check
+    return _grounded(
+        check, src, formats.find_phone_spans(src.text, value), f"phone {short(value)} not found in the source"
+    )
+
+
+def check_url(src: Source, leaf: Leaf) -> FieldCheck:
+    return _written_and_well_formed(src, leaf, formats.find_url_spans, formats.url_valid, "a URL")
+
+
+# --- numbers ----------------------------------------------------------------------
+def check_amount(src: Source, leaf: Leaf) -> FieldCheck:
+    """Money: found to the cent in any written form, and, for a labelled field, found
+    where the document's labels give it this field's role."""
+    check = FieldCheck(leaf.path)
+    value = leaf.value
+    d = as_decimal(value)
+    check.number = d
+    if d is None:
+        check.penalise(UNGROUNDED_FACTOR, f"{as_given(value)} is not a finite number")
+        return check
+    cents = to_cents(d)
+    hits = src.amounts_of(cents) if cents is not None else []
+    unlabelled = not leaf.field.labels or leaf.path not in src.lexicon.role_of_label.values()
+    if not hits and (unlabelled or cents != d):
+        # A price with sub-cent digits ("1.879 /l") or one written where no amount is
+        # looked for ("2 @13.50"): the number as written is all there is to find.
+        return _grounded(check, src, src.numbers_of(d), f"{as_given(value)} not found in the source")
+    if not hits:
+        check.penalise(UNGROUNDED_FACTOR, f"{as_given(value)} not found in the source")
+        return check
+    role = leaf.path
+    labelled = [i for i in hits if src.roles[i] == role]
+    others = [i for i in hits if src.roles[i] != role]
+    check.spans = spans_in(src.text, [(src.amounts[i].start, src.amounts[i].end) for i in labelled + others])
+    if unlabelled:
+        check.verified = True  # nothing says which number is this field's: being there is all
+        return check
+    if labelled:
+        check.verified = True
+        return check
+    shown = src.amounts[hits[0]].raw
+    name = leaf.field.name
+    role_numbers = [am.raw for am, r in zip(src.amounts, src.roles, strict=True) if r == role]
+    if role_numbers:
+        listed = ", ".join(dict.fromkeys(role_numbers[:3]))
+        check.penalise(
+            ROLE_MISMATCH_FACTOR,
+            f"{shown} appears in the source but not as a labelled {name} (labelled {name}: {listed})",
+        )
+    else:
+        check.penalise(
+            NO_ROLE_LABEL_FACTOR, f"{shown} appears in the source, but the source labels no amount as {name}"
+        )
+    return check
+
+
+def check_number(src: Source, leaf: Leaf) -> FieldCheck:
+    """A count or measure: the same number written in the source, with one of the
+    field's units where it declares some."""
+    check = FieldCheck(leaf.path)
+    d = as_decimal(leaf.value)
+    check.number = d
+    if d is None:
+        check.penalise(UNGROUNDED_FACTOR, f"{as_given(leaf.value)} is not a finite number")
+        return check
+    found = src.numbers_of(d)
+    _grounded(check, src, found, f"{as_given(leaf.value)} not found in the source")
+    units = leaf.field.units
+    if found and units and not any(_unit_beside(src.text, s, e, units) for s, e in found):
+        check.penalise(NO_UNIT_FACTOR, f"{as_given(leaf.value)} is never written with a unit ({', '.join(units[:5])})")
+    return check
+
+
+def _unit_beside(text: str, start: int, end: int, units: tuple[str, ...]) -> bool:
+    after = text[end : end + 24].lstrip(" \t\u00a0").casefold()
+    before = text[max(0, start - 24) : start].rstrip(" \t\u00a0").casefold()
+    for unit in units:
+        if after.startswith(unit) and not after[len(unit) : len(unit) + 1].isalpha():
+            return True
+        if before.endswith(unit) and not before[-len(unit) - 1 : -len(unit)].isalpha():
+            return True
+    return False
+
+
+# --- dates, currencies, closed sets -----------------------------------------------------
+def check_date(src: Source, leaf: Leaf) -> FieldCheck:
+    check = FieldCheck(leaf.path)
+    value = leaf.value
+    if isinstance(value, datetime):
+        value = value.date()
+    if isinstance(value, str):
+        if not is_real_iso_date(value.strip()):
+            check.penalise(INVALID_DATE_FACTOR, f"'{short(value)}' is not a real date (YYYY-MM-DD)")
+            return check
+        value = date.fromisoformat(value.strip())
+    if not isinstance(value, date):
+        check.penalise(INVALID_DATE_FACTOR, f"{short(value)!r} is not a date")
+        return check
+    found = [(m.start, m.end) for m in src.date_mentions if value in m.dates]
+    return _grounded(check, src, found, f"date {value.isoformat()} not found in the source in any written form")
+
+
+def check_currency(src: Source, leaf: Leaf) -> FieldCheck:
+    check = FieldCheck(leaf.path)
+    code = str(leaf.value).strip().upper()
+    hits = src.currency_hits
+    strong = [h for h in hits if h.strong and code in h.codes]
+    if strong:
+        check.spans, check.verified = spans_in(src.text, [(h.start, h.end) for h in strong]), True
+        return check
+    ambiguous = [h for h in hits if not h.strong and code in h.codes]
+    if ambiguous:
+        check.spans = spans_in(src.text, [(h.start, h.end) for h in ambiguous])
+        sym = src.text[ambiguous[0].start : ambiguous[0].end]
+        check.penalise(
+            AMBIGUOUS_CURRENCY_FACTOR,
+            f"only the ambiguous symbol '{sym}' supports {short(code, 10)} (no ISO code or unambiguous symbol)",
+        )
+        return check
+    others = list(dict.fromkeys(c for h in hits if h.strong for c in h.codes))[:4]
+    if others:
+        check.penalise(UNGROUNDED_FACTOR, f"the source names {', '.join(others)}, not {short(code, 10)}")
+    else:
+        check.penalise(
+            UNGROUNDED_FACTOR, f"currency {short(code, 10)} not found in the source (no code, symbol or name)"
+        )
+    return check
+
+
+def check_enum(src: Source, leaf: Leaf) -> FieldCheck:
+    """One of a closed set: grounded by the words the schema lists for the value."""
+    check = FieldCheck(leaf.path)
+    value = str(leaf.value)
+    mine = _cue_spans(src, leaf.field.values.get(value, ()))
+    if mine:
+        check.spans, check.verified = spans_in(src.text, mine), True
+        return check
+    rivals = [other for other, words in leaf.field.values.items() if other != value and _cue_spans(src, words)]
+    if rivals:
+        check.penalise(
+            CONTRADICTED_FACTOR, f"the source has the words of {', '.join(rivals[:3])}, none of {short(value, 40)}'s"
+        )
+    else:
+        check.penalise(NO_CUE_FACTOR, f"none of the words for {short(value, 40)} appears in the source")
+    return check
+
+
+def check_boolean(src: Source, leaf: Leaf) -> FieldCheck:
+    """True or false, grounded by the schema's cue words for each (none declared: the
+    value cannot be checked here, and the Critic judges it alone)."""
+    check = FieldCheck(leaf.path)
+    cues = leaf.field.cues
+    if not cues:
+        return check
+    value = bool(leaf.value)
+    mine = _cue_spans(src, cues.get(value, ()))
+    if mine:
+        check.spans, check.verified = spans_in(src.text, mine), True
+        return check
+    if _cue_spans(src, cues.get(not value, ())):
+        check.penalise(
+            CONTRADICTED_FACTOR, f"the source has words for {str(not value).lower()}, none for {str(value).lower()}"
+        )
+    else:
+        check.penalise(NO_CUE_FACTOR, f"none of the words for {str(value).lower()} appears in the source")
+    return check
+
+
+def _cue_spans(src: Source, words: tuple[str, ...]) -> list[tuple[int, int]]:
+    if not words:
+        return []
+    return src.phrase_spans(words)
+
+
+CHECKS: dict[str, Callable[[Source, Leaf], FieldCheck]] = {
+    "text": check_text,
+    "identifier": check_identifier,
+    "email": check_email,
+    "phone": check_phone,
+    "url": check_url,
+    "amount": check_amount,
+    "number": check_number,
+    "quantity": check_number,
+    "date": check_date,
+    "currency": check_currency,
+    "enum": check_enum,
+    "boolean": check_boolean,
+}

@@ -1,0 +1,328 @@
+"""A document's text analysed once for every check of a record: its lines, dates,
+amounts and the roles their labels give them, what qualifies each amount (a charge, a
+page figure, a rate's base), and where currencies are named."""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_left, bisect_right
+from dataclasses import dataclass
+from decimal import Decimal
+from functools import lru_cache
+from itertools import combinations, product
+
+from vetq.core.extraction.amounts import CENT, AmountMention, find_amounts, parse_amount, to_cents
+from vetq.core.extraction.currencies import AMBIGUOUS_SYMBOLS, CURRENCY_WORDS, ISO_4217, UNAMBIGUOUS_SYMBOLS
+from vetq.core.extraction.dates import find_date_mentions
+from vetq.core.extraction.lexicon import WORD_RE, Lexicon, first_word, normalise_phrase, phrase_pattern
+from vetq.core.extraction.roles import CLAUSE_BREAK_RE, LABEL_AFTER_WINDOW, LABEL_BEFORE_WINDOW, Lines, assign_roles
+from vetq.core.extraction.text_match import NormalizedText
+
+__all__ = ["CENTS_RE", "AmountContext", "CurrencyHit", "Source", "currency_hits"]
+
+# An amount written with cents ("583.20", "(12,50)"): a figure, not a count.
+CENTS_RE = re.compile(r"[.,][0-9]{2}\)?$")
+_MAX_ADJUSTMENTS = 8
+
+
+@dataclass(frozen=True)
+class AmountContext:
+    """What the words around one amount, on its own line, say it is."""
+
+    adjustment: str | None  # the charge or deduction phrase that qualifies it ("shipping", "paid")
+    partial: bool  # a page, carried-forward or instalment figure
+    rate_base: bool  # the base a tax rate applies to ("20% on 540.00")
+    currencies: frozenset[str]  # currencies named right next to it
+
+
+class Source:
+    def __init__(self, text: str, lexicon: Lexicon) -> None:
+        self.text = text
+        self.lexicon = lexicon
+        self._norm: NormalizedText | None = None
+        self.lines = Lines(text)
+        self.date_mentions = find_date_mentions(text)
+        self.amounts: list[AmountMention] = find_amounts(text, date_mentions=self.date_mentions)
+        assignment = assign_roles(text, self.amounts, self.lines, lexicon)
+        self.labels = assignment.labels
+        self.roles = assignment.roles
+        self.role_label = assignment.role_label
+        self._currency: list[CurrencyHit] | None = None
+        self._currency_starts: list[int] = []
+        self._context: dict[int, AmountContext] = {}
+        self._adjustments: list[tuple[Decimal, str, str]] | None = None
+        self._page_starts: list[int] | None = None
+        self._adjustment_sums: dict[bool, dict[Decimal, list[str]]] = {}
+        self._numbers: dict[Decimal, list[tuple[int, int]]] | None = None
+        self._phrase_hits: dict[tuple[str, ...], list[tuple[int, int]]] = {}
+        self._amount_index: dict[Decimal, list[int]] | None = None
+
+    def amounts_of(self, cents: Decimal) -> list[int]:
+        """The indices of the amounts worth `cents` (a negative amount counts by its size)."""
+        if self._amount_index is None:
+            index: dict[Decimal, list[int]] = {}
+            for i, am in enumerate(self.amounts):
+                c = to_cents(am.value)
+                if c is not None:
+                    index.setdefault(c, []).append(i)
+                    if am.value < 0:
+                        index.setdefault(-c, []).append(i)
+            self._amount_index = index
+        return self._amount_index.get(cents, [])
+
+    def phrase_spans(self, phrases: tuple[str, ...]) -> list[tuple[int, int]]:
+        """Where any of `phrases` (normalised, as a schema's cue words are) stands, on
+        word boundaries, case-insensitively. Kept per phrase set: every item of a list
+        asks for its enum's words again."""
+        found = self._phrase_hits.get(phrases)
+        if found is None:
+            found = [m.span() for m in _phrases_re(phrases).finditer(self.text)][:_MAX_PHRASE_HITS]
+            self._phrase_hits[phrases] = found
+        return found
+
+    def numbers_of(self, value: Decimal) -> list[tuple[int, int]]:
+        """Spans of every number written in the text that reads as `value`: counts,
+        quantities and measures, glued to a unit or not ("12 pcs", "x12", "2,5kg")."""
+        if self._numbers is None:
+            self._numbers = _number_index(self.text, [(m.start, m.end) for m in self.date_mentions])
+        try:
+            return self._numbers.get(value.normalize(), [])
+        except ArithmeticError:
+            return []
+
+    @property
+    def norm(self) -> NormalizedText:
+        if self._norm is None:
+            self._norm = NormalizedText(self.text)
+        return self._norm
+
+    @property
+    def currency_hits(self) -> list[CurrencyHit]:
+        if self._currency is None:
+            self._currency = currency_hits(self.text)
+            self._currency_starts = [h.start for h in self._currency]
+        return self._currency
+
+    def context(self, ai: int) -> AmountContext:
+        """Amount ai's qualifiers, read from its own line: the words since the previous
+        amount (and, for an unlabelled number, the words right after it)."""
+        cached = self._context.get(ai)
+        if cached is not None:
+            return cached
+        text, am = self.text, self.amounts[ai]
+        ls, le = self.lines.bounds(self.lines.line_of(am.start))
+        prev_end = self.amounts[ai - 1].end if ai > 0 and self.amounts[ai - 1].end > ls else ls
+        start = max(prev_end, am.start - LABEL_BEFORE_WINDOW)
+        before = text[start : am.start]
+        next_start = self.amounts[ai + 1].start if ai + 1 < len(self.amounts) else len(text)
+        after_end = min(le, next_start, am.end + LABEL_AFTER_WINDOW)
+        after = text[am.end : after_end]
+        adjustment = None
+        for m in self.lexicon.adjustment_re.finditer(before):
+            adjustment = normalise_phrase(m.group())  # the phrase nearest the number wins
+        if adjustment is None and self.roles[ai] is None:
+            after_phrase = self.lexicon.adjustment_re.match(after.lstrip(" \t\u00a0:"))
+            rest = text[am.end + len(after) : min(le, next_start)]
+            if after_phrase is not None and (
+                next_start >= le or CLAUSE_BREAK_RE.search(rest) or CLAUSE_BREAK_RE.search(after)
+            ):
+                adjustment = normalise_phrase(after_phrase.group())
+        # partial qualifiers may stand before a page number ("Page 1 subtotal 300.00"),
+        # so they are read back to the last amount written with cents
+        partial_start = max(ls, am.start - LABEL_BEFORE_WINDOW)
+        k = ai - 1
+        while k >= 0 and self.amounts[k].end > partial_start:
+            if CENTS_RE.search(self.amounts[k].raw):
+                partial_start = self.amounts[k].end
+                break
+            k -= 1
+        partial = self.lexicon.partial_re.search(text, partial_start, am.start) is not None
+        rate_base = self.lexicon.rate_base_re.search(before) is not None
+        codes: set[str] = set()
+        hits = self.currency_hits
+        for h in hits[bisect_left(self._currency_starts, start) :]:
+            if h.start >= am.end + len(after):
+                break
+            between = (
+                text[h.end : am.start] if h.end <= am.start else text[am.end : h.start] if h.start >= am.end else "x"
+            )
+            if not any(c.isalnum() for c in between):  # written right next to the number
+                codes |= h.codes
+        ctx = AmountContext(adjustment, partial, rate_base, frozenset(codes))
+        self._context[ai] = ctx
+        return ctx
+
+    def page_of(self, pos: int) -> int:
+        """Which page pos is on (0 when the text marks no pages)."""
+        if self._page_starts is None:
+            lines = self.lines
+            self._page_starts = [
+                lines.starts[lines.line_of(m.start())] for m in self.lexicon.page_mark_re.finditer(self.text)
+            ]
+        return bisect_right(self._page_starts, pos)
+
+    def adjustments(self) -> list[tuple[Decimal, str, str]]:
+        """(amount, kind, phrase) of every labelled charge or deduction, each once."""
+        if self._adjustments is not None:
+            return self._adjustments
+        seen: dict[tuple[Decimal, str], tuple[Decimal, str, str]] = {}
+        for ai, am in enumerate(self.amounts):
+            ctx = self.context(ai)
+            cents = to_cents(abs(am.value))
+            if ctx.adjustment is None or cents is None or cents == 0:
+                continue
+            kind = self.lexicon.adjustment_kind.get(ctx.adjustment, "either")
+            seen.setdefault((cents, kind), (cents, kind, f"{ctx.adjustment} {am.raw}"))
+            if len(seen) >= _MAX_ADJUSTMENTS:
+                break
+        self._adjustments = list(seen.values())
+        return self._adjustments
+
+    def adjustment_sums(self, either_way: bool) -> dict[Decimal, list[str]]:
+        if either_way not in self._adjustment_sums:
+            self._adjustment_sums[either_way] = adjustment_sums(self.adjustments(), either_way=either_way)
+        return self._adjustment_sums[either_way]
+
+
+_MAX_PHRASE_HITS = 100
+
+
+@lru_cache(maxsize=1024)
+def _phrases_re(phrases: tuple[str, ...]) -> re.Pattern[str]:
+    alternation = "|".join(phrase_pattern(p) for p in sorted(phrases, key=len, reverse=True))
+    return re.compile(r"(?<![^\W_])(?:" + alternation + r")(?![^\W_])", re.IGNORECASE)
+
+
+# A number as written: digits, with dots, commas, apostrophes or no-break spaces
+# between groups (a plain space would join two numbers of a table row).
+_NUMBER_RE = re.compile(r"(?<![0-9])[0-9]{1,15}(?:[.,'\u2019\u00a0\u202f][0-9]{1,3})*(?![0-9])")
+_MAX_NUMBERS = 100_000
+_SPACED_THOUSANDS_RE = re.compile(r"(?<![0-9.,])[1-9][0-9]{0,2}(?: [0-9]{3})+(?![0-9]|[.,][0-9])")
+
+
+def _number_index(text: str, dates: list[tuple[int, int]]) -> dict[Decimal, list[tuple[int, int]]]:
+    """Every number in the text by its value, but those inside a date and codes with a
+    leading zero ("02"). A lone comma or dot may be a decimal separator or group
+    thousands ("1.500"), so such a number is indexed both ways."""
+    index: dict[Decimal, list[tuple[int, int]]] = {}
+    date_starts = [s for s, _ in dates]
+    for count, m in enumerate(_NUMBER_RE.finditer(text)):
+        if count >= _MAX_NUMBERS:
+            break
+        token = m.group()
+        if len(token) > 1 and token[0] == "0" and token[1].isdigit():
+            continue
+        k = bisect_right(date_starts, m.start()) - 1
+        if k >= 0 and dates[k][1] > m.start():
+            continue
+        readings = set()
+        parsed = parse_amount(token)
+        if parsed is not None:
+            readings.add(parsed)
+        if token.count(",") + token.count(".") == 1 and not any(c in token for c in "'\u2019\u00a0\u202f"):
+            try:
+                readings.add(Decimal(token.replace(",", ".")))
+            except ArithmeticError:
+                pass
+        for value in readings:
+            index.setdefault(value.normalize(), []).append(m.span())
+    # "12 000": thousands grouped by plain spaces, read whole as well as digit by digit
+    for m in _SPACED_THOUSANDS_RE.finditer(text):
+        index.setdefault(Decimal(m.group().replace(" ", "")).normalize(), []).append(m.span())
+    return index
+
+
+def adjustment_sums(adjustments: list[tuple[Decimal, str, str]], *, either_way: bool) -> dict[Decimal, list[str]]:
+    """Every sum some of the labelled charges / deductions make (a charge adds, a
+    deduction subtracts; either_way ignores direction), each with the fewest phrases."""
+    sums: dict[Decimal, list[str]] = {}
+    for size in range(1, len(adjustments) + 1):
+        for combo in combinations(adjustments, size):
+            options = [
+                (value,) if either_way or kind == "charge" else (-value,) if kind == "deduction" else (value, -value)
+                for value, kind, _ in combo
+            ]
+            for signs in product(*options):
+                total = sum(signs, Decimal(0))
+                sums.setdefault(abs(total) if either_way else total, [phrase for _, _, phrase in combo])
+    return sums
+
+
+def difference_made_of(src: Source, diff: Decimal, *, either_way: bool) -> list[str] | None:
+    """The labelled charges / deductions that make up diff, or None."""
+    target = to_cents(abs(diff) if either_way else diff)
+    if target is None:
+        return None
+    sums = src.adjustment_sums(either_way)
+    for near in (target, target - CENT, target + CENT):
+        if near in sums:
+            return sums[near]
+    return None
+
+
+_SYMBOLS: dict[str, str | None] = {
+    **{sym: c for sym, c in UNAMBIGUOUS_SYMBOLS.items()},
+    **{sym: None for sym in AMBIGUOUS_SYMBOLS},
+}
+_SYMBOL_RE = re.compile("|".join(re.escape(x) for x in sorted(_SYMBOLS, key=len, reverse=True)))
+_CUR_WORDS: dict[str, str | None] = {**CURRENCY_WORDS, "dollar": None, "dollars": None}
+_CUR_WORD_RE = re.compile(
+    r"(?<![^\W\d_])(?:"
+    + "|".join(phrase_pattern(w) for w in sorted(_CUR_WORDS, key=len, reverse=True))
+    + r")(?![^\W\d_])",
+    re.IGNORECASE,
+)
+_CAPS3_RE = re.compile(r"[A-Z]{3}")
+_CUR_FIRST_WORDS = frozenset(first_word(w) for w in _CUR_WORDS)
+_MAX_CURRENCY_HITS = 1000
+
+
+def _letter(text: str, i: int) -> bool:
+    return 0 <= i < len(text) and text[i].isalpha()
+
+
+@dataclass
+class CurrencyHit:
+    start: int
+    end: int
+    codes: frozenset[str]
+    strong: bool  # names exactly one currency
+
+
+def currency_hits(text: str) -> list[CurrencyHit]:
+    hits: list[CurrencyHit] = []
+    for m in _CAPS3_RE.finditer(text):
+        if m.group() in ISO_4217 and not _letter(text, m.start() - 1) and not _letter(text, m.end()):
+            hits.append(CurrencyHit(m.start(), m.end(), frozenset({m.group()}), True))
+            if len(hits) >= _MAX_CURRENCY_HITS:
+                break
+    for m in _SYMBOL_RE.finditer(text):
+        sym = m.group()
+        if sym[0].isalpha() and _letter(text, m.start() - 1):
+            continue
+        if sym[-1].isalpha() and _letter(text, m.end()):
+            continue
+        code = _SYMBOLS[sym]
+        if code is not None:
+            hits.append(CurrencyHit(m.start(), m.end(), frozenset({code}), True))
+        else:
+            hits.append(CurrencyHit(m.start(), m.end(), AMBIGUOUS_SYMBOLS[sym], False))
+        if len(hits) >= 2 * _MAX_CURRENCY_HITS:
+            break
+    first_words = _CUR_FIRST_WORDS
+    for w in WORD_RE.finditer(text):
+        if w.end() - w.start() > 12 or w.group().casefold() not in first_words:
+            continue
+        word = _CUR_WORD_RE.match(text, w.start())
+        if word is None:
+            continue
+        key = normalise_phrase(word.group())
+        code = _CUR_WORDS.get(key)
+        if code is not None:
+            hits.append(CurrencyHit(word.start(), word.end(), frozenset({code}), True))
+        elif key in ("dollar", "dollars"):
+            hits.append(CurrencyHit(word.start(), word.end(), AMBIGUOUS_SYMBOLS["$"], False))
+        if len(hits) >= 3 * _MAX_CURRENCY_HITS:
+            break
+    hits.sort(key=lambda h: h.start)
+    return hits
