@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test test-fast lint venv clean bench
+.PHONY: demo test test-fast lint venv clean bench tesseract
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -22,8 +22,22 @@ demo: $(STAMP)
 	$(BIN)/python -m vetq.eval.demo
 
 # Lint first: ruff (rules and formatting) and mypy on the packages that ship py.typed.
-test: lint
+test: lint tesseract
 	$(BIN)/python -m pytest
+
+# The OCR tests (scanned PDF pages) need the tesseract binary, a Debian package rather
+# than a Python one: installed here when missing and apt-get can (root), else the OCR
+# tests are skipped and pytest's summary says why.
+tesseract:
+	@command -v tesseract >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "installing tesseract-ocr for the OCR tests"; \
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr >/dev/null; } \
+				|| echo "installing tesseract-ocr failed: OCR tests will be skipped"; \
+		else \
+			echo "tesseract is missing and cannot be installed here (needs root and apt-get): OCR tests will be skipped"; \
+		fi; \
+	}
 
 # The developer's loop: every test that starts no process (no Redis, worker or CLI).
 test-fast: $(STAMP)

@@ -12,6 +12,13 @@ from vetq.core.results import error_result
 from vetq.core.validation import json_problem, parse_json_unchecked
 
 MAX_LINE_CHARS = 10_000_000
+# Room a line needs besides its document: options, data, schema, id.
+LINE_OVERHEAD_CHARS = 1_000_000
+
+
+def line_limit(max_pdf_bytes: int) -> int:
+    """The longest line a batch takes: a text document's, or a PDF of VETQ_MAX_PDF_BYTES in base64 with its options."""
+    return max(MAX_LINE_CHARS, -(-max_pdf_bytes // 3) * 4 + LINE_OVERHEAD_CHARS)
 
 
 def error_line(code: ErrorCode, message: str, line_id: Any = None) -> dict[str, Any]:
@@ -21,26 +28,41 @@ def error_line(code: ErrorCode, message: str, line_id: Any = None) -> dict[str, 
     return line
 
 
-def parse_batch_line(line: str | bytes, *, kind: str, number: int) -> tuple[Any, dict[str, Any]]:
+def parse_batch_line(
+    line: str | bytes, *, kind: str, number: int, max_chars: int = MAX_LINE_CHARS
+) -> tuple[Any, dict[str, Any]]:
     """(id, request dict) for a good line; (id, error line) for a bad one, marked by
     its "status": "error". Never raises. Bytes are read by the same strict rules as
-    text: UTF-8 or refused, a leading BOM ignored (core.validation.load_json)."""
-    if len(line) > MAX_LINE_CHARS:
-        return None, error_line(ErrorCode.INVALID_INPUT, f"line {number}: longer than {MAX_LINE_CHARS:,} characters")
+    text: UTF-8 or refused, a leading BOM ignored (core.validation.load_json). The
+    document is "text", or "pdf": a PDF file's bytes in base64 (checked for size and
+    magic when submitted, converted by the worker)."""
+    if len(line) > max_chars:
+        return None, error_line(ErrorCode.INVALID_INPUT, f"line {number}: longer than {max_chars:,} characters")
     try:
         obj = parse_json_unchecked(line, what=f"line {number}")
     except InvalidInputError as exc:
         return None, error_line(exc.code, exc.message)
     if not isinstance(obj, dict):
-        return None, error_line(ErrorCode.INVALID_INPUT, f'line {number}: expected a JSON object with "text"')
+        return None, error_line(ErrorCode.INVALID_INPUT, f'line {number}: expected a JSON object with "text" or "pdf"')
     problem = json_problem(obj)
     line_id = obj.pop("id", None)
     if line_id is not None and (isinstance(line_id, bool) or not isinstance(line_id, (str, int))):
         line_id = str(line_id)[:200] if problem is None else None
     if problem is not None:  # the line's id, when it has a usable one, still labels its error
         return line_id, error_line(ErrorCode.INVALID_INPUT, f"line {number}: {problem}", line_id)
-    if not isinstance(obj.get("text"), str):
-        return line_id, error_line(ErrorCode.INVALID_INPUT, f'line {number}: "text" must be a string', line_id)
+    if "pdf" in obj:
+        if "text" in obj:
+            return line_id, error_line(
+                ErrorCode.INVALID_INPUT, f'line {number}: send "text" or "pdf", not both', line_id
+            )
+        if not isinstance(obj["pdf"], str):
+            return line_id, error_line(
+                ErrorCode.INVALID_INPUT, f'line {number}: "pdf" must be the PDF\'s bytes in base64 (a string)', line_id
+            )
+    elif not isinstance(obj.get("text"), str):
+        return line_id, error_line(
+            ErrorCode.INVALID_INPUT, f'line {number}: "text" must be a string (or "pdf": a PDF in base64)', line_id
+        )
     if kind == "validate" and not isinstance(obj.get("data"), dict):
         return line_id, error_line(ErrorCode.INVALID_INPUT, f'line {number}: "data" must be a JSON object', line_id)
     if kind == "extract" and "data" in obj:

@@ -25,6 +25,7 @@ INPUT_ERRORS = {
     ErrorCode.NOT_FOUND.value,
     ErrorCode.SCHEMA_INVALID.value,
     ErrorCode.SCHEMA_MISMATCH.value,
+    ErrorCode.UNSUPPORTED_DOCUMENT.value,
 }
 EXIT_CODES_TEXT = (
     "Exit codes: 0 ok, 1 needs_review, 2 usage, input or configuration error (an unknown job id included), "
@@ -49,26 +50,57 @@ def fail(code: ErrorCode, message: str, exit_code: int) -> int:
     return exit_code
 
 
+def _read_bytes(path: str | None) -> bytes:
+    if path and path != "-":
+        try:
+            with open(path, "rb") as handle:
+                return handle.read()
+        except OSError as exc:
+            raise VetqError(
+                f"cannot read {path}: {exc.__class__.__name__}: {exc}", code=ErrorCode.INVALID_INPUT
+            ) from None
+    if sys.stdin is None or sys.stdin.isatty():
+        raise VetqError("no input: pass --file FILE or pipe the document on stdin", code=ErrorCode.INVALID_INPUT)
+    stdin_bytes = getattr(sys.stdin, "buffer", None)
+    if stdin_bytes is None:  # stdin replaced by a text stream (an embedding host, tests)
+        return sys.stdin.read().encode("utf-8", "surrogateescape")
+    return bytes(stdin_bytes.read())
+
+
 def read_text(path: str | None) -> str:
     """The document from --file or stdin, by one rule for both: UTF-8 or refused,
     a leading BOM dropped (core.validation.decode_utf8)."""
     from vetq.core.validation import decode_utf8
 
+    return decode_utf8(_read_bytes(path), what=path if path and path != "-" else "stdin")
+
+
+def read_document(path: str | None) -> dict[str, Any]:
+    """The document from --file or stdin as a request's `text`, or as its `pdf` when
+    the bytes start with %PDF- (by the magic, whatever the file is called). A PDF file
+    goes by path, so the client refuses one over VETQ_MAX_PDF_BYTES by its size before
+    reading it; the worker converts it."""
+    from pathlib import Path
+
+    from vetq.core.documents.input import PDF_MAGIC, is_pdf
+
     if path and path != "-":
         try:
             with open(path, "rb") as handle:
-                raw = handle.read()
+                head = handle.read(len(PDF_MAGIC))
         except OSError as exc:
             raise VetqError(
                 f"cannot read {path}: {exc.__class__.__name__}: {exc}", code=ErrorCode.INVALID_INPUT
             ) from None
-        return decode_utf8(raw, what=path)
-    if sys.stdin is None or sys.stdin.isatty():
-        raise VetqError("no input: pass --file FILE or pipe the document on stdin", code=ErrorCode.INVALID_INPUT)
-    stdin_bytes = getattr(sys.stdin, "buffer", None)
-    if stdin_bytes is None:  # stdin replaced by a text stream (an embedding host, tests)
-        return decode_utf8(sys.stdin.read().encode("utf-8", "surrogateescape"), what="stdin")
-    return decode_utf8(stdin_bytes.read(), what="stdin")
+        if is_pdf(head):
+            return {"pdf": Path(path)}
+        return {"text": read_text(path)}
+    raw = _read_bytes(path)
+    if is_pdf(raw):
+        return {"pdf": raw}
+    from vetq.core.validation import decode_utf8
+
+    return {"text": decode_utf8(raw, what="stdin")}
 
 
 def _threshold(value: str) -> float:
@@ -113,7 +145,11 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add_job_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--file", "-f", help="read the document from FILE (default: stdin)")
+    parser.add_argument(
+        "--file",
+        "-f",
+        help="read the document from FILE (default: stdin): text (UTF-8), or a PDF (by its %%PDF- magic)",
+    )
     parser.add_argument(
         "--schema",
         help="the record's schema: a built-in's name (see `vetq schemas list`; default invoice) or a schema file "
@@ -399,11 +435,11 @@ def _run_single(args: argparse.Namespace, request: dict[str, Any]) -> int:
 
 
 def _run_batch(args: argparse.Namespace, kind: str) -> int:
-    from vetq.api_client.batch import Progress, parse_batch_line, read_lines
+    from vetq.api_client.batch import Progress, line_limit, parse_batch_line, read_lines
+    from vetq.core.settings import load_settings
 
     if args.schema:  # the run's schema is checked once, before any line is read
         from vetq.core import schemas
-        from vetq.core.settings import load_settings
 
         schemas.load(args.schema, load_settings().schema_limits())
     if args.file and args.file != "-":
@@ -419,7 +455,8 @@ def _run_batch(args: argparse.Namespace, kind: str) -> int:
         # Bytes, as from a file: a line that is not UTF-8 is refused alone, by the same rule.
         stream = getattr(sys.stdin, "buffer", None) or io.BytesIO(sys.stdin.read().encode("utf-8", "surrogateescape"))
     with stream:
-        parsed = [parse_batch_line(line, kind=kind, number=n) for n, line in read_lines(stream)]
+        max_chars = line_limit(load_settings().max_pdf_bytes)
+        parsed = [parse_batch_line(line, kind=kind, number=n, max_chars=max_chars) for n, line in read_lines(stream)]
     timeout = _wait_timeout(args)
     worst = EXIT_OK
     outputs: dict[int, dict[str, Any]] = {}
@@ -459,7 +496,7 @@ def _run_batch(args: argparse.Namespace, kind: str) -> int:
 def cmd_extract(args: argparse.Namespace) -> int:
     if args.batch:
         return _run_batch(args, "extract")
-    return _run_single(args, {"kind": "extract", "text": read_text(args.file)})
+    return _run_single(args, {"kind": "extract", **read_document(args.file)})
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
@@ -472,7 +509,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     data = load_json(args.data, what="--data")
     if not isinstance(data, dict):
         return fail(ErrorCode.INVALID_INPUT, "--data must be a JSON object", EXIT_INPUT)
-    return _run_single(args, {"kind": "validate", "text": read_text(args.file), "data": data})
+    return _run_single(args, {"kind": "validate", **read_document(args.file), "data": data})
 
 
 def cmd_schemas_list(args: argparse.Namespace) -> int:

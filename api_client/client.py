@@ -21,6 +21,7 @@ from celery.result import AsyncResult, ResultSet
 from kombu.exceptions import OperationalError
 from redis.retry import Retry
 
+from vetq.core.documents.input import is_pdf, pdf_size_limit_text
 from vetq.core.errors import (
     ConfigError,
     ErrorCode,
@@ -29,7 +30,7 @@ from vetq.core.errors import (
     ServiceUnavailableError,
     VetqError,
 )
-from vetq.core.extraction.document import check_document
+from vetq.core.extraction.document import check_input
 from vetq.core.extraction.schema import ExtractionRequest, ValidationRequest
 from vetq.core.logging import get_logger
 from vetq.core.queue import QUEUES, TASK_EXTRACT, TASK_QUEUES, TASK_REVIEW, TASK_VALIDATE, TRACE_HEADER, celery_config
@@ -425,7 +426,33 @@ class Client:
         log.info("job_submitted", job_id=job_id, trace_id=trace_id, task=task_name, queue=queue)
         return Job(self, job_id, trace_id, queue)
 
+    def _pdf_bytes(self, pdf: bytes | bytearray | memoryview | str | Path) -> bytes:
+        """A PDF given as bytes or as a file's path, refused here, before any job is
+        sent, when it is over VETQ_MAX_PDF_BYTES (a file by its size, unread) or not a
+        PDF by its magic."""
+        limit = self.settings.max_pdf_bytes
+        if isinstance(pdf, (bytes, bytearray, memoryview)):
+            data, what = bytes(pdf), "pdf"
+        elif isinstance(pdf, (str, Path)):
+            what = str(pdf)
+            try:
+                size = Path(pdf).stat().st_size
+                if size > limit:
+                    raise InvalidInputError(pdf_size_limit_text(size, limit))
+                data = Path(pdf).read_bytes()
+            except OSError as exc:
+                raise InvalidInputError(f"cannot read {what}: {exc.__class__.__name__}: {exc}") from None
+        else:
+            raise InvalidInputError(f"pdf must be the file's bytes or its path, not {type(pdf).__name__}")
+        if len(data) > limit:
+            raise InvalidInputError(pdf_size_limit_text(len(data), limit))
+        if not is_pdf(data):
+            raise InvalidInputError(f"{what} is not a PDF (a PDF starts with %PDF-)")
+        return data
+
     def _prepare(self, request: Any) -> tuple[str, dict[str, Any], str]:
+        if isinstance(request, dict) and isinstance(request.get("pdf"), Path):
+            request = {**request, "pdf": self._pdf_bytes(request["pdf"])}  # a path is read here, by the producer
         schema_source = request.get("schema") if isinstance(request, dict) else None
         if schema_source is not None and not isinstance(schema_source, (str, dict)):
             request = {**request, "schema": None}  # a class, a Path or a compiled schema: resolved below
@@ -441,7 +468,10 @@ class Client:
                 model = parse_model(ValidationRequest, request, what="validate request")
             else:
                 model = parse_model(ExtractionRequest, request, what=f"{kind or 'extraction'} request")
-        check_document(model.text, self.settings.max_document_chars)
+        # Text by the document rules; a PDF by its size and magic only: the worker converts it.
+        check_input(
+            model.text, model.pdf, max_chars=self.settings.max_document_chars, max_pdf_bytes=self.settings.max_pdf_bytes
+        )
         reference, schema = self._schema_reference(schema_source if schema_source is not None else model.record_schema)
         if isinstance(model, ValidationRequest):
             try:
@@ -475,8 +505,9 @@ class Client:
 
     def submit_extraction(
         self,
-        text: str,
+        text: str | None = None,
         *,
+        pdf: bytes | str | Path | None = None,
         schema: SchemaSource | None = None,
         field_threshold: float | None = None,
         overall_threshold: float | None = None,
@@ -484,12 +515,13 @@ class Client:
         trace_id: str | None = None,
     ) -> Job:
         """Extract a record of `schema` (a built-in's name, default invoice; a schema
-        file's path; the document as a dict; a pydantic class) from `text`."""
+        file's path; the document as a dict; a pydantic class) from `text`, or from
+        `pdf` (the file's bytes or its path; a worker converts it)."""
         options = {"field_threshold": field_threshold, "overall_threshold": overall_threshold}
         return self.submit(
             {
                 "kind": "extract",
-                "text": text,
+                **self._document(text, pdf),
                 "schema": schema,
                 **options,
                 "heuristics_only": heuristics_only,
@@ -499,21 +531,25 @@ class Client:
 
     def submit_validation(
         self,
-        text: str,
-        data: dict[str, Any],
+        text: str | None = None,
+        data: dict[str, Any] | None = None,
         *,
+        pdf: bytes | str | Path | None = None,
         schema: SchemaSource | None = None,
         field_threshold: float | None = None,
         overall_threshold: float | None = None,
         heuristics_only: bool = False,
         trace_id: str | None = None,
     ) -> Job:
-        """Verify `data`, a record of `schema`, against `text` (no Generator)."""
+        """Verify `data`, a record of `schema`, against `text` or `pdf` (the file's
+        bytes or its path) (no Generator)."""
         options = {"field_threshold": field_threshold, "overall_threshold": overall_threshold}
+        if data is None:
+            raise InvalidInputError("submit_validation needs data: the record to check")
         return self.submit(
             {
                 "kind": "validate",
-                "text": text,
+                **self._document(text, pdf),
                 "data": data,
                 "schema": schema,
                 **options,
@@ -521,6 +557,13 @@ class Client:
                 "trace_id": trace_id,
             }
         )
+
+    def _document(self, text: str | None, pdf: bytes | str | Path | None) -> dict[str, Any]:
+        if pdf is None:
+            return {"text": text}
+        if text is not None:
+            raise InvalidInputError("send the document as text or as pdf, not both")
+        return {"pdf": self._pdf_bytes(pdf)}
 
     def submit_batch(
         self,

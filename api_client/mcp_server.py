@@ -120,6 +120,20 @@ def allowed_schema(schema: Any, settings: Any) -> None:
         )
 
 
+def refuse_pdf_path(pdf: Any) -> None:
+    """`pdf` over MCP is the file's bytes in base64, never a path: the agent does not
+    choose files on the server. Said plainly for what looks like a path or a URL (the
+    producer's check refuses any other text that is not a PDF in base64)."""
+    if not isinstance(pdf, str):
+        return
+    head = pdf.strip()[:300]
+    if head.startswith(("/", "~", "./", "../", "file:", "http:", "https:")) or head.lower().endswith(".pdf"):
+        raise InvalidInputError(
+            "pdf must be the PDF file's bytes in base64, not a path or URL: this server never reads a file "
+            "an agent names; read the file yourself and send its contents"
+        )
+
+
 def _schema_summary(schema: Any) -> dict[str, Any]:
     return {
         **schema.info.model_dump(),
@@ -195,6 +209,7 @@ class VetqTools:
             thresholds, notes = apply_floor({name: request.pop(name, None) for name in FLOOR_SETTINGS}, floor)
             settings = self.settings()
             allowed_schema(request.get("schema"), settings)
+            refuse_pdf_path(request.get("pdf"))
             job = self.client().submit({**request, **thresholds})
             result = job.result(timeout=settings.wait_timeout_s)
         except VetqError as exc:
@@ -404,7 +419,8 @@ FLOOR_NOTE = (
     "VETQ_OVERALL_THRESHOLD on the server): a lower value is raised to it and `notes` says so."
 )
 EXTRACT_DESCRIPTION = (
-    "Extract a verified record from messy text: an invoice by default, or any schema `list_schemas` names "
+    "Extract a verified record from messy text or a PDF (`pdf`: the file's bytes in base64, never a path; "
+    "spans then name their page and word boxes): an invoice by default, or any schema `list_schemas` names "
     "(receipt, purchase_order, shipping_notice, ...) or a schema document you send (`schema`). A Generator model "
     "extracts; deterministic heuristics and a Critic model score "
     "every value. Returns an envelope: status `ok`, or `needs_review` with `flagged_fields` naming what a person "
@@ -415,8 +431,8 @@ EXTRACT_DESCRIPTION = (
     f"{FLOOR_NOTE}"
 )
 VALIDATE_DESCRIPTION = (
-    "Verify a record you already have (e.g. one you extracted yourself) against its source document, without "
-    "re-extracting. Same envelope as `extract`: `ok`, or `needs_review` with each doubtful field flagged with the "
+    "Verify a record you already have (e.g. one you extracted yourself) against its source document (`text`, or "
+    "`pdf` as base64), without re-extracting. Same envelope as `extract`: `ok`, or `needs_review` with each doubtful field flagged with the "
     "reason (not found in the text, arithmetic mismatch, bad date, ...). With heuristics_only=true no model is "
     'called at all. Failures come back as {format: 2, status: "error", error: {code, message}}. '
     f"{FLOOR_NOTE}"

@@ -7,6 +7,9 @@ from enum import StrEnum
 
 class ErrorCode(StrEnum):
     INVALID_INPUT = "INVALID_INPUT"
+    # A document vetq cannot read as sent: a PDF page with no text layer (a scan) on a
+    # worker without OCR. The message names the pages.
+    UNSUPPORTED_DOCUMENT = "UNSUPPORTED_DOCUMENT"
     SCHEMA_INVALID = "SCHEMA_INVALID"
     SCHEMA_MISMATCH = "SCHEMA_MISMATCH"
     CONFIG_ERROR = "CONFIG_ERROR"

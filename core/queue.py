@@ -97,7 +97,7 @@ def celery_config(settings: VetqSettings, redis_url: str) -> dict[str, Any]:
         },
         "result_backend_transport_options": {"visibility_timeout": settings.visibility_timeout_s},
         "broker_connection_retry_on_startup": True,
-        "broker_connection_max_retries": 10,
+        "broker_connection_max_retries": settings.broker_connect_retries,
         # A producer whose Redis is briefly gone (restart, failover) retries the send,
         # ~30 s in all, logging each attempt, instead of failing the submit at once.
         "task_publish_retry": True,

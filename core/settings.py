@@ -22,6 +22,7 @@ from vetq.core.llm.client import ModelSpec
 from vetq.core.validation import explain
 
 if TYPE_CHECKING:
+    from vetq.core.documents.pdf import ConvertOptions
     from vetq.core.schemas.compiled import SchemaLimits
 
 
@@ -57,6 +58,18 @@ class VetqSettings(BaseSettings):
     generator_max_tokens: int = Field(4096, ge=64, description="max_tokens of a Generator call")
     critic_max_tokens: int = Field(8192, ge=64, description="max_tokens of a Critic call")
 
+    # PDF input (core.documents): the producer checks size and magic, the worker converts.
+    max_pdf_bytes: int = Field(
+        10 * 1024 * 1024, ge=1024, le=256 * 1024 * 1024, description="Largest PDF a job may carry, in bytes"
+    )
+    max_pdf_pages: int = Field(50, ge=1, le=5000, description="Most pages a PDF may have")
+    pdf_timeout_s: float = Field(60.0, gt=0, le=3600, description="Longest a worker spends converting one PDF")
+    ocr: str = Field("auto", description="auto: read scanned pages with Tesseract where installed; off: never")
+    ocr_lang: str = Field("eng", description="Tesseract's language(s) for scanned pages, e.g. eng+deu")
+    ocr_min_confidence: float = Field(
+        0.75, ge=0, le=1, description="A value read from OCR words below this confidence is penalised"
+    )
+
     # Schemas (core.schemas): a job's schema travels in its message and is walked for every record.
     schema_max_fields: int = Field(200, ge=1, le=10_000, description="Most fields a schema may have, at all levels")
     schema_max_depth: int = Field(3, ge=1, le=8, description="Deepest nesting of lists and objects in a schema")
@@ -89,6 +102,9 @@ class VetqSettings(BaseSettings):
     )
     result_ttl_s: int = Field(7 * 24 * 3600, ge=60, description="How long results are kept")
     wait_timeout_s: float = Field(600.0, gt=0, description="How long the CLI waits for a result")
+    broker_connect_retries: int = Field(
+        10, ge=1, le=100, description="Connection attempts of a starting worker before it gives up (exit 3)"
+    )
     accept_content: list[str] = Field(
         default_factory=lambda: ["json"], description="Message formats workers accept; anything but json is refused"
     )
@@ -123,12 +139,34 @@ class VetqSettings(BaseSettings):
             raise ValueError(exc.message) from None
         return value
 
-    @field_validator("field_threshold", "overall_threshold", "blindness_leak", "blindness_warn", "provider_timeout_s")
+    @field_validator(
+        "field_threshold",
+        "overall_threshold",
+        "blindness_leak",
+        "blindness_warn",
+        "provider_timeout_s",
+        "pdf_timeout_s",
+        "ocr_min_confidence",
+    )
     @classmethod
     def _finite(cls, value: float) -> float:
         if not math.isfinite(value):
             raise ValueError("must be a finite number")
         return value
+
+    @field_validator("ocr")
+    @classmethod
+    def _ocr(cls, value: str) -> str:
+        if value.strip().lower() not in ("auto", "off"):
+            raise ValueError("must be auto or off")
+        return value.strip().lower()
+
+    @field_validator("ocr_lang")
+    @classmethod
+    def _ocr_lang(cls, value: str) -> str:
+        if not re.fullmatch(r"[A-Za-z0-9_]+(\+[A-Za-z0-9_]+)*", value.strip()):
+            raise ValueError("must be Tesseract language codes joined by +, e.g. eng or eng+deu")
+        return value.strip()
 
     @field_validator("limits")
     @classmethod
@@ -167,6 +205,14 @@ class VetqSettings(BaseSettings):
             max_depth=self.schema_max_depth,
             max_list_items=self.schema_max_list_items,
             max_bytes=self.schema_max_bytes,
+        )
+
+    def convert_options(self) -> ConvertOptions:
+        """How a worker converts a PDF (core.documents.pdf), from these settings."""
+        from vetq.core.documents.pdf import ConvertOptions
+
+        return ConvertOptions(
+            max_pages=self.max_pdf_pages, ocr=self.ocr, ocr_lang=self.ocr_lang, timeout_s=self.pdf_timeout_s
         )
 
     def spec(self, role: str) -> ModelSpec:

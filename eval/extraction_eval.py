@@ -475,12 +475,44 @@ def _parser(prog: str = "python -m vetq.eval.extraction_eval") -> argparse.Argum
         action="store_true",
         help="re-derive dataset.jsonl and re-record replay.json from cases.jsonl for every golden set, then exit",
     )
+    from vetq.eval import real_eval
+
+    real = p.add_argument_group(
+        "the real-document set (eval/golden/real, both schemas, heuristics only; --dataset names its documents.jsonl)"
+    )
+    real.add_argument(
+        "--real",
+        action="store_true",
+        help="report false alarms on the real documents' correct records and catch rates on their corruptions",
+    )
+    real.add_argument(
+        "--max-false-alarm-docs",
+        type=float,
+        default=real_eval.DEFAULT_MAX_FALSE_ALARM_DOCS,
+        help="with --real: fail (exit 1) above this share of documents with a false alarm (default %(default)s)",
+    )
+    real.add_argument(
+        "--max-false-alarm-fields",
+        type=float,
+        default=real_eval.DEFAULT_MAX_FALSE_ALARM_FIELDS,
+        help="with --real: fail (exit 1) above this share of correct fields flagged (default %(default)s)",
+    )
+    real.add_argument(
+        "--min-catch",
+        type=float,
+        default=real_eval.DEFAULT_MIN_CATCH,
+        help="with --real: fail (exit 1) below this share of corruptions caught (default %(default)s)",
+    )
     return p
 
 
 def main(argv: Sequence[str] | None = None, *, prog: str = "python -m vetq.eval.extraction_eval") -> int:
     """`prog` is the name the usage shows: `vetq eval` when the CLI is the front door."""
     args = _parser(prog).parse_args(argv)
+    if args.real:
+        from vetq.eval.real_eval import main_real
+
+        return main_real(args)
     golden = GoldenSet(args.schema)
 
     if args.rebuild_golden:

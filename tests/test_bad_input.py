@@ -470,12 +470,16 @@ def test_a_worker_whose_redis_is_down_exits_3_not_1(tmp_path):
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    # Celery gives up after its broker_connection_max_retries (about a minute and a half).
+    # Celery gives up after VETQ_BROKER_CONNECT_RETRIES attempts (10 by default: a minute and a half).
     code, out, err = vetq_bytes(
         "worker",
         "--pool",
         "solo",
-        env={"VETQ_REDIS_URL": f"redis://127.0.0.1:{port}/0", "VETQ_HOME": str(tmp_path)},
+        env={
+            "VETQ_REDIS_URL": f"redis://127.0.0.1:{port}/0",
+            "VETQ_HOME": str(tmp_path),
+            "VETQ_BROKER_CONNECT_RETRIES": "2",
+        },
         timeout=300,
     )
     _assert_one_clean_error(code, out, err, 3, "SERVICE_UNAVAILABLE", "VETQ_REDIS_URL")

@@ -27,11 +27,13 @@ _CORE_RE = re.compile(r"[0-9][0-9.,'\u2019 \u00a0\u202f\u2009]*[0-9]|[0-9]")
 _GROUP_SPLIT = re.compile(r"[.,'\u2019 \u00a0\u202f\u2009]")
 _MINUS = "-\u2212"
 # letters glued to a number that still leave it an amount ("1.234,56EUR", "100zł")
-_GLUED_UNITS = frozenset({"zł", "kr", "fr", "kč", "ft", "lei", "lv", "kn"})
+_GLUED_UNITS = frozenset({"zł", "kr", "fr", "kč", "ft", "lei", "lv", "kn", "rm", "rs", "rp", "tl", "sfr", "chf"})
 _MAX_TOKEN = 40
 # A document with more numbers than this is not an invoice; stop looking.
 MAX_MENTIONS = 100_000
 _SIMPLE = re.compile(r"[0-9]{1,15}(?:\.[0-9]{1,2})?")
+_DECIMALS = re.compile(r"[.,][0-9]{2}$")
+_TIME_WORD = re.compile(r"[ \t]*(?:uhr|h)(?![^\W\d_])", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -269,9 +271,14 @@ def find_amounts(text: str, *, date_mentions: list[DateMention] | None = None) -
         value = Decimal(num) if _SIMPLE.fullmatch(num) else _parse_core(num)
         if value is None:
             continue
+        bracketed = s > 0 and e < len(text) and text[s - 1] + text[e] in ("()", "[]")
+        if bracketed and not _DECIMALS.search(num):
+            continue  # "SUMME [3]", "Artikel (1)": a count, not an amount
+        if _TIME_WORD.match(text, e):
+            continue  # "9.00 Uhr": a time
         if m.group("sign"):
             value = -value
-        elif s > 0 and e < len(text) and text[s - 1] == "(" and text[e] == ")":
+        elif bracketed and text[s - 1] == "(":
             value = -value
             s, e = s - 1, e + 1
         out.append(AmountMention(value=value, start=s, end=e, raw=text[s:e]))

@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import date
 from decimal import Decimal, InvalidOperation
+from itertools import combinations
 from typing import Any
 
-from vetq.core.extraction.amounts import to_cents
+from vetq.core.extraction.amounts import CENT, to_cents
 from vetq.core.extraction.field_checks import FieldCheck, as_given
 from vetq.core.extraction.source import CENTS_RE, Source, difference_made_of
 from vetq.core.schemas.compiled import CompiledRule, CompiledSchema
@@ -22,14 +23,22 @@ __all__ = [
     "CONFLICT_FACTOR",
     "EXTRA_CHARGE_FACTOR",
     "ORDER_FACTOR",
+    "UNLABELLED_TOTAL_FACTOR",
     "check_conflicts",
     "check_rules",
+    "check_unlabelled_totals",
 ]
 
 ARITHMETIC_FACTOR = 0.7  # an equation fails, and no labelled charge or rounding explains it
 EXTRA_CHARGE_FACTOR = 0.9  # it fails, but a labelled charge / discount or rounding does explain it
 CONFLICT_FACTOR = 0.6  # another amount carries this field's label with a different value
 ORDER_FACTOR = 0.5  # an order or range rule fails (a due date before the issue date, a rate of 1.5)
+# No label names the total, and the value is neither the largest figure nor the
+# subtotal plus the tax: one of several line amounts, most likely.
+UNLABELLED_TOTAL_FACTOR = 0.7
+# Labelled charges and discounts explain a difference up to this share of the sum
+# they correct; beyond it (a "total" of 2% of the bill) nothing is forgiven.
+MAX_ADJUSTMENT_SHARE = Decimal("0.25")
 
 
 # --- conflicting labels ------------------------------------------------------
@@ -49,9 +58,28 @@ def _conflict_candidates(src: Source, role: str) -> list[int]:
         ):
             continue
         ctx = src.context(ai)
-        if ctx.adjustment is None and not ctx.partial and not ctx.rate_base:
+        line_start = src.lines.starts[src.lines.line_of(src.amounts[ai].start)]
+        line_head = src.text[line_start : src.amounts[ai].start].lstrip()
+        charge_row = src.lexicon.adjustment_re.match(line_head) is not None  # "Zuschlag Versand ... UST 5,80"
+        if ctx.adjustment is None and not ctx.partial and not ctx.rate_base and not charge_row:
             out.append(ai)
     return out
+
+
+_MAX_PARTS = 12
+
+
+def _a_sum_of_some(total: Decimal, parts: list[Decimal]) -> bool:
+    """Whether some of `parts` (two or more, each once) add up to `total`: the tax of each
+    rate beside their sum, the subtotal of each page beside the document's."""
+    distinct = list(dict.fromkeys(parts))[:_MAX_PARTS]
+    if total in (sum(parts), sum(distinct)):
+        return True
+    return any(
+        abs(sum(combo) - total) <= CENT
+        for size in range(2, len(distinct) + 1)
+        for combo in combinations(distinct, size)
+    )
 
 
 def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any) -> None:
@@ -80,7 +108,7 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
             if with_cents and not CENTS_RE.search(src.amounts[ai].raw):
                 continue  # "Total: 3" (a count) beside "Total 583.20"
             parts.append((ai, cents))
-        if not parts or mine_cents in (sum(c for _, c in parts), sum({c for _, c in parts})):
+        if not parts or _a_sum_of_some(mine_cents, [c for _, c in parts]):
             continue  # its parts: tax per rate, subtotals per page
         others: dict[Decimal, str] = {}
         for ai, cents in parts:
@@ -258,23 +286,26 @@ def _check_equation(
         for path in _forgiven(read, blamed, checks):
             checks[path].penalise(EXTRA_CHARGE_FACTOR, f"{summary}: the difference {diff:.2f} is within rounding")
         return
-    if rule.spec.adjustments:
-        made_of = difference_made_of(src, diff, either_way=False)
-        if made_of is not None:
-            for path in _forgiven(read, blamed, checks):
-                checks[path].penalise(
-                    EXTRA_CHARGE_FACTOR,
-                    f"{summary}: the difference {diff:.2f} is an extra charge or discount the source labels "
-                    f"({' + '.join(made_of)})",
-                )
-            return
+    made_of = difference_made_of(src, diff, either_way=False) if rule.spec.adjustments else None
+    if made_of is not None and abs(diff) <= MAX_ADJUSTMENT_SHARE * abs(left):
+        for path in _forgiven(read, blamed, checks):
+            checks[path].penalise(
+                EXTRA_CHARGE_FACTOR,
+                f"{summary}: the difference {diff:.2f} is an extra charge or discount the source labels "
+                f"({' + '.join(made_of)})",
+            )
+        return
     # Never forgiven, however well the values are grounded: the source (or the record)
     # contradicts itself. Blame the values not verified, else the blamed field.
-    beyond = (
-        "is beyond rounding and no labelled charge or discount in the source makes it up"
-        if rule.spec.adjustments
-        else "is beyond the rule's tolerance"
-    )
+    if made_of is not None:
+        beyond = (
+            f"is more than {MAX_ADJUSTMENT_SHARE:.0%} of {_number(left, money)}: more than the labelled charges "
+            f"and discounts ({' + '.join(made_of)}) are taken to explain"
+        )
+    elif rule.spec.adjustments:
+        beyond = "is beyond rounding and no labelled charge or discount in the source makes it up"
+    else:
+        beyond = "is beyond the rule's tolerance"
     reason = f"arithmetic: {summary}: the difference {diff:.2f} {beyond}"
     for path in _weak_or_blamed(read, blamed, checks):
         checks[path].penalise(ARITHMETIC_FACTOR, reason)
@@ -319,3 +350,50 @@ def _check_order(
     involved = [path for path in dict.fromkeys(read) if path in checks]
     for path in [blamed] if blamed is not None and blamed in checks else involved:
         checks[path].penalise(ORDER_FACTOR, reason)
+
+
+# --- a total no label names ---------------------------------------------------------
+_MAX_TENDER_PAIRS = 200
+
+
+def _without_tendered(figures: list[Decimal], total: Decimal) -> list[Decimal]:
+    """The figures less cash tendered and its change: two figures whose difference is
+    the total (20,03 given, 11,20 back, 8,83 paid)."""
+    distinct = sorted(set(figures))[:_MAX_TENDER_PAIRS]
+    aside = {
+        figure
+        for given in distinct
+        for change in distinct
+        if given > change and abs(given - change - total) <= CENT
+        for figure in (given, change)
+    }
+    kept = [figure for figure in figures if figure not in aside]
+    return kept or [total]
+
+
+def check_unlabelled_totals(
+    src: Source, schema: CompiledSchema, leaves: list[Leaf], checks: Mapping[str, FieldCheck]
+) -> None:
+    """A total the document labels nowhere passes as its largest figure (written with
+    cents: "Facture 48390" is a number, not an amount; cash tendered and the change it
+    left aside) or as the subtotal plus the tax; anything else is most likely a line's
+    amount taken for the total."""
+    figures = [abs(am.value) for am in src.amounts if CENTS_RE.search(am.raw)]
+    if not figures:
+        return
+    by_set = {name: leaf for leaf in leaves if "[" not in leaf.path for name in leaf.field.label_sets}
+    parts = [_rule_value(by_set[name].value) if name in by_set else None for name in ("subtotal", "tax")]
+    reconciled = sum(p for p in parts if isinstance(p, Decimal)) if all(isinstance(p, Decimal) for p in parts) else None
+    for leaf in leaves:
+        check = checks.get(leaf.path)
+        if check is None or not check.unlabelled or "total" not in leaf.field.label_sets or check.number is None:
+            continue
+        value = abs(check.number)
+        largest = max(_without_tendered(figures, value))
+        if value >= largest - CENT or (reconciled is not None and abs(reconciled - value) <= CENT):
+            continue
+        check.penalise(
+            UNLABELLED_TOTAL_FACTOR,
+            f"no label in the source names the {leaf.field.name}, and {as_given(leaf.value)} is neither its largest "
+            f"amount ({largest}) nor the subtotal plus the tax: it may be one line's amount",
+        )

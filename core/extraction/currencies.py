@@ -177,6 +177,11 @@ UNAMBIGUOUS_SYMBOLS: dict[str, str] = {
     "₱": "PHP",
     "฿": "THB",
     "zł": "PLN",
+    "RM": "MYR",
+    "Rp": "IDR",
+    "Kč": "CZK",
+    "Ft": "HUF",
+    "SFr.": "CHF",
     "US$": "USD",
     "C$": "CAD",
     "CA$": "CAD",
@@ -194,6 +199,8 @@ AMBIGUOUS_SYMBOLS: dict[str, frozenset[str]] = {
     "$": frozenset({"USD", "CAD", "AUD", "NZD", "HKD", "SGD", "MXN"}),
     "¥": frozenset({"JPY", "CNY"}),
     "kr": frozenset({"SEK", "NOK", "DKK", "ISK"}),
+    "Rs": frozenset({"INR", "PKR", "LKR", "NPR"}),
+    "Rs.": frozenset({"INR", "PKR", "LKR", "NPR"}),
 }
 
 # Currency names in running text ("pay in euros") that name one code.

@@ -98,6 +98,12 @@ _NUMERIC = re.compile(
     r"(?![0-9]|[.,/\-][0-9])"
 )
 
+# OCR of a day-first date mixes its separators: 02.03,2020 / 23,03.20 / 20 05.2020
+_OCR_NUMERIC = re.compile(
+    r"(?<![0-9.,/\-])(?P<a>[0-9]{1,2})(?P<s1>[.,]| )(?P<b>[0-9]{1,2})(?P<s2>[.,])(?P<c>[0-9]{4}|[0-9]{2})"
+    r"(?![0-9]|[.,/\-][0-9])"
+)
+
 
 @dataclass(frozen=True)
 class DateMention:
@@ -161,6 +167,11 @@ def find_date_mentions(text: str) -> list[DateMention]:
 
     for m in _NUMERIC.finditer(text):
         add(m, _numeric_dates(m))
+    for m in _OCR_NUMERIC.finditer(text):
+        if m.group("s1") != m.group("s2") and "." in (m.group("s1"), m.group("s2")):
+            day_first = _mk(_year(m.group("c")), int(m.group("b")), int(m.group("a")))
+            if day_first is not None:
+                add(m, frozenset({day_first}))
     # month names: find candidate words first (cheap), then match anchored around them
     for w in _WORD.finditer(text):
         if w.end() - w.start() > 10 or w.group().casefold() not in MONTHS:

@@ -16,7 +16,7 @@ from vetq.core.extraction import formats
 from vetq.core.extraction.amounts import parse_amount, to_cents
 from vetq.core.extraction.dates import is_real_iso_date
 from vetq.core.extraction.schema import Span
-from vetq.core.extraction.source import Source
+from vetq.core.extraction.source import CENTS_RE, Source
 from vetq.core.schemas.records import Leaf
 
 __all__ = [
@@ -26,6 +26,7 @@ __all__ = [
     "INTERNAL_ERROR_FACTOR",
     "INVALID_DATE_FACTOR",
     "INVALID_FORMAT_FACTOR",
+    "NEAR_MATCH_FACTOR",
     "NO_CUE_FACTOR",
     "NO_ROLE_LABEL_FACTOR",
     "NO_UNIT_FACTOR",
@@ -46,7 +47,9 @@ INVALID_FORMAT_FACTOR = 0.3  # fails its pattern, checksum or format (an OCR sli
 CONTRADICTED_FACTOR = 0.35  # the source has the words of another value, none of this one's
 NO_CUE_FACTOR = 0.6  # none of the words the schema lists for this value appears
 NO_UNIT_FACTOR = 0.9  # the number is there, but never with one of the field's units
+NEAR_MATCH_FACTOR = 0.85  # text found within a few edits of the value (OCR noise), never exactly
 INTERNAL_ERROR_FACTOR = 0.5  # a check itself failed: treat the field as unverified
+OCR_LOW_CONFIDENCE_FACTOR = 0.6  # every place the value stands was read by OCR from a doubtful word
 MIN_FACTOR = 0.01
 
 
@@ -60,6 +63,7 @@ class FieldCheck:
     # amount). A rule that fails blames the values not verified first.
     verified: bool = False
     number: Decimal | None = None  # a numeric value, for the rules
+    unlabelled: bool = False  # a labelled field whose labels the document never writes
 
     def penalise(self, factor: float, reason: str) -> None:
         self.factor = max(MIN_FACTOR, min(1.0, self.factor * factor))
@@ -113,7 +117,18 @@ def _grounded(check: FieldCheck, src: Source, found: list[tuple[int, int]], miss
 def check_text(src: Source, leaf: Leaf) -> FieldCheck:
     check = FieldCheck(leaf.path)
     value = str(leaf.value)
-    _grounded(check, src, src.norm.find(value), f"'{short(value)}' not found in the source")
+    found = src.norm.find(value)
+    near = None if found else src.norm.near(value)
+    if near is not None:
+        # OCR noise ("SDN BND" read for "SDN BHD"): grounded where it stands, but lower
+        check.spans, check.verified = spans_in(src.text, [(near.start, near.end)]), True
+        seen = src.text[near.start : near.end]
+        check.penalise(
+            NEAR_MATCH_FACTOR,
+            f"'{short(value)}' is not in the source as written; '{short(seen)}' differs by {near.edits} character(s)",
+        )
+    else:
+        _grounded(check, src, found, f"'{short(value)}' not found in the source")
     _pattern(check, leaf, value)
     return check
 
@@ -196,7 +211,21 @@ def check_amount(src: Source, leaf: Leaf) -> FieldCheck:
         # looked for ("2 @13.50"): the number as written is all there is to find.
         return _grounded(check, src, src.numbers_of(d), f"{as_given(value)} not found in the source")
     if not hits:
-        check.penalise(UNGROUNDED_FACTOR, f"{as_given(value)} not found in the source")
+        # Only a figure written with its groups or cents counts here, and no rate.
+        found = [
+            (s, e)
+            for s, e in src.numbers_of(d)
+            if any(c in src.text[s:e] for c in " .,'") and not src.text[e : e + 2].lstrip().startswith("%")
+        ]
+        if not found:
+            check.penalise(UNGROUNDED_FACTOR, f"{as_given(value)} not found in the source")
+            return check
+        # Written in a form no amount is read in ("123 949.75"): there, but under no label.
+        check.spans = spans_in(src.text, found)
+        check.penalise(
+            NO_ROLE_LABEL_FACTOR, f"{as_given(value)} appears in the source only as a bare number, under no label"
+        )
+        check.unlabelled = True
         return check
     role = leaf.path
     labelled = [i for i in hits if src.roles[i] == role]
@@ -211,6 +240,9 @@ def check_amount(src: Source, leaf: Leaf) -> FieldCheck:
     shown = src.amounts[hits[0]].raw
     name = leaf.field.name
     role_numbers = [am.raw for am, r in zip(src.amounts, src.roles, strict=True) if r == role]
+    if any(CENTS_RE.search(src.amounts[i].raw) for i in hits):
+        # a figure in cents is no rival for a count or a rate under the label ("MwSt-% 19,0")
+        role_numbers = [raw for raw in role_numbers if CENTS_RE.search(raw)]
     if role_numbers:
         listed = ", ".join(dict.fromkeys(role_numbers[:3]))
         check.penalise(
@@ -221,6 +253,7 @@ def check_amount(src: Source, leaf: Leaf) -> FieldCheck:
         check.penalise(
             NO_ROLE_LABEL_FACTOR, f"{shown} appears in the source, but the source labels no amount as {name}"
         )
+        check.unlabelled = True
     return check
 
 

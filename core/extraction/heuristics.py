@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
 
-from vetq.core.extraction.cross_checks import check_conflicts, check_rules
+from vetq.core.extraction.cross_checks import check_conflicts, check_rules, check_unlabelled_totals
 from vetq.core.extraction.field_checks import CHECKS, INTERNAL_ERROR_FACTOR, FieldCheck
 from vetq.core.extraction.source import Source
 from vetq.core.schemas.compiled import CompiledSchema
@@ -42,6 +42,7 @@ def run_heuristics(text: str, record: dict[str, Any], schema: CompiledSchema) ->
     cross_checks: Iterable[tuple[str, Callable[[], None]]] = (
         ("label conflict", lambda: check_conflicts(src, checks, currency)),
         ("rules", lambda: check_rules(src, schema, committed, checks)),
+        ("unlabelled total", lambda: check_unlabelled_totals(src, schema, committed, checks)),
     )
     for what, cross_check in cross_checks:
         try:

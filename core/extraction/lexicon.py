@@ -98,6 +98,8 @@ class Lexicon:
     page_mark_re: re.Pattern[str]
     rate_base_re: re.Pattern[str]
     term_unit_re: re.Pattern[str]  # "days", "Tage", "jours": the number before it is a payment term
+    inclusion_re: re.Pattern[str]  # "incl.", "excl." right before a label: it qualifies the one before
+    inclusion_after_re: re.Pattern[str]  # "(IVA incluido)", "(IVA 10% incl.)": the same, written after
 
 
 def _section(data: Mapping[str, Any], name: str, key: str) -> Any:
@@ -166,13 +168,14 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any]) -
     alternation = _alternation(role_of_label) if role_of_label else "(?!)"
     label_re = re.compile(
         r"(?<![^\W_])(?:" + alternation + r")(?![^\W_])"
-        # not a tax id / rate / quantity: "VAT No.", "Tax ID", "Tax rate", "Total items"
-        r"(?![ \t]*[:.#]?[ \t]*(?:" + "|".join(map(re.escape, not_labels)) + r")(?![^\W_]))"
+        # not a tax id / rate / quantity: "VAT No.", "Tax ID", "USt-IdNr", "Tax rate", "Total items"
+        r"(?![ \t]*[:.#\-]?[ \t]*(?:" + "|".join(map(re.escape, not_labels)) + r")(?![^\W_]))"
         # payment terms: "Net 30 days"
         r"(?![ \t]+[0-9]{1,3}[ \t]*(?:" + "|".join(map(re.escape, term_units)) + r")(?![^\W_]))",
         re.IGNORECASE,
     )
     adjustment_kind = _kinds(_section(data, "adjustments", "phrases"), "adjustments.phrases", ADJUSTMENT_KINDS)
+    inclusion = _strings(_section(data, "qualifying_words", "words"), "qualifying_words")
     partial = _words(_section(data, "partial_figure_words", "words"), "partial_figure_words")
     pages = _words(_section(data, "page_words", "words"), "page_words")
     rate_base = _words(_section(data, "rate_base_words", "words"), "rate_base_words")
@@ -192,9 +195,34 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any]) -
             r"\f|(?<![^\W_])(?:" + "|".join(map(re.escape, pages)) + r")[ \t]*[0-9]{1,4}(?![0-9])", re.IGNORECASE
         ),
         rate_base_re=re.compile(r"%[ \t]*(?:" + "|".join(map(re.escape, rate_base)) + r")(?![^\W_])", re.IGNORECASE),
+        inclusion_re=_ending_phrase(inclusion),
+        inclusion_after_re=_starting_phrase(inclusion),
         term_unit_re=re.compile(
             r"(?<![^\W_])(?:" + "|".join(map(re.escape, term_units)) + r")(?![^\W_])", re.IGNORECASE
         ),
+    )
+
+
+def _inclusion_alternation(words: tuple[str, ...]) -> str:
+    for word in words:
+        if word != word.casefold() or word != word.strip():
+            raise LexiconError(f"qualifying_words: {word!r} must be casefolded and trimmed")
+    return "|".join(
+        r"[ \t]+".join(re.escape(part) for part in word.split()) for word in sorted(words, key=len, reverse=True)
+    )
+
+
+def _ending_phrase(words: tuple[str, ...]) -> re.Pattern[str]:
+    """One of `words` (any case, spaces free) ending the searched text, before at most
+    some spaces, a bracket or a colon."""
+    return re.compile(r"(?<![^\W_])(?:" + _inclusion_alternation(words) + r")[ \t(:,\-]*$", re.IGNORECASE)
+
+
+def _starting_phrase(words: tuple[str, ...]) -> re.Pattern[str]:
+    """One of `words` starting the searched text, after at most a rate ("10%")."""
+    return re.compile(
+        r"^[ \t]*(?:[0-9]{1,2}(?:[.,][0-9]{1,2})?[ \t]*%[ \t]*)?(?:" + _inclusion_alternation(words) + r")(?![^\W_])",
+        re.IGNORECASE,
     )
 
 

@@ -10,9 +10,12 @@ from typing import Any
 
 import structlog
 
+from vetq.core.documents.pages import PdfText
+from vetq.core.documents.pdf import convert_isolated
+from vetq.core.documents.provenance import locate, penalise_ocr_doubts
 from vetq.core.errors import ErrorCode, InvalidInputError, VetqError
 from vetq.core.extraction.critic import Critic
-from vetq.core.extraction.document import check_document
+from vetq.core.extraction.document import check_document, check_input
 from vetq.core.extraction.gate import BASE_CONFIDENCE_WITHOUT_CRITIC, decide
 from vetq.core.extraction.generator import Generator
 from vetq.core.extraction.heuristics import run_heuristics
@@ -80,13 +83,22 @@ class ExtractionPipeline:
 
     # Convenience faces for in-process callers, who may name a schema as a producer
     # does (a file, a dict, a pydantic class); a queued job carries a wire reference.
-    def extract(self, text: str, *, schema: SchemaSource | None = None, **options: Any) -> ExtractionOutcome:
-        return self._run_with_schema({"kind": "extract", "text": text, **options}, schema)
+    # The document is `text`, or `pdf` (the file's bytes).
+    def extract(
+        self, text: str | None = None, *, pdf: bytes | None = None, schema: SchemaSource | None = None, **options: Any
+    ) -> ExtractionOutcome:
+        return self._run_with_schema({"kind": "extract", "text": text, "pdf": pdf, **options}, schema)
 
     def validate(
-        self, text: str, data: Any, *, schema: SchemaSource | None = None, **options: Any
+        self,
+        text: str | None = None,
+        data: Any = None,
+        *,
+        pdf: bytes | None = None,
+        schema: SchemaSource | None = None,
+        **options: Any,
     ) -> ExtractionOutcome:
-        return self._run_with_schema({"kind": "validate", "text": text, "data": data, **options}, schema)
+        return self._run_with_schema({"kind": "validate", "text": text, "pdf": pdf, "data": data, **options}, schema)
 
     def _run_with_schema(self, payload: dict[str, Any], schema: SchemaSource | None) -> ExtractionOutcome:
         if schema is not None:
@@ -138,7 +150,14 @@ class ExtractionPipeline:
         self, request: ExtractionRequest | ValidationRequest, trace_id: str, usage: dict[str, Usage], gate: CallGate
     ) -> ExtractionResult:
         started = time.perf_counter()
-        check_document(request.text, self.settings.max_document_chars)
+        # A producer checked the same (a PDF's size and magic); checked again, as a
+        # producer of another version or configuration may have sent the message.
+        pdf = check_input(
+            request.text,
+            request.pdf,
+            max_chars=self.settings.max_document_chars,
+            max_pdf_bytes=self.settings.max_pdf_bytes,
+        )
         schema = resolve(request.record_schema, self.settings.schema_limits())
         field_threshold = _pick(request.field_threshold, self.settings.field_threshold)
         overall_threshold = _pick(request.overall_threshold, self.settings.overall_threshold)
@@ -150,21 +169,26 @@ class ExtractionPipeline:
             except RecordError as exc:
                 raise InvalidInputError(f"data does not fit the {schema.name} schema: {exc}") from None
             notes.append("generator off: data supplied by the caller")
-        else:
+        # A PDF is converted once the request is known to be good: the costly step last.
+        pages = self._convert(pdf, notes) if pdf is not None else None
+        text = pages.text if pages is not None else request.text or ""
+        if not isinstance(request, ValidationRequest):
             generator = Generator(
                 self.client("generator"),
                 gate,
                 max_tokens=self.settings.generator_max_tokens,
                 repair_retries=self.settings.parse_retries,
             )
-            answer = generator.run(request.text, schema)
+            answer = generator.run(text, schema)
             usage["generator"] = answer.usage
             data = answer.value
             if answer.attempts > 1:
                 notes.append(f"generator answer repaired after {answer.attempts - 1} unusable attempt(s)")
 
         record_leaves = list(leaves(schema.fields, data))
-        checks = run_heuristics(request.text, data, schema)
+        checks = run_heuristics(text, data, schema)
+        if pages is not None:
+            penalise_ocr_doubts(checks, pages, self.settings.ocr_min_confidence)
 
         critique = None
         critic_summary = None
@@ -179,7 +203,7 @@ class ExtractionPipeline:
                 max_tokens=self.settings.critic_max_tokens,
                 repair_retries=self.settings.parse_retries,
             )
-            answer_c = critic.run(request.text, schema, data)
+            answer_c = critic.run(text, schema, data)
             usage["critic"] = answer_c.usage
             critique = answer_c.value
             critic_summary = critique.summary or None
@@ -196,7 +220,11 @@ class ExtractionPipeline:
             field_confidence=decision.field_confidence,
             overall_confidence=decision.overall_confidence,
             flagged_fields=decision.flagged_fields,
-            field_provenance={path: check.spans for path, check in checks.items() if check.spans},
+            field_provenance={
+                path: locate(check.spans, pages) if pages is not None else check.spans
+                for path, check in checks.items()
+                if check.spans
+            },
             trace_id=trace_id,
             critic_summary=critic_summary,
             notes=notes + decision.notes,
@@ -213,6 +241,23 @@ class ExtractionPipeline:
             duration_ms=round((time.perf_counter() - started) * 1000, 1),
         )
         return result
+
+    def _convert(self, pdf: bytes, notes: list[str]) -> PdfText:
+        """The PDF's pages as text, converted in a child process under VETQ_PDF_TIMEOUT_S."""
+        started = time.perf_counter()
+        pages = convert_isolated(pdf, self.settings.convert_options())
+        check_document(pages.text, self.settings.max_document_chars, what="the PDF")
+        if pages.ocr_pages:
+            listed = ", ".join(str(n) for n in pages.ocr_pages)
+            notes.append(f"{'page' if len(pages.ocr_pages) == 1 else 'pages'} {listed} read by OCR (no text layer)")
+        log.info(
+            "pdf_converted",
+            pages=len(pages.pages),
+            ocr_pages=pages.ocr_pages,
+            chars=len(pages.text),
+            duration_ms=round((time.perf_counter() - started) * 1000, 1),
+        )
+        return pages
 
 
 def _pick(requested: float | None, default: float) -> float:

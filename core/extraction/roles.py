@@ -103,8 +103,35 @@ class RoleAssignment:
     role_label: list[int]
 
 
+def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMention], lexicon: Lexicon) -> list[Label]:
+    """Labels less those that only qualify the label before them: "Total sales
+    (inclusive of GST) 106.00" is one total label, not a total and a tax."""
+    starts = [am.start for am in amounts]
+    kept: list[Label] = []
+    for label in labels:
+        if kept:
+            before = kept[-1]
+            gap = text[before.end : label.start]
+            figure_between = bisect_left(starts, label.start) > bisect_left(starts, before.end)
+            reach = text[max(before.end, label.start - _QUALIFIER_REACH) : label.start]
+            after = text[label.end : label.end + _QUALIFIER_REACH]
+            if (
+                "\n" not in gap
+                and len(gap) <= LABEL_BEFORE_WINDOW
+                and not figure_between
+                and (lexicon.inclusion_re.search(reach) or lexicon.inclusion_after_re.search(after))
+            ):
+                continue
+        kept.append(label)
+    return kept
+
+
+_QUALIFIER_REACH = 20
+
+
 def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon: Lexicon) -> RoleAssignment:
-    labels = find_labels(text, lexicon)
+    labels = _without_qualifiers(text, find_labels(text, lexicon), amounts, lexicon)
+    transparent = _transparent(text, amounts, lines, lexicon)
     label_starts = [lb.start for lb in labels]
     n = len(amounts)
     roles: list[str | None] = [None] * n
@@ -122,6 +149,8 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
             last_label = li
             amount_since = False
             li += 1
+        if transparent[ai]:
+            continue  # a rate's base, a rate, a payment term: the label is the next figure's
         if last_label >= 0 and not amount_since:
             lb = labels[last_label]
             if am.start - lb.end <= LABEL_BEFORE_WINDOW and "\n" not in text[lb.end : am.start]:
@@ -142,11 +171,12 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
     # A label between two numbers goes to the number before it when it is a
     # trailing phrase ("540.00 before tax"), when a clause break separates it
     # from the next number ("43.20 VAT, so 583.20"), or when nothing follows.
+    below = _figures_below(text, labels, amounts, lines)
     owned_after: dict[int, int] = {}
     for ai in range(n):
         has_pre = pre[ai] >= 0 and pre[ai] not in owned_after
         k = post[ai]
-        if has_pre or k < 0:
+        if has_pre or k < 0 or k in below:
             continue
         nxt = pre_of.get(k)
         lb = labels[k]
@@ -164,16 +194,129 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
             role_label[ai] = post[ai]
             used.add(post[ai])
 
-    # (c) column layouts: a label above whose columns overlap the number's
+    # (c) column layouts: a label above whose columns overlap the number's. A header
+    # over one figure labels it ("Subtotal  VAT  Total" over one row); a header over
+    # several is a table's column ("Unit price  Total" over line items) and labels none.
+    # Only a table is read by columns: a header line with two labels or more, or a row
+    # with two figures or more. (A list of one token per line, as OCR of a receipt
+    # gives, has everything in column 0 and no columns at all.)
+    figures_on_line: dict[int, int] = {}
+    for am in amounts:
+        figures_on_line[lines.line_of(am.start)] = figures_on_line.get(lines.line_of(am.start), 0) + 1
+    labels_on_line: dict[int, int] = {}
+    for lb in labels:
+        labels_on_line[lines.line_of(lb.start)] = labels_on_line.get(lines.line_of(lb.start), 0) + 1
+    by_column: dict[int, list[int]] = {}
     for ai, am in enumerate(amounts):
-        if roles[ai] is None:
-            roles[ai] = _column_role(am, used, labels, label_starts, lines)
+        if roles[ai] is None and not transparent[ai]:
+            header = _column_label(am, used, labels, label_starts, lines)
+            if header is None:
+                continue
+            if labels_on_line[lines.line_of(labels[header].start)] < 2 and figures_on_line[lines.line_of(am.start)] < 2:
+                continue
+            by_column.setdefault(header, []).append(ai)
+    for k, column in by_column.items():
+        if len(column) == 1:
+            roles[column[0]] = labels[k].role
+    for k, ai in below.items():
+        if k not in used and roles[ai] is None:
+            roles[ai] = labels[k].role
+            role_label[ai] = k
     return RoleAssignment(labels, label_starts, roles, role_label)
 
 
-def _column_role(
+_LONE_FIGURE_EXTRA = 4  # what may stand beside a figure alone on its line: "C", "EUR", "€"
+
+
+def _figures_below(text: str, labels: list[Label], amounts: list[AmountMention], lines: Lines) -> dict[int, int]:
+    """(d) One token per line, as OCR of a receipt gives: a label that ends its line
+    names the figure alone on the next line ("ZU ZAHLEN EURO" / "24,20", "33,07 EUR
+    BRUTTO" / "39,35 EUR"), unless that figure starts a run of figures (a table's row
+    split into lines: "Summe" / "1,61" / "14,08"). label index -> amount index."""
+    amount_lines: dict[int, list[int]] = {}
+    for ai, am in enumerate(amounts):
+        amount_lines.setdefault(lines.line_of(am.start), []).append(ai)
+    out: dict[int, int] = {}
+    for k, lb in enumerate(labels):
+        line = lines.line_of(lb.start)
+        _, line_end = lines.bounds(line)
+        if len(text[lb.end : line_end].strip()) > _LONE_FIGURE_EXTRA or line + 1 not in amount_lines:
+            continue  # the label must end its line ("SUMME EUR" does)
+        if line + 2 in amount_lines:
+            continue
+        (ai, *others) = amount_lines[line + 1]
+        next_start, next_end = lines.bounds(line + 1)
+        rest = (text[next_start : amounts[ai].start] + text[amounts[ai].end : next_end]).strip()
+        if not others and len(rest) <= _LONE_FIGURE_EXTRA:
+            out[k] = ai
+    return out
+
+
+_RATE_BASE_BEFORE = 24
+_MAX_RATE = 30  # a VAT rate written without "%" ("7", "19,0") is at most this
+_WITH_CENTS = re.compile(r"[.,][0-9]{2}\)?$")
+_PERCENT_BEFORE = re.compile(r"[0-9]{1,2}(?:[.,][0-9]{1,2})?[ \t]*%[ \t]*(?:[^\w\s]{0,2})[ \t]*$")
+
+
+def _transparent(text: str, amounts: list[AmountMention], lines: Lines, lexicon: Lexicon) -> list[bool]:
+    """The numbers a label reaches across to the figure after them: the base a rate
+    applies to ("15% on 112.90  16.94"), a payment term ("netto ... 10 Tagen"), and the
+    base and rate of a tax breakdown row ("Umsatzsteuer (S)  113,03  7  7,91")."""
+    out = [False] * len(amounts)
+    for ai, am in enumerate(amounts):
+        before = text[max(0, am.start - _RATE_BASE_BEFORE) : am.start]
+        ends = [match.end() for match in lexicon.rate_base_re.finditer(before)]
+        if (
+            (ends and not any(c.isdigit() for c in before[ends[-1] :]))
+            or lexicon.term_unit_re.match(text, am.end, min(len(text), am.end + 12)) is not None
+            or _term_after(text, am, lexicon)
+        ):
+            out[ai] = True
+    for ai in range(len(amounts) - 1):
+        base, tax = amounts[ai], amounts[ai + 1]
+        # "TVA 20,0%  81,90 €  16,38 €": a rate, then the base, then the tax
+        rate_before = _PERCENT_BEFORE.search(text, max(0, base.start - _RATE_BASE_BEFORE), base.start)
+        if (
+            rate_before is not None
+            and lines.line_of(tax.start) == lines.line_of(base.start)
+            and _WITH_CENTS.search(base.raw)
+            and _WITH_CENTS.search(tax.raw)
+            and not any(c.isalpha() or c == "=" for c in text[base.end : tax.start])  # not "66,00 € = Totale 366,00"
+        ):
+            out[ai] = True
+    # A tax breakdown row ("Umsatzsteuer (S)  410,10  -6,55  403,55  19  76,67"): every
+    # figure before the rate (value, discounts, base) and the rate itself lead to the tax.
+    for ai in range(1, len(amounts) - 1):
+        first, rate, tax = amounts[ai - 1], amounts[ai], amounts[ai + 1]
+        line = lines.line_of(rate.start)
+        if lines.line_of(first.start) != line or lines.line_of(tax.start) != line or not _rate_like(rate):
+            continue
+        if not (_WITH_CENTS.search(first.raw) and _WITH_CENTS.search(tax.raw)):
+            continue  # "2 x 10 m  5  71,25": counts, not a base, a rate and a tax
+        k = ai
+        while k >= 0 and lines.line_of(amounts[k].start) == line:
+            out[k] = True
+            k -= 1
+    return out
+
+
+def _term_after(text: str, am: AmountMention, lexicon: Lexicon) -> bool:
+    gap = text[am.end : am.end + 3]
+    start = am.end + len(gap) - len(gap.lstrip(" \t"))
+    return lexicon.term_unit_re.match(text, start, min(len(text), start + 12)) is not None
+
+
+def _rate_like(am: AmountMention) -> bool:
+    """A VAT rate: a whole number or one decimal, not above _MAX_RATE ("7", "19,0")."""
+    digits_after = (
+        len(am.raw) - max(am.raw.rfind(","), am.raw.rfind(".")) - 1 if ("," in am.raw or "." in am.raw) else 0
+    )
+    return 0 < am.value <= _MAX_RATE and digits_after <= 1
+
+
+def _column_label(
     am: AmountMention, used: set[int], labels: list[Label], label_starts: list[int], lines: Lines
-) -> str | None:
+) -> int | None:
     li = lines.line_of(am.start)
     ls, le = lines.bounds(li)
     if le - ls > _MAX_COLUMN_LINE:
@@ -191,7 +334,7 @@ def _column_role(
             continue
         k0 = bisect_left(label_starts, s)
         k1 = bisect_left(label_starts, e)
-        best: tuple[int, str] | None = None
+        best: tuple[int, int] | None = None
         for k in range(k0, k1):
             if k in used:
                 continue
@@ -199,7 +342,7 @@ def _column_role(
             l0, l1 = lines.column(s, lb.start), lines.column(s, lb.end)
             overlap = min(c1, l1) - max(c0, l0)
             if overlap > -2 and (best is None or overlap > best[0]):
-                best = (overlap, lb.role)
+                best = (overlap, k)
         if best is not None:
             return best[1]
     return None

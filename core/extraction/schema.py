@@ -4,9 +4,18 @@ requests producers send. The record itself is whatever the job's schema says
 
 from __future__ import annotations
 
+import base64
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from vetq.core.llm.types import Usage
 from vetq.core.results import RESULT_FORMAT, ErrorResult
@@ -35,11 +44,23 @@ class CritiqueResult(BaseModel):
 
 
 class Span(BaseModel):
-    """Where a value stands in the source: text[start:end] == text."""
+    """Where a value stands in the source: text[start:end] == text. For a PDF the
+    source is its pages' texts joined by form feeds, and a span also names its page
+    (1-based), where it stands in that page's text, and the boxes of the words it
+    covers (PDF points, origin top-left, [x0, y0, x1, y1]); fields that do not apply
+    are left out of the JSON."""
 
     start: int
     end: int
     text: str
+    page: int | None = None
+    page_start: int | None = None
+    page_end: int | None = None
+    boxes: list[list[float]] | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_nulls(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        return {key: value for key, value in handler(self).items() if value is not None}
 
 
 class FlaggedField(BaseModel):
@@ -122,14 +143,45 @@ class ExtractionOptions(BaseModel):
     )
 
 
-class ExtractionRequest(ExtractionOptions):
+DOCUMENT_PDF = (
+    "The document as a PDF file: the file's bytes, base64-encoded (standard alphabet). Send `text` or `pdf`, "
+    "not both. Never a file path: only the bytes sent are read. A scanned page (no text layer) is read by OCR "
+    "where the workers have it, else refused with UNSUPPORTED_DOCUMENT naming the page."
+)
+
+
+class DocumentInput(ExtractionOptions):
+    """The document, as text or as a PDF (base64 on the wire; bytes are encoded here):
+    exactly one of them. A worker converts the PDF; the producer checks only its size
+    and magic (core.documents.input)."""
+
+    text: str | None = Field(default=None, description=DOCUMENT_TEXT)
+    pdf: str | None = Field(default=None, description=DOCUMENT_PDF)
+
+    @field_validator("pdf", mode="before")
+    @classmethod
+    def _pdf_bytes_as_base64(cls, value: Any) -> Any:
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            return base64.b64encode(bytes(value)).decode("ascii")
+        return value
+
+    @model_validator(mode="after")
+    def _one_document(self) -> DocumentInput:
+        if (self.text is None) == (self.pdf is None):
+            raise ValueError(
+                "send the document as `text` or as `pdf` (base64), exactly one of them"
+                if self.text is None
+                else "send the document as `text` or as `pdf`, not both"
+            )
+        return self
+
+
+class ExtractionRequest(DocumentInput):
     kind: Literal["extract"] = "extract"
-    text: str = Field(description=DOCUMENT_TEXT)
 
 
-class ValidationRequest(ExtractionOptions):
+class ValidationRequest(DocumentInput):
     kind: Literal["validate"] = "validate"
-    text: str = Field(description=DOCUMENT_TEXT)
     data: dict[str, Any] = Field(
         description="The record to check, as a JSON object with the schema's fields (for the default invoice: "
         "vendor_name, invoice_number, invoice_date as YYYY-MM-DD, subtotal, tax, total as JSON numbers, currency "

@@ -197,7 +197,7 @@ def _phrases_re(phrases: tuple[str, ...]) -> re.Pattern[str]:
 # between groups (a plain space would join two numbers of a table row).
 _NUMBER_RE = re.compile(r"(?<![0-9])[0-9]{1,15}(?:[.,'\u2019\u00a0\u202f][0-9]{1,3})*(?![0-9])")
 _MAX_NUMBERS = 100_000
-_SPACED_THOUSANDS_RE = re.compile(r"(?<![0-9.,])[1-9][0-9]{0,2}(?: [0-9]{3})+(?![0-9]|[.,][0-9])")
+_SPACED_THOUSANDS_RE = re.compile(r"(?<![0-9.,])[1-9][0-9]{0,2}(?: [0-9]{3})+(?:[.,][0-9]{1,2})?(?![0-9]|[.,][0-9])")
 
 
 def _number_index(text: str, dates: list[tuple[int, int]]) -> dict[Decimal, list[tuple[int, int]]]:
@@ -228,7 +228,7 @@ def _number_index(text: str, dates: list[tuple[int, int]]) -> dict[Decimal, list
             index.setdefault(value.normalize(), []).append(m.span())
     # "12 000": thousands grouped by plain spaces, read whole as well as digit by digit
     for m in _SPACED_THOUSANDS_RE.finditer(text):
-        index.setdefault(Decimal(m.group().replace(" ", "")).normalize(), []).append(m.span())
+        index.setdefault(Decimal(m.group().replace(" ", "").replace(",", ".")).normalize(), []).append(m.span())
     return index
 
 

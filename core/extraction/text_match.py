@@ -14,9 +14,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from array import array
+from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["NormalizedText", "alnum_key", "find_normalized", "fold_with_map"]
+__all__ = ["NearMatch", "NormalizedText", "alnum_key", "find_normalized", "fold_with_map"]
 
 _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 _MAX_NEEDLE_CHARS = 600
@@ -62,12 +63,24 @@ def alnum_key(value: str) -> str:
     return "".join(c for c in folded if c.isalnum())
 
 
+NEAR_MIN_CHARS = 6  # no near match for a shorter value
+NEAR_CHARS_PER_EDIT = 8  # one edit allowed per this many letters and digits
+
+
+@dataclass(frozen=True)
+class NearMatch:
+    start: int
+    end: int
+    edits: int
+
+
 class NormalizedText:
     """A source text folded once, searchable many times."""
 
     def __init__(self, text: str) -> None:
         self.text = text
         self.folded, self._map = fold_with_map(text)
+        self._alnum: tuple[str, list[int]] | None = None
 
     def _to_original(self, fs: int, fe: int) -> tuple[int, int]:
         if self._map is None:
@@ -103,6 +116,37 @@ class NormalizedText:
             if not out or out[-1] != sp:
                 out.append(sp)
         return out
+
+    def near(self, value: str) -> NearMatch | None:
+        """The closest run of the text to ``value`` within a few edits of its letters
+        and digits (OCR noise: "SDN BND" for "SDN BHD"), or None. Short values have no
+        near match: two characters off in five is another word."""
+        chars = alnum_key(value)
+        if len(chars) < NEAR_MIN_CHARS or len(chars) > _MAX_NEEDLE_CHARS:
+            return None
+        if self._alnum is None:
+            kept = [i for i, c in enumerate(self.folded) if c.isalnum()]
+            self._alnum = ("".join(self.folded[i] for i in kept), kept)
+        haystack, positions = self._alnum
+        if not haystack:
+            return None
+        from rapidfuzz import fuzz
+
+        found = fuzz.partial_ratio_alignment(chars, haystack)
+        if found is None:
+            return None
+        allowed = max(1, len(chars) // NEAR_CHARS_PER_EDIT)
+        width = found.dest_end - found.dest_start
+        # partial_ratio is an Indel similarity: one substituted character costs two.
+        indel = round((1 - found.score / 100) * (len(chars) + width))
+        if width == 0 or indel == 0 or indel > 2 * allowed or abs(width - len(chars)) > allowed:
+            return None  # (no edit at all: the exact search refused it, off a word's boundary)
+        first, last = positions[found.dest_start], positions[found.dest_end - 1]
+        folded = self.folded
+        if (first > 0 and folded[first - 1].isalnum()) or (last + 1 < len(folded) and folded[last + 1].isalnum()):
+            return None  # inside a longer word: "Inform" is not "Information"
+        start, end = self._to_original(first, last + 1)
+        return NearMatch(start, end, (indel + 1) // 2)
 
 
 def find_normalized(text: str, value: str) -> list[tuple[int, int]]:

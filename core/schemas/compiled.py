@@ -88,6 +88,9 @@ class FieldDef:
     children: tuple[FieldDef, ...] = ()
     max_items: int | None = None
     type_name: str | None = None
+    # The standard label sets it takes ("total" for "@total"): what the checks know of
+    # a field's meaning beyond its name (a total is the document's largest figure).
+    label_sets: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -298,6 +301,7 @@ class _Builder:
             children=children,
             max_items=max_items,
             type_name=type_name,
+            label_sets=frozenset(label[1:] for label in spec.labels if label.startswith("@")),
         )
         self.by_path[path] = definition
         return definition

@@ -1,0 +1,331 @@
+"""PDF -> pages of text with word boxes, by pypdfium2 (PDFium), in a child process.
+
+Why a child process: PDFium is not thread-safe ("it is not allowed to call pdfium
+functions simultaneously across different threads, not even with different
+documents", pypdfium2's docs), a worker may run jobs on threads, and a pathological
+PDF can loop or crash the library. `convert_isolated` runs the conversion as
+`python -m vetq.core.documents.pdf` in its own process group with a wall-clock limit
+(VETQ_PDF_TIMEOUT_S), a CPU limit and an address-space limit, and kills the group
+(Tesseract included) when the time is up: the worker never hangs or dies on a PDF.
+
+`convert` is the conversion itself, a pure function of the bytes and the options.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from vetq.core.documents.layout import PlacedWord, lay_out
+from vetq.core.documents.pages import Page, PdfText
+from vetq.core.errors import ConfigError, ErrorCode, InvalidInputError, VetqError
+
+__all__ = ["ConvertOptions", "UnsupportedDocumentError", "convert", "convert_isolated"]
+
+# A page holding fewer characters than this over an image that covers at least
+# SCANNED_IMAGE_SHARE of it is a scan (a fax header line over a scanned page).
+SCANNED_MIN_CHARS = 10
+SCANNED_IMAGE_SHARE = 0.5
+# The child process's limits besides the wall clock: address space, and CPU seconds
+# beyond the wall-clock limit (a second net should the parent be unable to kill it).
+CHILD_MEMORY_BYTES = 4 * 1024**3
+CHILD_CPU_MARGIN_S = 5
+# A word breaks where the next glyph starts further than this share of the glyph
+# height after the previous one (no space character in between), or moves back.
+GLYPH_GAP_SHARE = 0.3
+
+
+class UnsupportedDocumentError(VetqError):
+    code = ErrorCode.UNSUPPORTED_DOCUMENT
+
+
+@dataclass(frozen=True)
+class ConvertOptions:
+    max_pages: int = 50
+    ocr: str = "auto"  # auto: read scanned pages with Tesseract when it is installed; off: never
+    ocr_lang: str = "eng"
+    timeout_s: float = 60.0
+
+
+# --------------------------------------------------------------------------- conversion
+
+
+def convert(data: bytes, options: ConvertOptions) -> PdfText:
+    """The PDF's pages as text with word boxes. InvalidInputError for an encrypted,
+    damaged, empty or too long PDF; UnsupportedDocumentError naming the scanned pages
+    when they cannot be read (OCR off or not installed)."""
+    import pypdfium2 as pdfium
+
+    try:
+        document = pdfium.PdfDocument(data)
+    except pdfium.PdfiumError as exc:
+        raise InvalidInputError(_load_problem(str(exc), data)) from None
+    try:
+        count = len(document)
+        if count == 0:
+            raise InvalidInputError("the PDF has no pages: send a PDF with at least one page")
+        if count > options.max_pages:
+            raise InvalidInputError(
+                f"the PDF has {count} pages; the limit is {options.max_pages} (VETQ_MAX_PDF_PAGES): "
+                "split it into shorter documents"
+            )
+        pages: list[Page] = []
+        scanned: list[int] = []
+        for index in range(count):
+            page = document[index]
+            try:
+                read = _text_layer_page(page, index + 1)
+                if _is_scanned(page, read):
+                    scanned.append(index + 1)
+                pages.append(read)
+            finally:
+                page.close()
+        if scanned:
+            _read_scans(document, pages, scanned, options)
+        return PdfText(pages)
+    finally:
+        document.close()
+
+
+def _load_problem(message: str, data: bytes) -> str:
+    """What to tell the sender of a PDF PDFium would not open. PDFium's reason is a
+    hint only (a PDF with no pages fails with a stale "password" error): the bytes
+    decide between encrypted, empty and damaged."""
+    import re
+
+    lowered = message.lower()
+    encrypted = re.search(rb"/Encrypt\s*\d+\s+\d+\s+R|/Encrypt\s*<<", data) is not None
+    if not encrypted and re.search(rb"/Count\s+0\b", data) and not re.search(rb"/Count\s+[1-9]", data):
+        return "the PDF has no pages: send a PDF with at least one page"
+    if encrypted or (("password" in lowered or "security" in lowered) and b"/Encrypt" in data):
+        return (
+            "the PDF is encrypted (it needs a password to open): send it unprotected, "
+            "e.g. printed or exported to a new PDF"
+        )
+    return (
+        "the PDF is damaged or not a PDF (PDFium could not open it): send the original file, or print it to a new PDF"
+    )
+
+
+def _display_transform(page: Any) -> Callable[[float, float], tuple[float, float]]:
+    """Page space (origin bottom-left, unrotated) -> display space in points (origin
+    top-left, the page's /Rotate applied), from PDFium's own page-to-device mapping."""
+    import ctypes
+
+    import pypdfium2.raw as pdfium_c
+
+    width, height = page.get_size()
+    scale = 100  # device coordinates are integers: map at 1/100 pt
+    size_x, size_y = round(width * scale), round(height * scale)
+
+    def device(x: float, y: float) -> tuple[float, float]:
+        dx, dy = ctypes.c_int(), ctypes.c_int()
+        pdfium_c.FPDF_PageToDevice(page, 0, 0, size_x, size_y, 0, x, y, dx, dy)
+        return dx.value / scale, dy.value / scale
+
+    ox, oy = device(0, 0)
+    ax, ay = device(100, 0)
+    bx, by = device(0, 100)
+    xx, xy = (ax - ox) / 100, (ay - oy) / 100
+    yx, yy = (bx - ox) / 100, (by - oy) / 100
+    return lambda x, y: (ox + x * xx + y * yx, oy + x * xy + y * yy)
+
+
+def _text_layer_page(page: Any, number: int) -> Page:
+    import pypdfium2.raw as pdfium_c
+
+    width, height = page.get_size()
+    to_display = _display_transform(page)
+    textpage = page.get_textpage()
+    words: list[PlacedWord] = []
+    try:
+        chars: list[str] = []
+        box: list[float] = []  # the current word's x0, y0, x1, y1
+        last: tuple[float, float, float, float] | None = None
+
+        def flush() -> None:
+            if chars:
+                words.append(PlacedWord("".join(chars), *box))
+            chars.clear()
+
+        for i in range(textpage.count_chars()):
+            code = pdfium_c.FPDFText_GetUnicode(textpage, i)
+            ch = chr(code) if 0 < code < 0x110000 else ""
+            if not ch or ch.isspace() or not ch.isprintable():
+                flush()
+                last = None
+                continue
+            left, bottom, right, top = textpage.get_charbox(i, loose=True)
+            (ax, ay), (bx, by) = to_display(left, bottom), to_display(right, top)
+            x0, x1, y0, y1 = min(ax, bx), max(ax, bx), min(ay, by), max(ay, by)
+            if x1 <= 0 or y1 <= 0 or x0 >= width or y0 >= height:
+                continue  # drawn off the page: not part of what it shows
+            if last is not None:
+                h = max(y1 - y0, 0.1)
+                same_line = abs((y0 + y1) / 2 - (last[1] + last[3]) / 2) <= 0.5 * h
+                if not same_line or x0 > last[2] + GLYPH_GAP_SHARE * h or x0 < last[0] - 0.5 * h:
+                    flush()
+            if not chars:
+                box[:] = [x0, y0, x1, y1]
+            else:
+                box[:] = [min(box[0], x0), min(box[1], y0), max(box[2], x1), max(box[3], y1)]
+            chars.append(ch)
+            last = (x0, y0, x1, y1)
+        flush()
+    finally:
+        textpage.close()
+    text, placed = lay_out(words)
+    return Page(number=number, text=text, width=width, height=height, words=placed)
+
+
+def _is_scanned(page: Any, read: Page) -> bool:
+    glyphs = sum(w.end - w.start for w in read.words)
+    if glyphs >= SCANNED_MIN_CHARS:
+        return False
+    import pypdfium2.raw as pdfium_c
+
+    area = max(read.width * read.height, 1.0)
+    covered = 0.0
+    for obj in page.get_objects(filter=[pdfium_c.FPDF_PAGEOBJ_IMAGE], max_depth=4):
+        left, bottom, right, top = obj.get_bounds()
+        covered = max(covered, max(right - left, 0) * max(top - bottom, 0))
+    if glyphs == 0:
+        return covered > 0  # an image and no text at all: nothing to read but the image
+    return covered >= SCANNED_IMAGE_SHARE * area
+
+
+def _read_scans(document: Any, pages: list[Page], scanned: list[int], options: ConvertOptions) -> None:
+    from vetq.core.documents import ocr
+
+    named = ", ".join(str(n) for n in scanned)
+    which = f"page {named} has" if len(scanned) == 1 else f"pages {named} have"
+    if options.ocr == "off":
+        raise UnsupportedDocumentError(
+            f"{which} no text layer (a scanned image) and OCR is off (VETQ_OCR=off): "
+            "send the document's text, a PDF with a text layer, or turn OCR on"
+        )
+    missing = ocr.unavailable(options.ocr_lang)
+    if missing is not None:
+        raise UnsupportedDocumentError(
+            f"{which} no text layer (a scanned image) and this worker cannot read it: {missing}"
+        )
+    for number in scanned:
+        page = document[number - 1]
+        try:
+            pages[number - 1] = ocr.read_page(page, number, options.ocr_lang, options.timeout_s)
+        finally:
+            page.close()
+
+
+# --------------------------------------------------------------------------- isolation
+
+
+def convert_isolated(data: bytes, options: ConvertOptions) -> PdfText:
+    """`convert` in a child process limited to options.timeout_s of wall-clock time:
+    past it the child's process group is killed and the PDF refused (INVALID_INPUT).
+    A child that crashes (a signal, a memory limit) is refused the same way; the
+    worker carries on."""
+    command = [sys.executable, "-m", "vetq.core.documents.pdf", json.dumps(asdict(options))]
+    child = subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group: Tesseract goes with it
+    )
+    try:
+        out, err = child.communicate(data, timeout=options.timeout_s)
+    except subprocess.TimeoutExpired:
+        raise InvalidInputError(
+            f"converting the PDF took longer than {options.timeout_s:g} s (VETQ_PDF_TIMEOUT_S) and was stopped: "
+            "it may be damaged or unusually complex; print it to a new PDF, send its text, or raise the limit"
+        ) from None
+    finally:
+        if child.poll() is None:
+            _kill_group(child)
+    return _reply(child.returncode, out, err)
+
+
+def _kill_group(child: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(child.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        child.kill()
+    child.wait()
+    for stream in (child.stdin, child.stdout, child.stderr):
+        if stream is not None:
+            stream.close()
+
+
+def _reply(returncode: int, out: bytes, err: bytes) -> PdfText:
+    try:
+        reply = json.loads(out) if out else None
+    except ValueError:
+        reply = None
+    if not isinstance(reply, dict):
+        if returncode < 0:
+            try:
+                cause = f"signal {signal.Signals(-returncode).name}"
+            except ValueError:
+                cause = f"signal {-returncode}"
+        else:
+            cause = f"exit code {returncode}"
+        detail = err.decode("utf-8", "replace").strip().splitlines()[-1:] if err else []
+        raise InvalidInputError(
+            f"the PDF could not be converted (the converter stopped: {cause}"
+            f"{'; ' + detail[0][:200] if detail else ''}): send the original file, or print it to a new PDF"
+        )
+    if "error" in reply:
+        code, message = reply["error"]["code"], str(reply["error"]["message"])
+        raise VetqError(message, code=ErrorCode(code))
+    return PdfText([Page.from_json(page) for page in reply["pages"]])
+
+
+def _limit_child() -> None:
+    try:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (CHILD_MEMORY_BYTES, CHILD_MEMORY_BYTES))
+    except (ImportError, ValueError, OSError):
+        pass
+
+
+def main(argv: list[str]) -> int:
+    """The child's side: options as JSON in argv, the PDF on stdin, the pages (or an
+    error) as JSON on stdout."""
+    options = ConvertOptions(**json.loads(argv[0]))
+    try:
+        import resource
+
+        cpu = int(options.timeout_s) + CHILD_CPU_MARGIN_S
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+    except (ImportError, ValueError, OSError):
+        pass
+    _limit_child()
+    data = sys.stdin.buffer.read()
+    try:
+        reply: dict[str, Any] = {"pages": [page.to_json() for page in convert(data, options).pages]}
+    except VetqError as exc:
+        reply = {"error": {"code": exc.code.value, "message": exc.message}}
+    except ImportError as exc:
+        reply = {"error": {"code": ConfigError.code.value, "message": f"the worker cannot convert PDFs: {exc}"}}
+    except MemoryError:
+        reply = {
+            "error": {
+                "code": ErrorCode.INVALID_INPUT.value,
+                "message": "the PDF needs more memory to convert than a worker allows: print it to a new PDF",
+            }
+        }
+    sys.stdout.write(json.dumps(reply, ensure_ascii=False))
+    sys.stdout.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,0 +1,258 @@
+"""Rebuild the real-document golden set from its pinned sources.
+
+    python eval/golden/real/build.py                  # read the sources, write texts/, pdf/, documents.jsonl
+    python eval/golden/real/build.py --sources DIR    # where the source repositories are
+    python eval/golden/real/build.py --check          # convert again and compare; write nothing
+
+labels.jsonl is the source of truth: per document its source (repository, commit, path,
+licence), its format, the hand-checked record (`truth`), the flags the document itself
+earns (`expected_flags`) and notes. This script reads every document at its pinned commit
+from a git copy of its repository (DIR/owner+name/repo, DIR/owner+name or DIR/owner/name,
+bare or not; DIR defaults to /work/.mirror), turns it into text
+with one function, `document_text`, keeps the PDF when it is small (PDF_LIMIT), and derives
+documents.jsonl (every label plus its text) with `documents_jsonl`, which reads only this
+folder, and the README's table of documents: tests/test_real_eval.py checks that the
+committed files are what they derive.
+
+Formats: `pdf` (vetq's PDF converter: the text layer laid out in lines, pages joined by
+form feeds), `cii-attached-pdf` (the PDF a
+CII invoice carries in base64, then as `pdf`) and `textract-json` (AWS Textract's LINE
+blocks in the order Textract returns them, one per line: the receipts' OCR as published).
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import subprocess
+import sys
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+from xml.etree import ElementTree
+
+HERE = Path(__file__).resolve().parent
+LABELS = HERE / "labels.jsonl"
+DOCUMENTS = HERE / "documents.jsonl"
+README = HERE / "README.md"
+TABLE_START, TABLE_END = "<!-- documents table: written by build.py -->", "<!-- end of the documents table -->"
+TEXTS = HERE / "texts"
+PDFS = HERE / "pdf"
+
+PDF_LIMIT = 300_000  # bytes: a larger PDF is not committed (its text is; build.py fetches it again)
+PDF_TOTAL_LIMIT = 15_000_000
+DEFAULT_SOURCES = "/work/.mirror"
+
+# What produced texts/: recorded in every row of documents.jsonl.
+CONVERTER = (
+    "vetq.core.documents.pdf.convert (text layer with its layout, OCR off), pages joined by \\f; "
+    "Textract LINE blocks joined by \\n"
+)
+
+FORMATS = ("pdf", "cii-attached-pdf", "textract-json")
+
+
+# --- the conversion: the one place to switch converters ------------------------------------
+def pdf_to_text(data: bytes) -> str:
+    """A PDF's text as vetq reads a PDF job: its converter, pages joined by form feeds.
+    OCR is off: every PDF here has a text layer, and the text must not depend on whether
+    Tesseract is installed."""
+    from vetq.core.documents.pdf import ConvertOptions, convert
+
+    return convert(data, ConvertOptions(ocr="off")).text
+
+
+def textract_text(data: bytes) -> str:
+    """AWS Textract's LINE blocks, in the order Textract returns them, one per line."""
+    blocks = json.loads(data)
+    return "\n".join(str(block["Text"]) for block in blocks if block.get("BlockType") == "LINE")
+
+
+def attached_pdf(data: bytes) -> bytes:
+    """The PDF a CII invoice carries as an AttachmentBinaryObject (base64)."""
+    root = ElementTree.fromstring(data)
+    for element in root.iter():
+        if str(element.tag).endswith("}AttachmentBinaryObject") and element.get("mimeCode") == "application/pdf":
+            return base64.b64decode("".join((element.text or "").split()))
+    raise ValueError("the CII document carries no PDF attachment")
+
+
+def document_text(fmt: str, data: bytes) -> tuple[str, bytes | None]:
+    """(text, the PDF it was read from or None) for a source file in a format of FORMATS."""
+    if fmt == "pdf":
+        return pdf_to_text(data), data
+    if fmt == "cii-attached-pdf":
+        pdf = attached_pdf(data)
+        return pdf_to_text(pdf), pdf
+    if fmt == "textract-json":
+        return textract_text(data), None
+    raise ValueError(f"unknown format {fmt!r} (known: {', '.join(FORMATS)})")
+
+
+# --- the files -------------------------------------------------------------------------------
+def load_labels(path: Path = LABELS) -> list[dict[str, Any]]:
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def text_path(doc_id: str) -> Path:
+    return TEXTS / f"{doc_id}.txt"
+
+
+def pdf_path(doc_id: str) -> Path:
+    return PDFS / f"{doc_id}.pdf"
+
+
+def read_text(doc_id: str) -> str:
+    with open(text_path(doc_id), encoding="utf-8", newline="") as handle:
+        return handle.read()
+
+
+def source_url(source: Mapping[str, Any]) -> str:
+    return f"https://github.com/{source['repo']}/blob/{source['commit']}/{quote(str(source['path']))}"
+
+
+def document_row(label: Mapping[str, Any], text: str, pdf_kept: bool) -> dict[str, Any]:
+    """One line of documents.jsonl: the label, its source's address, and its text."""
+    row = dict(label)
+    row["source"] = {**label["source"], "url": source_url(label["source"])}
+    row["converter"] = CONVERTER
+    row["text_file"] = f"texts/{label['id']}.txt"
+    row["pdf_file"] = f"pdf/{label['id']}.pdf" if pdf_kept else None
+    row["text"] = text
+    return row
+
+
+def documents_jsonl(labels: Iterable[Mapping[str, Any]]) -> str:
+    """documents.jsonl as this folder's labels, texts and PDFs make it."""
+    rows = [document_row(label, read_text(label["id"]), pdf_path(label["id"]).exists()) for label in labels]
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows)
+
+
+def readme_table(labels: Iterable[Mapping[str, Any]]) -> str:
+    """The README's table of documents (between TABLE_START and TABLE_END)."""
+    lines = [
+        "| id | source (repository @ commit) | path | licence | language | currency | kind |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    for label in labels:
+        source = label["source"]
+        lines.append(
+            f"| `{label['id']}` | [{source['repo']}@{source['commit'][:10]}]({source_url(source)}) | "
+            f"`{source['path']}` | {source['licence']} | {label['language']} | {label['currency']} | {label['kind']} |"
+        )
+    return "\n".join(lines)
+
+
+def readme_with_table(readme: str, labels: Iterable[Mapping[str, Any]]) -> str:
+    head, rest = readme.split(TABLE_START, 1)
+    _, tail = rest.split(TABLE_END, 1)
+    return f"{head}{TABLE_START}\n{readme_table(labels)}\n{TABLE_END}{tail}"
+
+
+# --- the sources -----------------------------------------------------------------------------
+def git_dir(sources: Path, repo: str) -> Path:
+    owner, name = repo.split("/", 1)
+    for candidate in (
+        sources / f"{owner}+{name}" / "repo" / ".git",
+        sources / f"{owner}+{name}" / "repo",
+        sources / f"{owner}+{name}" / ".git",
+        sources / f"{owner}+{name}",
+        sources / owner / name / ".git",
+        sources / owner / name,
+    ):
+        if (candidate / "HEAD").is_file() and (candidate / "objects").is_dir():
+            return candidate
+    raise FileNotFoundError(f"no git copy of {repo} under {sources}")
+
+
+def read_source(sources: Path, source: Mapping[str, Any]) -> bytes:
+    """The file at its pinned commit."""
+    done = subprocess.run(
+        ["git", "--git-dir", str(git_dir(sources, source["repo"])), "show", f"{source['commit']}:{source['path']}"],
+        capture_output=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise FileNotFoundError(
+            f"{source['repo']}@{source['commit'][:12]}:{source['path']}: {done.stderr.decode(errors='replace')[:200]}"
+        )
+    return done.stdout
+
+
+def build(sources: Path, *, check: bool = False) -> list[str]:
+    """Convert every labelled document again; write texts/, pdf/ and documents.jsonl, or
+    with `check` only compare. Returns the problems found (empty: all agree)."""
+    labels = load_labels()
+    problems: list[str] = []
+    ids = [label["id"] for label in labels]
+    if len(set(ids)) != len(ids):
+        problems.append("labels.jsonl repeats an id")
+    texts: dict[str, str] = {}
+    pdfs: dict[str, bytes | None] = {}
+    for label in labels:
+        text, pdf = document_text(label["format"], read_source(sources, label["source"]))
+        texts[label["id"]] = text
+        pdfs[label["id"]] = pdf if pdf is not None and len(pdf) <= PDF_LIMIT else None
+    total = sum(len(pdf) for pdf in pdfs.values() if pdf is not None)
+    if total > PDF_TOTAL_LIMIT:
+        problems.append(f"the kept PDFs take {total} bytes, more than {PDF_TOTAL_LIMIT}")
+    if check:
+        for doc_id, text in texts.items():
+            if not text_path(doc_id).exists() or read_text(doc_id) != text:
+                problems.append(f"texts/{doc_id}.txt differs from a fresh conversion")
+            kept = pdfs[doc_id]
+            if (kept is not None) != pdf_path(doc_id).exists() or (
+                kept is not None and pdf_path(doc_id).read_bytes() != kept
+            ):
+                problems.append(f"pdf/{doc_id}.pdf differs from the source")
+        if DOCUMENTS.read_text(encoding="utf-8") != documents_jsonl(labels):
+            problems.append("documents.jsonl is stale")
+        readme = README.read_text(encoding="utf-8")
+        if readme != readme_with_table(readme, labels):
+            problems.append("the README's table is stale")
+        return problems
+    TEXTS.mkdir(exist_ok=True)
+    PDFS.mkdir(exist_ok=True)
+    wanted = set(ids)
+    for stale in [*TEXTS.glob("*.txt"), *PDFS.glob("*.pdf")]:
+        if stale.stem not in wanted:
+            stale.unlink()
+    for doc_id, text in texts.items():
+        with open(text_path(doc_id), "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        kept = pdfs[doc_id]
+        if kept is not None:
+            pdf_path(doc_id).write_bytes(kept)
+        elif pdf_path(doc_id).exists():
+            pdf_path(doc_id).unlink()
+    DOCUMENTS.write_text(documents_jsonl(labels), encoding="utf-8")
+    README.write_text(readme_with_table(README.read_text(encoding="utf-8"), labels), encoding="utf-8")
+    return problems
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python eval/golden/real/build.py", description=__doc__.split("\n\n")[0])
+    parser.add_argument(
+        "--sources",
+        default=DEFAULT_SOURCES,
+        help="folder holding a git copy of every source repository (default %(default)s)",
+    )
+    parser.add_argument("--check", action="store_true", help="convert again and compare with the files; write nothing")
+    args = parser.parse_args(argv)
+    try:
+        problems = build(Path(args.sources), check=args.check)
+    except (OSError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for problem in problems:
+        print(problem, file=sys.stderr)
+    if not problems:
+        print(f"{'checked' if args.check else 'wrote'} {len(load_labels())} documents in {HERE}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,109 @@
+"""PDFs made for the tests (nothing binary is committed): fpdf2 lays out the pages,
+pypdfium2 renders a page to make a scan of it."""
+
+from __future__ import annotations
+
+import io
+from collections.abc import Callable
+
+from fpdf import FPDF
+
+# Two columns on every line: a label on the left, its value far to the right, and on
+# the first page a second block (the buyer) beside the seller's address.
+SELLER = ["Globex Ltd", "12 Harbour Road", "Leeds LS1 4AB"]
+BUYER = ["Bill to: Initech GmbH", "Hauptstrasse 5", "10115 Berlin"]
+LINES = [("Invoice number", "GLX-2026-778"), ("Invoice date", "28.02.2026"), ("Currency", "GBP")]
+TOTALS = [("Subtotal", "540.00"), ("VAT 8%", "43.20"), ("Total due", "583.20")]
+DATA = {
+    "vendor_name": "Globex Ltd",
+    "invoice_number": "GLX-2026-778",
+    "invoice_date": "2026-02-28",
+    "subtotal": 540.00,
+    "tax": 43.20,
+    "total": 583.20,
+    "currency": "GBP",
+}
+
+
+def _doc() -> FPDF:
+    pdf = FPDF(unit="pt", format="A4")
+    pdf.set_auto_page_break(False)
+    pdf.set_font("Helvetica", size=11)
+    return pdf
+
+
+def two_column_invoice(*, pages: int = 2) -> bytes:
+    """Page 1: seller and buyer side by side, then label/value rows. The totals stand
+    on the last page (page 2 by default), after filler pages."""
+    pdf = _doc()
+    pdf.add_page()
+    for i, (left, right) in enumerate(zip(SELLER, BUYER, strict=True)):
+        pdf.text(60, 80 + 14 * i, left)
+        pdf.text(340, 80 + 14 * i, right)
+    for i, (label, value) in enumerate(LINES):
+        pdf.text(60, 200 + 16 * i, label)
+        pdf.text(400, 200 + 16 * i, value)
+    for n in range(2, pages):
+        pdf.add_page()
+        pdf.text(60, 80, f"Terms and conditions, part {n - 1}")
+    pdf.add_page()
+    pdf.text(60, 60, "Summary")
+    for i, (label, value) in enumerate(TOTALS):
+        pdf.text(60, 100 + 16 * i, label)
+        pdf.text(440, 100 + 16 * i, value)
+    return bytes(pdf.output())
+
+
+def many_pages(count: int) -> bytes:
+    pdf = _doc()
+    for n in range(count):
+        pdf.add_page()
+        pdf.text(60, 60, f"Page {n + 1}: Total 5.00")
+    return bytes(pdf.output())
+
+
+def encrypted() -> bytes:
+    pdf = _doc()
+    pdf.set_encryption(owner_password="owner-secret", user_password="user-secret")
+    pdf.add_page()
+    pdf.text(60, 60, "Total 583.20")
+    return bytes(pdf.output())
+
+
+def zero_pages() -> bytes:
+    import pypdfium2 as pdfium
+
+    out = io.BytesIO()
+    document = pdfium.PdfDocument.new()
+    document.save(out)
+    document.close()
+    return out.getvalue()
+
+
+def render(data: bytes, page: int = 0, dpi: int = 200):  # -> PIL.Image.Image
+    import pypdfium2 as pdfium
+
+    document = pdfium.PdfDocument(data)
+    try:
+        return document[page].render(scale=dpi / 72).to_pil().convert("L")
+    finally:
+        document.close()
+
+
+def scanned(*, text_page_first: bool = True, spoil: Callable | None = None, dpi: int = 200) -> bytes:
+    """A PDF whose page 2 (or 1, without text_page_first) is an image only: a scan of
+    the two-column invoice's totals page. `spoil(image, scale)` may mark the image first."""
+    source = two_column_invoice(pages=2)
+    image = render(source, 1, dpi)
+    if spoil is not None:
+        image = spoil(image, dpi / 72)
+    pdf = _doc()
+    if text_page_first:
+        pdf.add_page()
+        for i, (label, value) in enumerate(LINES):
+            pdf.text(60, 200 + 16 * i, label)
+            pdf.text(400, 200 + 16 * i, value)
+        pdf.text(60, 80, SELLER[0])
+    pdf.add_page()
+    pdf.image(image, x=0, y=0, w=pdf.w, h=pdf.h)
+    return bytes(pdf.output())

@@ -1,0 +1,308 @@
+"""The real-document golden set (eval/golden/real/) and its harness (eval/real_eval.py):
+the files agree with what build.py derives, every document names its source, licence and
+commit, every record fits its schema and every value in it is in the text, the
+corruptions are deterministic and really corrupt, and the eval runs through the queue."""
+
+from __future__ import annotations
+
+import importlib
+import json
+import random
+import re
+from datetime import date
+from decimal import Decimal
+
+import pytest
+
+from tests.conftest import starts_processes
+from vetq.core.schemas import builtin
+from vetq.eval import extraction_eval as ev
+from vetq.eval import real_eval as re_
+from vetq.eval.real_eval import Corruption
+
+build = importlib.import_module("vetq.eval.golden.real.build")
+
+LABELS = build.load_labels()
+DOCUMENTS = re_.load_documents()
+BY_ID = {doc["id"]: doc for doc in DOCUMENTS}
+LICENCE_FILES = {
+    "Apache-2.0": "Apache-2.0.txt",
+    "MIT": "MIT-SwissQRBill.txt",
+    "EUPL-1.2": "EUPL-1.2.txt",
+    "CC-BY-4.0": "CC-BY-4.0-softmatic.md",
+}
+
+
+# --- the files agree ---------------------------------------------------------------------------
+def test_documents_jsonl_is_what_the_build_derives():
+    assert build.DOCUMENTS.read_text(encoding="utf-8") == build.documents_jsonl(LABELS), (
+        "eval/golden/real/documents.jsonl is stale: run `python eval/golden/real/build.py`"
+    )
+    assert [doc["id"] for doc in DOCUMENTS] == [label["id"] for label in LABELS]
+
+
+def test_every_document_has_its_text_and_no_file_is_stray():
+    ids = {label["id"] for label in LABELS}
+    assert len(ids) == len(LABELS), "an id repeats"
+    assert {p.stem for p in build.TEXTS.glob("*.txt")} == ids
+    assert {p.stem for p in build.PDFS.glob("*.pdf")} <= ids
+    for doc in DOCUMENTS:
+        assert doc["text"] == build.read_text(doc["id"]) and doc["text"].strip()
+        assert doc["converter"] == build.CONVERTER
+
+
+def test_pdfs_are_kept_small_and_only_for_pdf_sources():
+    kept = list(build.PDFS.glob("*.pdf"))
+    assert all(p.stat().st_size <= build.PDF_LIMIT for p in kept)
+    assert sum(p.stat().st_size for p in kept) <= build.PDF_TOTAL_LIMIT
+    for doc in DOCUMENTS:
+        if doc["pdf_file"] is not None:
+            assert doc["format"] in ("pdf", "cii-attached-pdf")
+            assert (build.HERE / doc["pdf_file"]).read_bytes()[:5] == b"%PDF-"
+        if doc["format"] == "textract-json":
+            assert doc["pdf_file"] is None  # no images: the OCR's text only
+
+
+def test_the_readme_lists_every_document():
+    readme = build.README.read_text(encoding="utf-8")
+    assert readme == build.readme_with_table(readme, LABELS), "the README's table is stale: run build.py"
+    for label in LABELS:
+        assert f"| `{label['id']}` |" in readme
+
+
+# --- sources and licences -------------------------------------------------------------------
+def test_every_document_names_its_source_licence_and_commit():
+    for doc in DOCUMENTS:
+        source = doc["source"]
+        assert re.fullmatch(r"[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+", source["repo"]), doc["id"]
+        assert re.fullmatch(r"[0-9a-f]{40}", source["commit"]), doc["id"]
+        assert source["path"] and source["url"].startswith(
+            f"https://github.com/{source['repo']}/blob/{source['commit']}/"
+        )
+        assert source["licence"] in LICENCE_FILES, doc["id"]
+        assert (build.HERE / "LICENSES" / LICENCE_FILES[source["licence"]]).is_file()
+        assert doc["format"] in build.FORMATS
+    # one commit per repository: the set is pinned
+    commits: dict[str, set[str]] = {}
+    for doc in DOCUMENTS:
+        commits.setdefault(doc["source"]["repo"], set()).add(doc["source"]["commit"])
+    assert all(len(c) == 1 for c in commits.values())
+
+
+def test_the_licences_travel_with_their_notices():
+    licences = build.HERE / "LICENSES"
+    assert "Licensed under European Union Public Licence (EUPL) version 1.2" in (licences / "EUPL-1.2.txt").read_text(
+        encoding="utf-8"
+    )
+    attribution = (licences / "CC-BY-4.0-softmatic.md").read_text(encoding="utf-8")
+    assert "Softmatic GmbH" in attribution and "creativecommons.org/licenses/by/4.0" in attribution
+    assert "Changes made" in attribution
+    assert "Manuel Bleichenbacher" in (licences / "MIT-SwissQRBill.txt").read_text(encoding="utf-8")
+    assert "Mustangproject" in (licences / "NOTICE-mustangproject.txt").read_text(encoding="utf-8")
+    assert "Apache License" in (licences / "Apache-2.0.txt").read_text(encoding="utf-8")
+
+
+def test_the_set_is_large_and_varied_enough():
+    assert len(DOCUMENTS) >= 60
+    assert {doc["schema"] for doc in DOCUMENTS} == {"invoice", "receipt"}
+    assert len({doc["language"] for doc in DOCUMENTS}) >= 5
+    assert len({doc["currency"] for doc in DOCUMENTS}) >= 5
+
+
+# --- the records -------------------------------------------------------------------------------
+@pytest.mark.parametrize("doc_id", sorted(BY_ID))
+def test_the_truth_fits_its_schema(doc_id):
+    doc = BY_ID[doc_id]
+    schema = builtin(doc["schema"])
+    top = {f.name for f in schema.fields}
+    assert set(doc["truth"]) == top
+    schema.validate_data(doc["truth"])
+    lists = [f.name for f in schema.fields if f.kind == "list"]
+    assert all(doc["truth"][name] is None for name in lists), "list fields are not labelled: null"
+    for name in doc["expected_flags"]:
+        assert name in top and doc["expected_flags"][name]
+    required_nulls = {f.name for f in schema.fields if f.required and doc["truth"][f.name] is None}
+    assert required_nulls <= set(doc["expected_flags"]), "a required null earns a flag: list it"
+    if doc["truth"].get("currency") is not None:
+        assert doc["truth"]["currency"] == doc["currency"]
+
+
+@pytest.mark.parametrize("doc_id", sorted(BY_ID))
+def test_every_truth_value_is_in_the_text(doc_id):
+    doc = BY_ID[doc_id]
+    missing = [
+        (name, value)
+        for name, value in doc["truth"].items()
+        if value is not None and not re_.value_in_text(doc["schema"], name, value, doc["text"])
+    ]
+    assert missing == []
+
+
+def test_the_simple_checks():
+    text = "Summe 1.234,56 EUR\nBetrag 1’500.50 / 123 949.75\nDatum 02.03,20 09:48\nRechnung Nr. RE-2017/505"
+    assert re_.amount_in_text(1234.56, text) and re_.amount_in_text(1500.5, text)
+    assert re_.amount_in_text(123949.75, text) and not re_.amount_in_text(1234.57, text)
+    assert re_.date_in_text("2020-03-02", text) and not re_.date_in_text("2020-03-03", text)
+    assert re_.identifier_in_text("RE-2017/505", text) and re_.identifier_in_text("RE2017505", text)
+    assert not re_.identifier_in_text("RE-2071/505", text) and not re_.identifier_in_text("2017", "code x2017y")
+    assert re_.time_in_text("09:48", text) and re_.currency_in_text("EUR", text)
+    assert re_.printed_money("Mo-Fr 8.00-20.00 Uhr, 19,00 % MwSt 7,00 am 19.05. Summe 12,34") == [
+        Decimal("7.00"),
+        Decimal("12.34"),
+    ]
+
+
+# --- the corruptions ------------------------------------------------------------------------------
+def test_corruptions_are_deterministic():
+    first = re_.all_corruptions(DOCUMENTS)
+    shuffled = list(DOCUMENTS)
+    random.Random(7).shuffle(shuffled)
+    again = re_.all_corruptions(json.loads(json.dumps(shuffled)))
+    assert sorted(first, key=lambda c: (c.doc_id, c.kind)) == sorted(again, key=lambda c: (c.doc_id, c.kind))
+    assert first == re_.all_corruptions(DOCUMENTS)
+    kinds = {c.kind for c in first}
+    assert kinds == set(re_.CORRUPTION_KINDS)
+    assert len({(c.doc_id, c.kind) for c in first}) == len(first)  # at most one of each kind per document
+
+
+def _absent(c: Corruption, text: str) -> bool:
+    if c.kind in ("invented_total",):
+        return not re_.amount_in_text(c.value, text)
+    if c.kind == "shifted_date":
+        return not re_.date_in_text(c.value, text)
+    if c.kind == "swapped_identifier":
+        return not re_.identifier_in_text(c.value, text)
+    return True
+
+
+@pytest.mark.parametrize("kind", re_.CORRUPTION_KINDS)
+def test_each_corruption_differs_from_the_truth_and_is_absent_where_required(kind):
+    chosen = [c for c in re_.all_corruptions(DOCUMENTS) if c.kind == kind]
+    assert len(chosen) >= 40
+    for c in chosen:
+        doc = BY_ID[c.doc_id]
+        truth = doc["truth"][c.field]
+        assert c.original == truth and c.value != truth, c
+        assert c.field not in doc["expected_flags"]
+        assert _absent(c, doc["text"]), c
+        builtin(doc["schema"]).validate_data({**doc["truth"], c.field: c.value})
+        if kind == "other_amount_total":
+            assert Decimal(str(abs(c.value))) in re_.printed_money(doc["text"]), c
+            assert abs(c.value) != abs(truth)
+        if kind == "shifted_date":
+            assert date.fromisoformat(c.value) != date.fromisoformat(truth)
+        if kind == "swapped_identifier":
+            assert sorted(c.value) == sorted(truth) and len(c.value) == len(truth)
+            assert sum(a != b for a, b in zip(c.value, truth, strict=True)) == 2
+
+
+def test_documents_without_the_field_get_no_corruption():
+    corrupted = {(c.doc_id, c.kind) for c in re_.all_corruptions(DOCUMENTS)}
+    for doc in DOCUMENTS:
+        if doc["truth"]["total"] is None or "total" in doc["expected_flags"]:
+            assert (doc["id"], "invented_total") not in corrupted
+        if doc["truth"][re_.DATE_FIELD[doc["schema"]]] is None:
+            assert (doc["id"], "shifted_date") not in corrupted
+
+
+# --- grading, unit level ------------------------------------------------------------------------
+def _result(status, flagged=(), confidence=None):
+    return {
+        "format": 2,
+        "status": status,
+        "data": {},
+        "flagged_fields": [{"field": f, "value": 1, "confidence": 0.3, "reason": r} for f, r in flagged],
+        "field_confidence": confidence or {},
+    }
+
+
+def test_grading_counts_false_alarms_expected_flags_and_catches():
+    docs = [BY_ID["inv-zf1-acme-42"], BY_ID["inv-hetzner-r0005532486"], BY_ID["rcpt-aldi-02052020-12-01400"]]
+    results = [
+        _result("needs_review", [("total", "arithmetic: subtotal + tax = 1689.80, but total is 1589.8")]),
+        _result("needs_review", [("tax", "16,61 appears in the source but not as a labelled tax"), ("date", "x")]),
+        _result("needs_review"),
+    ]
+    corrupted = [c for c in re_.all_corruptions(docs) if c.kind in ("invented_total", "swapped_identifier")]
+    corrupted_results = [
+        _result("needs_review", [(c.field, f"{c.value} not found in the source")]) if i else _result("ok")
+        for i, c in enumerate(corrupted)
+    ]
+    report = re_.grade_real(docs, results, corrupted, corrupted_results)
+    assert report.false_alarm_docs == ["inv-hetzner-r0005532486", "rcpt-aldi-02052020-12-01400"]
+    assert [(f.doc_id, f.field) for f in report.false_alarms] == [
+        ("inv-hetzner-r0005532486", "tax"),
+        ("inv-hetzner-r0005532486", "date"),
+    ]
+    assert report.unflagged_review == ["rcpt-aldi-02052020-12-01400"]
+    assert report.expected_flags_seen == 1 and report.expected_flags == 3
+    assert report.catch() == (len(corrupted) - 1, len(corrupted))
+    classes = {row["class"]: row["count"] for row in report.reason_classes()}
+    assert classes == {"amount not under its label": 1, "other": 1}
+    assert report.gate_failures(max_false_alarm_docs=1, max_false_alarm_fields=1, min_catch=0) == []
+    assert len(report.gate_failures()) == 3
+
+
+def test_the_cli_wires_real_and_refuses_model_flags(capsys):
+    args = ev._parser().parse_args(["--real"])
+    assert args.real and args.max_false_alarm_docs == 0.05 and args.max_false_alarm_fields == 0.02
+    assert args.min_catch == 0.98
+    assert ev.main(["--real", "--live"]) == 2
+    assert "--live" in capsys.readouterr().err
+
+
+# --- through the queue ------------------------------------------------------------------------------
+DOCS = DOCUMENTS
+
+
+@pytest.fixture(scope="module")
+@starts_processes
+def real_report(tmp_path_factory):
+    """The whole set through the queue, as `vetq eval --real` runs it: the CI gate."""
+    from vetq.api_client.client import Client
+    from vetq.core.settings import load_settings
+
+    home = tmp_path_factory.mktemp("real-eval-home")
+    fixture = ev.GoldenSet("invoice").replay.resolve()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.delenv("VETQ_REDIS_URL", raising=False)
+        mp.setenv("VETQ_GENERATOR", f"replay:{fixture}")
+        mp.setenv("VETQ_CRITIC", f"replay:{fixture}")
+        with Client(settings=load_settings(home=home)) as client:
+            return re_.run_real(client=client, documents=DOCS, timeout=300)
+
+
+@pytest.mark.processes
+def test_the_deterministic_layer_meets_the_real_document_targets(real_report):
+    """At most 5% of documents and 2% of fields flagged on correct records, at least 98%
+    of the corruptions caught (the issue's targets; the figures are the README's)."""
+    assert real_report.gate_failures() == [], real_report.to_text()
+
+
+@pytest.mark.processes
+def test_the_real_eval_runs_through_the_queue(real_report):
+    report = real_report
+    assert report.errors == []
+    assert report.documents == len(DOCS)
+    assert report.by_schema == {"invoice": 51, "receipt": 49}
+    data = report.to_dict()
+    json.dumps(data)
+    assert set(data) == {"documents", "by_schema", "languages", "currencies", "false_alarms", "corruptions", "errors"}
+    assert {"documents", "document_rate", "fields", "field_rate", "fields_checked", "by_class", "list"} <= set(
+        data["false_alarms"]
+    )
+    assert set(data["corruptions"]["by_kind"]) == set(re_.CORRUPTION_KINDS)
+    assert data["corruptions"]["total"] == len(re_.all_corruptions(DOCS))
+    assert 0 <= data["false_alarms"]["document_rate"] <= 1 and 0 <= data["corruptions"]["catch_rate"] <= 1
+    for flag in data["false_alarms"]["list"]:
+        assert flag["doc"] in BY_ID and flag["reason"]
+    text = report.to_text()
+    assert "false alarms on the correct records" in text and "catch rate on corrupted records" in text
+    assert "false-alarm reasons by class" in text and "missed corruptions" in text
+
+
+@pytest.mark.processes
+def test_every_invented_total_is_caught(real_report):
+    invented = [o for o in real_report.outcomes if o.corruption.kind == "invented_total"]
+    assert len(invented) >= 8
+    assert [o.corruption.doc_id for o in invented if not o.caught] == []
