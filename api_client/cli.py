@@ -125,6 +125,26 @@ def _positive_int(value: str) -> int:
     return number
 
 
+def _number(value: str) -> float:
+    try:
+        return float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a number") from None
+
+
+BUDGET_USD_HELP = (
+    "the most the job's model calls may cost, in US dollars (at the workers' prices; VETQ_PRICES); "
+    "a call that does not fit is not made (BUDGET_EXCEEDED)"
+)
+
+
+def _check_budget_usd(args: argparse.Namespace) -> None:
+    """--budget-usd checked before anything starts: INVALID_INPUT naming it."""
+    from vetq.core.llm.prices import check_budget_usd
+
+    check_budget_usd(args.budget_usd, name="--budget-usd")
+
+
 def _positive_float(value: str) -> float:
     try:
         number = float(value)
@@ -164,6 +184,9 @@ def _add_job_flags(parser: argparse.ArgumentParser) -> None:
         "--timeout", type=_positive_float, help="seconds to wait for results (default VETQ_WAIT_TIMEOUT_S)"
     )
     parser.add_argument("--token-budget", type=_positive_int, help="with --batch: tokens the whole batch may spend")
+    parser.add_argument(
+        "--budget-usd", type=_number, metavar="USD", help=f"{BUDGET_USD_HELP}; with --batch, the whole batch's"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -231,6 +254,7 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument("--mode", choices=("blind_first", "proposal_first"), help="override review_mode")
     review.add_argument("--no-wait", action="store_true", help="print the job id and return at once")
     review.add_argument("--timeout", type=_positive_float, help="seconds to wait (default VETQ_WAIT_TIMEOUT_S)")
+    review.add_argument("--budget-usd", type=_number, metavar="USD", help=BUDGET_USD_HELP)
     review.set_defaults(handler=cmd_review)
 
     gate = verbs.add_parser(
@@ -327,11 +351,12 @@ def cmd_review(args: argparse.Namespace) -> int:
         from vetq.core.validation import parse_model
 
         parse_model(ReviewRequest, request, what="review request")
+        _check_budget_usd(args)
     except VetqError as exc:
         return fail(exc.code, exc.message, EXIT_INPUT)
     with _client() as client:
         try:
-            job = client.submit_review(request)
+            job = client.submit_review(request, budget_usd=args.budget_usd)
         except (BlindnessLeakError, VetqError) as exc:
             return fail(exc.code, exc.message, exit_code_for_error(exc))
         if args.no_wait:
@@ -418,9 +443,10 @@ def _wait_timeout(args: argparse.Namespace) -> float:
 
 
 def _run_single(args: argparse.Namespace, request: dict[str, Any]) -> int:
+    _check_budget_usd(args)
     timeout = _wait_timeout(args)
     with _client() as client:
-        job = client.submit({**request, **_options(args)})
+        job = client.submit({**request, **_options(args)}, budget_usd=args.budget_usd)
         if args.no_wait:
             emit({"job_id": job.id, "trace_id": job.trace_id, "status": job.status()})
             if client._embedded is not None and client._embedded.worker is not None:
@@ -438,6 +464,7 @@ def _run_batch(args: argparse.Namespace, kind: str) -> int:
     from vetq.api_client.batch import Progress, line_limit, parse_batch_line, read_lines
     from vetq.core.settings import load_settings
 
+    _check_budget_usd(args)
     if args.schema:  # the run's schema is checked once, before any line is read
         from vetq.core import schemas
 
@@ -483,7 +510,9 @@ def _run_batch(args: argparse.Namespace, kind: str) -> int:
     if good:
         with progress, _client() as client:
             batch = client.submit_batch(
-                ({**_options(args), **parsed[i][1]} for i in good), token_budget=args.token_budget
+                ({**_options(args), **parsed[i][1]} for i in good),
+                token_budget=args.token_budget,
+                budget_usd=args.budget_usd,
             )
             for batch_index, result in batch.as_completed(timeout=timeout):
                 outputs[good[batch_index]] = result

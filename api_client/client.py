@@ -32,10 +32,21 @@ from vetq.core.errors import (
 )
 from vetq.core.extraction.document import check_input
 from vetq.core.extraction.schema import ExtractionRequest, ValidationRequest
+from vetq.core.llm.prices import check_budget_usd
 from vetq.core.logging import get_logger
-from vetq.core.queue import QUEUES, TASK_EXTRACT, TASK_QUEUES, TASK_REVIEW, TASK_VALIDATE, TRACE_HEADER, celery_config
+from vetq.core.queue import (
+    BATCH_BUDGET_USD_HEADER,
+    BUDGET_USD_HEADER,
+    QUEUES,
+    TASK_EXTRACT,
+    TASK_QUEUES,
+    TASK_REVIEW,
+    TASK_VALIDATE,
+    TRACE_HEADER,
+    celery_config,
+)
 from vetq.core.redis_keys import TELEMETRY_STREAM, submitted_key
-from vetq.core.results import error_of, error_result, upgrade
+from vetq.core.results import error_of, error_result, spent_of, upgrade
 from vetq.core.schemas.catalog import looks_like_path
 from vetq.core.schemas.compiled import CompiledSchema
 from vetq.core.schemas.records import RecordError
@@ -281,6 +292,8 @@ class Batch:
         self.client = client
         self.entries = entries
         self.id = batch_id
+        # The results handed out so far, by input index (what spent() adds up).
+        self.collected: dict[int, dict[str, Any]] = {}
 
     @property
     def jobs(self) -> list[Job]:
@@ -301,6 +314,7 @@ class Batch:
     def _as_completed(self, timeout: float | None) -> Iterator[tuple[int, dict[str, Any]]]:
         for index, entry in enumerate(self.entries):
             if not isinstance(entry, Job):
+                self.collected[index] = entry
                 yield index, entry
         index_of = {e.id: i for i, e in enumerate(self.entries) if isinstance(e, Job)}
         if not index_of:
@@ -319,11 +333,22 @@ class Batch:
                     pending.discard(job_id)
                     job = self.entries[index_of[job_id]]
                     assert isinstance(job, Job)
-                    yield index_of[job_id], job._outcome(AsyncResult(job_id, app=self.client.app))
+                    outcome = job._outcome(AsyncResult(job_id, app=self.client.app))
+                    self.collected[index_of[job_id]] = outcome
+                    yield index_of[job_id], outcome
             except (TimeoutError, CeleryTimeout):
                 states = {AsyncResult(j, app=self.client.app).state for j in pending}
                 if states <= {"PENDING"}:
                     self.client.require_worker(self.jobs[0].queue)
+
+    def spent(self) -> dict[str, Any]:
+        """What the results collected so far (by as_completed, results or their asyncio
+        faces) spent: `cost_usd` (null as soon as one result's cost is unknown: a model
+        without a price, or a result from a worker that did not price its calls),
+        `prompt_tokens`, `completion_tokens`, `total_tokens`, and `results`, how many
+        results it counts of the batch's `total`."""
+        collected = list(self.collected.values())
+        return {**spent_of(collected), "results": len(collected), "total": len(self.entries)}
 
     def results(self, timeout: float | None = None) -> list[dict[str, Any]]:
         ordered: list[dict[str, Any] | None] = [None] * len(self.entries)
@@ -498,8 +523,16 @@ class Client:
         return cached
 
     def submit(
-        self, request: ExtractionRequest | ValidationRequest | dict[str, Any], *, headers: dict[str, Any] | None = None
+        self,
+        request: ExtractionRequest | ValidationRequest | dict[str, Any],
+        *,
+        headers: dict[str, Any] | None = None,
+        budget_usd: float | None = None,
     ) -> Job:
+        """Submit one extraction or validation. `budget_usd`: the most this job's model
+        calls may cost, in US dollars (a call that does not fit is not made: the job
+        ends BUDGET_EXCEEDED)."""
+        headers = {**(headers or {}), **_job_budget_headers(budget_usd)} or None
         task, payload, trace_id = self._prepare(request)
         return self._send(task, payload, trace_id, headers)
 
@@ -513,10 +546,12 @@ class Client:
         overall_threshold: float | None = None,
         heuristics_only: bool = False,
         trace_id: str | None = None,
+        budget_usd: float | None = None,
     ) -> Job:
         """Extract a record of `schema` (a built-in's name, default invoice; a schema
         file's path; the document as a dict; a pydantic class) from `text`, or from
-        `pdf` (the file's bytes or its path; a worker converts it)."""
+        `pdf` (the file's bytes or its path; a worker converts it). `budget_usd`: the
+        most the job's model calls may cost, in US dollars."""
         options = {"field_threshold": field_threshold, "overall_threshold": overall_threshold}
         return self.submit(
             {
@@ -526,7 +561,8 @@ class Client:
                 **options,
                 "heuristics_only": heuristics_only,
                 "trace_id": trace_id,
-            }
+            },
+            budget_usd=budget_usd,
         )
 
     def submit_validation(
@@ -540,9 +576,11 @@ class Client:
         overall_threshold: float | None = None,
         heuristics_only: bool = False,
         trace_id: str | None = None,
+        budget_usd: float | None = None,
     ) -> Job:
         """Verify `data`, a record of `schema`, against `text` or `pdf` (the file's
-        bytes or its path) (no Generator)."""
+        bytes or its path) (no Generator). `budget_usd`: the most the job's model calls
+        may cost, in US dollars."""
         options = {"field_threshold": field_threshold, "overall_threshold": overall_threshold}
         if data is None:
             raise InvalidInputError("submit_validation needs data: the record to check")
@@ -555,7 +593,8 @@ class Client:
                 **options,
                 "heuristics_only": heuristics_only,
                 "trace_id": trace_id,
-            }
+            },
+            budget_usd=budget_usd,
         )
 
     def _document(self, text: str | None, pdf: bytes | str | Path | None) -> dict[str, Any]:
@@ -570,16 +609,21 @@ class Client:
         requests: Iterable[ExtractionRequest | ValidationRequest | dict[str, Any]],
         *,
         token_budget: int | None = None,
+        budget_usd: float | None = None,
     ) -> Batch:
-        """Submit many jobs. With `token_budget`, every model call of every job in the
-        batch draws on one shared budget; a call that does not fit is not made and its
-        job ends BUDGET_EXCEEDED."""
+        """Submit many jobs. With `token_budget` (tokens) or `budget_usd` (US dollars,
+        at the prices the workers know), every model call of every job in the batch
+        draws on one shared budget; a call that does not fit is not made and its job
+        ends BUDGET_EXCEEDED. `batch.spent()` adds up what the results say they cost."""
         if token_budget is not None and (
             isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1
         ):
             raise InvalidInputError("token_budget must be a positive whole number of tokens")
+        budget_usd = check_budget_usd(budget_usd)
         batch_id = uuid.uuid4().hex
-        headers = {"batch_id": batch_id, "batch_token_budget": token_budget} if token_budget is not None else None
+        budgets = {"batch_token_budget": token_budget, BATCH_BUDGET_USD_HEADER: budget_usd}
+        budgets = {name: value for name, value in budgets.items() if value is not None}
+        headers = {"batch_id": batch_id, **budgets} if budgets else None
         entries: list[Job | dict[str, Any]] = []
         pending = iter(requests)
         # A chunk at a time: its ids recorded in one round trip, then its messages sent.
@@ -604,19 +648,21 @@ class Client:
         return Batch(self, entries, batch_id)
 
     # --- review jobs ------------------------------------------------------
-    def submit_review(self, request: Any) -> Job:
+    def submit_review(self, request: Any, *, budget_usd: float | None = None) -> Job:
         """Validate a review request, refuse a blindness leak here (no job, no tokens),
-        and queue the review. Raises InvalidInputError or BlindnessLeakError."""
+        and queue the review. Raises InvalidInputError or BlindnessLeakError.
+        `budget_usd`: the most the review's model calls may cost, in US dollars."""
         from vetq.core.review.schema import ReviewError, ReviewRequest
         from vetq.core.review.service import config_from_settings, preflight
 
+        headers = _job_budget_headers(budget_usd) or None
         model = parse_model(ReviewRequest, request, what="review request")
         leak = preflight(model, config_from_settings(self.settings))
         if isinstance(leak, ReviewError):
             raise BlindnessLeakError(leak.error.message)
         trace_id = model.trace_id or uuid.uuid4().hex
         payload = model.model_dump(mode="json", exclude_none=True) | {"trace_id": trace_id}
-        return self._send(TASK_REVIEW, payload, trace_id)
+        return self._send(TASK_REVIEW, payload, trace_id, headers)
 
     @staticmethod
     def should_review(request: Any = None, **fields: Any) -> dict[str, Any]:
@@ -757,6 +803,13 @@ class _ProducerApp(Celery):
         if not vetq_recorded:  # a batch records a whole chunk in one round trip beforehand
             self.vetq_client._record_submitted([task_id])
         return super().send_task(name, args, kwargs, task_id=task_id, **options)
+
+
+def _job_budget_headers(budget_usd: Any) -> dict[str, Any]:
+    """The message header of a job's own dollar budget (checked: INVALID_INPUT naming
+    budget_usd when it is not a positive number); none without one."""
+    budget = check_budget_usd(budget_usd)
+    return {} if budget is None else {BUDGET_USD_HEADER: budget}
 
 
 def _release_result_consumer(app: Celery) -> None:

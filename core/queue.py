@@ -29,6 +29,12 @@ TASK_QUEUES = {
 }
 
 TRACE_HEADER = "trace_id"
+# Dollar budgets travel in the message headers, like the batch's token budget
+# (`batch_id`, `batch_token_budget`): a job's own (`submit_*(budget_usd=...)`) and its
+# batch's (`submit_batch(budget_usd=...)`), in US dollars; the worker's call gate keeps
+# them in the ledger as micro-dollars (scopes `job:<id>:usd`, `batch:<id>:usd`).
+BUDGET_USD_HEADER = "budget_usd"
+BATCH_BUDGET_USD_HEADER = "batch_budget_usd"
 KIND_OF_TASK = {TASK_EXTRACT: "extract", TASK_VALIDATE: "validate", TASK_REVIEW: "review"}
 
 # What a requeued job's countdown leaves free of the visibility timeout besides the

@@ -31,6 +31,7 @@ __all__ = [
     "REVIEW_QUEUE",
     "SUBMITTED_KEY_PREFIX",
     "TELEMETRY_STREAM",
+    "USD_SCOPE_SUFFIX",
     "attempts_key",
     "batch_scope",
     "budget_hash_tag",
@@ -42,6 +43,7 @@ __all__ = [
     "rate_limit_keys",
     "response_cache_key",
     "submitted_key",
+    "usd_scope",
 ]
 
 # --------------------------------------------------------------------------- queues
@@ -122,6 +124,15 @@ def job_scope(job_id: str) -> str:
 
 def batch_scope(batch_id: str) -> str:
     return f"{BATCH_SCOPE_PREFIX}{batch_id}"
+
+
+# A dollar budget is a scope of its own beside its token scope, counted in micro-dollars
+# by the same ledger scripts: `job:<id>:usd`, `batch:<id>:usd`.
+USD_SCOPE_SUFFIX = ":usd"
+
+
+def usd_scope(scope: str) -> str:
+    return f"{scope}{USD_SCOPE_SUFFIX}"
 
 
 def budget_hash_tag(prefix: str = BUDGET_PREFIX) -> str:

@@ -17,7 +17,7 @@ VETQ_RESULT_TTL_S), so `upgrade` reads both and everything else reads format 2."
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any, Literal, Self
 
 from pydantic import BaseModel
@@ -102,3 +102,54 @@ def error_of(result: Any) -> tuple[str, str] | None:
     if current.get("status") != "error" or not isinstance(error, Mapping):
         return None
     return str(error.get("code")), str(error.get("message"))
+
+
+_TOKEN_COUNTS = ("prompt_tokens", "completion_tokens", "total_tokens")
+
+
+def _usages_of(result: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    """The usage entries a result reports: an extraction's per stage, a review's in its meta."""
+    usage = result.get("usage")
+    if isinstance(usage, Mapping):
+        return [u for u in usage.values() if isinstance(u, Mapping)]
+    meta = result.get("meta")
+    if isinstance(meta, Mapping) and isinstance(meta.get("usage"), Mapping):
+        return [meta["usage"]]
+    return []
+
+
+def _cost_of(result: Mapping[str, Any], usages: list[Mapping[str, Any]]) -> float | None:
+    meta = result.get("meta")
+    if "cost_usd" in result:
+        cost = result["cost_usd"]
+    elif isinstance(meta, Mapping) and "cost_usd" in meta:
+        cost = meta["cost_usd"]
+    else:
+        # No cost said: nothing spent, or a worker that did not price its calls (unknown).
+        spent = any(_count(u.get(name)) for u in usages for name in _TOKEN_COUNTS)
+        return None if spent else 0.0
+    return float(cost) if isinstance(cost, (int, float)) and not isinstance(cost, bool) else None
+
+
+def _count(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def spent_of(results: Iterable[Mapping[str, Any]]) -> dict[str, Any]:
+    """What `results` (of any job kind, in either format) spent together: `cost_usd` in
+    US dollars (None as soon as one result's cost is unknown, rounded to micro-dollars)
+    and the token counts. A result that reports no usage (a failure made before any
+    job ran) spent nothing."""
+    cost: float | None = 0.0
+    totals = dict.fromkeys(_TOKEN_COUNTS, 0)
+    for result in results:
+        if not isinstance(result, Mapping):
+            continue
+        current = upgrade(result)
+        usages = _usages_of(current)
+        for usage in usages:
+            for name in _TOKEN_COUNTS:
+                totals[name] += _count(usage.get(name))
+        one = _cost_of(current, usages)
+        cost = None if cost is None or one is None else round(cost + one, 6)
+    return {"cost_usd": cost, **totals}

@@ -23,6 +23,7 @@ from vetq.core.validation import explain
 
 if TYPE_CHECKING:
     from vetq.core.documents.pdf import ConvertOptions
+    from vetq.core.llm.prices import PriceTable
     from vetq.core.schemas.compiled import SchemaLimits
 
 
@@ -124,6 +125,11 @@ class VetqSettings(BaseSettings):
         10.0, ge=0, description="Longest rate-limit wait slept in place; longer ones requeue the job"
     )
     max_job_tokens: int = Field(50_000, ge=256, description="Token budget of one extraction job")
+    prices: Path | None = Field(
+        None,
+        description="A price file (JSON or YAML, the shape of core/llm/prices.json) whose entries replace or add "
+        "to the shipped prices",
+    )
     cache_ttl_s: int = Field(86_400, ge=0, description="How long model answers are cached (0 turns the cache off)")
 
     log_level: str = Field(
@@ -179,6 +185,22 @@ class VetqSettings(BaseSettings):
             raise ValueError(exc.message.removeprefix("VETQ_LIMITS: ")) from None
         return value
 
+    @field_validator("prices", mode="before")
+    @classmethod
+    def _no_price_file(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("prices")
+    @classmethod
+    def _prices(cls, value: Path | None) -> Path | None:
+        from vetq.core.llm.prices import ENV_VAR, load_prices
+
+        try:
+            load_prices(value)
+        except ConfigError as exc:
+            raise ValueError(exc.message.removeprefix(f"{ENV_VAR}: ")) from None
+        return value
+
     @field_validator("redis_url")
     @classmethod
     def _redis_url(cls, value: str | None) -> str | None:
@@ -214,6 +236,12 @@ class VetqSettings(BaseSettings):
         return ConvertOptions(
             max_pages=self.max_pdf_pages, ocr=self.ocr, ocr_lang=self.ocr_lang, timeout_s=self.pdf_timeout_s
         )
+
+    def price_table(self) -> PriceTable:
+        """The shipped prices with VETQ_PRICES's entries replacing or adding to them."""
+        from vetq.core.llm.prices import load_prices
+
+        return load_prices(self.prices)
 
     def spec(self, role: str) -> ModelSpec:
         return ModelSpec.parse(getattr(self, role), variable=variable_of(role))

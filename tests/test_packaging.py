@@ -52,6 +52,7 @@ def test_the_wheel_carries_the_data_the_code_reads(wheel):
         "vetq/core/py.typed",
         "vetq/core/extraction/prompts/generator_v2.md",
         "vetq/core/extraction/amount_lexicon.json",
+        "vetq/core/llm/prices.json",
         "vetq/core/schemas/builtin/invoice.yaml",
         "vetq/core/schemas/builtin/shipping_notice.yaml",
         "vetq/core/review/prompts/system_v1.md",

@@ -3,16 +3,19 @@ here, and its state lives in Redis, so it holds across worker processes and host
 
 One `call()`:
 
-1. response cache: a hit is returned as is (no limiter, no budget charge);
+1. response cache: a hit is returned as is, costing 0.0 (no limiter, no budget charge);
 2. budget: reserve `estimate_prompt_tokens(request) + max_tokens` on
-   `budget_scopes`; when it does not fit, BudgetExceededError (nothing is sent). The
+   `budget_scopes`, and on `usd_scopes` (dollar budgets, in micro-dollars) that
+   estimate priced for the gate's lane (core.llm.prices; a model without a price is a
+   ConfigError there); when it does not fit, BudgetExceededError (nothing is sent). The
    gate is the budget authority: `tokens_left()` is what a stage sizes its call by;
 3. rate limiter for `provider:model`: a wait up to `max_sleep_s` is slept in place,
    a longer one raises RateLimitWaitError(retry_after_s=wait) so the Celery task can
    give its worker slot back with `retry(countdown=exc.retry_after_s)`;
 4. the provider call (SDK retries are off: one complete() is one HTTP request);
-5. success: budget settled with the provider's usage (the estimate when it reported
-   0), limiter entry corrected, limiter learns from the rate-limit headers, answer
+5. success: the call priced (`Usage.cost_usd`, None without a price), budgets settled
+   with the provider's usage and that cost (the estimates when it reported 0), limiter
+   entry corrected, limiter learns from the rate-limit headers, answer
    cached, one `model_call` log line;
 6. a provider 429: shared cooldown from Retry-After (or the reset hint, or full-jitter
    backoff), reservation released, `rate_limited` logged; back to 3 (which waits the
@@ -47,7 +50,7 @@ import threading
 import time
 import uuid
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import redis
 from celery.exceptions import SoftTimeLimitExceeded
@@ -55,6 +58,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from vetq.core.errors import ErrorCode
 from vetq.core.llm.client import LLMClient
 from vetq.core.llm.errors import BudgetExceededError, LLMError, RateLimitedError
+from vetq.core.llm.prices import MICRO_USD, PriceTable, check_lane, micro_usd, priced, shipped_prices
 from vetq.core.llm.tokens import estimate_prompt_tokens
 from vetq.core.llm.types import LLMRequest, LLMResponse, RateLimitInfo
 from vetq.core.logging import get_logger
@@ -115,9 +119,19 @@ class GateStateUnavailableError(LLMError):
     retryable = True
 
 
+class _Held(NamedTuple):
+    """The reservations of one call: its tokens on the token scopes, its micro-dollars
+    on the dollar scopes (None where there is nothing to reserve on)."""
+
+    tokens: str | None
+    usd: str | None
+
+
 class RedisCallGate:
     """core.llm.gate.CallGate backed by Redis. `limiter`, `ledger` and `cache` may each
-    be None (no rate limit / no budget / no cache)."""
+    be None (no rate limit / no budget / no cache). `usd_scopes` are the ledger scopes
+    of dollar budgets (micro-dollars, `<scope>:usd`); calls are priced with `prices`
+    (the shipped table by default) for `lane`."""
 
     def __init__(
         self,
@@ -127,6 +141,9 @@ class RedisCallGate:
         ledger: RedisBudgetLedger | None,
         cache: RedisResponseCache | None,
         budget_scopes: Sequence[str] = (),
+        usd_scopes: Sequence[str] = (),
+        prices: PriceTable | None = None,
+        lane: str = "realtime",
         job_scope_tokens: int | None = None,
         budget_ttl_s: int = 7 * 24 * 3600,
         max_sleep_s: float = 10.0,
@@ -146,6 +163,9 @@ class RedisCallGate:
         self.ledger = ledger
         self.cache = cache
         self.budget_scopes = list(dict.fromkeys(budget_scopes))
+        self.usd_scopes = list(dict.fromkeys(usd_scopes))
+        self.prices = prices or shipped_prices()
+        self.lane = check_lane(lane)
         self.max_sleep_s = float(max_sleep_s)
         self.max_attempts = int(max_attempts)
         self.attempt_key = attempt_key
@@ -231,32 +251,50 @@ class RedisCallGate:
         counter = self._attempt_counter(f"{client.provider}:{client.model}", request)
         return int(self.redis.get(counter) or 0) if counter else 0
 
-    def _reserve(self, est: int, model_key: str, stage: str) -> str | None:
-        if self.ledger is None or not self.budget_scopes:
+    def _reserve_on(self, scopes: list[str], amount: int, model_key: str, stage: str, *, usd: bool) -> str | None:
+        if self.ledger is None or not scopes:
             return None
-        reservation = self.ledger.reserve(self.budget_scopes, est)
+        reservation = self.ledger.reserve(scopes, amount)
         if reservation is None:
             self._count("budget_refused")
-            left = {s: self.ledger.remaining(s) for s in self.budget_scopes}
-            log.warning("budget_refused", stage=stage, model_key=model_key, estimate=est, remaining=left)
+            left = {s: self.ledger.remaining(s) for s in scopes}
+            log.warning("budget_refused", stage=stage, model_key=model_key, estimate=amount, remaining=left)
+            if usd:
+                raise BudgetExceededError(
+                    f"dollar budget exhausted: the call may cost up to ${amount / MICRO_USD:.6f}, "
+                    + ", ".join(f"{s} has ${n / MICRO_USD:.6f} left" for s, n in left.items())
+                )
             raise BudgetExceededError(
-                f"token budget exhausted: the call needs about {est} tokens, "
+                f"token budget exhausted: the call needs about {amount} tokens, "
                 + ", ".join(f"{s} has {n} left" for s, n in left.items())
             )
         return reservation
 
-    def _release(self, reservation: str | None) -> None:
-        if reservation is not None and self.ledger is not None:
-            self.ledger.release(reservation)
+    def _reserve(self, est: int, est_usd: int, model_key: str, stage: str) -> _Held:
+        """Reserve the call's tokens, then its micro-dollars; each is atomic across its
+        scopes, and a refusal of the second gives the first back."""
+        tokens = self._reserve_on(self.budget_scopes, est, model_key, stage, usd=False)
+        try:
+            dollars = self._reserve_on(self.usd_scopes, est_usd, model_key, stage, usd=True)
+        except BaseException:
+            self._release(_Held(tokens, None))
+            raise
+        return _Held(tokens, dollars)
 
-    def _renewed(self, reservation: str | None, est: int, model_key: str, stage: str) -> str | None:
+    def _release(self, held: _Held) -> None:
+        if self.ledger is not None:
+            for reservation in held:
+                if reservation is not None:
+                    self.ledger.release(reservation)
+
+    def _renewed(self, held: _Held, est: int, est_usd: int, model_key: str, stage: str) -> _Held:
         """A wait in place can outlast the reservation's lease, whose tokens the next
         reserve on the scope then gives back: renew the lease, or reserve again (refused
         when the budget has no room left), so the tokens are never spent twice."""
-        if reservation is None or self.ledger is None or self.ledger.renew(reservation):
-            return reservation
-        self._release(reservation)
-        return self._reserve(est, model_key, stage)
+        if self.ledger is None or all(self.ledger.renew(r) for r in held if r is not None):
+            return held
+        self._release(held)
+        return self._reserve(est, est_usd, model_key, stage)
 
     def _admit(self, model_key: str, est: int, entry_id: str) -> float:
         """Wait (in place, up to max_sleep_s per wait) until the limiter admits the
@@ -312,9 +350,18 @@ class RedisCallGate:
             hit = self.cache.get(provider, model, request, stage=stage)
             if hit is not None:
                 self._count("cache_hits")
-                return hit
+                return hit.with_cost(0.0)  # paid for once, when it was first answered
 
-        est = estimate_prompt_tokens(request) + request.max_tokens
+        prompt_estimate = estimate_prompt_tokens(request)
+        est = prompt_estimate + request.max_tokens
+        # A dollar budget needs the model's price before anything is sent.
+        dollar_budget = self.ledger is not None and bool(self.usd_scopes)
+        price = self.prices.price_for_budget(model_key) if dollar_budget else self.prices.lookup(model_key)
+        est_usd = (
+            price.estimate_micro_usd(prompt_estimate, request.max_tokens, lane=self.lane)
+            if price is not None and dollar_budget
+            else 0
+        )
         limit = self.limiter.limit_for(model_key) if self.limiter is not None else None
         if limit is not None and limit.tpm is not None and est > limit.tpm:
             raise RateLimitExhaustedError(
@@ -327,13 +374,13 @@ class RedisCallGate:
         waited = 0.0
         started = self.clock()
         while True:
-            reservation = self._reserve(est, model_key, stage)
+            reservation = self._reserve(est, est_usd, model_key, stage)
             entry_id = uuid.uuid4().hex
             try:
                 slept = self._admit(model_key, est, entry_id)
                 waited += slept
                 if slept > 0:
-                    reservation = self._renewed(reservation, est, model_key, stage)
+                    reservation = self._renewed(reservation, est, est_usd, model_key, stage)
             except BaseException:
                 self._release(reservation)
                 raise
@@ -398,10 +445,16 @@ class RedisCallGate:
                 raise
             break
 
+        response = priced(response, price, lane=self.lane)
         usage = response.usage
-        actual = usage.total_tokens if usage.total_tokens > 0 else est
-        if reservation is not None and self.ledger is not None:
-            self.ledger.settle(reservation, actual)
+        reported = usage.total_tokens > 0
+        actual = usage.total_tokens if reported else est
+        if self.ledger is not None:
+            if reservation.tokens is not None:
+                self.ledger.settle(reservation.tokens, actual)
+            if reservation.usd is not None:
+                cost = usage.cost_usd
+                self.ledger.settle(reservation.usd, micro_usd(cost) if reported and cost is not None else est_usd)
         if self.limiter is not None:
             self.limiter.settle(model_key, entry_id, actual)
             self.limiter.learn(model_key, response.rate_limit)
@@ -416,6 +469,7 @@ class RedisCallGate:
             model=model,
             prompt_tokens=usage.prompt_tokens,
             completion_tokens=usage.completion_tokens,
+            cost_usd=usage.cost_usd,
             waited_s=round(waited, 3),
             attempt=attempt,
             cached=False,

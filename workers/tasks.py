@@ -19,9 +19,18 @@ from vetq.core.llm.errors import LLMError
 from vetq.core.llm.factory import make_client
 from vetq.core.llm.gate import CallGate, DirectGate
 from vetq.core.llm.limits import parse_limits
+from vetq.core.llm.prices import budget_micro_usd, check_budget_usd
 from vetq.core.logging import get_logger
-from vetq.core.queue import TASK_EXTRACT, TASK_NOOP, TASK_REVIEW, TASK_VALIDATE, requeue_step_s
-from vetq.core.redis_keys import TELEMETRY_STREAM, batch_scope, job_scope
+from vetq.core.queue import (
+    BATCH_BUDGET_USD_HEADER,
+    BUDGET_USD_HEADER,
+    TASK_EXTRACT,
+    TASK_NOOP,
+    TASK_REVIEW,
+    TASK_VALIDATE,
+    requeue_step_s,
+)
+from vetq.core.redis_keys import TELEMETRY_STREAM, batch_scope, job_scope, usd_scope
 from vetq.core.results import RESULT_FORMAT
 from vetq.core.review.schema import ReviewError, ReviewErrorMeta, ReviewRequest
 from vetq.core.review.service import config_from_settings, run_review
@@ -60,7 +69,8 @@ class WorkerContext:
         self._lock = threading.Lock()
         self._pipeline: ExtractionPipeline | None = None
         self._reviewer: LLMClient | None = None
-        self.gate: CallGate = DirectGate()
+        self.prices = settings.price_table()
+        self.gate: CallGate = DirectGate(prices=self.prices)
         self._telemetry: TelemetrySink | None = None
         import redis
 
@@ -93,6 +103,8 @@ class WorkerContext:
             ledger=self.ledger,
             cache=self.cache,
             budget_scopes=scopes,
+            usd_scopes=self._usd_scopes(task, job_id, batch_id),
+            prices=self.prices,
             max_sleep_s=self.settings.max_sleep_s,
             max_attempts=self.settings.max_attempts,
             attempt_key=job_scope(job_id),
@@ -100,6 +112,20 @@ class WorkerContext:
             # do not enforce Celery's (prefork does, and its soft limit strikes first).
             deadline=time.monotonic() + self.settings.task_time_limit_s,
         )
+
+    def _usd_scopes(self, task: Task, job_id: str, batch_id: Any) -> list[str]:
+        """The dollar budgets the job's headers carry (its own, its batch's) as ledger
+        scopes in micro-dollars, each limit set once (a re-delivered job keeps what it
+        spent)."""
+        wanted = [(job_scope(job_id), header(task, BUDGET_USD_HEADER))]
+        if batch_id:
+            wanted.append((batch_scope(batch_id), header(task, BATCH_BUDGET_USD_HEADER)))
+        scopes = []
+        for scope, budget in wanted:
+            if budget is not None:
+                scopes.append(usd_scope(scope))
+                self.ledger.set_limit(scopes[-1], usd_limit(budget), self.settings.result_ttl_s)
+        return scopes
 
     def pipeline(self) -> ExtractionPipeline:
         with self._lock:
@@ -146,6 +172,17 @@ def with_trace(task: Task, payload: Any, kind: str | None) -> Any:
     if not payload.get("trace_id"):
         payload["trace_id"] = trace_id_of(task.request)
     return payload
+
+
+def usd_limit(budget: Any) -> int:
+    """A dollar budget from a message header, in micro-dollars. A value no producer
+    sends (not a positive number) allows nothing rather than everything."""
+    try:
+        dollars = check_budget_usd(budget)
+    except InvalidInputError:
+        log.warning("budget_header_invalid")
+        return 0
+    return budget_micro_usd(dollars) if dollars is not None else 0
 
 
 def header(task: Task, name: str) -> Any:

@@ -64,7 +64,7 @@ class ExtractionPipeline:
         gate: CallGate | None = None,
     ) -> None:
         self.settings = settings or load_settings()
-        self.gate: CallGate = gate or DirectGate()
+        self.gate: CallGate = gate or DirectGate(prices=self.settings.price_table())
         self._clients: dict[str, LLMClient] = {}
         if generator_client is not None:
             self._clients["generator"] = generator_client
@@ -238,6 +238,7 @@ class ExtractionPipeline:
             flagged=[f.field for f in result.flagged_fields],
             overall_confidence=result.overall_confidence,
             total_tokens=sum(u.total_tokens for u in usage.values()),
+            cost_usd=result.cost_usd,
             duration_ms=round((time.perf_counter() - started) * 1000, 1),
         )
         return result

@@ -17,7 +17,7 @@ from pydantic import (
     model_validator,
 )
 
-from vetq.core.llm.types import Usage
+from vetq.core.llm.types import Usage, add_costs
 from vetq.core.results import RESULT_FORMAT, ErrorResult
 from vetq.core.schemas.compiled import SchemaInfo
 from vetq.core.validation import json_problem
@@ -87,12 +87,27 @@ class ExtractionResult(BaseModel):
     notes: list[str] = Field(default_factory=list)
     heuristic_notes: dict[str, list[str]] = Field(default_factory=dict)
     usage: dict[str, Usage] = Field(default_factory=dict)
+    # The sum of the stages' cost_usd (always derived from `usage`): 0.0 when no model
+    # was called, null when a stage's model has no price.
+    cost_usd: float | None = 0.0
+
+    @model_validator(mode="after")
+    def _cost_of_the_stages(self) -> ExtractionResult:
+        self.cost_usd = add_costs(*(stage.cost_usd for stage in self.usage.values()))
+        return self
 
 
 class ExtractionError(ErrorResult):
-    """A failed extraction or validation, with the tokens its stages spent before it failed."""
+    """A failed extraction or validation, with the tokens its stages spent before it
+    failed and what they cost (`cost_usd`, derived from `usage` as on a result)."""
 
     usage: dict[str, Usage] = Field(default_factory=dict)
+    cost_usd: float | None = 0.0
+
+    @model_validator(mode="after")
+    def _cost_of_the_stages(self) -> ExtractionError:
+        self.cost_usd = add_costs(*(stage.cost_usd for stage in self.usage.values()))
+        return self
 
 
 ExtractionOutcome = ExtractionResult | ExtractionError

@@ -19,18 +19,34 @@ the process, for every stage that calls that model.
 from __future__ import annotations
 
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, TypeVar
 
 from vetq.core.llm.client import LLMClient
 from vetq.core.llm.errors import ProviderHTTPError
-from vetq.core.llm.gate import CallGate
 from vetq.core.llm.types import LLMRequest, LLMResponse
 from vetq.core.logging import get_logger
+
+if TYPE_CHECKING:  # the gate imports the price table, which matches models with first_prefix_match
+    from vetq.core.llm.gate import CallGate
 
 log = get_logger("vetq.llm")
 
 TokenField = Literal["max_tokens", "max_completion_tokens"]
+T = TypeVar("T")
+
+
+def first_prefix_match(entries: Iterable[tuple[str, T]], key: str, *, boundaries: str = "") -> T | None:
+    """The value of the first (prefix, value) entry whose prefix `key` starts with; None
+    when none does. With `boundaries`, a prefix matches only all of `key` or a part
+    followed in it by one of those characters (`openai:gpt-5` then matches
+    `openai:gpt-5-2025-08-07` but not `openai:gpt-5.4`). The one prefix match of
+    `provider:model` keys: model profiles here, prices in core.llm.prices."""
+    for prefix, value in entries:
+        if key.startswith(prefix) and (not boundaries or len(key) == len(prefix) or key[len(prefix)] in boundaries):
+            return value
+    return None
 
 
 @dataclass(frozen=True)
@@ -88,8 +104,7 @@ def _key(provider: str, model: str) -> str:
 
 def declared_profile(provider: str, model: str) -> ModelProfile | None:
     """The profile PROFILES declares for this model, or None when it is unknown."""
-    key = _key(provider, model)
-    return next((profile for prefix, profile in PROFILES if key.startswith(prefix)), None)
+    return first_prefix_match(PROFILES, _key(provider, model))
 
 
 def profile_for(provider: str, model: str) -> ModelProfile:

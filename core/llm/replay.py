@@ -61,7 +61,8 @@ def _recording_of(response: LLMResponse) -> dict[str, Any]:
         "text": response.text,
         "finish_reason": response.finish_reason,
         "model": response.model,
-        "usage": response.usage.model_dump(),
+        # The provider's counts; what they cost is the call gate's to say, at today's prices.
+        "usage": response.usage.model_dump(exclude={"cost_usd"}),
     }
 
 

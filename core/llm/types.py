@@ -9,9 +9,9 @@ import re
 from collections.abc import Mapping
 from datetime import UTC, datetime
 from email.utils import parsedate_to_datetime
-from typing import Literal
+from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializationInfo, SerializerFunctionWrapHandler, model_serializer
 
 
 class Message(BaseModel):
@@ -53,22 +53,53 @@ class LLMRequest(BaseModel):
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+COST_DECIMALS = 6
+
+
 class Usage(BaseModel):
+    """Tokens and what they cost. `cost_usd` is set by the call gate for each answered
+    call (core.llm.prices): 0.0 for no call and for an answer from vetq's response cache
+    (nothing was paid for it now), None when a call's model has no price. A sum is None
+    as soon as one part is (an unknown cost is never counted as 0), else rounded to
+    micro-dollars. None stays in the JSON as null, also where nulls are left out."""
+
     prompt_tokens: int = 0
     completion_tokens: int = 0
     total_tokens: int = 0
+    cost_usd: float | None = 0.0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             prompt_tokens=self.prompt_tokens + other.prompt_tokens,
             completion_tokens=self.completion_tokens + other.completion_tokens,
             total_tokens=self.total_tokens + other.total_tokens,
+            cost_usd=add_costs(self.cost_usd, other.cost_usd),
         )
+
+    @model_serializer(mode="wrap")
+    def _unknown_cost_is_null(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        return keep_null_cost(handler(self), self.cost_usd, info)
 
     @classmethod
     def of(cls, prompt_tokens: int | None, completion_tokens: int | None) -> Usage:
         prompt, completion = int(prompt_tokens or 0), int(completion_tokens or 0)
         return cls(prompt_tokens=prompt, completion_tokens=completion, total_tokens=prompt + completion)
+
+
+def keep_null_cost(data: Any, cost_usd: float | None, info: SerializationInfo) -> Any:
+    """`data` (a model's dump) with an unknown `cost_usd` kept as null where a dump
+    without nulls (exclude_none) dropped it, unless the caller excluded the field."""
+    wanted = "cost_usd" not in (info.exclude or ()) and (info.include is None or "cost_usd" in info.include)
+    if isinstance(data, dict) and cost_usd is None and info.exclude_none and wanted:
+        data["cost_usd"] = None
+    return data
+
+
+def add_costs(*costs: float | None) -> float | None:
+    """The sum of costs in dollars: None when any is None, else rounded to micro-dollars."""
+    if any(cost is None for cost in costs):
+        return None
+    return round(sum((cost for cost in costs if cost is not None), 0.0), COST_DECIMALS)
 
 
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)(ms|h|m|s)")
@@ -186,3 +217,7 @@ class LLMResponse(BaseModel):
     @property
     def truncated(self) -> bool:
         return (self.finish_reason or "") in TRUNCATION_REASONS
+
+    def with_cost(self, cost_usd: float | None) -> LLMResponse:
+        """This response with its usage priced (the call gate's step once a call answered)."""
+        return self.model_copy(update={"usage": self.usage.model_copy(update={"cost_usd": cost_usd})})

@@ -5,10 +5,19 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints, field_validator, model_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    StringConstraints,
+    field_validator,
+    model_serializer,
+    model_validator,
+)
 
 from vetq.core.llm.json_extract import normalize_confidence
-from vetq.core.llm.types import Usage
+from vetq.core.llm.types import Usage, keep_null_cost
 from vetq.core.results import RESULT_FORMAT, ErrorResult
 from vetq.core.review.parsing import MAX_LIST_ITEMS, normalize_optional_text, normalize_str_list, normalize_verdict
 
@@ -126,6 +135,8 @@ class ReviewMeta(BaseModel):
     model: str
     phases: int = 0
     usage: Usage = Field(default_factory=Usage)
+    # What the review's calls cost (usage.cost_usd): null when the model has no price.
+    cost_usd: float | None = 0.0
     latency_ms: int = 0
     # Present (and true) only when the budget ran out before the last phase.
     budget_exhausted: bool | None = None
@@ -133,12 +144,17 @@ class ReviewMeta(BaseModel):
     fallbacks: list[str] = Field(default_factory=list)
     trace_id: str | None = None
 
+    @model_validator(mode="after")
+    def _cost_of_the_calls(self) -> ReviewMeta:
+        self.cost_usd = self.usage.cost_usd
+        return self
+
     @model_serializer(mode="wrap")
-    def _drop_unset_budget_flag(self, handler: Any) -> dict[str, Any]:
+    def _drop_unset_budget_flag(self, handler: Any, info: SerializationInfo) -> dict[str, Any]:
         data = handler(self)
         if isinstance(data, dict) and not data.get("budget_exhausted"):
             data.pop("budget_exhausted", None)
-        return data
+        return keep_null_cost(data, self.cost_usd, info)
 
 
 class ReviewResult(BaseModel):
@@ -170,9 +186,19 @@ class ReviewErrorMeta(BaseModel):
     model: str | None = None
     phases: int = 0
     usage: Usage = Field(default_factory=Usage)
+    cost_usd: float | None = 0.0
     latency_ms: int | None = None
     fallbacks: list[str] = Field(default_factory=list)
     trace_id: str | None = None
+
+    @model_validator(mode="after")
+    def _cost_of_the_calls(self) -> ReviewErrorMeta:
+        self.cost_usd = self.usage.cost_usd
+        return self
+
+    @model_serializer(mode="wrap")
+    def _unknown_cost_is_null(self, handler: Any, info: SerializationInfo) -> Any:
+        return keep_null_cost(handler(self), self.cost_usd, info)
 
 
 class ReviewError(ErrorResult):

@@ -20,6 +20,7 @@ REVIEW_RECORD_FIELDS: tuple[str, ...] = (
     "risk_level",
     "model",
     "usage",
+    "cost_usd",
     "latency_ms",
     "verdict",
     "confidence",
@@ -88,6 +89,7 @@ def build_review_record(
         meta = result_or_error.meta
         record["review_id"] = review_id or meta.review_id
         record["usage"] = _usage(usage or meta.usage)
+        record["cost_usd"] = (usage or meta.usage).cost_usd
         record["latency_ms"] = latency_ms if latency_ms is not None else meta.latency_ms
         record["verdict"] = result_or_error.verdict
         record["confidence"] = float(result_or_error.confidence)
@@ -95,6 +97,7 @@ def build_review_record(
         meta_e = result_or_error.meta
         record["review_id"] = review_id or (meta_e.review_id if meta_e else None)
         record["usage"] = _usage(usage or (meta_e.usage if meta_e else None))
+        record["cost_usd"] = (usage or (meta_e.usage if meta_e else Usage())).cost_usd
         record["latency_ms"] = latency_ms if latency_ms is not None else (meta_e.latency_ms if meta_e else None)
         record["error_code"] = result_or_error.error.code.value
     return _allow(record, REVIEW_RECORD_FIELDS)
