@@ -14,6 +14,7 @@ import uuid
 from collections.abc import Sequence
 
 from celery import Celery
+from celery.exceptions import WorkerShutdown
 from celery.worker import WorkController
 
 from vetq.core.logging import get_logger
@@ -24,6 +25,11 @@ log = get_logger("vetq.worker")
 
 def _hostname(tag: str) -> str:
     return f"vetq-{tag}-{os.getpid()}-{uuid.uuid4().hex[:6]}@{socket.gethostname()}"
+
+
+def _warm_shutdown() -> None:
+    # Celery's own signal path: the loop raises this, WorkController.start stops.
+    raise WorkerShutdown(0)
 
 
 class ThreadWorker:
@@ -73,8 +79,18 @@ class ThreadWorker:
         # stop() before the consumer is ready would race its start (see _on_consumer_ready).
         if self.thread.ident is not None:
             self._ready.wait(timeout)
-        self.controller.stop(in_sighandler=False)
-        self.thread.join(timeout)
+        hub = getattr(self.controller, "hub", None)
+        if hub is not None and self.thread.is_alive():
+            # Stopping closes the broker connection and clears the transport's set of
+            # channels. Done from this thread it races the event loop iterating that set
+            # ("Unrecoverable error: RuntimeError('Set changed size during iteration')",
+            # seen in CI), so the loop stops itself, in its own thread, as it does on a
+            # signal. kombu's hub wakes its loop for a call_soon from another thread.
+            hub.call_soon(_warm_shutdown)
+            self.thread.join(timeout)
+        if self.thread.is_alive():
+            self.controller.stop(in_sighandler=False)
+            self.thread.join(timeout)
 
     def __enter__(self) -> ThreadWorker:
         return self.start()
