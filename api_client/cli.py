@@ -145,6 +145,35 @@ def _check_budget_usd(args: argparse.Namespace) -> None:
     check_budget_usd(args.budget_usd, name="--budget-usd")
 
 
+def _add_lane_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--bulk",
+        action="store_true",
+        help="run on the bulk lane: the providers' Batch APIs, the same result within 24 h at the batch price",
+    )
+    parser.add_argument(
+        "--bulk-deadline",
+        metavar="WHEN",
+        help="with --bulk: when the answers are due, an ISO 8601 time or a duration such as 6h or 90m (within 24 h)",
+    )
+    parser.add_argument(
+        "--realtime-fallback",
+        action="store_true",
+        help="with --bulk: past the deadline, ask the realtime lane (at its price) instead of failing TIMEOUT",
+    )
+
+
+def _lane(args: argparse.Namespace) -> dict[str, Any]:
+    """The lane arguments of a submit, checked before anything starts: INVALID_INPUT naming them."""
+    from vetq.core.lanes import lane_options
+
+    lane = "bulk" if args.bulk else None
+    if not args.bulk and (args.bulk_deadline or args.realtime_fallback):
+        raise VetqError("--bulk-deadline and --realtime-fallback need --bulk", code=ErrorCode.INVALID_INPUT)
+    lane_options(lane, bulk_deadline=args.bulk_deadline, realtime_fallback=args.realtime_fallback)
+    return {"lane": lane, "bulk_deadline": args.bulk_deadline, "realtime_fallback": args.realtime_fallback}
+
+
 def _positive_float(value: str) -> float:
     try:
         number = float(value)
@@ -178,7 +207,9 @@ def _add_job_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--field-threshold", type=_threshold, help="flag fields below this confidence (0-1)")
     parser.add_argument("--overall-threshold", type=_threshold, help="needs_review below this overall confidence (0-1)")
     parser.add_argument("--heuristics-only", action="store_true", help="skip the Critic: deterministic checks only")
-    parser.add_argument("--no-wait", action="store_true", help="print the job id and return at once")
+    parser.add_argument(
+        "--no-wait", action="store_true", help="print the job id (with --batch, the batch id) and return at once"
+    )
     parser.add_argument("--batch", action="store_true", help="JSONL in, one JSON result per line out, in input order")
     parser.add_argument(
         "--timeout", type=_positive_float, help="seconds to wait for results (default VETQ_WAIT_TIMEOUT_S)"
@@ -187,6 +218,7 @@ def _add_job_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--budget-usd", type=_number, metavar="USD", help=f"{BUDGET_USD_HELP}; with --batch, the whole batch's"
     )
+    _add_lane_flags(parser)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -255,6 +287,7 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument("--no-wait", action="store_true", help="print the job id and return at once")
     review.add_argument("--timeout", type=_positive_float, help="seconds to wait (default VETQ_WAIT_TIMEOUT_S)")
     review.add_argument("--budget-usd", type=_number, metavar="USD", help=BUDGET_USD_HELP)
+    _add_lane_flags(review)
     review.set_defaults(handler=cmd_review)
 
     gate = verbs.add_parser(
@@ -302,6 +335,19 @@ def build_parser() -> argparse.ArgumentParser:
     bench_review = bench_verbs.add_parser("review", help="the blind-review benchmark", add_help=False)
     bench_review.add_argument("bench_args", nargs=argparse.REMAINDER)
     bench_review.set_defaults(handler=cmd_bench_review)
+
+    batch = verbs.add_parser("batch", help="a batch submitted earlier (--batch): its status and its results")
+    batch.set_defaults(verb_parser=batch)
+    batch_verbs = batch.add_subparsers(dest="batch_verb", metavar="ACTION", parser_class=_Parser)
+    batch_status = batch_verbs.add_parser(
+        "status", help="jobs done, failed and waiting; each provider batch of the bulk lane with its counts"
+    )
+    batch_status.add_argument("batch_id")
+    batch_status.set_defaults(handler=cmd_batch_status)
+    batch_results = batch_verbs.add_parser("results", help="wait for a batch's results; JSONL in input order")
+    batch_results.add_argument("batch_id")
+    batch_results.add_argument("--timeout", type=_positive_float, help="seconds to wait (default VETQ_WAIT_TIMEOUT_S)")
+    batch_results.set_defaults(handler=cmd_batch_results)
 
     dead = verbs.add_parser("dead", help="messages refused by the workers (dead letters)")
     dead.set_defaults(verb_parser=dead)
@@ -352,11 +398,12 @@ def cmd_review(args: argparse.Namespace) -> int:
 
         parse_model(ReviewRequest, request, what="review request")
         _check_budget_usd(args)
+        lane = _lane(args)
     except VetqError as exc:
         return fail(exc.code, exc.message, EXIT_INPUT)
     with _client() as client:
         try:
-            job = client.submit_review(request, budget_usd=args.budget_usd)
+            job = client.submit_review(request, budget_usd=args.budget_usd, **lane)
         except (BlindnessLeakError, VetqError) as exc:
             return fail(exc.code, exc.message, exit_code_for_error(exc))
         if args.no_wait:
@@ -444,9 +491,10 @@ def _wait_timeout(args: argparse.Namespace) -> float:
 
 def _run_single(args: argparse.Namespace, request: dict[str, Any]) -> int:
     _check_budget_usd(args)
+    lane = _lane(args)
     timeout = _wait_timeout(args)
     with _client() as client:
-        job = client.submit({**request, **_options(args)}, budget_usd=args.budget_usd)
+        job = client.submit({**request, **_options(args)}, budget_usd=args.budget_usd, **lane)
         if args.no_wait:
             emit({"job_id": job.id, "trace_id": job.trace_id, "status": job.status()})
             if client._embedded is not None and client._embedded.worker is not None:
@@ -465,6 +513,7 @@ def _run_batch(args: argparse.Namespace, kind: str) -> int:
     from vetq.core.settings import load_settings
 
     _check_budget_usd(args)
+    lane = _lane(args)
     if args.schema:  # the run's schema is checked once, before any line is read
         from vetq.core import schemas
 
@@ -484,10 +533,12 @@ def _run_batch(args: argparse.Namespace, kind: str) -> int:
     with stream:
         max_chars = line_limit(load_settings().max_pdf_bytes)
         parsed = [parse_batch_line(line, kind=kind, number=n, max_chars=max_chars) for n, line in read_lines(stream)]
+    good = [i for i, (_id, line) in enumerate(parsed) if line.get("status") != "error"]
+    if args.no_wait:
+        return _submit_batch_only(args, parsed, good, lane)
     timeout = _wait_timeout(args)
     worst = EXIT_OK
     outputs: dict[int, dict[str, Any]] = {}
-    good = [i for i, (_id, line) in enumerate(parsed) if line.get("status") != "error"]
     progress = Progress(len(parsed))
     for i, (_id, line) in enumerate(parsed):
         if line.get("status") == "error":
@@ -513,12 +564,45 @@ def _run_batch(args: argparse.Namespace, kind: str) -> int:
                 ({**_options(args), **parsed[i][1]} for i in good),
                 token_budget=args.token_budget,
                 budget_usd=args.budget_usd,
+                **lane,
             )
             for batch_index, result in batch.as_completed(timeout=timeout):
                 outputs[good[batch_index]] = result
                 progress.advance()
                 flush()
     flush()
+    return worst
+
+
+def _submit_batch_only(
+    args: argparse.Namespace, parsed: list[tuple[Any, dict[str, Any]]], good: list[int], lane: dict[str, Any]
+) -> int:
+    """--batch --no-wait: the lines refused, then one line naming the batch; its results
+    come later (`vetq batch status ID`, `vetq batch results ID`)."""
+    worst = EXIT_OK
+    for _line_id, line in parsed:
+        if line.get("status") == "error":
+            emit(line)
+            worst = max(worst, exit_code_for(line))
+    if not good:
+        return worst
+    with _client() as client:
+        batch = client.submit_batch(
+            ({**_options(args), **parsed[i][1]} for i in good),
+            token_budget=args.token_budget,
+            budget_usd=args.budget_usd,
+            **lane,
+        )
+        for entry in batch.entries:
+            if isinstance(entry, dict):
+                emit(entry)
+                worst = max(worst, exit_code_for(entry))
+        emit({"batch_id": batch.id, "jobs": len(batch.jobs), "lane": lane["lane"] or "realtime"})
+        if client._embedded is not None and client._embedded.worker is not None:
+            sys.stderr.write(
+                "vetq: note: embedded mode; the jobs run when a worker next serves this Redis "
+                "(`vetq up`, or the next vetq command)\n"
+            )
     return worst
 
 
@@ -580,6 +664,21 @@ def cmd_status(args: argparse.Namespace) -> int:
     with _client() as client:
         emit({"job_id": args.job_id, "status": client.job(args.job_id).status()})
     return EXIT_OK
+
+
+def cmd_batch_status(args: argparse.Namespace) -> int:
+    with _client() as client:
+        emit(client.batch_status(args.batch_id))
+    return EXIT_OK
+
+
+def cmd_batch_results(args: argparse.Namespace) -> int:
+    worst = EXIT_OK
+    with _client() as client:
+        for result in client.batch(args.batch_id).results(timeout=_wait_timeout(args)):
+            emit(result)
+            worst = max(worst, exit_code_for(result))
+    return worst
 
 
 def cmd_result(args: argparse.Namespace) -> int:

@@ -21,6 +21,7 @@ from celery.result import AsyncResult, ResultSet
 from kombu.exceptions import OperationalError
 from redis.retry import Retry
 
+from vetq.core.batch_records import as_text, job_state, provider_batch_view, text_fields
 from vetq.core.documents.input import is_pdf, pdf_size_limit_text
 from vetq.core.errors import (
     ConfigError,
@@ -32,11 +33,14 @@ from vetq.core.errors import (
 )
 from vetq.core.extraction.document import check_input
 from vetq.core.extraction.schema import ExtractionRequest, ValidationRequest
+from vetq.core.lanes import LaneOptions, lane_options, require_batch_models
+from vetq.core.llm.client import ModelSpec
 from vetq.core.llm.prices import check_budget_usd
 from vetq.core.logging import get_logger
 from vetq.core.queue import (
     BATCH_BUDGET_USD_HEADER,
     BUDGET_USD_HEADER,
+    BULK_WAITING_STATE,
     QUEUES,
     TASK_EXTRACT,
     TASK_QUEUES,
@@ -45,7 +49,15 @@ from vetq.core.queue import (
     TRACE_HEADER,
     celery_config,
 )
-from vetq.core.redis_keys import TELEMETRY_STREAM, submitted_key
+from vetq.core.redis_keys import (
+    CELERY_RESULT_PREFIX,
+    TELEMETRY_STREAM,
+    batch_jobs_key,
+    batch_record_key,
+    bulk_batch_key,
+    bulk_vbatch_key,
+    submitted_key,
+)
 from vetq.core.results import error_of, error_result, spent_of, upgrade
 from vetq.core.schemas.catalog import looks_like_path
 from vetq.core.schemas.compiled import CompiledSchema
@@ -58,6 +70,8 @@ log = get_logger("vetq.client")
 
 # How often a waiting client checks that some worker is alive to run its job.
 LIVENESS_CHECK_S = 5.0
+# Job results read per round trip by batch_status.
+STATUS_CHUNK = 1000
 # Jobs of a batch are recorded (core.redis_keys.submitted_key) in one pipelined round trip per
 # this many, then published: the record costs one round trip per chunk, not per job.
 SUBMIT_CHUNK = 500
@@ -93,6 +107,8 @@ class JobStatus(StrEnum):
     RETRYING = "retrying"
     DONE = "done"
     FAILED = "failed"
+    # A bulk job parked until its provider batch answers (it holds no worker).
+    WAITING = "waiting"
 
 
 STATUS_OF_STATE = {
@@ -103,6 +119,7 @@ STATUS_OF_STATE = {
     "SUCCESS": JobStatus.DONE,
     "FAILURE": JobStatus.FAILED,
     "REVOKED": JobStatus.FAILED,
+    BULK_WAITING_STATE: JobStatus.WAITING,
 }
 
 
@@ -418,12 +435,16 @@ class Client:
         with _service_errors(self.redis_url):
             return self._publish(uuid.uuid4().hex, task_name, payload, trace_id, headers)
 
-    def _record_submitted(self, job_ids: list[str]) -> None:
+    def _record_submitted(self, job_ids: list[str], *, batch_id: str | None = None) -> None:
         """Record the ids before their messages go out, in one round trip, so a status
-        asked the moment submit returns already knows them (see Job._require_issued)."""
+        asked the moment submit returns already knows them (see Job._require_issued);
+        a batch's also in its list of jobs."""
         pipe = self.redis().pipeline(transaction=False)
         for job_id in job_ids:
             pipe.set(submitted_key(job_id), 1, ex=self.settings.result_ttl_s)
+        if batch_id is not None:
+            pipe.rpush(batch_jobs_key(batch_id), *job_ids)
+            pipe.expire(batch_jobs_key(batch_id), self.settings.result_ttl_s)
         pipe.execute()
 
     def _was_submitted(self, job_id: str) -> bool:
@@ -528,13 +549,37 @@ class Client:
         *,
         headers: dict[str, Any] | None = None,
         budget_usd: float | None = None,
+        lane: str | None = None,
+        bulk_deadline: Any = None,
+        realtime_fallback: bool = False,
     ) -> Job:
         """Submit one extraction or validation. `budget_usd`: the most this job's model
         calls may cost, in US dollars (a call that does not fit is not made: the job
-        ends BUDGET_EXCEEDED)."""
-        headers = {**(headers or {}), **_job_budget_headers(budget_usd)} or None
+        ends BUDGET_EXCEEDED). `lane`: "realtime" (default) or "bulk" (the providers'
+        Batch APIs: the same result, later, at the batch price), with `bulk_deadline`
+        (a datetime, an ISO 8601 time or a duration such as "6h", within 24 h) and
+        `realtime_fallback` (past the deadline, ask the realtime lane instead of ending
+        TIMEOUT)."""
+        headers = {**(headers or {}), **_job_budget_headers(budget_usd)}
+        options = lane_options(lane, bulk_deadline=bulk_deadline, realtime_fallback=realtime_fallback)
         task, payload, trace_id = self._prepare(request)
-        return self._send(task, payload, trace_id, headers)
+        headers |= self._lane_headers(options, task, payload)
+        return self._send(task, payload, trace_id, headers or None)
+
+    def _lane_headers(self, options: LaneOptions, task: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """The lane's message headers; CONFIG_ERROR for a bulk job a model of which has
+        no batch API (checked against this client's settings, as the workers' should be)."""
+        if options.bulk:
+            require_batch_models(self._models_of(task, payload))
+        return options.headers()
+
+    def _models_of(self, task: str, payload: dict[str, Any]) -> list[ModelSpec]:
+        """The models a job will call: the reviewer, or the Generator (extraction) and the Critic."""
+        if task == TASK_REVIEW:
+            return [self.settings.spec("reviewer")]
+        if payload.get("heuristics_only"):
+            return []
+        return [self.settings.spec("generator")] * (task == TASK_EXTRACT) + [self.settings.spec("critic")]
 
     def submit_extraction(
         self,
@@ -547,11 +592,14 @@ class Client:
         heuristics_only: bool = False,
         trace_id: str | None = None,
         budget_usd: float | None = None,
+        lane: str | None = None,
+        bulk_deadline: Any = None,
+        realtime_fallback: bool = False,
     ) -> Job:
         """Extract a record of `schema` (a built-in's name, default invoice; a schema
         file's path; the document as a dict; a pydantic class) from `text`, or from
-        `pdf` (the file's bytes or its path; a worker converts it). `budget_usd`: the
-        most the job's model calls may cost, in US dollars."""
+        `pdf` (the file's bytes or its path; a worker converts it). `budget_usd`, `lane`,
+        `bulk_deadline`, `realtime_fallback`: as for `submit`."""
         options = {"field_threshold": field_threshold, "overall_threshold": overall_threshold}
         return self.submit(
             {
@@ -563,6 +611,9 @@ class Client:
                 "trace_id": trace_id,
             },
             budget_usd=budget_usd,
+            lane=lane,
+            bulk_deadline=bulk_deadline,
+            realtime_fallback=realtime_fallback,
         )
 
     def submit_validation(
@@ -577,10 +628,13 @@ class Client:
         heuristics_only: bool = False,
         trace_id: str | None = None,
         budget_usd: float | None = None,
+        lane: str | None = None,
+        bulk_deadline: Any = None,
+        realtime_fallback: bool = False,
     ) -> Job:
         """Verify `data`, a record of `schema`, against `text` or `pdf` (the file's
-        bytes or its path) (no Generator). `budget_usd`: the most the job's model calls
-        may cost, in US dollars."""
+        bytes or its path) (no Generator). `budget_usd`, `lane`, `bulk_deadline`,
+        `realtime_fallback`: as for `submit`."""
         options = {"field_threshold": field_threshold, "overall_threshold": overall_threshold}
         if data is None:
             raise InvalidInputError("submit_validation needs data: the record to check")
@@ -595,6 +649,9 @@ class Client:
                 "trace_id": trace_id,
             },
             budget_usd=budget_usd,
+            lane=lane,
+            bulk_deadline=bulk_deadline,
+            realtime_fallback=realtime_fallback,
         )
 
     def _document(self, text: str | None, pdf: bytes | str | Path | None) -> dict[str, Any]:
@@ -610,20 +667,28 @@ class Client:
         *,
         token_budget: int | None = None,
         budget_usd: float | None = None,
+        lane: str | None = None,
+        bulk_deadline: Any = None,
+        realtime_fallback: bool = False,
     ) -> Batch:
         """Submit many jobs. With `token_budget` (tokens) or `budget_usd` (US dollars,
         at the prices the workers know), every model call of every job in the batch
         draws on one shared budget; a call that does not fit is not made and its job
-        ends BUDGET_EXCEEDED. `batch.spent()` adds up what the results say they cost."""
+        ends BUDGET_EXCEEDED. `batch.spent()` adds up what the results say they cost.
+        `lane`, `bulk_deadline`, `realtime_fallback`: as for `submit`, for every job.
+        The batch is recorded in Redis (`batch_status(batch.id)`, `batch(batch.id)`)."""
         if token_budget is not None and (
             isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1
         ):
             raise InvalidInputError("token_budget must be a positive whole number of tokens")
         budget_usd = check_budget_usd(budget_usd)
+        options = lane_options(lane, bulk_deadline=bulk_deadline, realtime_fallback=realtime_fallback)
         batch_id = uuid.uuid4().hex
         budgets = {"batch_token_budget": token_budget, BATCH_BUDGET_USD_HEADER: budget_usd}
         budgets = {name: value for name, value in budgets.items() if value is not None}
-        headers = {"batch_id": batch_id, **budgets} if budgets else None
+        headers = {"batch_id": batch_id, **budgets, **options.headers()}
+        with _service_errors(self.redis_url):
+            self._record_batch(batch_id, {"lane": options.lane.value, "created": f"{time.time():.3f}", **budgets})
         entries: list[Job | dict[str, Any]] = []
         pending = iter(requests)
         # A chunk at a time: its ids recorded in one round trip, then its messages sent.
@@ -632,30 +697,109 @@ class Client:
             prepared: list[tuple[str, tuple[str, dict[str, Any], str]] | dict[str, Any]] = []
             for request in chunk:
                 try:
-                    prepared.append((uuid.uuid4().hex, self._prepare(request)))
+                    job = self._prepare(request)
+                    if options.bulk:
+                        require_batch_models(self._models_of(job[0], job[1]))
+                    prepared.append((uuid.uuid4().hex, job))
                 except VetqError as exc:  # bad input: an envelope in its place, the batch goes on
                     prepared.append(error_result(exc.code, exc.message))
             with _service_errors(self.redis_url):
                 job_ids = [item[0] for item in prepared if isinstance(item, tuple)]
                 if job_ids:
-                    self._record_submitted(job_ids)
+                    self._record_submitted(job_ids, batch_id=batch_id)
                 for item in prepared:
                     if isinstance(item, tuple):
                         job_id, (task, payload, trace_id) = item
                         entries.append(self._publish(job_id, task, payload, trace_id, headers, recorded=True))
                     else:
                         entries.append(item)
+        with _service_errors(self.redis_url):
+            refused = sum(1 for e in entries if not isinstance(e, Job))
+            self._record_batch(batch_id, {"total": len(entries), "refused": refused, "state": "submitted"})
         return Batch(self, entries, batch_id)
 
+    def _record_batch(self, batch_id: str, fields: dict[str, Any]) -> None:
+        key = batch_record_key(batch_id)
+        pipe = self.redis().pipeline(transaction=False)
+        pipe.hset(key, mapping={name: str(value) for name, value in fields.items()})
+        pipe.expire(key, self.settings.result_ttl_s)
+        pipe.execute()
+
+    def batch(self, batch_id: str) -> Batch:
+        """A batch submitted earlier (by any client of this Redis), by its id: its jobs
+        in input order (lines refused at submission are not kept)."""
+        with _service_errors(self.redis_url):
+            self._batch_record(batch_id)
+            job_ids = [as_text(j) for j in self.redis().lrange(batch_jobs_key(batch_id), 0, -1)]
+        return Batch(self, [Job(self, job_id, None, None) for job_id in job_ids], batch_id)
+
+    def batch_status(self, batch_id: str) -> dict[str, Any]:
+        """Where a batch stands: its jobs done, failed and waiting (of which waiting for
+        a provider batch), what the finished ones spent, and each provider batch its
+        bulk jobs' calls went to, with its request counts by state."""
+        with _service_errors(self.redis_url):
+            return self._batch_status(batch_id)
+
+    def _batch_record(self, batch_id: str) -> dict[str, str]:
+        record = text_fields(self.redis().hgetall(batch_record_key(batch_id)))
+        if not record:
+            raise NotFoundError(
+                f"no batch {batch_id!r} was submitted to {_safe_url(self.redis_url)}, or it has expired"
+            )
+        return record
+
+    def _batch_status(self, batch_id: str) -> dict[str, Any]:
+        r = self.redis()
+        record = self._batch_record(batch_id)
+        job_ids = [as_text(j) for j in r.lrange(batch_jobs_key(batch_id), 0, -1)]
+        counts = dict.fromkeys(("done", "failed", "waiting", "waiting_for_provider"), 0)
+        finished: list[dict[str, Any]] = []
+        for start in range(0, len(job_ids), STATUS_CHUNK):
+            chunk = job_ids[start : start + STATUS_CHUNK]
+            for raw in r.mget([CELERY_RESULT_PREFIX + job_id for job_id in chunk]):
+                meta = json.loads(raw) if raw else None
+                state = job_state(meta)
+                counts[state] += 1
+                if meta is not None and meta.get("status") == "SUCCESS" and isinstance(meta.get("result"), dict):
+                    finished.append(meta["result"])
+        counts["failed"] += int(record.get("refused") or 0)
+        counts["waiting"] += counts["waiting_for_provider"]
+        provider_batches = []
+        for provider_batch in sorted(as_text(b) for b in r.smembers(bulk_vbatch_key(batch_id))):
+            fields = text_fields(r.hgetall(bulk_batch_key(provider_batch)))
+            if fields:
+                view = provider_batch_view(provider_batch, fields)
+                view["requests"] = len(view["requests"])
+                provider_batches.append(view)
+        return {
+            "batch_id": batch_id,
+            "lane": record.get("lane", "realtime"),
+            "submitting": record.get("state") != "submitted",
+            "total": int(record.get("total") or len(job_ids)),
+            **counts,
+            "spent": spent_of(finished),
+            "provider_batches": provider_batches,
+        }
+
     # --- review jobs ------------------------------------------------------
-    def submit_review(self, request: Any, *, budget_usd: float | None = None) -> Job:
+    def submit_review(
+        self,
+        request: Any,
+        *,
+        budget_usd: float | None = None,
+        lane: str | None = None,
+        bulk_deadline: Any = None,
+        realtime_fallback: bool = False,
+    ) -> Job:
         """Validate a review request, refuse a blindness leak here (no job, no tokens),
         and queue the review. Raises InvalidInputError or BlindnessLeakError.
-        `budget_usd`: the most the review's model calls may cost, in US dollars."""
+        `budget_usd`: the most the review's model calls may cost, in US dollars.
+        `lane`, `bulk_deadline`, `realtime_fallback`: as for `submit`."""
         from vetq.core.review.schema import ReviewError, ReviewRequest
         from vetq.core.review.service import config_from_settings, preflight
 
-        headers = _job_budget_headers(budget_usd) or None
+        options = lane_options(lane, bulk_deadline=bulk_deadline, realtime_fallback=realtime_fallback)
+        headers = _job_budget_headers(budget_usd) | self._lane_headers(options, TASK_REVIEW, {}) or None
         model = parse_model(ReviewRequest, request, what="review request")
         leak = preflight(model, config_from_settings(self.settings))
         if isinstance(leak, ReviewError):

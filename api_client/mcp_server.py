@@ -1,7 +1,7 @@
 """`vetq mcp`: vetq's jobs as MCP tools over stdio.
 
-Six tools: `extract`, `validate`, `list_schemas`, `review_decision`,
-`should_review` and `record_outcome`. Extraction jobs go through the queue (VETQ_REDIS_URL, or the
+Seven tools: `extract`, `validate`, `list_schemas`, `review_decision`,
+`should_review`, `record_outcome` and `job_result`. Extraction jobs go through the queue (VETQ_REDIS_URL, or the
 embedded default: vetq's own Redis plus an in-process worker), with ONE Client
 made on the first call that needs it and closed when the client disconnects.
 
@@ -16,6 +16,9 @@ Contracts:
   defaults 0.70 / 0.75) are a floor the calling agent may raise but never lower:
   a lower argument is raised and `notes` says so. A malformed floor turns every
   call into a CONFIG_ERROR (never a looser gate) while the server still starts.
+- `extract`, `validate` and `review_decision` take an optional `lane`: "bulk" submits
+  the job to the providers' Batch APIs (half the price, answered within 24 h) and
+  returns its job id at once; `job_result` fetches its result once it is done.
 - Only protocol messages go to stdout: vetq logs are JSON lines on stderr, the
   stdio transport diverts fd 1 to stderr for everything but itself, and
   `sys.stdout` is pointed at stderr while the server runs.
@@ -29,7 +32,7 @@ import sys
 import threading
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -204,13 +207,16 @@ class VetqTools:
     # ---------------------------------------------------------------- extraction
 
     def run_extraction(self, request: dict[str, Any]) -> Any:
+        lane = {name: request.pop(name) for name in LANE_ARGUMENTS if name in request}
         try:
             floor = read_floor()
             thresholds, notes = apply_floor({name: request.pop(name, None) for name in FLOOR_SETTINGS}, floor)
             settings = self.settings()
             allowed_schema(request.get("schema"), settings)
             refuse_pdf_path(request.get("pdf"))
-            job = self.client().submit({**request, **thresholds})
+            job = self.client().submit({**request, **thresholds}, **lane)
+            if lane.get("lane") == "bulk":
+                return _submitted(job)
             result = job.result(timeout=settings.wait_timeout_s)
         except VetqError as exc:
             return extraction_error(exc.code, exc.message)
@@ -240,6 +246,7 @@ class VetqTools:
         from vetq.core.review.service import config_from_settings, preflight
         from vetq.core.validation import parse_model
 
+        lane = {name: request.pop(name) for name in LANE_ARGUMENTS if name in request}
         try:
             read_floor()
             settings = self.settings()
@@ -248,7 +255,9 @@ class VetqTools:
             leak = preflight(model, config_from_settings(settings))
             if isinstance(leak, ReviewError):
                 return _tool_result(leak.model_dump(mode="json", exclude_none=True), is_error=True)
-            job = self.client().submit_review(request)
+            job = self.client().submit_review(request, **lane)
+            if lane.get("lane") == "bulk":
+                return _submitted(job)
             result = job.result(timeout=settings.wait_timeout_s)
         except VetqError as exc:
             return review_error(exc.code, exc.message)
@@ -257,6 +266,22 @@ class VetqTools:
         if not isinstance(result, dict):
             return review_error(ErrorCode.INTERNAL_ERROR, "the worker returned a non-object result")
         return _tool_result(result, is_error=error_of(result) is not None)
+
+    def run_job_result(self, job_id: str) -> Any:
+        """A job's result once it is done; until then its id and status."""
+        from vetq.api_client.client import JobStatus
+
+        try:
+            job = self.client().job(job_id)
+            status = job.status()
+            if status not in (JobStatus.DONE, JobStatus.FAILED):
+                return _tool_result({"job_id": job_id, "status": status.value})
+            result = job.result(timeout=self.settings().wait_timeout_s)
+        except VetqError as exc:
+            return review_error(exc.code, exc.message)
+        except Exception as exc:  # noqa: BLE001 - tools never raise
+            return review_error(ErrorCode.INTERNAL_ERROR, f"{type(exc).__name__}: the result could not be read")
+        return _tool_result(result)
 
     def run_should_review(self, request: dict[str, Any]) -> Any:
         from vetq.api_client.client import Client
@@ -391,12 +416,55 @@ def arguments_of(model: type[BaseModel], leave_out: frozenset[str] = frozenset()
     return inspect.Signature([*required, *optional], return_annotation=CallToolResult)
 
 
+# The lane arguments of the job tools (core.lanes), beside the request model's fields.
+LANE_ARGUMENTS = ("lane", "bulk_deadline", "realtime_fallback")
+LANE_PARAMETERS = (
+    inspect.Parameter(
+        "lane",
+        inspect.Parameter.KEYWORD_ONLY,
+        default=None,
+        annotation=Annotated[
+            Literal["realtime", "bulk"] | None,
+            Field(
+                description="realtime (default): wait for the result. bulk: the providers' Batch APIs at half the "
+                "price, answered within 24 h; returns the job id at once, fetch the result with job_result."
+            ),
+        ],
+    ),
+    inspect.Parameter(
+        "bulk_deadline",
+        inspect.Parameter.KEYWORD_ONLY,
+        default=None,
+        annotation=Annotated[
+            str | None,
+            Field(max_length=64, description="With lane bulk: when the answer is due, e.g. 6h or an ISO 8601 time."),
+        ],
+    ),
+    inspect.Parameter(
+        "realtime_fallback",
+        inspect.Parameter.KEYWORD_ONLY,
+        default=None,
+        annotation=Annotated[
+            bool | None,
+            Field(description="With lane bulk: past the deadline, use the realtime lane instead of failing."),
+        ],
+    ),
+)
+
+
+def _submitted(job: Any) -> CallToolResult:
+    return _tool_result(
+        {"job_id": job.id, "status": job.status().value, "lane": "bulk", "next": "call job_result with this job_id"}
+    )
+
+
 def model_tool(
     name: str,
     model: type[BaseModel],
     run: Callable[[dict[str, Any]], CallToolResult],
     *,
     fixed: dict[str, Any] | None = None,
+    extra: tuple[inspect.Parameter, ...] = (),
 ) -> Callable[..., CallToolResult]:
     """A tool taking `model`'s fields as its arguments, less the ones the tool fixes
     itself (`fixed`, the job kind) and the trace id (the server makes one per call).
@@ -408,6 +476,7 @@ def model_tool(
         return run({**{key: value for key, value in arguments.items() if value is not None}, **fixed})
 
     signature = arguments_of(model, frozenset({*fixed, "trace_id"}))
+    signature = signature.replace(parameters=[*signature.parameters.values(), *extra])
     tool.__name__ = tool.__qualname__ = name
     tool.__signature__ = signature  # type: ignore[attr-defined]
     tool.__annotations__ = {p.name: p.annotation for p in signature.parameters.values()} | {"return": CallToolResult}
@@ -459,6 +528,11 @@ LIST_SCHEMAS_DESCRIPTION = (
     "The schemas `extract` and `validate` take here: each built-in's name, version, hash, description, fields "
     "(path: kind) and rules, and whether you may send a schema document of your own (inline_allowed)."
 )
+JOB_RESULT_DESCRIPTION = (
+    "The result of a job submitted with lane=bulk (by its job_id): the same envelope `extract`, `validate` or "
+    "`review_decision` returns, once the job is done; until then {job_id, status} (queued, running, waiting: "
+    "its model calls wait in a provider batch). Bulk jobs finish within 24 h; poll every few minutes."
+)
 RECORD_OUTCOME_DESCRIPTION = (
     "Record what became of a review (by its meta.review_id): was the advice taken, was rework needed later, "
     "was it useful. Appends to the fleet's telemetry stream; needs VETQ_TELEMETRY=on in the server's "
@@ -467,7 +541,7 @@ RECORD_OUTCOME_DESCRIPTION = (
 
 
 def build_server(tools: VetqTools | None = None) -> Any:
-    """The MCPServer with the six tools registered."""
+    """The MCPServer with the seven tools registered."""
     from mcp.server.mcpserver import MCPServer
     from mcp.server.mcpserver.exceptions import ToolError
     from pydantic import ValidationError
@@ -554,9 +628,19 @@ def build_server(tools: VetqTools | None = None) -> Any:
     from vetq.core.review.schema import ReviewRequest
     from vetq.core.review.should_review import ShouldReviewRequest
 
-    extract = model_tool("extract", ExtractionRequest, state.run_extraction, fixed={"kind": "extract"})
-    validate = model_tool("validate", ValidationRequest, state.run_extraction, fixed={"kind": "validate"})
-    review_decision = model_tool("review_decision", ReviewRequest, state.run_review)
+    extract = model_tool(
+        "extract", ExtractionRequest, state.run_extraction, fixed={"kind": "extract"}, extra=LANE_PARAMETERS
+    )
+    validate = model_tool(
+        "validate", ValidationRequest, state.run_extraction, fixed={"kind": "validate"}, extra=LANE_PARAMETERS
+    )
+    review_decision = model_tool("review_decision", ReviewRequest, state.run_review, extra=LANE_PARAMETERS)
+
+    def job_result(
+        job_id: Annotated[str, Field(max_length=128, description="The job_id a bulk submission returned.")],
+    ) -> CallToolResult:
+        return state.run_job_result(job_id)
+
     should_review = model_tool("should_review", ShouldReviewRequest, state.run_should_review)
 
     registrations: list[tuple[Callable[..., Any], str, str, ToolAnnotations]] = [
@@ -588,6 +672,12 @@ def build_server(tools: VetqTools | None = None) -> Any:
             should_review,
             "Should this decision be reviewed?",
             SHOULD_REVIEW_DESCRIPTION,
+            ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
+        ),
+        (
+            job_result,
+            "The result of a bulk job",
+            JOB_RESULT_DESCRIPTION,
             ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
         ),
         (

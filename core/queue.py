@@ -35,6 +35,15 @@ TRACE_HEADER = "trace_id"
 # them in the ledger as micro-dollars (scopes `job:<id>:usd`, `batch:<id>:usd`).
 BUDGET_USD_HEADER = "budget_usd"
 BATCH_BUDGET_USD_HEADER = "batch_budget_usd"
+# The lane (core.lanes): "bulk" sends the job's calls in the providers' batches, by
+# `vetq_bulk_deadline` (epoch seconds, or none) and, past it, on the realtime lane when
+# `vetq_realtime_fallback` is true. No lane header: realtime.
+LANE_HEADER = "vetq_lane"
+BULK_DEADLINE_HEADER = "vetq_bulk_deadline"
+REALTIME_FALLBACK_HEADER = "vetq_realtime_fallback"
+# The Celery state of a bulk job parked until its provider batch answers (no worker
+# slot held); clients read it as JobStatus.WAITING.
+BULK_WAITING_STATE = "WAITING"
 KIND_OF_TASK = {TASK_EXTRACT: "extract", TASK_VALIDATE: "validate", TASK_REVIEW: "review"}
 
 # What a requeued job's countdown leaves free of the visibility timeout besides the

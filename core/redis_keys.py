@@ -15,8 +15,14 @@ from __future__ import annotations
 
 __all__ = [
     "ATTEMPTS_PREFIX",
+    "BATCH_RECORD_PREFIX",
     "BATCH_SCOPE_PREFIX",
     "BUDGET_PREFIX",
+    "BULK_LOCK_KEY",
+    "BULK_MODELS_KEY",
+    "BULK_OPEN_KEY",
+    "BULK_PREFIX",
+    "BULK_WAKE_KEY",
     "CELERY_RESULT_PREFIX",
     "DEAD_LETTER_KEY",
     "EXTRACT_QUEUE",
@@ -33,11 +39,20 @@ __all__ = [
     "TELEMETRY_STREAM",
     "USD_SCOPE_SUFFIX",
     "attempts_key",
+    "batch_jobs_key",
+    "batch_record_key",
     "batch_scope",
     "budget_hash_tag",
     "budget_lease_key",
     "budget_reservation_key",
     "budget_scope_key",
+    "bulk_batch_key",
+    "bulk_hold_key",
+    "bulk_job_key",
+    "bulk_pending_key",
+    "bulk_request_key",
+    "bulk_vbatch_key",
+    "bulk_waiters_key",
     "idle_key",
     "job_scope",
     "rate_limit_keys",
@@ -170,6 +185,80 @@ IDLE_KEY_PREFIX = "vetq:idle:"
 
 def idle_key(token: str) -> str:
     return f"{IDLE_KEY_PREFIX}{token}"
+
+
+# The bulk lane (workers/bulk_store.py). Every key carries the hash tag `{vetq:bulk}`,
+# so each of its scripts' keys sit in one Redis Cluster slot:
+#   {vetq:bulk}:req:<digest>        hash of one model request on the bulk lane (the
+#                                   response cache's digest): its state, the request,
+#                                   its provider batch, the answer or the error once
+#                                   resolved. Lives BULK_LIVE_TTL_S while unresolved,
+#                                   the results' TTL after.
+#   {vetq:bulk}:waiters:<digest>    set of the job ids parked on that request
+#   {vetq:bulk}:pending:<model>     sorted set of the requests of one provider:model
+#                                   waiting for a provider batch, by time queued (ms)
+#   {vetq:bulk}:models              set of the provider:models with pending requests
+#   {vetq:bulk}:hold:<model>        string: no submission for that model until it
+#                                   expires (a refusal for capacity, a failing endpoint)
+#   {vetq:bulk}:job:<job id>        hash of one parked job: its task, queue, payload
+#                                   and headers, to publish it again once answered
+#   {vetq:bulk}:wake                list of the job ids whose requests were answered,
+#                                   waiting to be published again
+#   {vetq:bulk}:batch:<batch id>    hash of one provider batch: model, requests,
+#                                   counts by state, polls (the results' TTL once ended)
+#   {vetq:bulk}:open                sorted set of the open provider batches by next poll (ms)
+#   {vetq:bulk}:vbatch:<vetq batch> set of the provider batches a vetq batch's requests went to
+#   {vetq:bulk}:lock                the lease of the one worker that submits and polls
+BULK_PREFIX = "{vetq:bulk}"
+
+
+def bulk_request_key(digest: str) -> str:
+    return f"{BULK_PREFIX}:req:{digest}"
+
+
+def bulk_waiters_key(digest: str) -> str:
+    return f"{BULK_PREFIX}:waiters:{digest}"
+
+
+def bulk_pending_key(model_key: str) -> str:
+    return f"{BULK_PREFIX}:pending:{model_key}"
+
+
+def bulk_hold_key(model_key: str) -> str:
+    return f"{BULK_PREFIX}:hold:{model_key}"
+
+
+def bulk_job_key(job_id: str) -> str:
+    return f"{BULK_PREFIX}:job:{job_id}"
+
+
+def bulk_batch_key(batch_id: str) -> str:
+    return f"{BULK_PREFIX}:batch:{batch_id}"
+
+
+def bulk_vbatch_key(vetq_batch_id: str) -> str:
+    return f"{BULK_PREFIX}:vbatch:{vetq_batch_id}"
+
+
+BULK_MODELS_KEY = f"{BULK_PREFIX}:models"
+BULK_WAKE_KEY = f"{BULK_PREFIX}:wake"
+BULK_OPEN_KEY = f"{BULK_PREFIX}:open"
+BULK_LOCK_KEY = f"{BULK_PREFIX}:lock"
+
+# ------------------------------------------------------------------ written by producers
+
+# A vetq batch (a Client.submit_batch), written by the client that submits it, with the
+# results' TTL: `vetq:batch:<id>` hash (total, lane, created, budgets) and
+# `vetq:batch:<id>:jobs` list of its job ids in input order; read by `vetq batch status`.
+BATCH_RECORD_PREFIX = "vetq:batch:"
+
+
+def batch_record_key(batch_id: str) -> str:
+    return f"{BATCH_RECORD_PREFIX}{batch_id}"
+
+
+def batch_jobs_key(batch_id: str) -> str:
+    return f"{BATCH_RECORD_PREFIX}{batch_id}:jobs"
 
 
 # ------------------------------------------------------- named by kombu and Celery

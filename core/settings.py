@@ -132,6 +132,26 @@ class VetqSettings(BaseSettings):
     )
     cache_ttl_s: int = Field(86_400, ge=0, description="How long model answers are cached (0 turns the cache off)")
 
+    # The bulk lane (workers/bulk_coordinator.py): jobs' calls in the providers' Batch APIs.
+    bulk_coordinator: bool = Field(
+        True, description="Run the bulk lane's coordinator in this worker (one worker of the fleet works at a time)"
+    )
+    bulk_tick_s: float = Field(2.0, gt=0, le=300, description="How often the coordinator submits, polls and wakes")
+    bulk_flush_requests: int = Field(
+        1000, ge=1, description="Submit a model's queued bulk requests once this many wait"
+    )
+    bulk_flush_age_s: float = Field(
+        60.0, ge=0, le=86_400, description="... or once the oldest has waited this long (seconds)"
+    )
+    bulk_max_batch_requests: int = Field(
+        100_000, ge=1, description="Most requests in one provider batch (below the provider's own limit)"
+    )
+    bulk_poll_s: float = Field(30.0, gt=0, le=3600, description="First poll of a provider batch after submitting it")
+    bulk_poll_max_s: float = Field(600.0, gt=0, le=86_400, description="Longest wait between two polls of a batch")
+    bulk_max_resubmits: int = Field(
+        2, ge=0, le=10, description="Times an expired or canceled bulk request is submitted again"
+    )
+
     log_level: str = Field(
         "INFO", description="DEBUG, INFO, WARNING or ERROR (unset: WARNING for one-shot commands and the MCP server)"
     )
@@ -153,6 +173,10 @@ class VetqSettings(BaseSettings):
         "provider_timeout_s",
         "pdf_timeout_s",
         "ocr_min_confidence",
+        "bulk_tick_s",
+        "bulk_flush_age_s",
+        "bulk_poll_s",
+        "bulk_poll_max_s",
     )
     @classmethod
     def _finite(cls, value: float) -> float:

@@ -27,7 +27,9 @@ SERVER_CMD = [sys.executable, "-m", "vetq.api_client.cli", "mcp"]
 CALL_TIMEOUT_S = 90.0
 START_TIMEOUT_S = 60.0
 
-TOOLS = {"extract", "validate", "list_schemas", "review_decision", "should_review", "record_outcome"}
+TOOLS = {"extract", "validate", "list_schemas", "review_decision", "should_review", "record_outcome", "job_result"}
+# The job tools take the lane arguments beside their request model's fields.
+LANE_ARGUMENTS = {"lane", "bulk_deadline", "realtime_fallback"}
 
 PLAN = (
     "Replace the Postgres polling job table with a Redis Streams consumer group, move every writer to XADD, "
@@ -143,7 +145,7 @@ def malformed_floor_server(request, tmp_path_factory):
 
 
 @pytest.mark.processes
-def test_lists_six_tools_with_schemas_and_annotations(server):
+def test_lists_seven_tools_with_schemas_and_annotations(server):
     tools = server.list_tools()
     assert set(tools) == TOOLS
 
@@ -154,6 +156,7 @@ def test_lists_six_tools_with_schemas_and_annotations(server):
     assert required["should_review"] == {"decision_type", "risk_level"}
     assert required["record_outcome"] == {"review_id"}
     assert required["list_schemas"] == set()
+    assert required["job_result"] == {"job_id"}
 
     # Every field tells the agent what it is for.
     for name, tool in tools.items():
@@ -181,6 +184,7 @@ def test_lists_six_tools_with_schemas_and_annotations(server):
         "review_decision": (True, False, True),
         "should_review": (True, True, False),
         "record_outcome": (False, False, False),
+        "job_result": (True, True, False),
     }
 
 
@@ -201,10 +205,13 @@ def test_tool_arguments_are_the_request_models_fields(server):
         schema = tools[name].input_schema
         # a field's wire name: `schema` is the alias of record_schema
         fields = {info.alias or f: info for f, info in model.model_fields.items() if f not in ("kind", "trace_id")}
-        assert set(schema["properties"]) == set(fields), name
+        lane = LANE_ARGUMENTS if name != "should_review" else set()
+        assert set(schema["properties"]) == set(fields) | lane, name
         assert set(schema.get("required", [])) == {f for f, info in fields.items() if info.is_required()}, name
         for field, info in fields.items():
             assert schema["properties"][field]["description"] == info.description, (name, field)
+        if lane:
+            assert schema["properties"]["lane"]["anyOf"][0]["enum"] == ["realtime", "bulk"], name
     review = tools["review_decision"].input_schema["properties"]
     assert review["objective"]["maxLength"] == 4_000 and review["proposed_solution"]["maxLength"] == 60_000
     assert review["review_mode"]["default"] == "blind_first"
@@ -265,6 +272,62 @@ def test_extraction_input_error_is_an_envelope_not_a_tool_error(server):
     body = payload(result)
     assert result.is_error is False
     assert body["status"] == "error" and body["error"]["code"] == "INVALID_INPUT"
+
+
+# --------------------------------------------------------------------- the bulk lane
+
+
+@pytest.fixture(scope="module")
+@starts_processes
+def bulk_server(tmp_path_factory):
+    """A server whose Critic is an Anthropic model answered by the fake provider's
+    Message Batches, with a coordinator that flushes and polls at once."""
+    from tests.conftest import critic_answer
+    from vetq.eval.fake_provider import FakeProvider
+
+    provider = FakeProvider(seed=5).start()
+    provider.set_responder(lambda path, body: critic_answer())
+    tmp = tmp_path_factory.mktemp("mcp-bulk")
+    env = {
+        "VETQ_CRITIC": "anthropic:claude-haiku-4-5",
+        "ANTHROPIC_BASE_URL": provider.base_url_anthropic,
+        "ANTHROPIC_API_KEY": "test-key-not-real",
+        "VETQ_BULK_TICK_S": "0.1",
+        "VETQ_BULK_FLUSH_AGE_S": "0",
+        "VETQ_BULK_POLL_S": "0.1",
+        "VETQ_BULK_POLL_MAX_S": "0.3",
+    }
+    srv = McpServer(_server_env(tmp, env), tmp / "stderr.log").start()
+    srv.provider = provider
+    yield srv
+    srv.stop()
+    provider.stop()
+
+
+def test_a_bulk_job_returns_its_id_and_job_result_fetches_it(bulk_server):
+    submitted = payload(bulk_server.call("validate", {"text": GLOBEX, "data": GLOBEX_DATA, "lane": "bulk"}))
+    assert submitted["lane"] == "bulk" and submitted["status"] in ("queued", "running", "waiting"), submitted
+    deadline = time.monotonic() + CALL_TIMEOUT_S
+    while True:
+        result = bulk_server.call("job_result", {"job_id": submitted["job_id"]})
+        body = payload(result)
+        if set(body) == {"job_id", "status"}:  # not done yet
+            assert body["status"] in ("queued", "running", "waiting"), body
+            assert time.monotonic() < deadline, body
+            time.sleep(0.2)
+            continue
+        break
+    assert result.is_error is False
+    assert body["status"] == "ok", body
+    assert body["usage"]["critic"]["cost_usd"] > 0
+    answered = [e for e in bulk_server.provider.batch_log if e.get("op") == "answer"]
+    assert [e["outcome"] for e in answered] == ["succeeded"]  # the Critic's call went in a Message Batch
+    assert not [e for e in bulk_server.provider.log if e.get("path") == "/v1/messages"]
+
+
+def test_job_result_of_an_unknown_id_is_an_error_envelope(bulk_server):
+    body = payload(bulk_server.call("job_result", {"job_id": "no-such-job"}))
+    assert body["status"] == "error" and body["error"]["code"] == "NOT_FOUND", body
 
 
 # --------------------------------------------------------------------- review tools

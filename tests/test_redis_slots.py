@@ -17,6 +17,7 @@ from vetq.core.llm.limits import Limit
 from vetq.core.llm.scripted import ScriptedLLMClient
 from vetq.core.llm.types import LLMRequest, Message, Usage
 from vetq.workers.budget_ledger import RedisBudgetLedger
+from vetq.workers.bulk_store import BulkStore
 from vetq.workers.call_gate import RedisCallGate
 from vetq.workers.lua_scripts import SCRIPTS, source
 from vetq.workers.rate_limiter import RedisRateLimiter
@@ -89,6 +90,19 @@ def exercise_every_script(r: ScriptRecorder) -> None:
     assert ledger.release(reservation)
     direct = RedisCallGate(r, limiter=None, ledger=ledger, cache=None, budget_scopes=["job:direct", "batch:{b1}"])
     assert (direct.tokens_left() or 0) < 100_000
+    bulk = BulkStore(r, resolved_ttl_s=60)
+    for model_key in ("openai:gpt-5-mini", "openai:odd}name"):
+        created = bulk.park(
+            job_id=f"job-{model_key}",
+            digest=model_key,
+            model_key=model_key,
+            new_request={"request": "{}", "stage": "generator"},
+            deadline=None,
+            fallback=False,
+            job={"task": "vetq.extract"},
+        )
+        assert created == "created"
+        assert bulk.resolve(model_key, "done", response="{}") == 1
 
 
 def test_every_script_is_called_with_keys_of_one_cluster_slot(recorder):

@@ -42,4 +42,8 @@ def create_app(settings: VetqSettings, redis_url: str, *, check_safety: bool = T
 
     tasks.register(app, settings, redis_url)
     signals.connect()
+    # The bulk lane's coordinator runs beside the consumer in every worker (one works at a time).
+    from vetq.workers.bulk_coordinator import CoordinatorStep
+
+    app.steps["worker"].add(CoordinatorStep)
     return app

@@ -125,11 +125,13 @@ class RedisBudgetLedger:
         job keeps what it spent). True when this call set it."""
         return bool(self._set_limit(keys=[self.scope_key(scope)], args=[int(tokens), max(1, int(ttl_s))]))
 
-    def reserve(self, scopes: Sequence[str], tokens: int) -> str | None:
-        """Reserve `tokens` on every scope, atomically, under a lease of `lease_s`;
-        None (nothing reserved) when any scope has too little left once expired
-        leases are given back."""
+    def reserve(self, scopes: Sequence[str], tokens: int, *, lease_s: float | None = None) -> str | None:
+        """Reserve `tokens` on every scope, atomically, under a lease of `lease_s` (the
+        ledger's own by default; a bulk-lane call waits hours for its batch); None
+        (nothing reserved) when any scope has too little left once expired leases are
+        given back."""
         tokens = max(0, int(tokens))
+        lease_ms = self._lease_ms if lease_s is None else max(1, round(float(lease_s) * 1000))
         unique = list(dict.fromkeys(scopes))
         while True:
             reservation_id = uuid.uuid4().hex
@@ -140,7 +142,13 @@ class RedisBudgetLedger:
                         *(self.scope_key(s) for s in unique),
                         *(self.lease_key(s) for s in unique),
                     ],
-                    args=[tokens, self.reservation_ttl_s, self.untracked_ttl_s, self._lease_ms, reservation_id],
+                    args=[
+                        tokens,
+                        max(self.reservation_ttl_s, lease_ms // 1000 + 1),
+                        self.untracked_ttl_s,
+                        lease_ms,
+                        reservation_id,
+                    ],
                 )
             )
             if result == 1:

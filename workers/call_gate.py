@@ -58,12 +58,14 @@ from celery.exceptions import SoftTimeLimitExceeded
 from vetq.core.errors import ErrorCode
 from vetq.core.llm.client import LLMClient
 from vetq.core.llm.errors import BudgetExceededError, LLMError, RateLimitedError
-from vetq.core.llm.prices import MICRO_USD, PriceTable, check_lane, micro_usd, priced, shipped_prices
+from vetq.core.llm.prices import MICRO_USD, ModelPrice, PriceTable, check_lane, micro_usd, priced, shipped_prices
 from vetq.core.llm.tokens import estimate_prompt_tokens
 from vetq.core.llm.types import LLMRequest, LLMResponse, RateLimitInfo
 from vetq.core.logging import get_logger
 from vetq.core.redis_keys import ATTEMPTS_PREFIX, JOB_SCOPE_PREFIX, attempts_key
 from vetq.workers.budget_ledger import UNLIMITED, RedisBudgetLedger
+from vetq.workers.bulk_lane import BulkJob, BulkWaitError, bulk_answer
+from vetq.workers.bulk_store import BULK_LIVE_TTL_S, BulkStore
 from vetq.workers.rate_limiter import RedisRateLimiter
 from vetq.workers.response_cache import RedisResponseCache
 
@@ -81,10 +83,13 @@ log = get_logger("vetq.gate")
 MAX_BACKOFF_S = 60.0
 
 
-def full_jitter_backoff_s(attempt: int, rng: random.Random | None = None) -> float:
+def full_jitter_backoff_s(
+    attempt: int, rng: random.Random | None = None, *, base_s: float = 1.0, cap_s: float = MAX_BACKOFF_S
+) -> float:
     """The one backoff of vetq (a 429 without a hint, a job requeued after a transient
-    failure): full jitter, uniform in [0, min(MAX_BACKOFF_S, 2**attempt)]."""
-    return (rng or random).uniform(0, min(MAX_BACKOFF_S, 2.0 ** max(0, attempt)))
+    failure, the next poll of a provider batch): full jitter, uniform in
+    [0, min(cap_s, base_s * 2**attempt)]."""
+    return (rng or random).uniform(0, min(cap_s, base_s * 2.0 ** max(0, attempt)))
 
 
 class RateLimitWaitError(RateLimitedError):
@@ -152,6 +157,8 @@ class RedisCallGate:
         attempt_prefix: str = ATTEMPTS_PREFIX,
         attempt_ttl_s: int = 24 * 3600,
         deadline: float | None = None,
+        bulk: BulkJob | None = None,
+        bulk_store: BulkStore | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
@@ -172,6 +179,9 @@ class RedisCallGate:
         self.attempt_prefix = attempt_prefix
         self.attempt_ttl_s = int(attempt_ttl_s)
         self.deadline = deadline
+        # A bulk job's calls wait for the providers' batches (workers/bulk_lane.py).
+        self.bulk = bulk if bulk_store is not None else None
+        self.bulk_store = bulk_store
         self.sleep = sleep
         self.clock = clock
         self.rng = rng or random.Random()
@@ -251,10 +261,12 @@ class RedisCallGate:
         counter = self._attempt_counter(f"{client.provider}:{client.model}", request)
         return int(self.redis.get(counter) or 0) if counter else 0
 
-    def _reserve_on(self, scopes: list[str], amount: int, model_key: str, stage: str, *, usd: bool) -> str | None:
+    def _reserve_on(
+        self, scopes: list[str], amount: int, model_key: str, stage: str, *, usd: bool, lease_s: float | None = None
+    ) -> str | None:
         if self.ledger is None or not scopes:
             return None
-        reservation = self.ledger.reserve(scopes, amount)
+        reservation = self.ledger.reserve(scopes, amount, lease_s=lease_s)
         if reservation is None:
             self._count("budget_refused")
             left = {s: self.ledger.remaining(s) for s in scopes}
@@ -270,12 +282,12 @@ class RedisCallGate:
             )
         return reservation
 
-    def _reserve(self, est: int, est_usd: int, model_key: str, stage: str) -> _Held:
+    def _reserve(self, est: int, est_usd: int, model_key: str, stage: str, *, lease_s: float | None = None) -> _Held:
         """Reserve the call's tokens, then its micro-dollars; each is atomic across its
         scopes, and a refusal of the second gives the first back."""
-        tokens = self._reserve_on(self.budget_scopes, est, model_key, stage, usd=False)
+        tokens = self._reserve_on(self.budget_scopes, est, model_key, stage, usd=False, lease_s=lease_s)
         try:
-            dollars = self._reserve_on(self.usd_scopes, est_usd, model_key, stage, usd=True)
+            dollars = self._reserve_on(self.usd_scopes, est_usd, model_key, stage, usd=True, lease_s=lease_s)
         except BaseException:
             self._release(_Held(tokens, None))
             raise
@@ -343,25 +355,65 @@ class RedisCallGate:
             # bookkept: the job ends TIMEOUT with what it has, not INTERNAL_ERROR.
             raise self._timed_out(stage, "soft time limit") from None
 
+    def _estimates(self, model_key: str, request: LLMRequest, lane: str) -> tuple[int, int, ModelPrice | None]:
+        """The call's token estimate, its micro-dollar estimate on `lane` (0 without a
+        dollar budget), and the model's price (None: unpriced; a ConfigError when a
+        dollar budget needs it)."""
+        prompt_estimate = estimate_prompt_tokens(request)
+        dollar_budget = self.ledger is not None and bool(self.usd_scopes)
+        price = self.prices.price_for_budget(model_key) if dollar_budget else self.prices.lookup(model_key)
+        est_usd = (
+            price.estimate_micro_usd(prompt_estimate, request.max_tokens, lane=lane)
+            if price is not None and dollar_budget
+            else 0
+        )
+        return prompt_estimate + request.max_tokens, est_usd, price
+
+    def _bulk_call(self, client: LLMClient, request: LLMRequest, *, stage: str) -> LLMResponse | None:
+        """A bulk job's call: its answer from the bulk lane, None when it is to be made
+        on the realtime lane now, or BulkWaitError (the job parks) with the call's
+        budget reserved for as long as a batch may take."""
+        assert self.bulk is not None and self.bulk_store is not None
+        digest = RedisResponseCache.digest(client.provider, client.model, request)
+        try:
+            answer = bulk_answer(self.bulk, self.bulk_store, self.cache, client, request, stage=stage, digest=digest)
+        except BulkWaitError as wait:
+            if wait.new_request is not None:
+                est, est_usd, _ = self._estimates(wait.model_key, request, "bulk")
+                held = self._reserve(est, est_usd, wait.model_key, stage, lease_s=BULK_LIVE_TTL_S)
+                wait.new_request |= {
+                    "reservation": held.tokens or "",
+                    "reservation_usd": held.usd or "",
+                    "estimate": str(est),
+                    "estimate_usd": str(est_usd),
+                }
+            raise
+        if answer is not None and answer.cached:
+            self._count("cache_hits")
+            return answer.with_cost(0.0)  # paid for once, by the job that first asked
+        return answer  # priced at the batch price when it landed
+
+    def release_reserved(self, fields: dict[str, str] | None) -> None:
+        """Give back what a bulk call reserved (its job joined another's request)."""
+        if fields is not None:
+            self._release(_Held(fields.get("reservation") or None, fields.get("reservation_usd") or None))
+
     def _call(self, client: LLMClient, request: LLMRequest, *, stage: str) -> LLMResponse:
         provider, model = client.provider, client.model
         model_key = f"{provider}:{model}"
+        if self.bulk is not None:
+            answer = self._bulk_call(client, request, stage=stage)
+            if answer is not None:
+                return answer
+            # Past its bulk deadline and the job allows it: the realtime lane, below.
         if self.cache is not None:
             hit = self.cache.get(provider, model, request, stage=stage)
             if hit is not None:
                 self._count("cache_hits")
                 return hit.with_cost(0.0)  # paid for once, when it was first answered
 
-        prompt_estimate = estimate_prompt_tokens(request)
-        est = prompt_estimate + request.max_tokens
         # A dollar budget needs the model's price before anything is sent.
-        dollar_budget = self.ledger is not None and bool(self.usd_scopes)
-        price = self.prices.price_for_budget(model_key) if dollar_budget else self.prices.lookup(model_key)
-        est_usd = (
-            price.estimate_micro_usd(prompt_estimate, request.max_tokens, lane=self.lane)
-            if price is not None and dollar_budget
-            else 0
-        )
+        est, est_usd, price = self._estimates(model_key, request, self.lane)
         limit = self.limiter.limit_for(model_key) if self.limiter is not None else None
         if limit is not None and limit.tpm is not None and est > limit.tpm:
             raise RateLimitExhaustedError(
@@ -462,6 +514,13 @@ class RedisCallGate:
             self.redis.delete(counter)
         if self.cache is not None:
             self.cache.put(provider, model, request, response, stage=stage)
+        if self.bulk is not None and self.bulk_store is not None and RedisResponseCache.cacheable(request, response):
+            self.bulk_store.keep_realtime_answer(
+                RedisResponseCache.digest(provider, model, request),
+                model_key,
+                response.model_dump_json(),
+                owner=self.bulk.job_id,
+            )
         log.info(
             "model_call",
             stage=stage,

@@ -35,6 +35,9 @@ SCRIPTS: dict[str, str] = {
     "budget_renew": "restart a reservation's lease on every scope that still holds it",
     "budget_charge": "charge tokens to spent without a reservation",
     "budget_sweep": "read a scope once the tokens of expired leases are given back",
+    # The bulk lane (workers/bulk_store.py), on keys of the `{vetq:bulk}` hash tag.
+    "bulk_park": "create or join a bulk-lane request and record the job as its waiter, in one step",
+    "bulk_resolve": "resolve a bulk-lane request once and move its parked jobs to the wake list",
     # The worker's kombu transport (workers/reliable_transport.py), on kombu's keys.
     "reliable_pop": "pop the next message and record it as unacked in the same step",
 }

@@ -36,9 +36,13 @@ class RedisResponseCache:
         self.ttl_s = int(ttl_s)
         self.key_prefix = key_prefix
 
+    @staticmethod
+    def digest(provider: str, model: str, request: LLMRequest) -> str:
+        """What names one model request: the cache's key, and the bulk lane's request id."""
+        return hashlib.sha256("\x00".join((provider, model, request.fingerprint())).encode("utf-8")).hexdigest()
+
     def key(self, provider: str, model: str, request: LLMRequest) -> str:
-        digest = hashlib.sha256("\x00".join((provider, model, request.fingerprint())).encode("utf-8")).hexdigest()
-        return response_cache_key(digest, self.key_prefix)
+        return response_cache_key(self.digest(provider, model, request), self.key_prefix)
 
     def get(self, provider: str, model: str, request: LLMRequest, *, stage: str | None = None) -> LLMResponse | None:
         if not request.use_cache:

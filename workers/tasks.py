@@ -3,13 +3,14 @@ envelopes; only transient provider failures leave as exceptions, to be retried."
 
 from __future__ import annotations
 
+import json
 import threading
 import time
 from typing import Any, NoReturn
 
 import redis
 from celery import Celery, Task
-from celery.exceptions import SoftTimeLimitExceeded
+from celery.exceptions import Ignore, SoftTimeLimitExceeded
 
 from vetq.core.errors import ErrorCode, InvalidInputError, VetqError
 from vetq.core.extraction.pipeline import ExtractionPipeline
@@ -24,10 +25,16 @@ from vetq.core.logging import get_logger
 from vetq.core.queue import (
     BATCH_BUDGET_USD_HEADER,
     BUDGET_USD_HEADER,
+    BULK_DEADLINE_HEADER,
+    BULK_WAITING_STATE,
+    LANE_HEADER,
+    REALTIME_FALLBACK_HEADER,
     TASK_EXTRACT,
     TASK_NOOP,
+    TASK_QUEUES,
     TASK_REVIEW,
     TASK_VALIDATE,
+    TRACE_HEADER,
     requeue_step_s,
 )
 from vetq.core.redis_keys import TELEMETRY_STREAM, batch_scope, job_scope, usd_scope
@@ -38,6 +45,9 @@ from vetq.core.review.telemetry import StreamSink, TelemetrySink
 from vetq.core.settings import VetqSettings
 from vetq.core.validation import parse_model
 from vetq.workers.budget_ledger import RedisBudgetLedger, lease_s_for
+from vetq.workers.bulk_coordinator import BulkCoordinator
+from vetq.workers.bulk_lane import BulkJob, BulkWaitError
+from vetq.workers.bulk_store import BulkStore, ParkedJob
 from vetq.workers.call_gate import RedisCallGate, full_jitter_backoff_s
 from vetq.workers.rate_limiter import RedisRateLimiter
 from vetq.workers.response_cache import RedisResponseCache
@@ -53,6 +63,8 @@ OUTAGE_RETRIES_HEADER = "vetq_outage_retries"
 # Epoch seconds before which a requeued job must not run (set when its wait is longer
 # than one requeue step); a delivery that wakes earlier parks again.
 NOT_BEFORE_HEADER = "vetq_not_before"
+# A benchmark-only review mode (`vetq bench review` sets it; producers never do).
+BENCH_MODE_HEADER = "bench_mode"
 EXTRA_OUTAGE_RETRIES = 10
 EARLY_WAKE_TOLERANCE_S = 0.05
 
@@ -83,6 +95,7 @@ class WorkerContext:
         )
         self.ledger = RedisBudgetLedger(self.redis, lease_s=lease_s_for(settings))
         self.cache = RedisResponseCache(self.redis, settings.cache_ttl_s) if settings.cache_ttl_s > 0 else None
+        self.bulk_store = BulkStore(self.redis, resolved_ttl_s=settings.result_ttl_s)
 
     def gate_for(self, task: Task, *, job_tokens: int) -> RedisCallGate:
         """The call gate of one job: the fleet's limiter and cache, and budgets for the
@@ -111,6 +124,60 @@ class WorkerContext:
             # The hard time limit, held by the gate because the thread and solo pools
             # do not enforce Celery's (prefork does, and its soft limit strikes first).
             deadline=time.monotonic() + self.settings.task_time_limit_s,
+            bulk=bulk_job_of(task, batch_id),
+            bulk_store=self.bulk_store,
+        )
+
+    def park(self, task: Task, payload: Any, wait: BulkWaitError, gate: RedisCallGate) -> None:
+        """Park a bulk job on the request it waits for, and give its worker slot back
+        (Ignore: the message is acknowledged, nothing is written as its result). Its
+        message is kept with the request and published again when the answer lands.
+        A request answered meanwhile runs the job again at once instead."""
+        bulk = gate.bulk
+        assert bulk is not None
+        # WAITING is written before the job is parked: once parked it may be woken and
+        # finish at once, and a later write would hide its result.
+        task.update_state(state=BULK_WAITING_STATE, meta={"lane": "bulk", "model": wait.model_key})
+        outcome = self.bulk_store.park(
+            job_id=task.request.id,
+            digest=wait.digest,
+            model_key=wait.model_key,
+            new_request=wait.new_request,
+            deadline=bulk.deadline,
+            fallback=bulk.realtime_fallback,
+            job={
+                "task": task.name,
+                "queue": TASK_QUEUES.get(task.name, ""),
+                "payload": json.dumps(payload),
+                "headers": json.dumps(message_headers(task)),
+            },
+        )
+        if outcome != "created":
+            gate.release_reserved(wait.new_request)  # another job's request carries the budget
+        if outcome == "resolved":
+            requeue(task, None, self.settings, wait_s=0.0)
+        log.info("job_waiting_for_batch", model_key=wait.model_key, request=outcome)
+        raise Ignore()
+
+    def publish_parked(self, app: Celery, parked: ParkedJob) -> None:
+        """Send a parked job again, with its own id and headers, once its answer landed."""
+        app.send_task(
+            parked.task,
+            args=[parked.payload],
+            task_id=parked.job_id,
+            queue=parked.queue or None,
+            headers=parked.headers,
+        )
+
+    def bulk_coordinator(self, app: Celery) -> BulkCoordinator:
+        return BulkCoordinator(
+            self.redis,
+            self.settings,
+            store=self.bulk_store,
+            cache=self.cache,
+            ledger=self.ledger,
+            prices=self.prices,
+            publish=lambda parked: self.publish_parked(app, parked),
         )
 
     def _usd_scopes(self, task: Task, job_id: str, batch_id: Any) -> list[str]:
@@ -183,6 +250,48 @@ def usd_limit(budget: Any) -> int:
         log.warning("budget_header_invalid")
         return 0
     return budget_micro_usd(dollars) if dollars is not None else 0
+
+
+def bulk_job_of(task: Task, batch_id: Any) -> BulkJob | None:
+    """The bulk lane's view of a job whose headers ask for it (None: realtime)."""
+    if header(task, LANE_HEADER) != "bulk":
+        return None
+    try:
+        deadline = float(header(task, BULK_DEADLINE_HEADER)) if header(task, BULK_DEADLINE_HEADER) else None
+    except (TypeError, ValueError):
+        deadline = None
+    return BulkJob(
+        job_id=task.request.id,
+        deadline=deadline,
+        realtime_fallback=header(task, REALTIME_FALLBACK_HEADER) is True,
+        vetq_batch=str(batch_id) if batch_id else None,
+    )
+
+
+# The headers a job keeps when it goes back on its queue (a requeue, a wake from the
+# bulk lane): vetq's own, never a due time that has passed.
+KEPT_HEADERS = (
+    TRACE_HEADER,
+    BATCH_HEADER,
+    BATCH_BUDGET_HEADER,
+    BUDGET_USD_HEADER,
+    BATCH_BUDGET_USD_HEADER,
+    LANE_HEADER,
+    BULK_DEADLINE_HEADER,
+    REALTIME_FALLBACK_HEADER,
+    BENCH_MODE_HEADER,
+    PROVIDER_RETRIES_HEADER,
+    OUTAGE_RETRIES_HEADER,
+)
+
+
+def message_headers(task: Task) -> dict[str, Any]:
+    headers = {k: v for k, v in (getattr(task.request, "headers", None) or {}).items() if k in KEPT_HEADERS}
+    for name in KEPT_HEADERS:
+        value = header(task, name)
+        if value is not None:
+            headers[name] = value
+    return headers
 
 
 def header(task: Task, name: str) -> Any:
@@ -260,9 +369,6 @@ def retry_or_fail(task: Task, exc: LLMError, settings: VetqSettings) -> None:
     requeue(task, exc, settings, wait_s=wait, counts={PROVIDER_RETRIES_HEADER: retries + 1})
 
 
-BENCH_MODE_HEADER = "bench_mode"
-
-
 def raise_for_redis_outage(task: Task, exc: Exception, settings: VetqSettings) -> None:
     """Redis went away under a running job: put it back (Celery retries the publish
     until Redis answers) instead of failing it or marking it done. Counted apart
@@ -309,12 +415,14 @@ def register(app: Celery, settings: VetqSettings, redis_url: str) -> WorkerConte
     app.conf.vetq_context = context
 
     # shared=False: these tasks belong to this app only, never to Celery's default app.
-    def extraction(task: Task, payload: Any, kind: str) -> dict[str, Any]:
+    def extraction(task: Task, message: Any, kind: str) -> dict[str, Any]:
         park_until_due(task, settings)
-        payload = with_trace(task, payload, kind)
+        payload = with_trace(task, message, kind)
         try:
             gate = context.gate_for(task, job_tokens=settings.max_job_tokens)
             outcome = context.pipeline().run(payload, raise_retryable=True, gate=gate)
+        except BulkWaitError as wait:
+            context.park(task, message, wait, gate)
         except redis.RedisError as exc:
             raise_for_redis_outage(task, exc, settings)
         except LLMError as exc:
@@ -332,13 +440,15 @@ def register(app: Celery, settings: VetqSettings, redis_url: str) -> WorkerConte
         return extraction(self, payload, "validate")
 
     @app.task(name=TASK_REVIEW, bind=True, shared=False, max_retries=None)
-    def review(self: Task, payload: Any) -> dict[str, Any]:
+    def review(self: Task, message: Any) -> dict[str, Any]:
         park_until_due(self, settings)
-        payload = with_trace(self, payload, None)
+        payload = with_trace(self, message, None)
         try:
             gate = context.gate_for(self, job_tokens=settings.max_review_tokens)
             # Benchmark-only modes arrive in a header the producer faces never set.
             return review_job(context, payload, gate, mode=header(self, BENCH_MODE_HEADER))
+        except BulkWaitError as wait:
+            context.park(self, message, wait, gate)
         except redis.RedisError as exc:
             raise_for_redis_outage(self, exc, settings)
         except LLMError as exc:

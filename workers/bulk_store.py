@@ -1,0 +1,380 @@
+"""The bulk lane's state in Redis: each model request waiting for, or answered by, a
+provider batch; the jobs parked on them; the provider batches; the wake list. Shared
+by every worker, like the budgets and the response cache (keys in core.redis_keys,
+all under the `{vetq:bulk}` hash tag).
+
+A request is named by its response-cache digest (provider, model, request), so two
+jobs asking the same thing share one provider request and it is paid once. Its
+states:
+
+    pending    waiting in `pending:<model>` for the next provider batch
+    submitted  in a provider batch (`batch`), waiting for its end
+    done       answered: `response` holds the LLMResponse (also in the response cache)
+    failed     `error` holds the job's error (errored twice, expired past its bounds)
+    realtime   past its bulk deadline unanswered: a job that allows it asks the
+               realtime lane
+
+A job parks on one request at a time (a job's stages call one model at a time): its
+message (task, queue, payload, headers) waits in `job:<id>` and its id in the
+request's waiters. Parking and resolving are each one Lua script, so a job parks
+either before the answer lands (and is woken) or after it (and runs on at once); it
+is never left waiting on an answered request. Waking moves the parked jobs to the
+wake list in the same script; the coordinator publishes them and deletes their
+records: a crash in between publishes a job twice (a second run reads every answer
+from the cache and writes the same result), never zero times.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import redis
+
+from vetq.core.batch_records import as_text, provider_batch_view, text_fields
+from vetq.core.llm.types import LLMRequest, LLMResponse
+from vetq.core.redis_keys import (
+    BULK_MODELS_KEY,
+    BULK_OPEN_KEY,
+    BULK_WAKE_KEY,
+    bulk_batch_key,
+    bulk_hold_key,
+    bulk_job_key,
+    bulk_pending_key,
+    bulk_request_key,
+    bulk_vbatch_key,
+    bulk_waiters_key,
+)
+from vetq.workers.lua_scripts import register
+
+__all__ = ["UNRESOLVED", "BulkStore", "ParkedJob", "StoredRequest"]
+
+UNRESOLVED = frozenset({"pending", "submitted"})
+# How long an unresolved request, a parked job or an open batch is kept: two provider
+# windows (24 h each) and a day to spare, so nothing waiting is ever evicted by age.
+BULK_LIVE_TTL_S = 3 * 24 * 3600
+
+
+def _float(value: str | None) -> float | None:
+    try:
+        return float(value) if value not in (None, "") else None
+    except ValueError:
+        return None
+
+
+class StoredRequest:
+    """One bulk-lane request as Redis holds it."""
+
+    def __init__(self, digest: str, fields: dict[str, str]) -> None:
+        self.digest = digest
+        self.fields = fields
+
+    @property
+    def state(self) -> str:
+        return self.fields.get("state", "")
+
+    @property
+    def model_key(self) -> str:
+        return self.fields.get("model_key", "")
+
+    @property
+    def owner(self) -> str:
+        return self.fields.get("owner", "")
+
+    @property
+    def stage(self) -> str:
+        return self.fields.get("stage", "")
+
+    @property
+    def reservation(self) -> str | None:
+        """The ledger reservation of the request's tokens (None: no budget to draw on)."""
+        return self.fields.get("reservation") or None
+
+    @property
+    def reservation_usd(self) -> str | None:
+        """... and of its micro-dollars."""
+        return self.fields.get("reservation_usd") or None
+
+    def estimates(self) -> tuple[int, int]:
+        """(tokens, micro-dollars) reserved: what is charged when a provider reports no usage."""
+        return int(self.fields.get("estimate") or 0), int(self.fields.get("estimate_usd") or 0)
+
+    @property
+    def deadline(self) -> float | None:
+        return _float(self.fields.get("deadline"))
+
+    @property
+    def fallback(self) -> bool:
+        return self.fields.get("fallback") == "1"
+
+    @property
+    def errors(self) -> int:
+        return int(self.fields.get("errors") or 0)
+
+    @property
+    def resubmits(self) -> int:
+        return int(self.fields.get("resubmits") or 0)
+
+    @property
+    def vetq_batch(self) -> str | None:
+        return self.fields.get("vbatch") or None
+
+    def request(self) -> LLMRequest | None:
+        raw = self.fields.get("request")
+        return LLMRequest.model_validate_json(raw) if raw else None
+
+    def response(self) -> LLMResponse | None:
+        raw = self.fields.get("response")
+        return LLMResponse.model_validate_json(raw) if raw else None
+
+    def error(self) -> dict[str, Any] | None:
+        raw = self.fields.get("error")
+        return json.loads(raw) if raw else None
+
+    def overdue(self, now: float) -> bool:
+        deadline = self.deadline
+        return deadline is not None and now >= deadline
+
+
+class ParkedJob:
+    def __init__(self, job_id: str, fields: dict[str, str]) -> None:
+        self.job_id = job_id
+        self.task = fields.get("task", "")
+        self.queue = fields.get("queue", "")
+        self.payload: Any = json.loads(fields.get("payload") or "null")
+        self.headers: dict[str, Any] = json.loads(fields.get("headers") or "{}")
+        self.digest = fields.get("digest", "")
+        self.parked_ms = fields.get("parked_ms", "")
+
+
+class BulkStore:
+    def __init__(self, redis_client: Any, *, resolved_ttl_s: int) -> None:
+        self.redis = redis_client
+        self.resolved_ttl_s = max(1, int(resolved_ttl_s))
+        self._park, self._resolve = register(redis_client, "bulk_park", "bulk_resolve")
+
+    # ------------------------------------------------------------------ requests
+
+    def get(self, digest: str) -> StoredRequest | None:
+        fields = text_fields(self.redis.hgetall(bulk_request_key(digest)))
+        return StoredRequest(digest, fields) if fields else None
+
+    def get_many(self, digests: Sequence[str]) -> list[StoredRequest | None]:
+        pipe = self.redis.pipeline(transaction=False)
+        for digest in digests:
+            pipe.hgetall(bulk_request_key(digest))
+        return [
+            StoredRequest(d, text_fields(raw)) if raw else None for d, raw in zip(digests, pipe.execute(), strict=True)
+        ]
+
+    def park(
+        self,
+        *,
+        job_id: str,
+        digest: str,
+        model_key: str,
+        new_request: dict[str, str] | None,
+        deadline: float | None,
+        fallback: bool,
+        job: dict[str, Any],
+    ) -> str:
+        """Create (`new_request`: its fields) or join the request `digest` and park the
+        job on it: "created", "joined", or "resolved" (it was answered meanwhile)."""
+        fields = {"model_key": model_key, **(new_request or {})} if new_request is not None else None
+        result = self._park(
+            keys=[
+                bulk_request_key(digest),
+                bulk_waiters_key(digest),
+                bulk_pending_key(model_key),
+                BULK_MODELS_KEY,
+                bulk_job_key(job_id),
+            ],
+            args=[
+                job_id,
+                digest,
+                _now_ms(),
+                BULK_LIVE_TTL_S,
+                json.dumps(fields) if fields is not None else "",
+                "" if deadline is None else repr(float(deadline)),
+                "1" if fallback else "0",
+                json.dumps({name: str(value) for name, value in job.items()}),
+            ],
+        )
+        return as_text(result)
+
+    def resolve(self, digest: str, state: str, **fields: str) -> int:
+        """Resolve the request (done, failed, realtime) and wake its jobs: how many, or
+        -1 when it was resolved already."""
+        return int(
+            self._resolve(
+                keys=[bulk_request_key(digest), bulk_waiters_key(digest), BULK_WAKE_KEY],
+                args=[state, self.resolved_ttl_s, json.dumps(fields), ""],
+            )
+        )
+
+    def keep_realtime_answer(self, digest: str, model_key: str, response_json: str, *, owner: str) -> bool:
+        """A bulk job past its deadline answered its call on the realtime lane: keep
+        the answer as the request's, so the job's re-runs find it as the one it paid
+        for (the response cache would hand it back at no cost). False when the
+        request is in a batch or answered already."""
+        fields = {"response": response_json, "owner": owner, "model_key": model_key}
+        return (
+            int(
+                self._resolve(
+                    keys=[bulk_request_key(digest), bulk_waiters_key(digest), BULK_WAKE_KEY],
+                    args=["done", self.resolved_ttl_s, json.dumps(fields), "realtime"],
+                )
+            )
+            >= 0
+        )
+
+    def requeue(self, requests: Iterable[StoredRequest], *, counter: str | None = None) -> None:
+        """Put unanswered requests back in their model's pending set (a resubmission, a
+        retry after an error, a submission refused), `counter` (errors or resubmits)
+        counted up."""
+        pipe = self.redis.pipeline(transaction=True)
+        now = _now_ms()
+        for stored in requests:
+            key = bulk_request_key(stored.digest)
+            pipe.hset(key, mapping={"state": "pending", "batch": ""})
+            if counter is not None:
+                pipe.hincrby(key, counter, 1)
+            pipe.zadd(bulk_pending_key(stored.model_key), {stored.digest: now})
+            pipe.sadd(BULK_MODELS_KEY, stored.model_key)
+        pipe.execute()
+
+    def pending_models(self) -> list[str]:
+        return sorted(as_text(m) for m in self.redis.smembers(BULK_MODELS_KEY))
+
+    def pending(self, model_key: str, limit: int) -> list[tuple[str, float]]:
+        """The oldest `limit` pending digests of a model, with their age in seconds."""
+        now = _now_ms()
+        raw = self.redis.zrange(bulk_pending_key(model_key), 0, max(0, limit - 1), withscores=True)
+        return [(as_text(digest), max(0.0, (now - score) / 1000.0)) for digest, score in raw]
+
+    def pending_count(self, model_key: str) -> int:
+        return int(self.redis.zcard(bulk_pending_key(model_key)))
+
+    def forget_pending(self, model_key: str, digests: Sequence[str]) -> None:
+        pipe = self.redis.pipeline(transaction=True)
+        if digests:
+            pipe.zrem(bulk_pending_key(model_key), *digests)
+        pipe.execute()
+        # A model whose pending set emptied is dropped from the set the coordinator scans;
+        # a park racing this re-adds it.
+        if self.pending_count(model_key) == 0:
+            self.redis.srem(BULK_MODELS_KEY, model_key)
+            if self.pending_count(model_key) > 0:
+                self.redis.sadd(BULK_MODELS_KEY, model_key)
+
+    def hold(self, model_key: str, seconds: float) -> None:
+        self.redis.set(bulk_hold_key(model_key), "1", px=max(1, int(seconds * 1000)))
+
+    def held_for_s(self, model_key: str) -> float:
+        ttl = int(self.redis.pttl(bulk_hold_key(model_key)))
+        return ttl / 1000.0 if ttl > 0 else 0.0
+
+    # ------------------------------------------------------------------ provider batches
+
+    def record_batch(
+        self, batch_id: str, model_key: str, digests: Sequence[str], vetq_batches: Iterable[str], next_poll_s: float
+    ) -> None:
+        """The requests are in provider batch `batch_id`: mark them submitted, take them
+        off the pending set, and open the batch for polling."""
+        now = _now_ms()
+        pipe = self.redis.pipeline(transaction=True)
+        for digest in digests:
+            pipe.hset(bulk_request_key(digest), mapping={"state": "submitted", "batch": batch_id})
+        pipe.zrem(bulk_pending_key(model_key), *digests)
+        pipe.hset(
+            bulk_batch_key(batch_id),
+            mapping={
+                "model_key": model_key,
+                "created_ms": now,
+                "requests": json.dumps(list(digests)),
+                "state": "in_progress",
+                "counts": json.dumps({"processing": len(digests)}),
+                "polls": 0,
+            },
+        )
+        pipe.expire(bulk_batch_key(batch_id), BULK_LIVE_TTL_S)
+        pipe.zadd(BULK_OPEN_KEY, {batch_id: now + int(next_poll_s * 1000)})
+        for vetq_batch in set(vetq_batches):
+            pipe.sadd(bulk_vbatch_key(vetq_batch), batch_id)
+            pipe.expire(bulk_vbatch_key(vetq_batch), BULK_LIVE_TTL_S)
+        pipe.execute()
+
+    def due_batches(self, limit: int = 100) -> list[str]:
+        return [as_text(b) for b in self.redis.zrangebyscore(BULK_OPEN_KEY, "-inf", _now_ms(), start=0, num=limit)]
+
+    def batch(self, batch_id: str) -> dict[str, Any] | None:
+        fields = text_fields(self.redis.hgetall(bulk_batch_key(batch_id)))
+        return provider_batch_view(batch_id, fields) if fields else None
+
+    def update_batch(self, batch_id: str, *, next_poll_s: float | None, **fields: Any) -> None:
+        """Record what a poll saw; `next_poll_s` None closes the batch (it ended)."""
+        mapping = {k: json.dumps(v) if isinstance(v, (dict, list)) else str(v) for k, v in fields.items()}
+        pipe = self.redis.pipeline(transaction=True)
+        if mapping:
+            pipe.hset(bulk_batch_key(batch_id), mapping=mapping)
+        pipe.hincrby(bulk_batch_key(batch_id), "polls", 1)
+        if next_poll_s is None:
+            pipe.zrem(BULK_OPEN_KEY, batch_id)
+            pipe.expire(bulk_batch_key(batch_id), self.resolved_ttl_s)
+        else:
+            pipe.zadd(BULK_OPEN_KEY, {batch_id: _now_ms() + int(next_poll_s * 1000)})
+        pipe.execute()
+
+    def vetq_batch_batches(self, vetq_batch: str) -> list[str]:
+        return sorted(as_text(b) for b in self.redis.smembers(bulk_vbatch_key(vetq_batch)))
+
+    # ------------------------------------------------------------------ waking
+
+    def woken(self, limit: int) -> list[str]:
+        return [as_text(j) for j in self.redis.lrange(BULK_WAKE_KEY, 0, max(0, limit - 1))]
+
+    def parked(self, job_id: str) -> ParkedJob | None:
+        fields = text_fields(self.redis.hgetall(bulk_job_key(job_id)))
+        return ParkedJob(job_id, fields) if fields else None
+
+    def parked_count(self, job_ids: Sequence[str]) -> int:
+        pipe = self.redis.pipeline(transaction=False)
+        for job_id in job_ids:
+            pipe.exists(bulk_job_key(job_id))
+        return sum(int(x) for x in pipe.execute())
+
+    def woke(self, parked: ParkedJob) -> None:
+        """The job was published again: its wake entry goes, and its parked record
+        unless the job, already running again, parked on its next call meanwhile."""
+        key = bulk_job_key(parked.job_id)
+        with self.redis.pipeline(transaction=True) as pipe:
+            while True:
+                try:
+                    pipe.watch(key)
+                    same = (as_text(pipe.hget(key, "digest")), as_text(pipe.hget(key, "parked_ms"))) == (
+                        parked.digest,
+                        parked.parked_ms,
+                    )
+                    pipe.multi()
+                    if same:
+                        pipe.delete(key)
+                    pipe.lrem(BULK_WAKE_KEY, 1, parked.job_id)
+                    pipe.execute()
+                    return
+                except redis.WatchError:
+                    continue  # it parked again just now: look again
+
+    def counts(self) -> dict[str, int]:
+        """What the bulk lane holds now (for status and the benchmark)."""
+        models = self.pending_models()
+        return {
+            "pending_requests": sum(self.pending_count(m) for m in models),
+            "open_batches": int(self.redis.zcard(BULK_OPEN_KEY)),
+            "jobs_to_wake": int(self.redis.llen(BULK_WAKE_KEY)),
+        }
+
+
+def _now_ms() -> int:
+    return int(time.time() * 1000)
