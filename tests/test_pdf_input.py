@@ -323,7 +323,10 @@ def test_a_pdf_over_the_limit_is_refused_at_the_producer_before_any_job_is_sent(
         service.client.submit({"kind": "extract", "pdf": encode_pdf(big)})
     batch = service.client.submit_batch([{"pdf": encode_pdf(big)}])
     assert batch.results(timeout=5)[0]["error"]["code"] == "INVALID_INPUT"
-    assert set(connection.keys("*")) == before  # no job recorded, no message queued
+    added = set(connection.keys("*")) - before
+    # No job recorded, no message queued: only the batch's own record, naming the refusal.
+    assert [key for key in added if not key.startswith(b"vetq:batch:")] == []
+    assert service.client.batch_status(batch.id)["failed"] == 1
 
 
 def vetq(*args, input=None, env=None, timeout=120):
