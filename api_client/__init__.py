@@ -3,6 +3,18 @@
 by name; importing this package pulls in no worker code and no provider SDK."""
 
 from vetq.api_client.admin import Admin
-from vetq.api_client.client import Batch, Client, Job, JobStatus, NoWorkerError
+from vetq.api_client.aio import AsyncBatch, AsyncClient, AsyncJob
+from vetq.api_client.client import Batch, BatchStream, Client, Job, JobStatus, NoWorkerError
 
-__all__ = ["Admin", "Batch", "Client", "Job", "JobStatus", "NoWorkerError"]
+__all__ = [
+    "Admin",
+    "AsyncBatch",
+    "AsyncClient",
+    "AsyncJob",
+    "Batch",
+    "BatchStream",
+    "Client",
+    "Job",
+    "JobStatus",
+    "NoWorkerError",
+]

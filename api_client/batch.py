@@ -3,8 +3,10 @@ keeps the batch going) and write results back in input order as they land."""
 
 from __future__ import annotations
 
+import json
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from typing import IO, Any
 
 from vetq.core.errors import ErrorCode, InvalidInputError
@@ -12,6 +14,8 @@ from vetq.core.results import error_result
 from vetq.core.validation import json_problem, parse_json_unchecked
 
 MAX_LINE_CHARS = 10_000_000
+# How often a batch whose stderr is not a terminal reports its progress (a JSON line).
+PROGRESS_EVERY_S = 10.0
 # Room a line needs besides its document: options, data, schema, id.
 LINE_OVERHEAD_CHARS = 1_000_000
 
@@ -81,36 +85,96 @@ def read_lines(stream: IO[bytes]) -> Iterator[tuple[int, bytes]]:
 
 
 class Progress:
-    """The batch's progress on stderr (done/total, a bar, jobs per second, ETA), drawn
-    by rich only when stderr is a terminal and there is more than one line: a pipe or
-    a log file gets nothing, and stdout carries the JSONL results alone. A context
-    manager: rich redraws from a thread until the block ends; lines advanced before it
-    starts (refused at parsing) count as done."""
+    """The batch's progress on stderr; stdout carries the JSONL results alone.
 
-    def __init__(self, total: int, stream: IO[str] | None = None) -> None:
+    On a terminal rich draws done/total, a bar, jobs per second and the ETA. Anywhere
+    else (a pipe, a log file, a CI job) it is JSON lines, `{"event": "batch_progress",
+    "done", "submitted", "total", "jobs_per_s", "eta_s"}`, at most one per `every_s`
+    seconds and one at the end, so a long batch is seen to move. `total` is None
+    until the input has been read to its end (`set_total`). A batch of one line shows
+    nothing. A context manager; lines advanced before it starts (refused at parsing)
+    count as done."""
+
+    def __init__(
+        self,
+        total: int | None = None,
+        stream: IO[str] | None = None,
+        *,
+        every_s: float = PROGRESS_EVERY_S,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.total = total
         self.stream = stream or sys.stderr
-        self.enabled = bool(getattr(self.stream, "isatty", lambda: False)()) and total > 1
+        self.terminal = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.every_s = every_s
+        self.clock = clock
         self.done = 0
+        self.submitted = 0
+        self._started = clock()
+        self._last_line: float | None = None
         self._bar: Any = None
         self._task: Any = None
+        self._active = False
+
+    @property
+    def enabled(self) -> bool:
+        return self.total is None or self.total > 1
 
     def __enter__(self) -> Progress:
-        if self.enabled:
+        self._active = True
+        self._started = self.clock()
+        if self.terminal and self.enabled:
             self._bar = _rich_progress(self.stream)
             self._task = self._bar.add_task("batch", total=self.total, completed=self.done)
             self._bar.start()
         return self
 
+    def set_total(self, total: int) -> None:
+        self.total = total
+        if self._bar is not None:
+            self._bar.update(self._task, total=total)
+
+    def sent(self, count: int) -> None:
+        self.submitted = count
+        self._maybe_line()
+
     def advance(self) -> None:
         self.done += 1
         if self._bar is not None:
             self._bar.advance(self._task)
+        self._maybe_line()
+
+    def _maybe_line(self) -> None:
+        if not self._active or self.terminal or not self.enabled:
+            return
+        now = self.clock()
+        if self._last_line is None or now - self._last_line >= self.every_s:
+            self._line(now)
+
+    def _line(self, now: float) -> None:
+        self._last_line = now
+        elapsed = max(now - self._started, 1e-9)
+        rate = self.done / elapsed
+        left = None if self.total is None else self.total - self.done
+        eta = None if left is None or rate <= 0 else round(left / rate, 1)
+        line = {
+            "event": "batch_progress",
+            "done": self.done,
+            "submitted": max(self.submitted, self.done),
+            "total": self.total,
+            "jobs_per_s": round(rate, 2),
+            "eta_s": eta,
+        }
+        self.stream.write(json.dumps(line) + "\n")
+        self.stream.flush()
 
     def __exit__(self, *exc: object) -> None:
+        self._active = False
         if self._bar is not None:
             self._bar.stop()
             self._bar = None
+        elif not self.terminal and self.enabled:
+            self._line(self.clock())
 
 
 def _rich_progress(stream: IO[str]) -> Any:

@@ -11,7 +11,7 @@ import argparse
 import io
 import json
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import IO, Any
 
 from vetq.core import __version__
@@ -212,7 +212,10 @@ def _add_job_flags(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--batch", action="store_true", help="JSONL in, one JSON result per line out, in input order")
     parser.add_argument(
-        "--timeout", type=_positive_float, help="seconds to wait for results (default VETQ_WAIT_TIMEOUT_S)"
+        "--timeout",
+        type=_positive_float,
+        help="seconds to wait for the result; with --batch, the longest wait for the next one, so a long batch "
+        "that keeps finishing jobs never times out (default VETQ_WAIT_TIMEOUT_S)",
     )
     parser.add_argument("--token-budget", type=_positive_int, help="with --batch: tokens the whole batch may spend")
     parser.add_argument(
@@ -530,26 +533,28 @@ def _run_batch(args: argparse.Namespace, kind: str) -> int:
     else:
         # Bytes, as from a file: a line that is not UTF-8 is refused alone, by the same rule.
         stream = getattr(sys.stdin, "buffer", None) or io.BytesIO(sys.stdin.read().encode("utf-8", "surrogateescape"))
-    with stream:
-        max_chars = line_limit(load_settings().max_pdf_bytes)
-        parsed = [parse_batch_line(line, kind=kind, number=n, max_chars=max_chars) for n, line in read_lines(stream)]
-    good = [i for i, (_id, line) in enumerate(parsed) if line.get("status") != "error"]
+    max_chars = line_limit(load_settings().max_pdf_bytes)
     if args.no_wait:
+        with stream:
+            parsed = [
+                parse_batch_line(line, kind=kind, number=n, max_chars=max_chars) for n, line in read_lines(stream)
+            ]
+        good = [i for i, (_id, line) in enumerate(parsed) if line.get("status") != "error"]
         return _submit_batch_only(args, parsed, good, lane)
     timeout = _wait_timeout(args)
     worst = EXIT_OK
+    # Input lines are read, sent and answered as a stream: only the lines in flight and
+    # the results waiting for an earlier line are held, however long the input.
+    line_ids: dict[int, Any] = {}
     outputs: dict[int, dict[str, Any]] = {}
-    progress = Progress(len(parsed))
-    for i, (_id, line) in enumerate(parsed):
-        if line.get("status") == "error":
-            outputs[i] = line
-            progress.advance()
+    sent_as: list[int] = []  # input index of each request handed to the batch
     next_index = 0
+    progress = Progress()
 
     def flush() -> None:
         nonlocal next_index, worst
         while next_index in outputs:
-            line_id = parsed[next_index][0]
+            line_id = line_ids.pop(next_index, None)
             out = outputs.pop(next_index)
             if line_id is not None:
                 out = {"id": line_id, **{k: v for k, v in out.items() if k != "id"}}
@@ -557,19 +562,29 @@ def _run_batch(args: argparse.Namespace, kind: str) -> int:
             worst = max(worst, exit_code_for(out))
             next_index += 1
 
-    flush()
-    if good:
-        with progress, _client() as client:
-            batch = client.submit_batch(
-                ({**_options(args), **parsed[i][1]} for i in good),
-                token_budget=args.token_budget,
-                budget_usd=args.budget_usd,
-                **lane,
-            )
-            for batch_index, result in batch.as_completed(timeout=timeout):
-                outputs[good[batch_index]] = result
+    def requests() -> Iterator[dict[str, Any]]:
+        count = 0
+        for n, raw in read_lines(stream):
+            line_id, line = parse_batch_line(raw, kind=kind, number=n, max_chars=max_chars)
+            index, count = count, count + 1
+            line_ids[index] = line_id
+            progress.sent(count)
+            if line.get("status") == "error":
+                outputs[index] = line
                 progress.advance()
-                flush()
+                continue
+            sent_as.append(index)
+            yield {**_options(args), **line}
+        progress.set_total(count)
+
+    with stream, progress, _client() as client:
+        run = client.stream_batch(
+            requests(), timeout=timeout, token_budget=args.token_budget, budget_usd=args.budget_usd, **lane
+        )
+        for batch_index, result in run:
+            outputs[sent_as[batch_index]] = result
+            progress.advance()
+            flush()
     flush()
     return worst
 

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import asyncio
 import itertools
 import json
-import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
@@ -17,10 +15,11 @@ from typing import Any
 import redis
 from celery import Celery
 from celery.exceptions import TimeoutError as CeleryTimeout
-from celery.result import AsyncResult, ResultSet
+from celery.result import AsyncResult
 from kombu.exceptions import OperationalError
 from redis.retry import Retry
 
+from vetq.api_client.result_stream import FINAL_STATES, ResultStream
 from vetq.core.batch_records import as_text, job_state, provider_batch_view, text_fields
 from vetq.core.documents.input import is_pdf, pdf_size_limit_text
 from vetq.core.errors import (
@@ -238,14 +237,17 @@ class Job:
             return status
 
     def _outcome(self, async_result: AsyncResult) -> dict[str, Any]:
-        if async_result.state == "SUCCESS":
-            value = async_result.result
+        return self._outcome_of(async_result.state, async_result.result)
+
+    def _outcome_of(self, state: str, value: Any) -> dict[str, Any]:
+        """The result envelope of a finished job from its Celery state and value."""
+        if state == "SUCCESS":
             if isinstance(value, dict):
                 return upgrade(value)  # a result an older worker wrote reads in today's format
             return error_result(
                 ErrorCode.INTERNAL_ERROR, "the worker returned a non-object result", trace_id=self.trace_id
             )
-        return _failure_envelope(self.id, self.trace_id, async_result.result)
+        return _failure_envelope(self.id, self.trace_id, value)
 
     def result(self, timeout: float | None = None) -> dict[str, Any]:
         """Wait for the result through Redis pub/sub (Celery's result consumer). While
@@ -294,9 +296,6 @@ class Job:
                 last_liveness = now
             time.sleep(interval)
 
-    async def wait(self, timeout: float | None = None) -> dict[str, Any]:
-        return await asyncio.to_thread(self.result, timeout)
-
     def __repr__(self) -> str:
         return f"Job(id={self.id!r}, trace_id={self.trace_id!r}, queue={self.queue!r})"
 
@@ -311,6 +310,9 @@ class Batch:
         self.id = batch_id
         # The results handed out so far, by input index (what spent() adds up).
         self.collected: dict[int, dict[str, Any]] = {}
+        # Set by the client that submits the batch (what every job's message carries).
+        self._options: LaneOptions | None = None
+        self._headers: dict[str, Any] = {"batch_id": batch_id}
 
     @property
     def jobs(self) -> list[Job]:
@@ -320,11 +322,21 @@ class Batch:
         return len(self.entries)
 
     def counts(self) -> dict[str, int]:
-        done = sum(1 for e in self.entries if not isinstance(e, Job) or AsyncResult(e.id, app=self.client.app).ready())
+        """How many of the batch's jobs are done (refused lines count as done): one
+        MGET per STATUS_CHUNK jobs."""
+        jobs = self.jobs
+        done = len(self.entries) - len(jobs)
+        with _service_errors(self.client.redis_url):
+            r = self.client.redis()
+            for start in range(0, len(jobs), STATUS_CHUNK):
+                keys = [CELERY_RESULT_PREFIX + job.id for job in jobs[start : start + STATUS_CHUNK]]
+                done += sum(1 for raw in r.mget(keys) if raw is not None and _stored_state(raw) in FINAL_STATES)
         return {"total": len(self.entries), "done": done, "pending": len(self.entries) - done}
 
     def as_completed(self, timeout: float | None = None) -> Iterator[tuple[int, dict[str, Any]]]:
-        """(input index, result) pairs as results land, via the pub/sub consumer."""
+        """(input index, result) pairs as results land. `timeout`: the longest wait for
+        the next result (a batch that keeps finishing jobs never times out; one where
+        nothing lands for `timeout` seconds raises WaitTimeout)."""
         with _service_errors(self.client.redis_url):
             yield from self._as_completed(timeout)
 
@@ -336,31 +348,37 @@ class Batch:
         index_of = {e.id: i for i, e in enumerate(self.entries) if isinstance(e, Job)}
         if not index_of:
             return
-        pending = set(index_of)
-        slices = _WaitSlices(timeout)
-        while pending:
-            slice_s = slices.next()
-            if slice_s is None:
-                raise WaitTimeout(f"batch {self.id}: {len(pending)} job(s) unfinished after {timeout}s")
-            results = ResultSet([AsyncResult(job_id, app=self.client.app) for job_id in pending], app=self.client.app)
-            try:
-                for job_id, _meta in results.iter_native(timeout=slice_s):
-                    if job_id not in pending:
-                        continue
-                    pending.discard(job_id)
-                    job = self.entries[index_of[job_id]]
-                    assert isinstance(job, Job)
-                    outcome = job._outcome(AsyncResult(job_id, app=self.client.app))
-                    self.collected[index_of[job_id]] = outcome
-                    yield index_of[job_id], outcome
-            except (TimeoutError, CeleryTimeout):
-                states = {AsyncResult(j, app=self.client.app).state for j in pending}
-                if states <= {"PENDING"}:
-                    self.client.require_worker(self.jobs[0].queue)
+        stream = self._result_stream()
+        stream.add(index_of)
+        for job_id, meta in stream.results(timeout, self._timed_out(timeout)):
+            yield self._collect(index_of[job_id], meta)
+
+    def _result_stream(self) -> ResultStream:
+        queues = {job.queue for job in self.jobs}
+        queue = queues.pop() if len(queues) == 1 else None
+        return ResultStream(
+            self.client.redis(),
+            decode=self.client.app.backend.decode_result,
+            on_idle=lambda: self.client.require_worker(queue),
+            idle_s=LIVENESS_CHECK_S,
+        )
+
+    def _timed_out(self, timeout: float | None) -> Callable[[int], BaseException]:
+        def timed_out(left: int) -> WaitTimeout:
+            return WaitTimeout(f"batch {self.id}: no result for {timeout}s, {left} job(s) unfinished")
+
+        return timed_out
+
+    def _collect(self, index: int, meta: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        job = self.entries[index]
+        assert isinstance(job, Job)
+        outcome = job._outcome_of(meta["status"], meta.get("result"))
+        self.collected[index] = outcome
+        return index, outcome
 
     def spent(self) -> dict[str, Any]:
-        """What the results collected so far (by as_completed, results or their asyncio
-        faces) spent: `cost_usd` (null as soon as one result's cost is unknown: a model
+        """What the results collected so far (by as_completed, results, or an
+        AsyncBatch over this batch) spent: `cost_usd` (null as soon as one result's cost is unknown: a model
         without a price, or a result from a worker that did not price its calls),
         `prompt_tokens`, `completion_tokens`, `total_tokens`, and `results`, how many
         results it counts of the batch's `total`."""
@@ -373,33 +391,57 @@ class Batch:
             ordered[index] = result
         return [r for r in ordered if r is not None]
 
-    async def aresults(self, timeout: float | None = None) -> list[dict[str, Any]]:
-        return await asyncio.to_thread(self.results, timeout)
 
-    async def as_completed_async(self, timeout: float | None = None) -> AsyncIterator[tuple[int, dict[str, Any]]]:
-        """The same stream for asyncio code: one thread drains the result consumer and
-        hands each result to the event loop as it lands."""
-        loop = asyncio.get_running_loop()
-        queue: asyncio.Queue[Any] = asyncio.Queue()
-        done = object()
+class BatchStream:
+    """A batch collected while it is submitted (Client.stream_batch): iterate it for
+    (input index, result) pairs as results land. `batch` is the Batch so far (its id,
+    `spent()`); `submitted` counts the requests sent (refused ones included) and
+    `total` is None until the input is exhausted."""
 
-        def drain() -> None:
-            try:
-                for item in self.as_completed(timeout):
-                    loop.call_soon_threadsafe(queue.put_nowait, item)
-            except BaseException as exc:  # noqa: BLE001 - handed to the awaiting side
-                loop.call_soon_threadsafe(queue.put_nowait, exc)
-            finally:
-                loop.call_soon_threadsafe(queue.put_nowait, done)
+    def __init__(self, batch: Batch, requests: Iterator[Any], timeout: float | None) -> None:
+        self.batch = batch
+        self.id = batch.id
+        self._requests = requests
+        self._timeout = timeout
+        self.submitted = 0
+        self.total: int | None = None
 
-        threading.Thread(target=drain, name=f"vetq-batch-{self.id[:8]}", daemon=True).start()
-        while True:
-            item = await queue.get()
-            if item is done:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item
+    def __iter__(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        with _service_errors(self.batch.client.redis_url):
+            yield from self._run()
+
+    def _run(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        batch, client = self.batch, self.batch.client
+        stream: ResultStream | None = None
+        index_of: dict[str, int] = {}
+        try:
+            while chunk := list(itertools.islice(self._requests, SUBMIT_CHUNK)):
+                first = len(batch.entries)
+                added = client._submit_chunk(batch, chunk)
+                self.submitted += len(added)
+                jobs = {}
+                for offset, entry in enumerate(added):
+                    if isinstance(entry, Job):
+                        jobs[entry.id] = first + offset
+                    else:
+                        batch.collected[first + offset] = entry
+                        yield first + offset, entry
+                if jobs:
+                    index_of.update(jobs)
+                    if stream is None:
+                        stream = batch._result_stream()
+                    stream.add(jobs)
+                # Hand out what has landed meanwhile, without waiting, then send more.
+                while stream is not None and (item := stream.next(0)) is not None:
+                    yield batch._collect(index_of[item[0]], item[1])
+            client._close_batch(batch)
+            self.total = len(batch.entries)
+            if stream is not None:
+                for job_id, meta in stream.results(self._timeout, batch._timed_out(self._timeout)):
+                    yield batch._collect(index_of[job_id], meta)
+        finally:
+            if stream is not None:
+                stream.close()
 
 
 class Client:
@@ -460,17 +502,30 @@ class Client:
         *,
         recorded: bool = False,
     ) -> Job:
-        queue = TASK_QUEUES[task_name]
-        self.app.send_task(
-            task_name,
-            args=[payload],
-            task_id=job_id,
-            queue=queue,
-            headers={TRACE_HEADER: trace_id, **(headers or {})},
-            vetq_recorded=recorded,
-        )
-        log.info("job_submitted", job_id=job_id, trace_id=trace_id, task=task_name, queue=queue)
-        return Job(self, job_id, trace_id, queue)
+        if not recorded:
+            self._record_submitted([job_id])
+        (job,) = self._send_many([(job_id, task_name, payload, trace_id, headers)])
+        log.info("job_submitted", job_id=job_id, trace_id=trace_id, task=task_name, queue=job.queue)
+        return job
+
+    def _send_many(self, items: Sequence[tuple[str, str, dict[str, Any], str, dict[str, Any] | None]]) -> list[Job]:
+        """Send recorded jobs (id, task, payload, trace id, headers) as one pipelined
+        round trip (kombu's publish batch). Unlike Celery's send_task this subscribes
+        to no result channel: a job's waiter subscribes when it waits (Job.result reads
+        the stored result after subscribing; a batch, ResultStream), so a batch costs
+        no SUBSCRIBE and UNSUBSCRIBE per job. No argsrepr is built either: that would
+        be a copy of the document in every message's headers."""
+        amqp = self.app.amqp
+        jobs = []
+        with self.app.producer_or_acquire() as producer, producer.batch(max_size=max(1, 2 * len(items))):
+            for job_id, task_name, payload, trace_id, headers in items:
+                queue = TASK_QUEUES[task_name]
+                message = amqp.create_task_message(job_id, task_name, [payload], {}, argsrepr="", kwargsrepr="")
+                amqp.send_task_message(
+                    producer, task_name, message, queue=queue, headers={TRACE_HEADER: trace_id, **(headers or {})}
+                )
+                jobs.append(Job(self, job_id, trace_id, queue))
+        return jobs
 
     def _pdf_bytes(self, pdf: bytes | bytearray | memoryview | str | Path) -> bytes:
         """A PDF given as bytes or as a file's path, refused here, before any job is
@@ -676,7 +731,45 @@ class Client:
         draws on one shared budget; a call that does not fit is not made and its job
         ends BUDGET_EXCEEDED. `batch.spent()` adds up what the results say they cost.
         `lane`, `bulk_deadline`, `realtime_fallback`: as for `submit`, for every job.
-        The batch is recorded in Redis (`batch_status(batch.id)`, `batch(batch.id)`)."""
+        The batch is recorded in Redis (`batch_status(batch.id)`, `batch(batch.id)`).
+        To collect results while a long input is still being submitted, use
+        `stream_batch`."""
+        batch = self._open_batch(token_budget, budget_usd, lane, bulk_deadline, realtime_fallback)
+        pending = iter(requests)
+        while chunk := list(itertools.islice(pending, SUBMIT_CHUNK)):
+            self._submit_chunk(batch, chunk)
+        self._close_batch(batch)
+        return batch
+
+    def stream_batch(
+        self,
+        requests: Iterable[ExtractionRequest | ValidationRequest | dict[str, Any]],
+        *,
+        timeout: float | None = None,
+        token_budget: int | None = None,
+        budget_usd: float | None = None,
+        lane: str | None = None,
+        bulk_deadline: Any = None,
+        realtime_fallback: bool = False,
+    ) -> BatchStream:
+        """Submit many jobs and collect their results at once: iterating the returned
+        BatchStream submits `requests` a chunk at a time, reading them lazily, and
+        yields (input index, result) as results land, from the first chunk on. Only
+        the chunk being sent and the jobs in flight are in memory, however long the
+        input. `timeout`: the longest wait for the next result once everything is
+        submitted (WaitTimeout). Other arguments as for `submit_batch`."""
+        batch = self._open_batch(token_budget, budget_usd, lane, bulk_deadline, realtime_fallback)
+        return BatchStream(batch, iter(requests), timeout)
+
+    def _open_batch(
+        self,
+        token_budget: int | None,
+        budget_usd: float | None,
+        lane: str | None,
+        bulk_deadline: Any,
+        realtime_fallback: bool,
+    ) -> Batch:
+        """A new batch, checked and recorded, with no jobs yet."""
         if token_budget is not None and (
             isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1
         ):
@@ -686,37 +779,42 @@ class Client:
         batch_id = uuid.uuid4().hex
         budgets = {"batch_token_budget": token_budget, BATCH_BUDGET_USD_HEADER: budget_usd}
         budgets = {name: value for name, value in budgets.items() if value is not None}
-        headers = {"batch_id": batch_id, **budgets, **options.headers()}
         with _service_errors(self.redis_url):
             self._record_batch(batch_id, {"lane": options.lane.value, "created": f"{time.time():.3f}", **budgets})
-        entries: list[Job | dict[str, Any]] = []
-        pending = iter(requests)
-        # A chunk at a time: its ids recorded in one round trip, then its messages sent.
-        # Only what a chunk holds is in memory, however long the input.
-        while chunk := list(itertools.islice(pending, SUBMIT_CHUNK)):
-            prepared: list[tuple[str, tuple[str, dict[str, Any], str]] | dict[str, Any]] = []
-            for request in chunk:
-                try:
-                    job = self._prepare(request)
-                    if options.bulk:
-                        require_batch_models(self._models_of(job[0], job[1]))
-                    prepared.append((uuid.uuid4().hex, job))
-                except VetqError as exc:  # bad input: an envelope in its place, the batch goes on
-                    prepared.append(error_result(exc.code, exc.message))
-            with _service_errors(self.redis_url):
-                job_ids = [item[0] for item in prepared if isinstance(item, tuple)]
-                if job_ids:
-                    self._record_submitted(job_ids, batch_id=batch_id)
-                for item in prepared:
-                    if isinstance(item, tuple):
-                        job_id, (task, payload, trace_id) = item
-                        entries.append(self._publish(job_id, task, payload, trace_id, headers, recorded=True))
-                    else:
-                        entries.append(item)
+        batch = Batch(self, [], batch_id)
+        batch._options = options
+        batch._headers = {"batch_id": batch_id, **budgets, **options.headers()}
+        return batch
+
+    def _submit_chunk(self, batch: Batch, chunk: list[Any]) -> list[Job | dict[str, Any]]:
+        """Send a chunk of the batch's requests: their ids recorded in one round trip,
+        then their messages in one; a request refused at submission holds its envelope
+        in its place. What was added to `batch.entries`."""
+        options = batch._options
+        prepared: list[tuple[str, tuple[str, dict[str, Any], str]] | dict[str, Any]] = []
+        for request in chunk:
+            try:
+                job = self._prepare(request)
+                if options is not None and options.bulk:
+                    require_batch_models(self._models_of(job[0], job[1]))
+                prepared.append((uuid.uuid4().hex, job))
+            except VetqError as exc:  # bad input: an envelope in its place, the batch goes on
+                prepared.append(error_result(exc.code, exc.message))
         with _service_errors(self.redis_url):
-            refused = sum(1 for e in entries if not isinstance(e, Job))
-            self._record_batch(batch_id, {"total": len(entries), "refused": refused, "state": "submitted"})
-        return Batch(self, entries, batch_id)
+            sendable = [(job_id, *job, batch._headers) for job_id, job in (i for i in prepared if isinstance(i, tuple))]
+            if sendable:
+                self._record_submitted([item[0] for item in sendable], batch_id=batch.id)
+            sent = iter(self._send_many(sendable) if sendable else [])
+            added = [next(sent) if isinstance(item, tuple) else item for item in prepared]
+        batch.entries.extend(added)
+        return added
+
+    def _close_batch(self, batch: Batch) -> None:
+        """Every request is sent: the batch's record says how many, and how many were refused."""
+        with _service_errors(self.redis_url):
+            refused = sum(1 for e in batch.entries if not isinstance(e, Job))
+            self._record_batch(batch.id, {"total": len(batch.entries), "refused": refused, "state": "submitted"})
+        log.info("batch_submitted", batch_id=batch.id, jobs=len(batch.entries) - refused, refused=refused)
 
     def _record_batch(self, batch_id: str, fields: dict[str, Any]) -> None:
         key = batch_record_key(batch_id)
@@ -969,6 +1067,15 @@ def _release_result_consumer(app: Celery) -> None:
     except Exception:
         log.debug("result_consumer_stop_failed", exc_info=True)
     consumer._pubsub = None
+
+
+def _stored_state(raw: bytes) -> str | None:
+    """The Celery state of a stored result, without decoding its value."""
+    try:
+        meta = json.loads(raw)
+    except ValueError:
+        return None
+    return meta.get("status") if isinstance(meta, dict) else None
 
 
 def _safe_url(url: str) -> str:

@@ -95,11 +95,21 @@ CELERY_TASK_LOGGERS = ("celery.app.trace", "celery.worker.strategy", "celery.wor
 TASK_DATA_KEYS = ("return_value", "args", "kwargs")
 
 
+# Celery's success line ("Task %(name)s[%(id)s] succeeded in %(runtime)ss:
+# %(return_value)s", celery.app.trace.LOG_SUCCESS), told by its format.
+_SUCCESS_LINE_FIELD = "%(return_value)s"
+
+
 class TaskDataFilter(logging.Filter):
     """Masks a job's arguments and result in Celery's task log records before any
-    handler formats them; ids, task names, runtimes and exceptions are kept."""
+    handler formats them; ids, task names, runtimes and exceptions are kept. Celery's
+    success line is dropped whole: vetq's `job_finished` (workers/signals.py) is a
+    job's one outcome line, with its state, status, error code and run time, and the
+    line's only other content is the (masked) result."""
 
     def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.msg, str) and _SUCCESS_LINE_FIELD in record.msg:
+            return False
         if isinstance(record.args, dict) and any(key in record.args for key in TASK_DATA_KEYS):
             record.args = _without_task_data(record.args)
         data = getattr(record, "data", None)  # the same context, for custom handlers

@@ -56,6 +56,7 @@ __all__ = [
     "idle_key",
     "job_scope",
     "rate_limit_keys",
+    "rate_limit_sum_key",
     "response_cache_key",
     "submitted_key",
     "usd_scope",
@@ -103,12 +104,19 @@ def response_cache_key(digest: str, prefix: str = RESPONSE_CACHE_PREFIX) -> str:
     return f"{prefix}:{digest}"
 
 
-# The fleet's rate limiter (workers/rate_limiter.py), three keys per `provider:model`,
+# The fleet's rate limiter (workers/rate_limiter.py), four keys per `provider:model`,
 # all with that model as their hash tag:
-#   vetq:rl:{provider:model}:w   sorted set of admitted entry ids, scored by time (ms)
-#   vetq:rl:{provider:model}:t   hash entry id -> tokens
-#   vetq:rl:{provider:model}:cd  the shared cooldown; its PTTL is the time left
-# The window and token keys expire one window (+1 s) after their last write.
+#   vetq:rl:{provider:model}:w    sorted set of admitted entry ids, scored by time (ms)
+#   vetq:rl:{provider:model}:t    hash entry id -> tokens
+#   vetq:rl:{provider:model}:sum  hash: the window's running sum (`tokens`, over
+#                                 `entries` entries; `recounts`, how often it was counted
+#                                 again), so an acquire never reads the whole window;
+#                                 written with w and t by the same scripts
+#                                 (workers/lua/include/rl_window.lua says why it cannot
+#                                 drift), deleted with the window's last entry
+#   vetq:rl:{provider:model}:cd   the shared cooldown; its PTTL is the time left
+# The window, token and sum keys expire together, one window (+1 s, less 10 ms) after
+# their last write.
 RATE_LIMIT_PREFIX = "vetq:rl"
 
 
@@ -116,6 +124,11 @@ def rate_limit_keys(model_key: str, prefix: str = RATE_LIMIT_PREFIX) -> tuple[st
     """The window, tokens and cooldown keys of one `provider:model`."""
     base = f"{prefix}:{{{model_key}}}"
     return f"{base}:w", f"{base}:t", f"{base}:cd"
+
+
+def rate_limit_sum_key(model_key: str, prefix: str = RATE_LIMIT_PREFIX) -> str:
+    """The running sum of one `provider:model` window's tokens."""
+    return f"{prefix}:{{{model_key}}}:sum"
 
 
 # The token budgets (workers/budget_ledger.py). Every key carries the prefix as its
@@ -128,7 +141,8 @@ def rate_limit_keys(model_key: str, prefix: str = RATE_LIMIT_PREFIX) -> tuple[st
 #                                kept at least as long as its scope
 #   {vetq:budget}:res:<id>       hash of one reservation (state, tokens, its keys), 24 h
 BUDGET_PREFIX = "vetq:budget"
-# Budget scopes: one per job, one per batch (its jobs' calls are charged to both).
+# Budget scopes: one per job, one per batch (its jobs' calls are charged to both),
+# created when a job's first model call needs them: a job that calls no model has none.
 JOB_SCOPE_PREFIX = "job:"
 BATCH_SCOPE_PREFIX = "batch:"
 
@@ -277,6 +291,7 @@ KOMBU_UNACKED_MUTEX_KEY = "unacked_mutex"
 # Set per queue `_kombu.binding.<queue>`: the exchange bindings kombu routes by.
 KOMBU_BINDING_PREFIX = "_kombu.binding."
 # String `celery-task-meta-<job id>`: a job's state and result envelope, written by the
-# worker's result backend, TTL VETQ_RESULT_TTL_S (result_expires); also the pub/sub
-# channel a waiting client listens on.
+# worker's result backend (workers/result_backend.py, one script that never overwrites a
+# SUCCESS), TTL VETQ_RESULT_TTL_S (result_expires); also the pub/sub channel a waiting
+# client listens on, where every state but STARTED is published.
 CELERY_RESULT_PREFIX = "celery-task-meta-"

@@ -102,6 +102,9 @@ class VetqSettings(BaseSettings):
         None, description="Broker redelivery timeout (default: time limit x 2 + 60)"
     )
     result_ttl_s: int = Field(7 * 24 * 3600, ge=60, description="How long results are kept")
+    track_started: bool = Field(
+        True, description="Store each job's STARTED state, which status() reports as running (off: queued until done)"
+    )
     wait_timeout_s: float = Field(600.0, gt=0, description="How long the CLI waits for a result")
     broker_connect_retries: int = Field(
         10, ge=1, le=100, description="Connection attempts of a starting worker before it gives up (exit 3)"

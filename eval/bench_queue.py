@@ -2,6 +2,7 @@
 
     python -m vetq.eval.bench_queue --jobs 2000 --json
     python -m vetq.eval.bench_queue --heuristics --json
+    python -m vetq.eval.bench_queue --worker-cost --json
 
 Starts the embedded Redis and worker processes, runs N heuristics-only validation
 jobs through vetq's client, then N no-op tasks through the same Redis and workers,
@@ -15,7 +16,15 @@ three rules) on a generated document with 50 line items; then that schema at 10,
 50 and 100 items, and the 50-item document padded to 2x and 4x its length with
 unrelated text. Every value checks against the whole text, so the cost should grow
 with values x characters and no faster: ns_per_value_kchar staying flat (or falling)
-down a scaling series says so, and `exponents` fits the growth (time ~ size^k)."""
+down a scaling series says so, and `exponents` fits the growth (time ~ size^k).
+
+With --worker-cost it starts the embedded Redis only and measures, in this process, the
+worker's bookkeeping around one heuristics-only job in CPU time (the median of
+--repeats rounds, the variants interleaved): writing STARTED and the result as Celery's
+key-value backend does (a read, then a write) and as vetq's worker backend does (one
+script; workers/result_backend.py), the result alone, the repr Celery's tracer makes
+of a result at its default length and at vetq's (none), and the budget-limit round
+trip every job used to make before its gate was built."""
 
 from __future__ import annotations
 
@@ -482,6 +491,76 @@ def print_heuristics(figures: dict[str, Any]) -> None:
     )
 
 
+# --- --worker-cost: the worker's bookkeeping around one job ------------------------------
+
+
+def run_worker_cost(repeats: int) -> dict[str, Any]:
+    import uuid
+
+    from celery.backends.base import BaseKeyValueStoreBackend
+    from celery.utils.saferepr import saferepr
+
+    from vetq.core.extraction.pipeline import ExtractionPipeline
+    from vetq.core.settings import load_settings
+    from vetq.workers.app import create_app
+    from vetq.workers.embedded_redis import EmbeddedRedis
+    from vetq.workers.tasks import RESULT_REPR_MAXSIZE
+
+    home = Path(tempfile.mkdtemp(prefix="vetq-bench-"))
+    settings = load_settings(home=home, log_level="WARNING")
+    job = {"kind": "validate", "text": DOCUMENT, "data": DATA, "heuristics_only": True, "trace_id": "bench"}
+    envelope = ExtractionPipeline(settings).run(job).model_dump(mode="json")
+    started = {"pid": 1, "hostname": "bench"}
+
+    def cpu_us(action: Callable[[], object]) -> float:
+        begun = time.process_time()
+        action()
+        return (time.process_time() - begun) * 1e6
+
+    with EmbeddedRedis(home, role="bench") as redis:
+        app = create_app(settings, redis.live_url)
+        backend, ledger = app.backend, app.conf.vetq_context.ledger
+
+        def celery_store(states: Sequence[str]) -> Callable[[], None]:
+            def store() -> None:
+                task_id = uuid.uuid4().hex
+                for state in states:
+                    value = started if state == "STARTED" else envelope
+                    BaseKeyValueStoreBackend._store_result(backend, task_id, value, state)
+
+            return store
+
+        def vetq_store(states: Sequence[str]) -> Callable[[], None]:
+            def store() -> None:
+                task_id = uuid.uuid4().hex
+                for state in states:
+                    backend.store_result(task_id, started if state == "STARTED" else envelope, state)
+
+            return store
+
+        cases: dict[str, Callable[[], object]] = {
+            "celery_store_started_and_result": celery_store(("STARTED", "SUCCESS")),
+            "vetq_store_started_and_result": vetq_store(("STARTED", "SUCCESS")),
+            "celery_store_result_only": celery_store(("SUCCESS",)),
+            "vetq_store_result_only": vetq_store(("SUCCESS",)),
+            "result_repr_celery_default": lambda: saferepr(envelope, 1024),
+            "result_repr_vetq": lambda: saferepr(envelope, RESULT_REPR_MAXSIZE),
+            "budget_set_limit_round_trip": lambda: ledger.set_limit(f"job:{uuid.uuid4().hex}", 50_000, 600),
+        }
+        for action in cases.values():
+            action()  # scripts loaded, caches warm
+        timings: dict[str, list[float]] = {name: [] for name in cases}
+        for _ in range(repeats):
+            for name, action in cases.items():
+                timings[name].append(cpu_us(action))
+        app.close()
+    return {
+        "repeats": repeats,
+        "result_bytes": len(json.dumps(envelope)),
+        "cpu_us_median": {name: round(statistics.median(values)) for name, values in timings.items()},
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m vetq.eval.bench_queue", description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=1000)
@@ -489,11 +568,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, default=1, help="jobs per worker process")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--heuristics", action="store_true", help="time run_heuristics in this process instead")
-    parser.add_argument("--repeats", type=int, default=20, help="--heuristics: calls timed per case")
+    parser.add_argument("--worker-cost", action="store_true", help="time a job's worker bookkeeping instead")
+    parser.add_argument(
+        "--repeats", type=int, default=None, help="calls timed per case (--heuristics 20, --worker-cost 2000)"
+    )
     args = parser.parse_args(argv)
     from vetq.core.logging import configure_logging
 
     configure_logging("WARNING")
+    if args.worker_cost:
+        if args.repeats is not None and args.repeats < 1:
+            parser.error("--repeats must be at least 1")
+        print(json.dumps(run_worker_cost(args.repeats or 2000), indent=None if args.json else 2))
+        return 0
+    args.repeats = 20 if args.repeats is None else args.repeats
     if args.heuristics:
         if args.repeats < 1:
             parser.error("--repeats must be at least 1")

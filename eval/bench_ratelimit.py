@@ -12,6 +12,13 @@ minutes; the limit is `--rpm` requests per window.
 utilization = accepted requests / the most a sliding window of `rpm` per window lets
 through between the first and the last arrival, rpm x (span / window + 1). Over a
 long run that is the achieved requests per minute over the limit.
+
+    python -m vetq.eval.bench_ratelimit --acquire-cost --entries 10000 --calls 500
+
+measures one limiter call instead, with a tokens-per-minute limit and a window already
+holding `--entries` entries: Redis's time per admitted acquire, per refused acquire
+(the oldest entry must leave first) and per settle, from INFO commandstats (the time
+the script ran inside Redis, no network), and the client's round trip.
 """
 
 from __future__ import annotations
@@ -107,6 +114,65 @@ def run_mode(
     }
 
 
+def _script_usec(client: Any) -> tuple[int, int]:
+    """Calls and microseconds of the scripts Redis ran so far (EVALSHA, EVAL)."""
+    stats = client.info("commandstats")
+    calls = usec = 0
+    for name in ("cmdstat_evalsha", "cmdstat_eval"):
+        calls += int(stats.get(name, {}).get("calls", 0))
+        usec += int(stats.get(name, {}).get("usec", 0))
+    return calls, usec
+
+
+def run_acquire_cost(*, entries: int, calls: int) -> dict[str, Any]:
+    """One limiter call's cost with `entries` entries in the window (tpm limited)."""
+    import redis
+
+    from vetq.core.llm.limits import Limit
+    from vetq.workers.embedded_redis import EmbeddedRedis
+    from vetq.workers.rate_limiter import RedisRateLimiter
+
+    model, est, window_s = "bench:acquire-cost", 10, 3600.0  # a window the run never outlasts
+    home = Path(tempfile.mkdtemp(prefix="vetq-bench-acquire-"))
+    with EmbeddedRedis(home) as server:
+        client = redis.Redis.from_url(server.live_url)
+        try:
+            roomy = RedisRateLimiter(client, {model: Limit(tpm=10**12)}, window_s=window_s)
+            for _ in range(entries):
+                roomy.acquire(model, est)
+
+            def phase(step: Any) -> dict[str, float]:
+                calls_before, usec_before = _script_usec(client)
+                started = time.perf_counter()
+                for i in range(calls):
+                    step(i)
+                elapsed = time.perf_counter() - started
+                ran, usec = (a - b for a, b in zip(_script_usec(client), (calls_before, usec_before), strict=True))
+                return {
+                    "redis_us_per_call": round(usec / max(1, ran), 1),
+                    "round_trip_us_per_call": round(elapsed / calls * 1e6, 1),
+                }
+
+            admitted: list[str] = []
+
+            def admit(i: int) -> None:
+                assert roomy.acquire(model, est, entry_id=f"bench-{i}") == 0.0
+                admitted.append(f"bench-{i}")
+
+            figures: dict[str, Any] = {"entries": entries, "calls": calls, "acquire_admitted": phase(admit)}
+            figures["settle"] = phase(lambda i: roomy.settle(model, admitted[i], est - 1))
+            # A limit the window already fills: every acquire is refused and told when the
+            # oldest entry will have left (the tokens to free are one entry's).
+            in_window = entries * est + calls * (est - 1)
+            full = RedisRateLimiter(client, {model: Limit(tpm=in_window)}, window_s=window_s)
+            figures["acquire_refused"] = phase(lambda i: full.acquire(model, est))
+            figures["window_entries_after"] = roomy.in_window(model)
+            figures["running_sum_recounts"] = roomy.window_sum(model)["recounts"]
+        finally:
+            client.close()
+    return figures
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m vetq.eval.bench_ratelimit", description=__doc__.splitlines()[0])
     parser.add_argument("--jobs", type=int, default=150)
@@ -118,11 +184,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--window-s", type=float, default=60.0, help="the provider's window (a minute by default)")
     parser.add_argument("--timeout-s", type=float, default=1800)
     parser.add_argument("--no-baseline", action="store_true", help="skip the limiter-off baseline run")
+    parser.add_argument("--acquire-cost", action="store_true", help="measure one limiter call on a full window")
+    parser.add_argument("--entries", type=int, default=10_000, help="entries in the window (--acquire-cost)")
+    parser.add_argument("--calls", type=int, default=500, help="calls measured per kind (--acquire-cost)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     from vetq.core.logging import configure_logging
 
     configure_logging("WARNING")
+    if args.acquire_cost:
+        if args.entries < 0 or args.calls < 1:
+            parser.error("--entries must be 0 or more and --calls positive")
+        cost = run_acquire_cost(entries=args.entries, calls=args.calls)
+        print(json.dumps(cost) if args.json else json.dumps(cost, indent=2))
+        return 0
     if min(args.jobs, args.workers, args.concurrency, args.rpm) < 1 or args.window_s <= 0:
         parser.error("--jobs, --workers, --concurrency, --rpm and --window-s must be positive")
     common = dict(

@@ -48,6 +48,9 @@ What it does
   ``path``, ``model``, ``outcome`` ("ok", "429", "5xx", "4xx", "timeout",
   "malformed", "truncated", "error"), ``status``, ``early``, ``fault``, ``tokens``,
   and ``client_closed`` (True) when the client hung up before a delayed answer.
+* In flight: ``.in_flight`` is the model calls received and not yet answered (their
+  latency or timeout still running), ``.max_in_flight`` the most at once since start
+  or ``reset()``; ``GET /_log`` leaves them out, ``/_control`` answers them.
 * ``POST /_control`` with a JSON object: ``{"reset": true}``, ``"rpm"``,
   ``"tpm"``, ``"latency_ms"`` (null lifts a limit), ``"faults": [{..., "model":
   optional}]``, ``"script": {"texts": [...], "model": optional}``.
@@ -170,7 +173,10 @@ WINDOW_S = 60.0
 NOMINAL_RPM = 10_000
 NOMINAL_TPM = 10_000_000
 DEFAULT_TEXT = '{"ok": true}'
-# How often a delayed answer checks whether its client has hung up.
+# A delayed answer waits for its client to hang up in slices of this long (it sees a
+# hang-up at once, a stop of the provider within a slice)...
+HANGUP_WAIT_S = 0.5
+# ...or, when the client sent bytes while it waits, polls this often.
 HANGUP_POLL_S = 0.05
 FAULT_KINDS = frozenset({"429", "5xx", "timeout", "malformed", "truncated"})
 
@@ -234,6 +240,9 @@ class _Decision:
 class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
+    # Hundreds of SDK clients connect at once in a fan-out: with the default backlog of
+    # 5 the kernel drops their SYNs and each retries a second later.
+    request_queue_size = 1024
 
     def __init__(self, provider: FakeProvider, port: int) -> None:
         self.provider = provider
@@ -369,12 +378,17 @@ class _Handler(BaseHTTPRequestHandler):
         provider._serve_model_call(self, path, raw, body)
 
 
-def _peer_closed(conn: socket.socket) -> bool:
-    """The client closed its end: the socket reads as end-of-file. (A client waiting for
-    its answer sends nothing, so readable means closed.)"""
+def _peer_closed(conn: socket.socket, wait_s: float = 0.0) -> bool | None:
+    """Whether the client closed its end (the socket reads as end-of-file), waiting up
+    to `wait_s` for it; None when the socket turned readable with data instead. (A
+    client waiting for its answer sends nothing, so readable means closed.)"""
     try:
-        readable, _, _ = select.select([conn], [], [], 0)
-        return bool(readable) and conn.recv(1, socket.MSG_PEEK) == b""
+        # poll, not select: a fan-out's sockets pass select's limit of 1024 descriptors.
+        poller = select.poll()
+        poller.register(conn, select.POLLIN | select.POLLPRI)
+        if not poller.poll(max(0, int(wait_s * 1000))):
+            return False
+        return True if conn.recv(1, socket.MSG_PEEK) == b"" else None
     except OSError:
         return True
 
@@ -477,6 +491,7 @@ class FakeProvider:
         self.seed = int(seed)
         self._batch_settings = BatchSettings().changed(**batch_settings)
         self._batches = _BatchService(self)
+        self._in_flight = 0
         self._clear()
 
     def _clear(self) -> None:
@@ -485,6 +500,7 @@ class FakeProvider:
         self._scripts: dict[str | None, deque[str]] = {}
         self._cooldown_until: dict[str, float] = {}
         self._log: list[dict[str, Any]] = []
+        self._max_in_flight = self._in_flight
 
     # -- lifecycle
 
@@ -628,12 +644,26 @@ class FakeProvider:
                 "latency_ms": self.latency_ms,
                 "faults_pending": sum(len(q) for q in self._faults.values()),
                 "script_pending": sum(len(q) for q in self._scripts.values()),
+                "in_flight": self._in_flight,
+                "max_in_flight": self._max_in_flight,
             }
 
     @property
     def log(self) -> list[dict[str, Any]]:
         with self._lock:
             return [dict(entry) for entry in self._log]
+
+    @property
+    def in_flight(self) -> int:
+        """Model calls received and not yet answered."""
+        with self._lock:
+            return self._in_flight
+
+    @property
+    def max_in_flight(self) -> int:
+        """The most model calls in flight at once since start (or reset())."""
+        with self._lock:
+            return self._max_in_flight
 
     # -- the model call
 
@@ -780,15 +810,33 @@ class FakeProvider:
         ended rather than being left running)."""
         deadline = time.monotonic() + decision.delay_s
         while (left := deadline - time.monotonic()) > 0:
-            if self._stopping.wait(min(left, HANGUP_POLL_S)):
+            if self._stopping.is_set():
                 return False
-            if _peer_closed(handler.connection):
+            # One select for the whole wait (in slices, to see a stop): hundreds of calls
+            # in flight would otherwise poll the CPU away from the workers under test.
+            # stop() shuts the sockets down, which wakes this wait at once.
+            closed = _peer_closed(handler.connection, wait_s=min(left, HANGUP_WAIT_S))
+            if self._stopping.is_set():
+                return False
+            if closed is None:  # readable but not closed: bytes the client sent early
+                self._stopping.wait(min(left, HANGUP_POLL_S))
+            elif closed:
                 with self._lock:
                     decision.entry["client_closed"] = True
                 return False
-        return True
+        return not self._stopping.is_set()
 
     def _serve_model_call(self, handler: _Handler, path: str, raw: bytes, body: dict[str, Any]) -> None:
+        with self._lock:
+            self._in_flight += 1
+            self._max_in_flight = max(self._max_in_flight, self._in_flight)
+        try:
+            self._answer_model_call(handler, path, raw, body)
+        finally:
+            with self._lock:
+                self._in_flight -= 1
+
+    def _answer_model_call(self, handler: _Handler, path: str, raw: bytes, body: dict[str, Any]) -> None:
         decision = self._decide(path, raw, body)
         if decision.delay_s > 0 and not self._wait_for_answer(handler, decision):
             handler.close_connection = True

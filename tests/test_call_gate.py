@@ -411,6 +411,49 @@ def test_the_gate_tells_what_its_budget_scopes_leave_and_scopes_a_job(r):
         job.call(ScriptedLLMClient([]), request("x" * 2_000), stage="s")
 
 
+def count_ledger_calls(ledger: RedisBudgetLedger) -> list[str]:
+    """Every Lua round trip `ledger` makes from now on, by script attribute."""
+    calls: list[str] = []
+    for name in ("_set_limit", "_reserve", "_finish", "_renew", "_charge", "_sweep"):
+        script = getattr(ledger, name)
+
+        def counted(*args, _name=name, _script=script, **kwargs):
+            calls.append(_name)
+            return _script(*args, **kwargs)
+
+        setattr(ledger, name, counted)
+    return calls
+
+
+def test_a_gate_gives_its_scopes_their_limits_at_the_first_call_once_and_in_one_round_trip(r):
+    ledger = RedisBudgetLedger(r)
+    calls = count_ledger_calls(ledger)
+    limits = {"job:lazy": 5_000, "batch:lazy": 3_000}
+    gate = RedisCallGate(r, limiter=None, ledger=ledger, cache=None, budget_scopes=list(limits), budget_limits=limits)
+    assert gate.job_scope(9_000) is gate  # the job scope has a limit coming: it stands
+    assert calls == [] and r.keys("{vetq:budget}*") == []  # a gate costs nothing until a call needs it
+    answers = [LLMResponse(text="{}", usage=Usage.of(150, 50)), LLMResponse(text="{}", usage=Usage.of(150, 50))]
+    client = ScriptedLLMClient(answers)
+    gate.call(client, request("one", use_cache=False), stage="s")
+    assert calls[0] == "_set_limit" and calls.count("_set_limit") == 1  # both scopes, one round trip
+    gate.call(client, request("two", use_cache=False), stage="s")
+    assert calls.count("_set_limit") == 1
+    assert ledger.limit("job:lazy") == 5_000 and ledger.limit("batch:lazy") == 3_000
+    assert ledger.spent("job:lazy") == 400 and ledger.spent("batch:lazy") == 400
+    # The job delivered again: its new gate keeps what was spent and the limits set first.
+    again = RedisCallGate(
+        r, limiter=None, ledger=ledger, cache=None, budget_scopes=list(limits), budget_limits={s: 50 for s in limits}
+    )
+    assert again.tokens_left() == 2_600 and ledger.limit("job:lazy") == 5_000
+    with pytest.raises(BudgetExceededError):
+        again.call(ScriptedLLMClient([]), request("x" * 12_000, use_cache=False), stage="s")
+    # A gate with no job scope of its own gets one, its limit set at its first need too.
+    unscoped = RedisCallGate(r, limiter=None, ledger=ledger, cache=None, budget_scopes=["batch:lazy"])
+    before = len(calls)
+    job = unscoped.job_scope(300)
+    assert len(calls) == before and job.tokens_left() == 300
+
+
 # --------------------------------------------------------------------------- cache
 
 

@@ -6,7 +6,9 @@ from __future__ import annotations
 import pytest
 import redis
 
-from tests.conftest import GLOBEX, Service, model_settings
+from tests.conftest import GLOBEX, GLOBEX_DATA, Service, model_settings
+from tests.test_call_gate import count_ledger_calls
+from vetq.core.redis_keys import BUDGET_PREFIX
 from vetq.workers.budget_ledger import RedisBudgetLedger
 
 
@@ -50,6 +52,31 @@ def test_batch_token_budget_is_never_passed_and_nothing_is_charged_twice(fake, r
     charged = sum(u["total_tokens"] for r in results for u in r["usage"].values())
     assert charged == spent  # every token the results report was charged exactly once
     assert len(fake.log) == sum(len(r["usage"]) for r in results)  # no call was made that was not accounted
+
+
+def test_a_heuristics_only_job_creates_no_budget_key_and_a_job_that_calls_a_model_is_held_to_its_budget(
+    fake, redis_url, queue_settings
+):
+    # The Generator's call reserves its prompt and 4,096 tokens: more than a job has here.
+    svc = Service(model_settings(queue_settings, max_job_tokens=1_000), redis_url)
+    r = redis.Redis.from_url(redis_url)
+    try:
+        calls = count_ledger_calls(svc.app.conf.vetq_context.ledger)
+        alone = svc.client.submit_validation(GLOBEX, GLOBEX_DATA, heuristics_only=True, budget_usd=1.0)
+        lines = [{"kind": "validate", "text": GLOBEX, "data": GLOBEX_DATA, "heuristics_only": True}] * 3
+        batch = svc.client.submit_batch(lines, token_budget=10_000)
+        results = [alone.result(timeout=60), *batch.results(timeout=60)]
+        assert [result["status"] for result in results] == ["ok"] * 4, results
+        assert calls == []  # no limit set, nothing reserved or read
+        assert r.keys(f"{{{BUDGET_PREFIX}}}*") == []
+        refused = svc.client.submit_extraction(GLOBEX)
+        result = refused.result(timeout=60)
+    finally:
+        svc.close()
+    assert result["status"] == "error" and result["error"]["code"] == "BUDGET_EXCEEDED", result
+    assert fake.log == []  # refused before anything was sent
+    ledger = RedisBudgetLedger(r)
+    assert ledger.limit(f"job:{refused.id}") == 1_000 and ledger.spent(f"job:{refused.id}") == 0
 
 
 def test_bad_limits_setting_names_the_variable(monkeypatch):

@@ -98,41 +98,114 @@ def test_the_result_consumer_attributes_the_client_resets_still_exist():
 
 
 def test_the_task_trace_still_logs_result_and_arguments_in_a_context_dict():
-    # core/logging.py TaskDataFilter masks these keys of Celery's task log context.
+    # core/logging.py TaskDataFilter drops Celery's success line (told by its
+    # %(return_value)s field) and masks these keys of Celery's other task lines.
     from celery.app import trace
     from celery.worker import strategy
 
     from vetq.core.logging import CELERY_TASK_LOGGERS, TASK_DATA_KEYS
 
     assert "%(return_value)s" in trace.LOG_SUCCESS, "Celery's success line no longer formats return_value"
+    assert not any("%(return_value)s" in line for line in (trace.LOG_FAILURE, trace.LOG_RETRY, trace.LOG_IGNORED))
     assert trace.logger.name in CELERY_TASK_LOGGERS and strategy.logger.name in CELERY_TASK_LOGGERS
     assert "'return_value': Rstr" in inspect.getsource(trace.build_tracer)
     for key in ("args", "kwargs"):
         assert f"'{key}':" in inspect.getsource(trace.build_tracer) and f"'{key}':" in inspect.getsource(strategy)
+    assert "'args': sargs" in inspect.getsource(trace.TraceInfo._log_error), "a failure line's arguments moved"
     assert set(TASK_DATA_KEYS) == {"return_value", "args", "kwargs"}
-    # What the filter does to such a record, end to end through a real handler.
+    # What the filter does to such records, end to end through a real handler.
     from vetq.core.logging import TaskDataFilter
 
-    record = logging.LogRecord(
-        trace.logger.name,
-        logging.INFO,
-        __file__,
-        1,
+    def record(message: str, context: dict) -> logging.LogRecord:
+        return logging.LogRecord(trace.logger.name, logging.INFO, __file__, 1, message, (context,), None)
+
+    success = record(
         trace.LOG_SUCCESS,
-        (
-            {
-                "id": "j1",
-                "name": "vetq.extract",
-                "runtime": 0.1,
-                "return_value": "{'Globex'}",
-                "args": "('doc',)",
-                "kwargs": "{}",
-            },
-        ),
-        None,
+        {
+            "id": "j1",
+            "name": "vetq.extract",
+            "runtime": 0.1,
+            "return_value": "{'Globex'}",
+            "args": "()",
+            "kwargs": "{}",
+        },
     )
-    assert TaskDataFilter().filter(record)
-    assert "Globex" not in record.getMessage() and "vetq.extract[j1] succeeded" in record.getMessage()
+    assert not TaskDataFilter().filter(success)
+    failure = record(
+        trace.LOG_FAILURE,
+        {"id": "j1", "name": "vetq.extract", "description": "raised unexpected", "exc": "KeyError('x')",
+         "args": "('doc Globex',)", "kwargs": "{}"},
+    )  # fmt: skip
+    assert TaskDataFilter().filter(failure)
+    assert "Globex" not in failure.getMessage() and "vetq.extract[j1] raised unexpected" in failure.getMessage()
+
+
+def test_the_tracer_makes_the_result_repr_vetq_tasks_cut_to_nothing():
+    # workers/tasks.py: vetq's tasks set resultrepr_maxsize=0, so the tracer's repr of
+    # a result (built for every success, before any log level is consulted) stops at
+    # once instead of walking the envelope.
+    from celery import Task
+    from celery.app import trace
+    from celery.utils.saferepr import saferepr
+
+    from vetq.workers.tasks import RESULT_REPR_MAXSIZE
+
+    assert hasattr(Task, "resultrepr_maxsize")
+    tracer = inspect.getsource(trace.build_tracer)
+    assert "resultrepr_maxsize = task.resultrepr_maxsize" in tracer
+    assert "Rstr = saferepr(R, resultrepr_maxsize)" in tracer
+    envelope = {"status": "ok", "data": {"vendor_name": "Globex Ltd", "items": [{"sku": "A-1"}] * 50}}
+    cut = saferepr(envelope, RESULT_REPR_MAXSIZE)
+    assert len(cut) < 10 and "Globex" not in cut, cut
+
+
+def test_the_key_value_store_the_result_backend_replaces_is_unchanged():
+    # workers/result_backend.py ResultBackend overrides _store_result with one Lua
+    # script; it reuses these RedisBackend / BaseBackend internals as Celery's own does.
+    from celery.backends.base import BaseBackend, BaseKeyValueStoreBackend
+    from celery.backends.redis import RedisBackend
+
+    from vetq.workers.result_backend import ResultBackend
+
+    store = BaseKeyValueStoreBackend._store_result
+    assert list(inspect.signature(store).parameters) == [
+        "self", "task_id", "result", "state", "traceback", "request", "kwargs"
+    ]  # fmt: skip
+    source = inspect.getsource(store)
+    # What Celery's store does, and the script does in one step: meta, the SUCCESS guard, the write.
+    assert "self._get_result_meta(result=result, state=state," in source
+    assert "current_meta['status'] == states.SUCCESS" in source
+    assert "self._set_with_state(self.get_key_for_task(task_id), self.encode(meta), state)" in source
+    # Celery still reaches the store through store_result (with its retries).
+    assert "self._store_result," in inspect.getsource(BaseBackend.store_result)
+    assert "_store_result" in vars(ResultBackend)  # the override this test guards is still there
+    # RedisBackend's write: its expiries, the pipeline SET + PUBLISH on the key's channel.
+    from celery import Celery
+
+    app = Celery("internals-check", backend="redis://127.0.0.1:1/0", set_as_current=False)
+    backend = app.backend  # built without connecting
+    for name in ("expires", "failure_expires", "compression", "serializer", "_MAX_STR_VALUE_SIZE"):
+        assert hasattr(backend, name), f"RedisBackend.{name} is gone: re-check ResultBackend"
+    for name in ("ensure", "get_key_for_task", "encode", "_get_result_meta"):
+        assert callable(getattr(backend, name, None)), f"RedisBackend.{name} is gone: re-check ResultBackend"
+    assert "client" in dir(RedisBackend)
+    app.close()
+    set_with_state = inspect.getsource(RedisBackend._set_with_state)
+    assert "expires=self.failure_expires" in set_with_state and "states.FAILURE" in set_with_state
+    write = inspect.getsource(RedisBackend._set)
+    assert "pipe.setex(key, expires, value)" in write and "pipe.publish(key, value)" in write
+    assert "self.ensure(self._set," in inspect.getsource(RedisBackend.set)
+    # The `<class>+<url>` form of result_backend builds the class on the URL.
+    from celery.app.backends import by_url
+
+    from vetq.workers.result_backend import backend_url
+
+    cls, url = by_url(backend_url("redis://127.0.0.1:6379/0"))
+    assert cls is ResultBackend and url == "redis://127.0.0.1:6379/0"
+    # The tracer writes STARTED through store_result (left unpublished by the subclass).
+    from celery.app import trace
+
+    assert "uuid, {'pid': pid, 'hostname': hostname}, STARTED," in inspect.getsource(trace.build_tracer)
 
 
 # workers/reliable_transport.py: its Channel replaces the BRPOP pair of kombu's Redis

@@ -3,6 +3,7 @@ code and no provider SDK, and core imports no Celery, Redis or SDK."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 
@@ -76,7 +77,38 @@ def test_progress_bar_draws_only_on_a_terminal():
                 bar.advance()
     assert "3/3" in tty.getvalue() and tty.getvalue().removesuffix("\x1b[?25h").endswith("\n")
     assert "jobs/s" in tty.getvalue() and "ETA" in tty.getvalue()
-    assert pipe.getvalue() == ""
+    # Off a terminal: no bar, JSON lines (the first job, then the end).
+    lines = [json.loads(line) for line in pipe.getvalue().splitlines()]
+    assert [(line["event"], line["done"], line["total"]) for line in lines] == [
+        ("batch_progress", 1, 3),
+        ("batch_progress", 3, 3),
+    ]
+
+
+def test_progress_off_a_terminal_is_a_json_line_at_most_every_interval():
+    import io
+
+    from vetq.api_client.batch import Progress
+
+    now = [0.0]
+    pipe = io.StringIO()
+    with Progress(None, pipe, every_s=10.0, clock=lambda: now[0]) as bar:
+        for second in range(1, 26):  # a job a second, the input's length unknown until the end
+            now[0] = float(second)
+            bar.sent(second)
+            bar.advance()
+        bar.set_total(25)
+    lines = [json.loads(line) for line in pipe.getvalue().splitlines()]
+    assert [line["done"] for line in lines] == [0, 10, 20, 25]  # a line as the first is sent, then every 10 s
+    assert lines[0]["total"] is None and lines[0]["eta_s"] is None
+    assert lines[-1] == {
+        "event": "batch_progress",
+        "done": 25,
+        "submitted": 25,
+        "total": 25,
+        "jobs_per_s": 1.0,
+        "eta_s": 0.0,
+    }
 
 
 def test_progress_counts_lines_advanced_before_the_bar_starts():

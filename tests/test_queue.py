@@ -89,24 +89,6 @@ def test_result_subscribe_and_poll_agree(service):
     assert job.result(timeout=30) == job.poll(interval=0.05, timeout=30)
 
 
-def test_asyncio_faces(service):
-    import asyncio
-
-    async def run():
-        job = service.client.submit_validation(GLOBEX, GLOBEX_DATA, heuristics_only=True)
-        single = await job.wait(timeout=30)
-        batch = service.client.submit_batch(
-            {"kind": "validate", "text": f"Total {i}.00", "data": {"total": float(i)}, "heuristics_only": True}
-            for i in range(5)
-        )
-        streamed = [item async for item in batch.as_completed_async(timeout=30)]
-        return single, streamed
-
-    single, streamed = asyncio.run(run())
-    assert single["status"] == "ok"
-    assert sorted(i for i, _ in streamed) == list(range(5))
-
-
 def test_pickled_message_is_refused_and_the_worker_keeps_serving(service, caplog):
     import logging
 

@@ -16,6 +16,7 @@ from vetq.core.llm.errors import RateLimitedError
 from vetq.core.llm.limits import Limit
 from vetq.core.llm.scripted import ScriptedLLMClient
 from vetq.core.llm.types import LLMRequest, Message, Usage
+from vetq.core.redis_keys import rate_limit_keys, rate_limit_sum_key
 from vetq.workers.budget_ledger import RedisBudgetLedger
 from vetq.workers.bulk_store import BulkStore
 from vetq.workers.call_gate import RedisCallGate
@@ -103,6 +104,17 @@ def exercise_every_script(r: ScriptRecorder) -> None:
         )
         assert created == "created"
         assert bulk.resolve(model_key, "done", response="{}") == 1
+    # The worker's result backend, through its own client (here the recorder).
+    from celery import Celery
+
+    from vetq.workers.result_backend import backend_url
+
+    app = Celery("slots", backend=backend_url("redis://127.0.0.1:1/0"), set_as_current=False)
+    try:
+        app.backend.client = r
+        app.backend.store_result("job-slots", {"status": "ok"}, "SUCCESS")
+    finally:
+        app.close()
 
 
 def test_every_script_is_called_with_keys_of_one_cluster_slot(recorder):
@@ -114,3 +126,18 @@ def test_every_script_is_called_with_keys_of_one_cluster_slot(recorder):
         assert keys, name
         slots = {key_slot(key.encode()) for key in keys}
         assert len(slots) == 1, f"{name} touches keys in {len(slots)} cluster slots: {keys}"
+
+
+def test_the_limiter_scripts_are_passed_every_key_of_their_model(recorder):
+    """The limiter's running sum (`:sum`) is a key of its own, passed with the window and
+    tokens keys under the model's hash tag (the scripts touch no key they are not passed)."""
+    exercise_every_script(recorder)
+    passed: dict[str, list[list[str]]] = {"rl_acquire": [], "rl_settle": []}
+    for name, keys in recorder.calls:
+        passed.get(name, []).append(keys)
+    for model_key in ("scripted:gpt-5-mini", "scripted:odd}name"):
+        window, tokens, cooldown = rate_limit_keys(model_key)
+        running_sum = rate_limit_sum_key(model_key)
+        assert [window, tokens, cooldown, running_sum] in passed["rl_acquire"]
+        assert [window, tokens, running_sum] in passed["rl_settle"]
+        assert key_slot(running_sum.encode()) == key_slot(window.encode())

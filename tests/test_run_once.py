@@ -153,6 +153,34 @@ def test_redis_outage_retries_leave_the_provider_attempts_whole(fake, redis_url,
     assert outcomes(fake) == {"fake-generator": ["429", "429", "ok"], "fake-critic": ["ok"]}
 
 
+def test_the_gates_redis_out_of_reach_mid_job_is_an_outage_not_a_provider_attempt(queue_settings):
+    # Since a job's budget scopes are set at its first call, the gate's first round
+    # trip is inside a call: Redis out of reach there is still counted as an outage.
+    from types import SimpleNamespace
+
+    from vetq.workers import tasks
+    from vetq.workers.call_gate import GateStateUnavailableError
+
+    class Requeued(Exception):
+        pass
+
+    class FakeTask:
+        def __init__(self, headers: dict) -> None:
+            self.request = SimpleNamespace(id="job-1", headers=headers)
+
+        def retry(self, **options):
+            raise Requeued(options)
+
+    exc = GateStateUnavailableError("the call gate cannot reach Redis (ConnectionError); retrying")
+    with pytest.raises(Requeued) as requeued:
+        tasks.retry_or_fail(FakeTask({tasks.PROVIDER_RETRIES_HEADER: 1}), exc, queue_settings)
+    headers = requeued.value.args[0]["headers"]
+    assert headers[tasks.OUTAGE_RETRIES_HEADER] == 1 and headers[tasks.PROVIDER_RETRIES_HEADER] == 1
+    # Once the outage retries are spent, the job ends with its error envelope.
+    spent = {tasks.OUTAGE_RETRIES_HEADER: queue_settings.max_attempts + tasks.EXTRA_OUTAGE_RETRIES}
+    assert tasks.retry_or_fail(FakeTask(spent), exc, queue_settings) is None
+
+
 def test_soft_time_limit_ends_the_job_as_timeout_with_the_usage_so_far(redis_url, queue_settings, tmp_path):
     with FakeProvider() as slow:
         slow.set_responder(answer_like_a_model)

@@ -12,6 +12,25 @@ class UnsafeSettingsError(RuntimeError):
     pass
 
 
+def size_redis_pools(app: Celery, concurrency: int) -> int:
+    """Size every Redis pool a job thread uses to a worker running `concurrency` jobs
+    at once (workers/redis_pool.py): the worker's own (the call gate, dead letters,
+    telemetry), Celery's result backend and kombu's broker channels (acks). Never
+    shrinks one; called before the worker starts, while Celery's pools are not built
+    yet. Returns the size."""
+    from vetq.workers.redis_pool import redis_pool_size
+
+    size = redis_pool_size(concurrency)
+    app.conf.redis_max_connections = max(size, app.conf.redis_max_connections or 0)
+    options = dict(app.conf.broker_transport_options or {})
+    options["max_connections"] = max(size, options.get("max_connections") or 0)
+    app.conf.broker_transport_options = options
+    context = getattr(app.conf, "vetq_context", None)
+    if context is not None:
+        context.redis.connection_pool.grow(size)
+    return size
+
+
 def create_app(settings: VetqSettings, redis_url: str, *, check_safety: bool = True) -> Celery:
     # Logging is the entry point's to configure (`vetq worker` does): this app also
     # runs inside a host's process as the embedded worker of a library Client.
@@ -27,6 +46,11 @@ def create_app(settings: VetqSettings, redis_url: str, *, check_safety: bool = T
         # step (workers/reliable_transport.py): a kill or a Redis restart between
         # the two would otherwise lose the job.
         app.conf.broker_transport = "vetq.workers.reliable_transport:Transport"
+    # Store each job state in one round trip, never over a SUCCESS, and STARTED
+    # without a pub/sub message (workers/result_backend.py).
+    from vetq.workers.result_backend import backend_url
+
+    app.conf.result_backend = backend_url(config["result_backend"])
     # A worker-side setting: refused messages (undecodable, unknown task, malformed)
     # are recorded in the dead-letter list `vetq:dead` (workers/dead_letter_consumer.py).
     app.conf.worker_consumer = "vetq.workers.dead_letter_consumer:DeadLetterConsumer"

@@ -36,7 +36,7 @@ from __future__ import annotations
 import json
 import math
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from vetq.core.redis_keys import BUDGET_PREFIX, budget_lease_key, budget_reservation_key, budget_scope_key
@@ -124,6 +124,18 @@ class RedisBudgetLedger:
         """Give `scope` a limit of `tokens`, unless it already has one (a re-delivered
         job keeps what it spent). True when this call set it."""
         return bool(self._set_limit(keys=[self.scope_key(scope)], args=[int(tokens), max(1, int(ttl_s))]))
+
+    def set_limits(self, limits: Mapping[str, int], ttl_s: int) -> int:
+        """`set_limit` for several scopes in one round trip; how many got their limit
+        from this call."""
+        if not limits:
+            return 0
+        return int(
+            self._set_limit(
+                keys=[self.scope_key(scope) for scope in limits],
+                args=[*(int(tokens) for tokens in limits.values()), max(1, int(ttl_s))],
+            )
+        )
 
     def reserve(self, scopes: Sequence[str], tokens: int, *, lease_s: float | None = None) -> str | None:
         """Reserve `tokens` on every scope, atomically, under a lease of `lease_s` (the

@@ -24,6 +24,10 @@ One `call()`:
    request: RateLimitExhaustedError (not retryable: the job ends RATE_LIMITED);
 7. any other failure: reservation released, error re-raised.
 
+Redis out of reach is GateStateUnavailableError (retryable: the job is put back);
+the worker's own connection pool out of connections is GatePoolExhaustedError (not
+retried: Redis is up, and a rerun would pay again; workers/redis_pool.py).
+
 The job's deadline (`deadline`, on `clock`): the worker's hard time limit is not
 enforced by Celery's thread and solo pools, so the gate enforces it where vetq holds
 the time. Past the deadline no new call is sent; each call's timeout is clipped to
@@ -49,7 +53,7 @@ import random
 import threading
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import redis
@@ -67,9 +71,11 @@ from vetq.workers.budget_ledger import UNLIMITED, RedisBudgetLedger
 from vetq.workers.bulk_lane import BulkJob, BulkWaitError, bulk_answer
 from vetq.workers.bulk_store import BULK_LIVE_TTL_S, BulkStore
 from vetq.workers.rate_limiter import RedisRateLimiter
+from vetq.workers.redis_pool import POOL_EXHAUSTED, exhaustion_message, log_exhaustion
 from vetq.workers.response_cache import RedisResponseCache
 
 __all__ = [
+    "GatePoolExhaustedError",
     "GateStateUnavailableError",
     "JobTimeoutError",
     "RateLimitExhaustedError",
@@ -124,6 +130,14 @@ class GateStateUnavailableError(LLMError):
     retryable = True
 
 
+class GatePoolExhaustedError(LLMError):
+    """No connection of the worker's Redis pool came free (workers/redis_pool.py): the
+    job ends INTERNAL_ERROR rather than being retried as if Redis were down."""
+
+    code = ErrorCode.INTERNAL_ERROR
+    retryable = False
+
+
 class _Held(NamedTuple):
     """The reservations of one call: its tokens on the token scopes, its micro-dollars
     on the dollar scopes (None where there is nothing to reserve on)."""
@@ -136,7 +150,9 @@ class RedisCallGate:
     """core.llm.gate.CallGate backed by Redis. `limiter`, `ledger` and `cache` may each
     be None (no rate limit / no budget / no cache). `usd_scopes` are the ledger scopes
     of dollar budgets (micro-dollars, `<scope>:usd`); calls are priced with `prices`
-    (the shipped table by default) for `lane`."""
+    (the shipped table by default) for `lane`. `budget_limits` (and `job_scope_tokens`
+    for the `job:` scopes) are the limits the scopes get, each set once, when the
+    ledger is first needed: building a gate costs no round trip."""
 
     def __init__(
         self,
@@ -147,6 +163,7 @@ class RedisCallGate:
         cache: RedisResponseCache | None,
         budget_scopes: Sequence[str] = (),
         usd_scopes: Sequence[str] = (),
+        budget_limits: Mapping[str, int] | None = None,
         prices: PriceTable | None = None,
         lane: str = "realtime",
         job_scope_tokens: int | None = None,
@@ -196,18 +213,45 @@ class RedisCallGate:
             "budget_refused": 0,
             "errors": 0,
         }
-        # A job's budget is set once: a re-delivered job keeps what it already spent.
-        if job_scope_tokens is not None and ledger is not None:
-            for scope in self.budget_scopes:
-                if scope.startswith(JOB_SCOPE_PREFIX):
-                    ledger.set_limit(scope, int(job_scope_tokens), budget_ttl_s)
+        # A scope's limit is set once (a re-delivered job keeps what it already spent),
+        # and only when a call first needs the ledger (_set_limits): a job that makes no
+        # model call creates no budget key and makes no ledger round trip.
+        self._unset_limits: dict[str, int] = {}
+        self._limited: set[str] = set()
+        self._limits_lock = threading.Lock()
+        if ledger is not None:
+            for scope, tokens in (budget_limits or {}).items():
+                self._unset_limits.setdefault(scope, int(tokens))
+            if job_scope_tokens is not None:
+                for scope in self.budget_scopes:
+                    if scope.startswith(JOB_SCOPE_PREFIX):
+                        self._unset_limits.setdefault(scope, int(job_scope_tokens))
 
     # ------------------------------------------------------------------ budgets
+
+    def _limit_once(self, scope: str, tokens: int) -> None:
+        """Give `scope` the limit `tokens` when the ledger is next used, unless it has or
+        will get one already."""
+        with self._limits_lock:
+            if scope not in self._limited:
+                self._unset_limits.setdefault(scope, int(tokens))
+
+    def _set_limits(self) -> None:
+        """Give the scopes their limits (each once: a scope that has one keeps it), in one
+        round trip, before the ledger is first read or reserved on."""
+        if self.ledger is None or not self._unset_limits:
+            return
+        with self._limits_lock:
+            if self._unset_limits:
+                self.ledger.set_limits(self._unset_limits, self.budget_ttl_s)
+                self._limited.update(self._unset_limits)
+                self._unset_limits = {}
 
     def tokens_left(self) -> int | None:
         """The least any of `budget_scopes` has left (None: no ledger or no limit)."""
         if self.ledger is None or not self.budget_scopes:
             return None
+        self._set_limits()
         left = min(self.ledger.remaining(scope) for scope in self.budget_scopes)
         return None if left >= UNLIMITED else left
 
@@ -220,11 +264,14 @@ class RedisCallGate:
             return self
         scope = next((s for s in self.budget_scopes if s.startswith("job:")), None)
         if scope is not None:
-            self.ledger.set_limit(scope, int(tokens), self.budget_ttl_s)
+            self._limit_once(scope, tokens)
             return self
         job = copy.copy(self)
         job.budget_scopes = [*self.budget_scopes, f"job:{uuid.uuid4().hex}"]
-        self.ledger.set_limit(job.budget_scopes[-1], int(tokens), self.budget_ttl_s)
+        with self._limits_lock:
+            job._unset_limits = {**self._unset_limits, job.budget_scopes[-1]: int(tokens)}
+            job._limited = set(self._limited)
+        job._limits_lock = threading.Lock()
         return job
 
     # ------------------------------------------------------------------ helpers
@@ -285,6 +332,7 @@ class RedisCallGate:
     def _reserve(self, est: int, est_usd: int, model_key: str, stage: str, *, lease_s: float | None = None) -> _Held:
         """Reserve the call's tokens, then its micro-dollars; each is atomic across its
         scopes, and a refusal of the second gives the first back."""
+        self._set_limits()
         tokens = self._reserve_on(self.budget_scopes, est, model_key, stage, usd=False, lease_s=lease_s)
         try:
             dollars = self._reserve_on(self.usd_scopes, est_usd, model_key, stage, usd=True, lease_s=lease_s)
@@ -342,7 +390,13 @@ class RedisCallGate:
 
     def call(self, client: LLMClient, request: LLMRequest, *, stage: str) -> LLMResponse:
         try:
+            self._set_limits()  # the job's budget scopes, at its first call
             return self._call(client, request, stage=stage)
+        except POOL_EXHAUSTED as exc:
+            # Redis answers, but this worker has no free connection to it: no outage
+            # and no retry, which would pay again for calls already answered.
+            log_exhaustion(exc, stage=stage)
+            raise GatePoolExhaustedError(exhaustion_message(exc)) from None
         except redis.RedisError as exc:
             # The gate's state is out of reach (a Redis restart, a failover): the job
             # is retried later rather than failed or run without limits and budgets.

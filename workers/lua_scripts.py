@@ -25,11 +25,11 @@ INCLUDE_DIR = LUA_DIR / "include"
 
 SCRIPTS: dict[str, str] = {
     # The fleet's rate limiter (workers/rate_limiter.py), on one model's keys.
-    "rl_acquire": "admit a call within the model's rpm and tpm, or say how long to wait",
-    "rl_settle": "correct an admitted entry to the tokens the provider counted, dated now",
+    "rl_acquire": "admit a call within the model's rpm and tpm (its window's running sum), or say how long to wait",
+    "rl_settle": "correct an admitted entry (and the running sum) to the tokens the provider counted, dated now",
     "rl_cooldown": "set the model's shared cooldown; it only ever grows",
     # The token ledger (workers/budget_ledger.py), on keys of one hash tag.
-    "budget_set_limit": "give a scope its token limit once (a re-delivered job keeps what it spent)",
+    "budget_set_limit": "give each scope its limit once (a re-delivered job keeps what it spent)",
     "budget_reserve": "reserve tokens on every scope or on none, under a lease",
     "budget_finish": "settle or release a reservation, exactly once",
     "budget_renew": "restart a reservation's lease on every scope that still holds it",
@@ -40,6 +40,8 @@ SCRIPTS: dict[str, str] = {
     "bulk_resolve": "resolve a bulk-lane request once and move its parked jobs to the wake list",
     # The worker's kombu transport (workers/reliable_transport.py), on kombu's keys.
     "reliable_pop": "pop the next message and record it as unacked in the same step",
+    # The worker's result backend (workers/result_backend.py), on one job's meta key.
+    "result_store": "store a job's state and result unless a SUCCESS is stored, and publish it",
 }
 
 _INCLUDE = re.compile(r"^-- include: (\w+)$", re.MULTILINE)

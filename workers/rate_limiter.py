@@ -1,15 +1,20 @@
 """The fleet-wide rate limiter: one sliding window per `provider:model`, kept in
 Redis, so it holds across every worker process and host.
 
-Redis layout (core.redis_keys.rate_limit_keys; all keys of one model share the hash
-tag `{provider:model}`):
+Redis layout (core.redis_keys.rate_limit_keys and rate_limit_sum_key; all keys of one
+model share the hash tag `{provider:model}`):
 
     <prefix>:{provider:model}:w    sorted set: admitted entry ids, scored by time (ms, Redis TIME)
     <prefix>:{provider:model}:t    hash: entry id -> tokens (estimate, corrected by settle)
+    <prefix>:{provider:model}:sum  hash: the window's running sum of tokens (and entries)
     <prefix>:{provider:model}:cd   cooldown: exists while every worker must wait (PTTL = time left)
 
-The window and token keys expire one window after their last write. Every decision
-is one Lua script, so admission is atomic and uses Redis's clock, not the workers'.
+The window, token and sum keys expire one window after their last write. Every
+decision is one Lua script, so admission is atomic and uses Redis's clock, not the
+workers'. A tokens-per-minute check reads the running sum, kept by the same scripts
+that add, settle and trim entries, so an acquire costs O(log n) in the entries of the
+window rather than a read of all of them (workers/lua/include/rl_window.lua says why
+the sum cannot drift, and what makes the scripts count it again from the window).
 `settle` re-dates an entry to the moment the answer came back: the provider saw the
 request somewhere between admission and then, so the later time never lets the next
 request arrive inside the provider's window. An entry whose call failed (a 429
@@ -27,7 +32,7 @@ from typing import Any
 from vetq.core.llm.limits import Limit
 from vetq.core.llm.types import RateLimitInfo
 from vetq.core.logging import get_logger
-from vetq.core.redis_keys import RATE_LIMIT_PREFIX, rate_limit_keys
+from vetq.core.redis_keys import RATE_LIMIT_PREFIX, rate_limit_keys, rate_limit_sum_key
 from vetq.workers.lua_scripts import register
 
 __all__ = ["DEFAULT_WINDOW_S", "RedisRateLimiter"]
@@ -67,6 +72,9 @@ class RedisRateLimiter:
     def _keys(self, model_key: str) -> tuple[str, str, str]:
         return rate_limit_keys(model_key, self.key_prefix)
 
+    def _sum_key(self, model_key: str) -> str:
+        return rate_limit_sum_key(model_key, self.key_prefix)
+
     def limit_for(self, model_key: str) -> Limit | None:
         return self.limits.get(model_key)
 
@@ -87,7 +95,7 @@ class RedisRateLimiter:
         window, tokens, cooldown = self._keys(model_key)
         wait_ms = int(
             self._acquire(
-                keys=[window, tokens, cooldown],
+                keys=[window, tokens, cooldown, self._sum_key(model_key)],
                 args=[int(limit.rpm or 0), int(limit.tpm or 0), max(0, int(est_tokens)), self._window_ms, entry],
             )
         )
@@ -101,7 +109,12 @@ class RedisRateLimiter:
         the conservative end of when the provider saw it). False if it has left the
         window (or the model is not counted)."""
         window, tokens, _ = self._keys(model_key)
-        return bool(self._settle(keys=[window, tokens], args=[entry_id, max(0, int(actual_tokens)), self._window_ms]))
+        return bool(
+            self._settle(
+                keys=[window, tokens, self._sum_key(model_key)],
+                args=[entry_id, max(0, int(actual_tokens)), self._window_ms],
+            )
+        )
 
     def cooldown(self, model_key: str, seconds: float) -> float:
         """Make every worker wait `seconds` before the next call to this model; an
@@ -134,3 +147,14 @@ class RedisRateLimiter:
         """How many entries the model's window holds (expired ones included until the
         next acquire prunes them); for tests and metrics."""
         return int(self.redis.zcard(self._keys(model_key)[0]))
+
+    def window_sum(self, model_key: str) -> dict[str, int]:
+        """The window's running sum as the scripts keep it: `tokens` in `entries`
+        entries (expired ones included until the next acquire trims them), and how
+        many times it was counted again from the whole window (`recounts`, which only
+        a key lost on its own or a writer that does not keep the sum causes); for
+        tests and metrics."""
+        saved = self.redis.hmget(self._sum_key(model_key), "tokens", "entries", "recounts")
+        return {
+            name: int(float(value or 0)) for name, value in zip(("tokens", "entries", "recounts"), saved, strict=True)
+        }

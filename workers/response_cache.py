@@ -6,7 +6,9 @@ LLMResponse JSON (stored with cached=False and without the rate-limit headers,
 returned with cached=True), TTL `ttl_s`. Only complete answers are stored (not
 truncated, no tool calls); a request with use_cache=False is neither read nor
 written. Hits and misses are logged with stage, provider and model, never text.
-A Redis failure of the cache is logged and treated as a miss.
+A Redis failure of the cache is logged and treated as a miss, except a read that finds
+the worker's connection pool exhausted (workers/redis_pool.py): it is raised, since a
+job that reads no cache must not pay for a call it may already have paid for.
 Each entry is one key, read and written by single-key commands: it needs no
 Redis Cluster hash tag.
 """
@@ -22,6 +24,7 @@ from pydantic import ValidationError
 from vetq.core.llm.types import LLMRequest, LLMResponse, RateLimitInfo
 from vetq.core.logging import get_logger
 from vetq.core.redis_keys import RESPONSE_CACHE_PREFIX, response_cache_key
+from vetq.workers.redis_pool import POOL_EXHAUSTED
 
 __all__ = ["RedisResponseCache"]
 
@@ -49,6 +52,8 @@ class RedisResponseCache:
             return None
         try:
             raw = self.redis.get(self.key(provider, model, request))
+        except POOL_EXHAUSTED:
+            raise  # no connection to read with is not a miss: the caller ends the job, unpaid
         except redis.RedisError as exc:
             log.warning("cache_error", op="get", stage=stage, provider=provider, model=model, error=type(exc).__name__)
             return None

@@ -19,6 +19,7 @@ from celery.worker import WorkController
 
 from vetq.core.logging import get_logger
 from vetq.core.queue import QUEUES
+from vetq.workers.app import size_redis_pools
 
 log = get_logger("vetq.worker")
 
@@ -37,6 +38,7 @@ class ThreadWorker:
 
     def __init__(self, app: Celery, *, queues: Sequence[str] = QUEUES, concurrency: int = 2, pool: str = "threads"):
         self.app = app
+        size_redis_pools(app, concurrency)
         self.controller = WorkController(
             app=app,
             hostname=_hostname("inproc"),
@@ -102,6 +104,7 @@ class ThreadWorker:
 def run_foreground(app: Celery, *, queues: Sequence[str], concurrency: int, pool: str, loglevel: str) -> None:
     """`vetq worker`: a normal Celery worker with its own signal handling
     (SIGTERM: warm shutdown, the current job finishes or is given back)."""
+    size_redis_pools(app, concurrency)
     worker = app.Worker(
         hostname=_hostname("worker"),
         queues=list(queues),

@@ -1,8 +1,13 @@
 """Bind each job's log context before it runs and clear it after, so every line a
-task writes carries its trace id and nothing leaks into the next task on the thread."""
+task writes carries its trace id and nothing leaks into the next task on the thread.
+
+A job's one outcome line is vetq's `job_finished` (its state, its result's status and
+error code, its run time), never Celery's success line, which would carry a copy of
+the result (core/logging.py drops it; the tasks build no such copy)."""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import structlog
@@ -33,11 +38,27 @@ def _bind(task_id: str | None = None, task: Any = None, **_: Any) -> None:
         kind=KIND_OF_TASK.get(getattr(task, "name", ""), getattr(task, "name", None)),
         queue=delivery.get("routing_key"),
     )
+    if request is not None:
+        request.vetq_started_at = time.monotonic()
     log.info("job_started")
 
 
-def _clear(**_: Any) -> None:
-    log.info("job_finished")
+def outcome_of(retval: Any) -> dict[str, Any]:
+    """What a job's log line says of its result: the status and the error code, never
+    a value from it (results hold document data)."""
+    if not isinstance(retval, dict):
+        return {}
+    outcome: dict[str, Any] = {"status": retval.get("status")}
+    error = retval.get("error")
+    if isinstance(error, dict) and error.get("code"):
+        outcome["error_code"] = error["code"]
+    return outcome
+
+
+def _clear(task: Any = None, retval: Any = None, state: str | None = None, **_: Any) -> None:
+    started = getattr(getattr(task, "request", None), "vetq_started_at", None)
+    runtime_ms = round((time.monotonic() - started) * 1000, 1) if isinstance(started, float) else None
+    log.info("job_finished", state=state, runtime_ms=runtime_ms, **outcome_of(retval))
     structlog.contextvars.clear_contextvars()
 
 
@@ -75,7 +96,7 @@ def connect() -> None:
         return
     from vetq.core.logging import hide_task_data
 
-    hide_task_data()  # Celery's success line would print each job's result: the extracted data
+    hide_task_data()  # Celery's task lines would print each job's result: the extracted data
     signals.task_prerun.connect(_bind, weak=False)
     signals.task_postrun.connect(_dead_letter_invalid_input, weak=False)
     signals.task_postrun.connect(_clear, weak=False)

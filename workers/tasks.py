@@ -48,8 +48,15 @@ from vetq.workers.budget_ledger import RedisBudgetLedger, lease_s_for
 from vetq.workers.bulk_coordinator import BulkCoordinator
 from vetq.workers.bulk_lane import BulkJob, BulkWaitError
 from vetq.workers.bulk_store import BulkStore, ParkedJob
-from vetq.workers.call_gate import RedisCallGate, full_jitter_backoff_s
+from vetq.workers.call_gate import GateStateUnavailableError, RedisCallGate, full_jitter_backoff_s
 from vetq.workers.rate_limiter import RedisRateLimiter
+from vetq.workers.redis_pool import (
+    POOL_EXHAUSTED,
+    exhaustion_message,
+    log_exhaustion,
+    redis_pool_size,
+    worker_redis,
+)
 from vetq.workers.response_cache import RedisResponseCache
 from vetq.workers.signals import trace_id_of
 
@@ -66,6 +73,8 @@ NOT_BEFORE_HEADER = "vetq_not_before"
 # A benchmark-only review mode (`vetq bench review` sets it; producers never do).
 BENCH_MODE_HEADER = "bench_mode"
 EXTRA_OUTAGE_RETRIES = 10
+# The length of the repr Celery's tracer makes of a vetq task's result: none.
+RESULT_REPR_MAXSIZE = 0
 EARLY_WAKE_TOLERANCE_S = 0.05
 
 log = get_logger("vetq.worker")
@@ -84,10 +93,11 @@ class WorkerContext:
         self.prices = settings.price_table()
         self.gate: CallGate = DirectGate(prices=self.prices)
         self._telemetry: TelemetrySink | None = None
-        import redis
-
-        # One connection pool per process for the gate's state: limiter, ledger, cache.
-        self.redis = redis.Redis.from_url(redis_url)
+        # One connection pool per process for the gate's state (limiter, ledger, cache),
+        # dead letters and telemetry: a blocking pool, grown to the worker's concurrency
+        # before it starts (workers/app.size_redis_pools), so a job thread waits for a
+        # connection rather than failing as if Redis were down.
+        self.redis = worker_redis(redis_url, max_connections=redis_pool_size(None))
         self.limiter = (
             RedisRateLimiter(self.redis, parse_limits(settings.limits), window_s=settings.limit_window_s)
             if settings.fleet_limiter
@@ -100,23 +110,28 @@ class WorkerContext:
     def gate_for(self, task: Task, *, job_tokens: int) -> RedisCallGate:
         """The call gate of one job: the fleet's limiter and cache, and budgets for the
         job and, when it belongs to one, its batch. Keyed by the job id, so a retried
-        job keeps its budget and its count of 429s."""
+        job keeps its budget and its count of 429s. The gate gives each scope its
+        limit (once) when the job's first model call needs the ledger: building it
+        costs no round trip, and a job that calls no model leaves no budget key."""
         job_id = task.request.id
         scopes = [job_scope(job_id)]
-        self.ledger.set_limit(scopes[0], job_tokens, self.settings.result_ttl_s)
+        limits = {scopes[0]: job_tokens}
         batch_id = header(task, BATCH_HEADER)
         budget = header(task, BATCH_BUDGET_HEADER)
         if batch_id:
             scopes.append(batch_scope(batch_id))
             if budget is not None:
-                self.ledger.set_limit(scopes[1], int(budget), self.settings.result_ttl_s)
+                limits[scopes[1]] = int(budget)
+        usd_scopes = self._usd_scopes(task, job_id, batch_id, limits)
         return RedisCallGate(
             self.redis,
             limiter=self.limiter,
             ledger=self.ledger,
             cache=self.cache,
             budget_scopes=scopes,
-            usd_scopes=self._usd_scopes(task, job_id, batch_id),
+            usd_scopes=usd_scopes,
+            budget_limits=limits,
+            budget_ttl_s=self.settings.result_ttl_s,
             prices=self.prices,
             max_sleep_s=self.settings.max_sleep_s,
             max_attempts=self.settings.max_attempts,
@@ -180,10 +195,10 @@ class WorkerContext:
             publish=lambda parked: self.publish_parked(app, parked),
         )
 
-    def _usd_scopes(self, task: Task, job_id: str, batch_id: Any) -> list[str]:
+    def _usd_scopes(self, task: Task, job_id: str, batch_id: Any, limits: dict[str, int]) -> list[str]:
         """The dollar budgets the job's headers carry (its own, its batch's) as ledger
-        scopes in micro-dollars, each limit set once (a re-delivered job keeps what it
-        spent)."""
+        scopes in micro-dollars, their limits added to `limits` (the gate sets each
+        once: a re-delivered job keeps what it spent)."""
         wanted = [(job_scope(job_id), header(task, BUDGET_USD_HEADER))]
         if batch_id:
             wanted.append((batch_scope(batch_id), header(task, BATCH_BUDGET_USD_HEADER)))
@@ -191,7 +206,7 @@ class WorkerContext:
         for scope, budget in wanted:
             if budget is not None:
                 scopes.append(usd_scope(scope))
-                self.ledger.set_limit(scopes[-1], usd_limit(budget), self.settings.result_ttl_s)
+                limits[scopes[-1]] = usd_limit(budget)
         return scopes
 
     def pipeline(self) -> ExtractionPipeline:
@@ -215,9 +230,7 @@ class WorkerContext:
             return None
         with self._lock:
             if self._telemetry is None:
-                import redis
-
-                self._telemetry = StreamSink(redis.Redis.from_url(self.redis_url), TELEMETRY_STREAM)
+                self._telemetry = StreamSink(self.redis, TELEMETRY_STREAM)
             return self._telemetry
 
     # Tests and the demo serve jobs with prepared parts.
@@ -356,7 +369,15 @@ def retry_or_fail(task: Task, exc: LLMError, settings: VetqSettings) -> None:
     """A transient failure hands the worker slot back: the job goes back on its queue
     after Retry-After, or full-jitter backoff. Stages already paid for come back from
     the response cache on the next attempt. Returns (so the caller writes an error
-    envelope) once the attempts are spent."""
+    envelope) once the attempts are spent. The call gate's Redis out of reach is an
+    outage, not a provider attempt: counted apart (raise_for_redis_outage), as when it
+    strikes before the job's first call, and an envelope once those are spent."""
+    if isinstance(exc, GateStateUnavailableError):
+        outages = counted(task, OUTAGE_RETRIES_HEADER)
+        if outages < settings.max_attempts + EXTRA_OUTAGE_RETRIES:
+            raise_for_redis_outage(task, exc, settings)
+        log.error("redis_unavailable_giving_up", error=type(exc).__name__, attempts=outages + 1)
+        return
     retries = counted(task, PROVIDER_RETRIES_HEADER)
     attempt = retries + 1
     if attempt >= settings.max_attempts:
@@ -415,6 +436,11 @@ def register(app: Celery, settings: VetqSettings, redis_url: str) -> WorkerConte
     app.conf.vetq_context = context
 
     # shared=False: these tasks belong to this app only, never to Celery's default app.
+    # resultrepr_maxsize=0: Celery's tracer makes a repr of every result (for its success
+    # line, which vetq drops, and for the pool's reply to the worker), walking the whole
+    # envelope; at 0 it stops at once. Results hold document data and are never logged.
+    options = {"bind": True, "shared": False, "max_retries": None, "resultrepr_maxsize": RESULT_REPR_MAXSIZE}
+
     def extraction(task: Task, message: Any, kind: str) -> dict[str, Any]:
         park_until_due(task, settings)
         payload = with_trace(task, message, kind)
@@ -423,6 +449,10 @@ def register(app: Celery, settings: VetqSettings, redis_url: str) -> WorkerConte
             outcome = context.pipeline().run(payload, raise_retryable=True, gate=gate)
         except BulkWaitError as wait:
             context.park(task, message, wait, gate)
+        except POOL_EXHAUSTED as exc:  # not an outage: never requeued (workers/redis_pool.py)
+            log_exhaustion(exc)
+            trace_id = payload.get("trace_id") if isinstance(payload, dict) else None
+            outcome = ExtractionError.of(ErrorCode.INTERNAL_ERROR, exhaustion_message(exc), trace_id=trace_id)
         except redis.RedisError as exc:
             raise_for_redis_outage(task, exc, settings)
         except LLMError as exc:
@@ -431,15 +461,15 @@ def register(app: Celery, settings: VetqSettings, redis_url: str) -> WorkerConte
             outcome = ExtractionError.of(exc.code, exc.message, trace_id=trace_id)
         return outcome.model_dump(mode="json")
 
-    @app.task(name=TASK_EXTRACT, bind=True, shared=False, max_retries=None)
+    @app.task(name=TASK_EXTRACT, **options)
     def extract(self: Task, payload: Any) -> dict[str, Any]:
         return extraction(self, payload, "extract")
 
-    @app.task(name=TASK_VALIDATE, bind=True, shared=False, max_retries=None)
+    @app.task(name=TASK_VALIDATE, **options)
     def validate(self: Task, payload: Any) -> dict[str, Any]:
         return extraction(self, payload, "validate")
 
-    @app.task(name=TASK_REVIEW, bind=True, shared=False, max_retries=None)
+    @app.task(name=TASK_REVIEW, **options)
     def review(self: Task, message: Any) -> dict[str, Any]:
         park_until_due(self, settings)
         payload = with_trace(self, message, None)
@@ -449,6 +479,9 @@ def register(app: Celery, settings: VetqSettings, redis_url: str) -> WorkerConte
             return review_job(context, payload, gate, mode=header(self, BENCH_MODE_HEADER))
         except BulkWaitError as wait:
             context.park(self, message, wait, gate)
+        except POOL_EXHAUSTED as exc:  # not an outage: never requeued (workers/redis_pool.py)
+            log_exhaustion(exc)
+            code, message = ErrorCode.INTERNAL_ERROR, exhaustion_message(exc)
         except redis.RedisError as exc:
             raise_for_redis_outage(self, exc, settings)
         except LLMError as exc:

@@ -1,10 +1,14 @@
--- Set a scope's token limit once (a re-delivered job does not reset it).
--- KEYS[1] scope hash; ARGV[1] limit, ARGV[2] ttl seconds. Returns 1 when newly set.
-if redis.call('HSETNX', KEYS[1], 'limit', ARGV[1]) == 1 then
-  redis.call('EXPIRE', KEYS[1], ARGV[2])
-  return 1
+-- Set each scope's token limit once (a re-delivered job does not reset it).
+-- KEYS[i] scope hash, ARGV[i] its limit; ARGV[#KEYS + 1] ttl seconds.
+-- Returns how many scopes got their limit from this call.
+local ttl = ARGV[#KEYS + 1]
+local newly = 0
+for i, key in ipairs(KEYS) do
+  if redis.call('HSETNX', key, 'limit', ARGV[i]) == 1 then
+    redis.call('EXPIRE', key, ttl)
+    newly = newly + 1
+  elseif redis.call('TTL', key) == -1 then
+    redis.call('EXPIRE', key, ttl)
+  end
 end
-if redis.call('TTL', KEYS[1]) == -1 then
-  redis.call('EXPIRE', KEYS[1], ARGV[2])
-end
-return 0
+return newly

@@ -1,9 +1,15 @@
 -- Fleet-wide sliding-window admission for one provider:model (atomic).
 -- KEYS[1] window zset (member = entry id, score = ms), KEYS[2] hash entry id -> tokens,
--- KEYS[3] cooldown key (its PTTL is the time left).
+-- KEYS[3] cooldown key (its PTTL is the time left), KEYS[4] the window's running sum
+-- (hash; include/rl_window.lua says what it holds and why it stays right).
 -- ARGV[1] rpm (0 = none), ARGV[2] tpm (0 = none), ARGV[3] estimated tokens,
 -- ARGV[4] window length in ms, ARGV[5] entry id.
 -- Returns 0 when admitted (entry recorded), else the wait in whole ms (>= 1).
+-- Cost: O(log n) for n entries in the window, plus the expired entries it trims (each
+-- trimmed once); a refusal for tokens also reads the oldest entries that must leave
+-- before the call fits, and no others. The whole window is read only when the running
+-- sum cannot be trusted (rl_window).
+-- include: rl_window
 local rpm = tonumber(ARGV[1])
 local tpm = tonumber(ARGV[2])
 local est = tonumber(ARGV[3])
@@ -20,15 +26,8 @@ end
 
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
-local cutoff = now - window
-
-local expired = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', cutoff)
-if #expired > 0 then
-  redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', cutoff)
-  for i = 1, #expired, 1000 do
-    redis.call('HDEL', KEYS[2], unpack(expired, i, math.min(i + 999, #expired)))
-  end
-end
+local st = rl_window(KEYS[1], KEYS[2], KEYS[4], now, window + 1000)
+rl_trim(st, now - window)
 
 local wait = 0
 local count = redis.call('ZCARD', KEYS[1])
@@ -41,34 +40,29 @@ if tpm > 0 then
   if est > tpm then
     wait = math.max(wait, window)
   else
-    local entries = redis.call('ZRANGE', KEYS[1], 0, -1, 'WITHSCORES')
-    local raw = redis.call('HGETALL', KEYS[2])
-    local tokens = {}
-    for i = 1, #raw, 2 do
-      tokens[raw[i]] = tonumber(raw[i + 1]) or 0
+    local fits_in = rl_tokens_wait(st, st.sum, est, tpm, window)
+    if fits_in == nil then
+      rl_recount(st)
+      fits_in = rl_tokens_wait(st, st.sum, est, tpm, window) or 0
     end
-    local used = 0
-    for i = 1, #entries, 2 do
-      used = used + (tokens[entries[i]] or 0)
-    end
-    if used + est > tpm then
-      for i = 1, #entries, 2 do
-        used = used - (tokens[entries[i]] or 0)
-        if used + est <= tpm then
-          wait = math.max(wait, tonumber(entries[i + 1]) + window - now)
-          break
-        end
-      end
-    end
+    wait = math.max(wait, fits_in)
   end
 end
 
 if wait > 0 then
+  rl_save(st)
   return math.max(1, math.ceil(wait))
 end
 
-redis.call('ZADD', KEYS[1], now, entry)
+local added = redis.call('ZADD', KEYS[1], now, entry)
+local before = 0
+if added == 0 then
+  -- the id is still in the window: its tokens are replaced
+  before = tonumber(redis.call('HGET', KEYS[2], entry)) or 0
+end
 redis.call('HSET', KEYS[2], entry, est)
-redis.call('PEXPIRE', KEYS[1], window + 1000)
-redis.call('PEXPIRE', KEYS[2], window + 1000)
+st.n = st.n + added
+st.sum = st.sum + est - before
+rl_written(st)
+rl_save(st)
 return 0

@@ -1,0 +1,378 @@
+"""`AsyncClient`: vetq's producer for asyncio code, waiting on `redis.asyncio`.
+
+    async with AsyncClient() as client:
+        job = await client.submit_extraction(text)
+        result = await job.result(timeout=60)
+        batch = await client.submit_batch({"text": t} for t in texts)
+        async for index, result in batch.as_completed():
+            ...
+
+Every wait is native: one pub/sub connection per client carries every awaited job's
+result channel, a reader task resolves each waiter's future when its result lands,
+and a subscription is followed by one read of what was already stored (the same rule
+as `result_stream.ResultStream`). Ten thousand concurrent waits are ten thousand
+futures and channels on one connection, not ten thousand threads; a stuck job delays
+nothing but its own waiter. Submission publishes through Celery's kombu producer,
+which has no asyncio transport: each submit call runs once in the loop's executor
+(pipelined, a chunk of a batch per round trip), so threads stay bounded by the
+executor whatever the number of jobs. Checks, envelopes, lanes and budgets are the
+synchronous `Client`'s, which the AsyncClient holds.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Iterable
+from typing import Any
+
+import redis.asyncio as aioredis
+
+from vetq.api_client.client import (
+    LIVENESS_CHECK_S,
+    STATUS_OF_STATE,
+    Batch,
+    Client,
+    Job,
+    JobStatus,
+    WaitTimeout,
+    _safe_url,
+)
+from vetq.api_client.result_stream import FINAL_STATES, SUBSCRIBE_CHUNK
+from vetq.core.errors import NotFoundError
+from vetq.core.redis_keys import CELERY_RESULT_PREFIX, submitted_key
+from vetq.core.results import error_of
+from vetq.core.settings import VetqSettings
+
+__all__ = ["AsyncBatch", "AsyncClient", "AsyncJob"]
+
+# Connections an AsyncClient's commands share (its pub/sub connection is apart).
+ASYNC_REDIS_CONNECTIONS = 16
+
+
+class AsyncJob:
+    def __init__(self, client: AsyncClient, job: Job) -> None:
+        self.client = client
+        self._job = job
+        self.id = job.id
+        self.trace_id = job.trace_id
+        self.queue = job.queue
+
+    async def status(self) -> JobStatus:
+        """queued, running, retrying, waiting, done or failed; NotFoundError for an id
+        never submitted here (or expired)."""
+        meta = await self.client._stored(self.id)
+        if meta is None:
+            await self.client._require_issued(self.id)
+            return JobStatus.QUEUED
+        status = STATUS_OF_STATE.get(str(meta.get("status")), JobStatus.QUEUED)
+        if status is JobStatus.DONE and error_of(meta.get("result")) is not None:
+            return JobStatus.FAILED
+        return status
+
+    async def result(self, timeout: float | None = None) -> dict[str, Any]:
+        """Wait for the result (pub/sub, no thread). While the job is still queued a
+        worker ping every few seconds turns a queue nobody consumes into
+        NoWorkerError; WaitTimeout after `timeout` seconds."""
+        await self.client._require_issued(self.id)
+        meta = await self.client._wait(self.id, self.queue, timeout)
+        return self._job._outcome_of(str(meta["status"]), meta.get("result"))
+
+    async def poll(self, interval: float = 0.5, timeout: float | None = None) -> dict[str, Any]:
+        """Wait by reading the stored result every `interval` seconds."""
+        await self.client._require_issued(self.id)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        while True:
+            meta = await self.client._stored(self.id)
+            if meta is not None and meta.get("status") in FINAL_STATES:
+                return self._job._outcome_of(str(meta["status"]), meta.get("result"))
+            if deadline is not None and time.monotonic() >= deadline:
+                raise WaitTimeout(f"job {self.id} did not finish within {timeout}s")
+            await asyncio.sleep(interval)
+
+    def __repr__(self) -> str:
+        return f"AsyncJob(id={self.id!r}, trace_id={self.trace_id!r}, queue={self.queue!r})"
+
+
+class AsyncBatch:
+    """A submitted batch: `as_completed()` and `results()` await every job at once."""
+
+    def __init__(self, client: AsyncClient, batch: Batch) -> None:
+        self.client = client
+        self._batch = batch
+        self.id = batch.id
+        self.entries: list[AsyncJob | dict[str, Any]] = [
+            AsyncJob(client, entry) if isinstance(entry, Job) else entry for entry in batch.entries
+        ]
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def spent(self) -> dict[str, Any]:
+        """As `Batch.spent()`: what the results collected so far cost."""
+        return self._batch.spent()
+
+    async def as_completed(self, timeout: float | None = None) -> AsyncIterator[tuple[int, dict[str, Any]]]:
+        """(input index, result) as results land. `timeout`: the longest wait for the
+        next result (WaitTimeout), as for the synchronous Batch."""
+        done: asyncio.Queue[tuple[int, dict[str, Any]] | BaseException] = asyncio.Queue()
+
+        async def one(index: int, job: AsyncJob) -> None:
+            try:
+                meta = await self.client._wait(job.id, job.queue, None)
+                await done.put(self._batch._collect(index, meta))
+            except BaseException as exc:  # noqa: BLE001 - handed to the iterating side
+                await done.put(exc)
+
+        waiting = 0
+        tasks = []
+        for index, entry in enumerate(self.entries):
+            if isinstance(entry, AsyncJob):
+                tasks.append(asyncio.create_task(one(index, entry)))
+                waiting += 1
+            else:
+                self._batch.collected[index] = entry
+                yield index, entry
+        try:
+            for _ in range(waiting):
+                try:
+                    item = await asyncio.wait_for(done.get(), timeout)
+                except TimeoutError:
+                    left = sum(1 for task in tasks if not task.done())
+                    raise WaitTimeout(f"batch {self.id}: no result for {timeout}s, {left} job(s) unfinished") from None
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            for task in tasks:
+                task.cancel()
+
+    async def results(self, timeout: float | None = None) -> list[dict[str, Any]]:
+        ordered: list[dict[str, Any] | None] = [None] * len(self.entries)
+        async for index, result in self.as_completed(timeout):
+            ordered[index] = result
+        return [r for r in ordered if r is not None]
+
+
+class AsyncClient:
+    """A producer for asyncio code. The same arguments, checks and embedded default as
+    `Client`; use `async with AsyncClient() as client` (or `await client.close()`)."""
+
+    def __init__(self, redis_url: str | None = None, *, settings: VetqSettings | None = None) -> None:
+        self._redis_url = redis_url
+        self._settings = settings
+        self._sync: Client | None = None
+        self._redis: aioredis.Redis | None = None
+        self._pubsub: Any = None
+        self._reader: asyncio.Task[None] | None = None
+        self._subscriber: asyncio.Task[None] | None = None
+        self._waiters: dict[str, list[asyncio.Future[dict[str, Any]]]] = {}
+        self._to_subscribe: set[str] = set()
+        self._to_unsubscribe: set[str] = set()
+        self._subscribed: set[str] = set()
+        self._wake_subscriber = asyncio.Event()
+        self._liveness_lock = asyncio.Lock()
+        self._liveness_checked: dict[str | None, float] = {}
+
+    async def start(self) -> AsyncClient:
+        if self._sync is None:
+            # Client() may start the embedded Redis and worker: once, off the loop.
+            self._sync = await asyncio.to_thread(Client, self._redis_url, settings=self._settings)
+            # A bounded pool that waits for a free connection: thousands of concurrent
+            # waiters share a few connections instead of opening one each.
+            pool = aioredis.BlockingConnectionPool.from_url(
+                self._sync.redis_url, max_connections=ASYNC_REDIS_CONNECTIONS, timeout=30
+            )
+            self._redis = aioredis.Redis(connection_pool=pool)
+        return self
+
+    @property
+    def sync(self) -> Client:
+        if self._sync is None:
+            raise RuntimeError("start the AsyncClient first: `async with AsyncClient() as client`")
+        return self._sync
+
+    @property
+    def redis_url(self) -> str:
+        return self.sync.redis_url
+
+    async def __aenter__(self) -> AsyncClient:
+        return await self.start()
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        for task in (self._reader, self._subscriber):
+            if task is not None:
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await task
+        self._reader = self._subscriber = None
+        if self._pubsub is not None:
+            with contextlib.suppress(Exception):
+                await self._pubsub.aclose()
+            self._pubsub = None
+        if self._redis is not None:
+            with contextlib.suppress(Exception):
+                await self._redis.aclose()
+            self._redis = None
+        for futures in self._waiters.values():
+            for future in futures:
+                future.cancel()
+        self._waiters.clear()
+        if self._sync is not None:
+            sync, self._sync = self._sync, None
+            await asyncio.to_thread(sync.close)
+
+    # --- submission: the synchronous client's, run once per call in the executor ---
+    async def submit(self, request: Any, **options: Any) -> AsyncJob:
+        return AsyncJob(self, await asyncio.to_thread(self.sync.submit, request, **options))
+
+    async def submit_extraction(self, text: str | None = None, **options: Any) -> AsyncJob:
+        return AsyncJob(self, await asyncio.to_thread(self.sync.submit_extraction, text, **options))
+
+    async def submit_validation(
+        self, text: str | None = None, data: dict[str, Any] | None = None, **options: Any
+    ) -> AsyncJob:
+        return AsyncJob(self, await asyncio.to_thread(self.sync.submit_validation, text, data, **options))
+
+    async def submit_review(self, request: Any, **options: Any) -> AsyncJob:
+        return AsyncJob(self, await asyncio.to_thread(self.sync.submit_review, request, **options))
+
+    async def submit_batch(self, requests: Iterable[Any], **options: Any) -> AsyncBatch:
+        return AsyncBatch(self, await asyncio.to_thread(self.sync.submit_batch, requests, **options))
+
+    def job(self, job_id: str, *, queue: str | None = None) -> AsyncJob:
+        return AsyncJob(self, self.sync.job(job_id, queue=queue))
+
+    # --- waiting ----------------------------------------------------------------
+    def _aredis(self) -> aioredis.Redis:
+        if self._redis is None:
+            raise RuntimeError("start the AsyncClient first: `async with AsyncClient() as client`")
+        return self._redis
+
+    async def _stored(self, job_id: str) -> dict[str, Any] | None:
+        raw = await self._aredis().get(CELERY_RESULT_PREFIX + job_id)
+        return None if raw is None else self.sync.app.backend.decode_result(raw)
+
+    async def _require_issued(self, job_id: str) -> None:
+        if await self._aredis().exists(submitted_key(job_id)):
+            return
+        if await self._stored(job_id) is None:
+            raise NotFoundError(
+                f"no job {job_id!r} was submitted to {_safe_url(self.redis_url)}, or its result has "
+                "expired (VETQ_RESULT_TTL_S): check the id and VETQ_REDIS_URL"
+            )
+
+    async def _wait(self, job_id: str, queue: str | None, timeout: float | None) -> dict[str, Any]:
+        """The job's final meta, once stored."""
+        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
+        self._waiters.setdefault(job_id, []).append(future)
+        if job_id not in self._subscribed:
+            self._to_subscribe.add(job_id)
+            self._ensure_tasks()
+            self._wake_subscriber.set()
+        deadline = None if timeout is None else time.monotonic() + timeout
+        try:
+            while True:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise WaitTimeout(
+                        f"job {job_id} did not finish within {timeout}s; it may still finish: `vetq result {job_id}`"
+                    )
+                slice_s = LIVENESS_CHECK_S if left is None else min(LIVENESS_CHECK_S, left)
+                try:
+                    return await asyncio.wait_for(asyncio.shield(future), slice_s)
+                except TimeoutError:
+                    meta = await self._stored(job_id)
+                    if meta is None:  # still queued: is anyone consuming its queue?
+                        await self._check_worker(queue)
+        finally:
+            waiters = self._waiters.get(job_id)
+            if waiters is not None and future in waiters:
+                waiters.remove(future)
+                if not waiters:
+                    del self._waiters[job_id]
+                    self._to_unsubscribe.add(job_id)  # in chunks, by the subscribe loop
+                    self._wake_subscriber.set()
+            future.cancel()
+
+    async def _check_worker(self, queue: str | None) -> None:
+        """The synchronous client's worker probe, at most once per LIVENESS_CHECK_S per
+        queue for all of this client's waiters together."""
+        async with self._liveness_lock:
+            now = time.monotonic()
+            if now - self._liveness_checked.get(queue, float("-inf")) < LIVENESS_CHECK_S:
+                return
+            await asyncio.to_thread(self.sync.require_worker, queue)
+            self._liveness_checked[queue] = time.monotonic()
+
+    def _ensure_tasks(self) -> None:
+        if self._pubsub is None:
+            self._pubsub = self._aredis().pubsub()
+        if self._subscriber is None or self._subscriber.done():
+            self._subscriber = asyncio.create_task(self._subscribe_loop(), name="vetq-async-subscribe")
+        if self._reader is None or self._reader.done():
+            self._reader = asyncio.create_task(self._read_loop(), name="vetq-async-results")
+
+    async def _subscribe_loop(self) -> None:
+        """Subscribe the jobs waited for, a chunk per round trip, then read the results
+        they already have (stored before the subscription); unsubscribe, in chunks too,
+        the jobs nobody waits for any more."""
+        while True:
+            await self._wake_subscriber.wait()
+            self._wake_subscriber.clear()
+            done = [job_id for job_id in self._to_unsubscribe if job_id not in self._waiters]
+            self._to_unsubscribe.clear()
+            done = [job_id for job_id in done if job_id in self._subscribed]
+            for start in range(0, len(done), SUBSCRIBE_CHUNK):
+                chunk = done[start : start + SUBSCRIBE_CHUNK]
+                await self._pubsub.unsubscribe(*[CELERY_RESULT_PREFIX + job_id for job_id in chunk])
+                self._subscribed.difference_update(chunk)
+                # Waited for again while the unsubscribe was on its way: subscribe again.
+                self._to_subscribe.update(job_id for job_id in chunk if job_id in self._waiters)
+            while self._to_subscribe:
+                chunk = [self._to_subscribe.pop() for _ in range(min(SUBSCRIBE_CHUNK, len(self._to_subscribe)))]
+                keys = [CELERY_RESULT_PREFIX + job_id for job_id in chunk]
+                await self._pubsub.subscribe(*keys)
+                self._subscribed.update(chunk)
+                for key, raw in zip(keys, await self._aredis().mget(keys), strict=True):
+                    if raw is not None:
+                        self._deliver(key, raw)
+
+    async def _read_loop(self) -> None:
+        while True:
+            if not self._subscribed:
+                await asyncio.sleep(0.05)
+                continue
+            try:
+                message = await self._pubsub.get_message(timeout=1.0)
+            except (aioredis.ConnectionError, aioredis.TimeoutError):
+                # Redis drops a subscriber that falls too far behind (its output buffer
+                # limit): a new connection subscribes every waited job again and reads
+                # what landed meanwhile.
+                with contextlib.suppress(Exception):
+                    await self._pubsub.aclose()
+                self._pubsub = self._aredis().pubsub()
+                self._to_subscribe.update(self._waiters)
+                self._subscribed.clear()
+                self._wake_subscriber.set()
+                await asyncio.sleep(0.1)
+                continue
+            if message is not None and message.get("type") == "message":
+                self._deliver(message["channel"], message["data"])
+
+    def _deliver(self, channel: Any, raw: Any) -> None:
+        name = channel.decode("utf-8") if isinstance(channel, bytes) else str(channel)
+        job_id = name[len(CELERY_RESULT_PREFIX) :]
+        waiters = self._waiters.get(job_id)
+        if not waiters:
+            return
+        meta = self.sync.app.backend.decode_result(raw)
+        if meta.get("status") not in FINAL_STATES:
+            return
+        for future in waiters:
+            if not future.done():
+                future.set_result(meta)
