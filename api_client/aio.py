@@ -49,6 +49,10 @@ __all__ = ["AsyncBatch", "AsyncClient", "AsyncJob"]
 
 # Connections an AsyncClient's commands share (its pub/sub connection is apart).
 ASYNC_REDIS_CONNECTIONS = 16
+# How long close() waits for its background tasks to end. redis-py can swallow a
+# cancellation that lands inside a pub/sub command, so the tasks also watch a closing
+# flag; this bound only keeps a close from waiting on a dead connection for ever.
+CLOSE_WAIT_S = 5.0
 
 
 class AsyncJob:
@@ -172,6 +176,7 @@ class AsyncClient:
         self._to_unsubscribe: set[str] = set()
         self._subscribed: set[str] = set()
         self._wake_subscriber = asyncio.Event()
+        self._closing = False
         self._liveness_lock = asyncio.Lock()
         self._liveness_checked: dict[str | None, float] = {}
 
@@ -204,12 +209,15 @@ class AsyncClient:
         await self.close()
 
     async def close(self) -> None:
-        for task in (self._reader, self._subscriber):
-            if task is not None:
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError, Exception):
-                    await task
+        self._closing = True
+        self._wake_subscriber.set()
+        tasks = [task for task in (self._reader, self._subscriber) if task is not None]
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks, timeout=CLOSE_WAIT_S)
         self._reader = self._subscriber = None
+        self._closing = False
         if self._pubsub is not None:
             with contextlib.suppress(Exception):
                 await self._pubsub.aclose()
@@ -287,6 +295,8 @@ class AsyncClient:
                     return await asyncio.wait_for(asyncio.shield(future), slice_s)
                 except TimeoutError:
                     meta = await self._stored(job_id)
+                    if meta is not None and meta.get("status") in FINAL_STATES:
+                        return meta  # stored while the subscription was being renewed
                     if meta is None:  # still queued: is anyone consuming its queue?
                         await self._check_worker(queue)
         finally:
@@ -321,9 +331,11 @@ class AsyncClient:
         """Subscribe the jobs waited for, a chunk per round trip, then read the results
         they already have (stored before the subscription); unsubscribe, in chunks too,
         the jobs nobody waits for any more."""
-        while True:
+        while not self._closing:
             await self._wake_subscriber.wait()
             self._wake_subscriber.clear()
+            if self._closing:
+                return
             done = [job_id for job_id in self._to_unsubscribe if job_id not in self._waiters]
             self._to_unsubscribe.clear()
             done = [job_id for job_id in done if job_id in self._subscribed]
@@ -343,7 +355,7 @@ class AsyncClient:
                         self._deliver(key, raw)
 
     async def _read_loop(self) -> None:
-        while True:
+        while not self._closing:
             if not self._subscribed:
                 await asyncio.sleep(0.05)
                 continue

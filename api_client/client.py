@@ -16,7 +16,7 @@ import redis
 from celery import Celery
 from celery.exceptions import TimeoutError as CeleryTimeout
 from celery.result import AsyncResult
-from kombu.exceptions import OperationalError
+from kombu.exceptions import BatchPublishError, OperationalError
 from redis.retry import Retry
 
 from vetq.api_client.result_stream import FINAL_STATES, ResultStream
@@ -514,17 +514,55 @@ class Client:
         to no result channel: a job's waiter subscribes when it waits (Job.result reads
         the stored result after subscribing; a batch, ResultStream), so a batch costs
         no SUBSCRIBE and UNSUBSCRIBE per job. No argsrepr is built either: that would
-        be a copy of the document in every message's headers."""
+        be a copy of the document in every message's headers.
+
+        A Redis that is briefly gone (a restart, a failover) delays the send, with the
+        patience of core.queue's task_publish_retry_policy, instead of failing it.
+        kombu retries neither a batch's flush nor a publish inside a batch cleanly (its
+        retry revives the channel under the batch), so the whole batch is retried here,
+        on a reconnected producer. A flush that failed half-way may have queued some
+        messages already; sending them again is the at-least-once delivery every Redis
+        publish retry has, and a job id's second delivery finds its result stored."""
+        policy = self.app.conf.task_publish_retry_policy
+        for attempt in itertools.count():
+            try:
+                return self._publish_pipelined(items)
+            except BROKER_SEND_ERRORS as exc:
+                if attempt >= policy["max_retries"] or _refused(exc):
+                    raise
+                interval = min(policy["interval_start"] + attempt * policy["interval_step"], policy["interval_max"])
+                policy["errback"](exc, interval)
+                time.sleep(interval)
+        raise AssertionError("unreachable")
+
+    def _publish_pipelined(
+        self, items: Sequence[tuple[str, str, dict[str, Any], str, dict[str, Any] | None]]
+    ) -> list[Job]:
         amqp = self.app.amqp
         jobs = []
-        with self.app.producer_or_acquire() as producer, producer.batch(max_size=max(1, 2 * len(items))):
-            for job_id, task_name, payload, trace_id, headers in items:
-                queue = TASK_QUEUES[task_name]
-                message = amqp.create_task_message(job_id, task_name, [payload], {}, argsrepr="", kwargsrepr="")
-                amqp.send_task_message(
-                    producer, task_name, message, queue=queue, headers={TRACE_HEADER: trace_id, **(headers or {})}
-                )
-                jobs.append(Job(self, job_id, trace_id, queue))
+        with self.app.producer_or_acquire() as producer:
+            try:
+                with producer.batch(max_size=max(1, 2 * len(items))):
+                    for job_id, task_name, payload, trace_id, headers in items:
+                        queue = TASK_QUEUES[task_name]
+                        message = amqp.create_task_message(job_id, task_name, [payload], {}, argsrepr="", kwargsrepr="")
+                        amqp.send_task_message(
+                            producer,
+                            task_name,
+                            message,
+                            queue=queue,
+                            headers={TRACE_HEADER: trace_id, **(headers or {})},
+                            retry=False,  # _send_many retries the whole batch
+                        )
+                        jobs.append(Job(self, job_id, trace_id, queue))
+            except BROKER_SEND_ERRORS:
+                # The pooled connection's channel died with Redis: reconnect it before
+                # the pool hands it to the next send.
+                try:
+                    producer.connection.close()
+                except Exception:  # noqa: BLE001 - closing a dead connection may fail too
+                    pass
+                raise
         return jobs
 
     def _pdf_bytes(self, pdf: bytes | bytearray | memoryview | str | Path) -> bytes:
@@ -1011,13 +1049,33 @@ def live_workers(app: Celery, timeout: float) -> dict[str, list[str]]:
     return {host: [q["name"] for q in queues] for host, queues in replies.items()}
 
 
+# What a send meets while Redis restarts or fails over: worth sending again.
+BROKER_SEND_ERRORS: tuple[type[Exception], ...] = (
+    BatchPublishError,
+    OperationalError,
+    redis.ConnectionError,
+    redis.TimeoutError,
+    ConnectionError,
+)
+
+
+def _refused(exc: BaseException) -> bool:
+    """A refused password anywhere in the error's chain: asking again cannot help."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, redis.AuthenticationError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 class _RetryUnlessRefused(Retry):
     """redis-py's retry, minus a refused password (an AuthenticationError is a
     ConnectionError to redis-py): asking again cannot change the answer."""
 
     def call_with_retry(self, do: Any, fail: Any, is_retryable: Any = None, with_failure_count: bool = False) -> Any:
         def retryable(error: Exception) -> bool:
-            return not isinstance(error, redis.AuthenticationError) and (is_retryable is None or is_retryable(error))
+            return not _refused(error) and (is_retryable is None or is_retryable(error))
 
         return super().call_with_retry(do, fail, retryable, with_failure_count)
 

@@ -79,6 +79,57 @@ def test_redis_restart_while_a_producer_submits(tmp_path):
 
 
 @pytest.mark.processes
+def test_a_batch_submitted_while_redis_is_down_is_sent_once_it_is_back(tmp_path):
+    # The pipelined batch send: kombu retries neither its flush nor a publish inside
+    # it, so the client retries the whole batch on a reconnected producer.
+    from vetq.api_client.client import Client
+    from vetq.workers.app import create_app
+    from vetq.workers.embedded_redis import EmbeddedRedis
+    from vetq.workers.runner import ThreadWorker
+
+    settings = load_settings(home=tmp_path / "home", task_time_limit_s=10, visibility_timeout_s=15, log_level="WARNING")
+    with EmbeddedRedis(tmp_path / "redis-home", role="tests") as server:
+        worker = ThreadWorker(create_app(settings, server.url), concurrency=2).start()
+        client = Client(server.url, settings=settings)
+        try:
+            client.submit_validation("Total 1.00 EUR", {"total": 1.0}, heuristics_only=True).result(timeout=60)
+            port = int(server.url.rsplit(":", 1)[1].split("/")[0])
+            outcome: dict = {}
+            prepared = [
+                client._prepare(
+                    {
+                        "kind": "validate",
+                        "text": f"Order {i}: Total {i}.00 EUR",
+                        "data": {"total": float(i)},
+                        "heuristics_only": True,
+                    }
+                )
+                for i in range(30)
+            ]
+            client._record_submitted([f"down-{i}" for i in range(30)])
+
+            def submit() -> None:
+                try:
+                    outcome["batch"] = client._send_many([(f"down-{i}", *prepared[i], None) for i in range(30)])
+                except Exception as exc:  # noqa: BLE001 - the test fails on any
+                    outcome["error"] = exc
+
+            server._terminate()
+            sender = threading.Thread(target=submit, daemon=True)
+            sender.start()
+            time.sleep(1.5)
+            server.requested_port = port
+            server._spawn()
+            sender.join(timeout=60)
+            assert not sender.is_alive() and "error" not in outcome, outcome
+            results = [job.result(timeout=90) for job in outcome["batch"]]
+            assert [r["data"]["total"] for r in results] == [float(i) for i in range(30)]
+        finally:
+            client.close()
+            worker.stop()
+
+
+@pytest.mark.processes
 def test_chaos_run_loses_nothing_and_writes_no_second_result():
     from vetq.eval.chaos import run_chaos
 
