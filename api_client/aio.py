@@ -181,6 +181,7 @@ class AsyncClient:
         self._liveness_checked: dict[str | None, float] = {}
 
     async def start(self) -> AsyncClient:
+        self._closing = False
         if self._sync is None:
             # Client() may start the embedded Redis and worker: once, off the loop.
             self._sync = await asyncio.to_thread(Client, self._redis_url, settings=self._settings)
@@ -217,7 +218,6 @@ class AsyncClient:
         if tasks:
             await asyncio.wait(tasks, timeout=CLOSE_WAIT_S)
         self._reader = self._subscriber = None
-        self._closing = False
         if self._pubsub is not None:
             with contextlib.suppress(Exception):
                 await self._pubsub.aclose()

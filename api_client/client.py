@@ -522,13 +522,16 @@ class Client:
         retry revives the channel under the batch), so the whole batch is retried here,
         on a reconnected producer. A flush that failed half-way may have queued some
         messages already; sending them again is the at-least-once delivery every Redis
-        publish retry has, and a job id's second delivery finds its result stored."""
+        publish retry has: a job's second run never replaces its first result
+        (workers/result_backend.py) and finds its paid model calls in the response
+        cache. A wrong password never gets here: the jobs' record, just before, fails
+        on it at once (_RetryUnlessRefused)."""
         policy = self.app.conf.task_publish_retry_policy
         for attempt in itertools.count():
             try:
                 return self._publish_pipelined(items)
             except BROKER_SEND_ERRORS as exc:
-                if attempt >= policy["max_retries"] or _refused(exc):
+                if attempt >= policy["max_retries"]:
                     raise
                 interval = min(policy["interval_start"] + attempt * policy["interval_step"], policy["interval_max"])
                 policy["errback"](exc, interval)
@@ -1059,23 +1062,13 @@ BROKER_SEND_ERRORS: tuple[type[Exception], ...] = (
 )
 
 
-def _refused(exc: BaseException) -> bool:
-    """A refused password anywhere in the error's chain: asking again cannot help."""
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, redis.AuthenticationError):
-            return True
-        seen = seen.__cause__ or seen.__context__
-    return False
-
-
 class _RetryUnlessRefused(Retry):
     """redis-py's retry, minus a refused password (an AuthenticationError is a
     ConnectionError to redis-py): asking again cannot change the answer."""
 
     def call_with_retry(self, do: Any, fail: Any, is_retryable: Any = None, with_failure_count: bool = False) -> Any:
         def retryable(error: Exception) -> bool:
-            return not _refused(error) and (is_retryable is None or is_retryable(error))
+            return not isinstance(error, redis.AuthenticationError) and (is_retryable is None or is_retryable(error))
 
         return super().call_with_retry(do, fail, retryable, with_failure_count)
 

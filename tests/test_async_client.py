@@ -16,6 +16,7 @@ from vetq.api_client.client import JobStatus, WaitTimeout
 from vetq.core.errors import NotFoundError
 from vetq.core.extraction.pipeline import ExtractionPipeline
 from vetq.core.llm.scripted import ScriptedLLMClient
+from vetq.core.redis_keys import CELERY_RESULT_PREFIX
 
 JOBS = 300
 
@@ -109,3 +110,20 @@ def test_a_wait_times_out_and_the_job_still_finishes(service, redis_url):
 
     assert run(scenario())["status"] == "ok"
     assert critic.remaining == 0  # the one slow Critic call, made once
+
+
+def test_a_result_stored_without_its_message_is_still_found(service, redis_url):
+    # A result that lands while its channel is being subscribed again sends its message
+    # to nobody: the wait finds it stored at its next liveness check, not at its timeout.
+    async def scenario():
+        async with AsyncClient(redis_url, settings=service.settings) as client:
+            done = await client.submit(validation(0))
+            await done.result(timeout=60)
+            raw = await client._aredis().get(CELERY_RESULT_PREFIX + done.id)
+            client.sync._record_submitted(["unannounced"])
+            waiting = asyncio.create_task(client.job("unannounced").result(timeout=30))
+            await asyncio.sleep(0.5)  # subscribed, and nothing stored yet
+            await client._aredis().set(CELERY_RESULT_PREFIX + "unannounced", raw)  # no PUBLISH
+            return await waiting
+
+    assert run(scenario())["status"] == "ok"

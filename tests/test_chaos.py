@@ -5,14 +5,20 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
 
 import pytest
 
 from vetq.core.settings import load_settings
 
 
-@pytest.mark.processes
-def test_redis_restart_while_a_producer_submits(tmp_path):
+@contextmanager
+def service_on_restartable_redis(tmp_path: Path) -> Iterator[tuple[Any, Any, Any]]:
+    """(embedded Redis, client, worker): a thread worker and a client on a Redis the
+    test can stop and start again on the same port (redis_down_for)."""
     from vetq.api_client.client import Client
     from vetq.workers.app import create_app
     from vetq.workers.embedded_redis import EmbeddedRedis
@@ -22,6 +28,26 @@ def test_redis_restart_while_a_producer_submits(tmp_path):
     with EmbeddedRedis(tmp_path / "redis-home", role="tests") as server:
         worker = ThreadWorker(create_app(settings, server.url), concurrency=2).start()
         client = Client(server.url, settings=settings)
+        try:
+            yield server, client, worker
+        finally:
+            client.close()
+            worker.stop()
+
+
+def redis_down_for(server: Any, seconds: float, meanwhile: Callable[[], None] = lambda: None) -> None:
+    """Stop Redis, run `meanwhile`, and start it again on its port `seconds` later."""
+    port = int(server.url.rsplit(":", 1)[1].split("/")[0])
+    server._terminate()
+    meanwhile()
+    time.sleep(seconds)
+    server.requested_port = port
+    server._spawn()
+
+
+@pytest.mark.processes
+def test_redis_restart_while_a_producer_submits(tmp_path):
+    with service_on_restartable_redis(tmp_path) as (server, client, worker):
         jobs: list = []
         errors: list = []
         slow_submits: list[float] = []
@@ -52,11 +78,7 @@ def test_redis_restart_while_a_producer_submits(tmp_path):
             time.sleep(1.0)
             before = len(jobs)
             # Down for a while: the producer's submit blocks and retries meanwhile.
-            port = int(server.url.rsplit(":", 1)[1].split("/")[0])
-            server._terminate()
-            time.sleep(1.5)
-            server.requested_port = port
-            server._spawn()
+            redis_down_for(server, 1.5)
             time.sleep(2.0)
             stop.set()
             producer.join(timeout=60)
@@ -73,60 +95,45 @@ def test_redis_restart_while_a_producer_submits(tmp_path):
                 assert job.status() == "done"
         finally:
             stop.set()
-            client.close()
-            worker.stop()
-        assert worker.thread.is_alive() is False
+    assert worker.thread.is_alive() is False
 
 
 @pytest.mark.processes
 def test_a_batch_submitted_while_redis_is_down_is_sent_once_it_is_back(tmp_path):
-    # The pipelined batch send: kombu retries neither its flush nor a publish inside
-    # it, so the client retries the whole batch on a reconnected producer.
-    from vetq.api_client.client import Client
-    from vetq.workers.app import create_app
-    from vetq.workers.embedded_redis import EmbeddedRedis
-    from vetq.workers.runner import ThreadWorker
+    # The pipelined batch send meets Redis gone between the jobs' record and their
+    # messages (a public submit's record waits for Redis, so the send is called
+    # directly): kombu retries neither its flush nor a publish inside it, so the
+    # client retries the whole batch on a reconnected producer.
+    with service_on_restartable_redis(tmp_path) as (server, client, _worker):
+        client.submit_validation("Total 1.00 EUR", {"total": 1.0}, heuristics_only=True).result(timeout=60)
+        requests = [
+            {
+                "kind": "validate",
+                "text": f"Order {i}: Total {i}.00 EUR",
+                "data": {"total": float(i)},
+                "heuristics_only": True,
+            }
+            for i in range(30)
+        ]
+        job_ids = [f"down-{i}" for i in range(30)]
+        sendable = [
+            (job_id, *client._prepare(request), None) for job_id, request in zip(job_ids, requests, strict=True)
+        ]
+        client._record_submitted(job_ids)
+        outcome: dict = {}
 
-    settings = load_settings(home=tmp_path / "home", task_time_limit_s=10, visibility_timeout_s=15, log_level="WARNING")
-    with EmbeddedRedis(tmp_path / "redis-home", role="tests") as server:
-        worker = ThreadWorker(create_app(settings, server.url), concurrency=2).start()
-        client = Client(server.url, settings=settings)
-        try:
-            client.submit_validation("Total 1.00 EUR", {"total": 1.0}, heuristics_only=True).result(timeout=60)
-            port = int(server.url.rsplit(":", 1)[1].split("/")[0])
-            outcome: dict = {}
-            prepared = [
-                client._prepare(
-                    {
-                        "kind": "validate",
-                        "text": f"Order {i}: Total {i}.00 EUR",
-                        "data": {"total": float(i)},
-                        "heuristics_only": True,
-                    }
-                )
-                for i in range(30)
-            ]
-            client._record_submitted([f"down-{i}" for i in range(30)])
+        def send() -> None:
+            try:
+                outcome["jobs"] = client._send_many(sendable)
+            except Exception as exc:  # noqa: BLE001 - the test fails on any
+                outcome["error"] = exc
 
-            def submit() -> None:
-                try:
-                    outcome["batch"] = client._send_many([(f"down-{i}", *prepared[i], None) for i in range(30)])
-                except Exception as exc:  # noqa: BLE001 - the test fails on any
-                    outcome["error"] = exc
-
-            server._terminate()
-            sender = threading.Thread(target=submit, daemon=True)
-            sender.start()
-            time.sleep(1.5)
-            server.requested_port = port
-            server._spawn()
-            sender.join(timeout=60)
-            assert not sender.is_alive() and "error" not in outcome, outcome
-            results = [job.result(timeout=90) for job in outcome["batch"]]
-            assert [r["data"]["total"] for r in results] == [float(i) for i in range(30)]
-        finally:
-            client.close()
-            worker.stop()
+        sender = threading.Thread(target=send, daemon=True)
+        redis_down_for(server, 1.5, meanwhile=sender.start)
+        sender.join(timeout=60)
+        assert not sender.is_alive() and "error" not in outcome, outcome
+        results = [job.result(timeout=90) for job in outcome["jobs"]]
+        assert [r["data"]["total"] for r in results] == [float(i) for i in range(30)]
 
 
 @pytest.mark.processes
