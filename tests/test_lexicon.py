@@ -81,6 +81,11 @@ def test_every_label_is_found_in_a_document_however_it_is_cased(role, label):
         (lambda d: d["adjustments"]["phrases"].update(bonus=["bonus"]), "unknown kind 'bonus'"),
         (lambda d: d["page_words"].update(words=["Page"]), "'Page' must be one casefolded word"),
         (lambda d: d.pop("rate_base_words"), "rate_base_words.words is missing"),
+        (
+            lambda d: d["tax_included_net_labels"]["words"].append("mit"),
+            "'mit' is not one of the qualifying_words",
+        ),
+        (lambda d: d["tax_included_net_labels"].update(sets=["net"]), "unknown label set 'net'"),
     ],
 )
 def test_the_loader_refuses_data_the_matcher_would_misread(change, names):

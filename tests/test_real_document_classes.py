@@ -41,6 +41,7 @@ def clean(text: str, record: dict, schema=INVOICE) -> None:
         ("TOTAL EUR (IVA incluido)      30,00\n   IVA incluido               4,67\n", {"tax": 4.67, "total": 30.0}),
         ("TOTAL (IVA 10% incl.)      67,70 €\nCuota IVA                 6,15 €\n", {"tax": 6.15, "total": 67.7}),
         ("Nett Total 45.50\nTotal Qty: 2\n", {"total": 45.5}),
+        ("Net 100.00\nVAT 21% 21.00\nAmount incl. VAT 121.00\n", {"subtotal": 100.0, "tax": 21.0, "total": 121.0}),
         # After a figure, the same words name the tax that figure includes.
         ("Total CHF 185.00 (inkl. MWST 8.1 %: CHF 13.86)\n", {"tax": 13.86, "total": 185.0, "currency": "CHF"}),
         # A tax summary row ends with a total word: it is the tax's total, not the document's.
@@ -64,6 +65,7 @@ def test_totals_phrased_as_inclusive_of_tax_are_totals(text, record):
         ("Total due USD1,200\n", {"total": 1200.0, "currency": "USD"}, False),
         ("Gesamt €593,36\n", {"total": 593.36, "currency": "EUR"}, False),
         ("Jumlah Rp45.000\n", {"total": 45000.0, "currency": "IDR"}, False),
+        ("Grand Total ₹1,939.00\n", {"total": 1939.0, "currency": "INR"}, False),
     ],
 )
 def test_currency_glued_to_the_amount_hides_neither(text, record, ambiguous):
@@ -120,6 +122,30 @@ def test_numbers_in_payment_terms_are_not_amounts(terms):
     ],
 )
 def test_subtotal_labels_in_other_languages(text):
+    clean(text, {"subtotal": 100.0, "tax": 21.0, "total": 121.0})
+
+
+# A subtotal label said to include the tax names a gross figure, in any language: no
+# rival to the net subtotal, and no subtotal either. (English "Subtotal incl. VAT" read
+# so already, because "incl. vat" is a total label of its own.)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Exclusief BTW 100,00\nBTW 21,00\nSubtotaal incl. BTW 121,00\nTotaal 121,00\n",
+        "Netto 100,00\nMwSt 21,00\nZwischensumme inkl. MwSt 121,00\nGesamt 121,00\n",
+        "Imponibile 100,00\nIVA 21,00\nSubtotale IVA inclusa 121,00\nTotale 121,00\n",
+        "Subtotal excl. VAT 100.00\nVAT 21.00\nSubtotal incl. VAT 121.00\nTotal 121.00\n",
+    ],
+)
+def test_a_subtotal_including_the_tax_is_a_gross_figure_not_a_rival_subtotal(text):
+    clean(text, {"subtotal": 100.0, "tax": 21.0, "total": 121.0})
+    wrong = reasons(text, {"subtotal": 121.0, "tax": 21.0, "total": 121.0})["subtotal"]
+    assert any("not as a labelled subtotal" in r for r in wrong), wrong
+
+
+def test_a_subtotal_excluding_the_tax_stays_a_subtotal():
+    # The exclusion words qualify the same way but leave the label's figure a subtotal.
+    text = "Subtotaal zonder BTW 100,00\nBTW 21,00\nTotaal 121,00\n"
     clean(text, {"subtotal": 100.0, "tax": 21.0, "total": 121.0})
 
 

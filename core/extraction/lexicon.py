@@ -100,6 +100,11 @@ class Lexicon:
     term_unit_re: re.Pattern[str]  # "days", "Tage", "jours": the number before it is a payment term
     inclusion_re: re.Pattern[str]  # "incl.", "excl." right before a label: it qualifies the one before
     inclusion_after_re: re.Pattern[str]  # "(IVA incluido)", "(IVA 10% incl.)": the same, written after
+    # Labels of a figure before tax ("subtotaal") and the qualifying words that put the tax
+    # in the figure ("incl."): "Subtotaal incl. BTW 121,00" is a gross figure, no subtotal.
+    net_labels: frozenset[str]
+    tax_inclusive_re: re.Pattern[str]
+    tax_inclusive_after_re: re.Pattern[str]
 
 
 def _section(data: Mapping[str, Any], name: str, key: str) -> Any:
@@ -179,6 +184,7 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any]) -
     partial = _words(_section(data, "partial_figure_words", "words"), "partial_figure_words")
     pages = _words(_section(data, "page_words", "words"), "page_words")
     rate_base = _words(_section(data, "rate_base_words", "words"), "rate_base_words")
+    net_labels, tax_inclusive = _tax_included_net_labels(data, inclusion)
     return Lexicon(
         role_of_label=role_of_label,
         label_first_words=frozenset(first_word(p) for p in role_of_label),
@@ -197,10 +203,30 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any]) -
         rate_base_re=re.compile(r"%[ \t]*(?:" + "|".join(map(re.escape, rate_base)) + r")(?![^\W_])", re.IGNORECASE),
         inclusion_re=_ending_phrase(inclusion),
         inclusion_after_re=_starting_phrase(inclusion),
+        net_labels=net_labels,
+        tax_inclusive_re=_ending_phrase(tax_inclusive),
+        tax_inclusive_after_re=_starting_phrase(tax_inclusive),
         term_unit_re=re.compile(
             r"(?<![^\W_])(?:" + "|".join(map(re.escape, term_units)) + r")(?![^\W_])", re.IGNORECASE
         ),
     )
+
+
+def _tax_included_net_labels(
+    data: Mapping[str, Any], inclusion: tuple[str, ...]
+) -> tuple[frozenset[str], tuple[str, ...]]:
+    """(the phrases of the net label sets, the qualifying words that include the tax)."""
+    sets = _strings(_section(data, "tax_included_net_labels", "sets"), "tax_included_net_labels.sets")
+    known = label_sets_from_data(data)
+    unknown = [name for name in sets if name not in known]
+    if unknown:
+        raise LexiconError(f"tax_included_net_labels.sets: unknown label set {unknown[0]!r}")
+    words = _strings(_section(data, "tax_included_net_labels", "words"), "tax_included_net_labels.words")
+    # Each must be a qualifying word: only a label a qualifying word drops is read here.
+    stray = [word for word in words if word not in inclusion]
+    if stray:
+        raise LexiconError(f"tax_included_net_labels.words: {stray[0]!r} is not one of the qualifying_words")
+    return frozenset(phrase for name in sets for phrase in known[name]), words
 
 
 def _inclusion_alternation(words: tuple[str, ...]) -> str:

@@ -105,7 +105,8 @@ class RoleAssignment:
 
 def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMention], lexicon: Lexicon) -> list[Label]:
     """Labels less those that only qualify the label before them: "Total sales
-    (inclusive of GST) 106.00" is one total label, not a total and a tax."""
+    (inclusive of GST) 106.00" is one total label, not a total and a tax; and less a
+    net label qualified as including the tax ("Subtotaal incl. BTW")."""
     starts = [am.start for am in amounts]
     kept: list[Label] = []
     for label in labels:
@@ -121,6 +122,13 @@ def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMent
                 and not figure_between
                 and (lexicon.inclusion_re.search(reach) or lexicon.inclusion_after_re.search(after))
             ):
+                if normalise_phrase(text[before.start : before.end]) in lexicon.net_labels and (
+                    lexicon.tax_inclusive_re.search(reach) or lexicon.tax_inclusive_after_re.search(after)
+                ):
+                    # "Subtotaal incl. BTW 121,00": a figure before tax said to include
+                    # the tax is a gross figure; it labels no subtotal (as "Subtotal incl.
+                    # VAT" does not, where "incl. vat" is a total label of its own).
+                    kept.pop()
                 continue
         kept.append(label)
     return kept
