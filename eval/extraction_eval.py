@@ -503,6 +503,14 @@ def _parser(prog: str = "python -m vetq.eval.extraction_eval") -> argparse.Argum
         default=real_eval.DEFAULT_MIN_CATCH,
         help="with --real: fail (exit 1) below this share of corruptions caught (default %(default)s)",
     )
+    real.add_argument(
+        "--set",
+        dest="real_set",
+        choices=tuple(real_eval.REAL_SETS),
+        default="tuned",
+        help="with --real: `tuned` (eval/golden/real, the set the heuristics were tuned on: a ceiling) or "
+        "`heldout` (eval/golden/real_heldout, documents they were never tuned on) (default %(default)s)",
+    )
     return p
 
 

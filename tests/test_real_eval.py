@@ -235,6 +235,11 @@ def test_grading_counts_false_alarms_expected_flags_and_catches():
         ("inv-hetzner-r0005532486", "date"),
     ]
     assert report.unflagged_review == ["rcpt-aldi-02052020-12-01400"]
+    # The plain needs_review rate counts all three; the one flagged only as expected is
+    # exempt from the gate, by the class its label gives.
+    assert report.needs_review == 3 and report.needs_review_rate == 1.0
+    assert report.exempt_review == {"inv-zf1-acme-42": "the document does not add up"}
+    assert "needs_review (any reason)        3 / 3    1.0000" in report.to_text()
     assert report.expected_flags_seen == 1 and report.expected_flags == 3
     assert report.catch() == (len(corrupted) - 1, len(corrupted))
     classes = {row["class"]: row["count"] for row in report.reason_classes()}
