@@ -18,8 +18,10 @@ from tests.conftest import GLOBEX, GLOBEX_DATA, Service, critic_answer
 from tests.test_review_service import POS, VER, make_request
 from vetq.core.errors import ConfigError, InvalidInputError
 from vetq.core.llm.prices import shipped_prices
-from vetq.core.redis_keys import BULK_OPEN_KEY, BULK_WAKE_KEY
+from vetq.core.redis_keys import BULK_LOCK_KEY, BULK_OPEN_KEY, BULK_WAKE_KEY
 from vetq.eval.fake_provider import FakeProvider
+from vetq.workers.bulk_coordinator import LeaseLostError
+from vetq.workers.bulk_store import BulkStore
 
 GENERATOR = "openai:gpt-4.1-mini"
 CRITIC = "anthropic:claude-haiku-4-5"
@@ -387,3 +389,117 @@ def test_the_cli_refuses_bad_lane_flags_and_unknown_batches(redis_url, tmp_path)
         assert error["code"] == "INVALID_INPUT" and expected in error["message"], (flags, error)
     unknown = vetq("batch", "status", "no-such-batch", env=env)
     assert unknown.returncode != 0 and json.loads(unknown.stdout)["error"]["code"] == "NOT_FOUND"
+
+
+# --------------------------------------------------------------------------- coordinator failover
+
+
+class CoordinatorDied(Exception):
+    """Stands for the coordinator's process dying at the point it is raised."""
+
+
+def coordinator_of(service: Service):
+    """A coordinator of the service's fleet, run by the test (the service runs none)."""
+    return service.app.conf.vetq_context.bulk_coordinator(service.app)
+
+
+def run_coordinator(coordinator) -> tuple[threading.Event, threading.Thread]:
+    stop = threading.Event()
+    thread = threading.Thread(target=coordinator.run, args=(stop,), daemon=True)
+    thread.start()
+    return stop, thread
+
+
+def wait_until(condition, what: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.02)
+
+
+def paid_twice(fake: FakeProvider) -> dict:
+    return {key: n for key, n in fake.batch_submissions().items() if n > 1}
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_coordinator_dying_between_submit_and_record_is_recovered_without_paying_again(
+    fake, make_service, redis_url, monkeypatch, provider
+):
+    service = make_service(bulk_coordinator=False)
+    jobs = [service.client.submit_extraction(f"{GLOBEX}\nCopy {i}.", lane="bulk") for i in range(3)]
+    died_with: list[str] = []
+    record_batch = BulkStore.record_batch
+
+    def dies_once(self, batch_id, model_key, *args, **kwargs):
+        if model_key.startswith(provider) and not died_with:
+            died_with.append(batch_id)
+            raise CoordinatorDied(f"after creating {batch_id}, before recording it")
+        return record_batch(self, batch_id, model_key, *args, **kwargs)
+
+    monkeypatch.setattr(BulkStore, "record_batch", dies_once)
+    first = coordinator_of(service)
+    assert first._hold_lock()
+    deadline = time.monotonic() + 60
+    with pytest.raises(CoordinatorDied):
+        while True:  # the Generator's batches end and the Critic's are sent before it dies with anthropic
+            first.tick()
+            assert time.monotonic() < deadline, "the coordinator never submitted a batch"
+            time.sleep(0.05)
+    # Dead, it never releases its lock: the lease runs out and another worker's takes over.
+    redis.Redis.from_url(redis_url).delete(BULK_LOCK_KEY)
+    stop, thread = run_coordinator(coordinator_of(service))
+    try:
+        results = [job.result(timeout=60) for job in jobs]
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    assert [r["status"] for r in results] == ["ok"] * 3
+    assert paid_twice(fake) == {}
+    assert len(fake.batch_submissions()) == 6  # three Generator and three Critic requests, each sent once
+    assert service.app.conf.vetq_context.bulk_store.batch(died_with[0]) is not None  # the orphan was adopted
+    assert realtime_calls(fake) == []
+
+
+def test_a_coordinator_stalled_past_its_lease_does_not_have_its_requests_sent_again(fake, make_service, redis_url):
+    service = make_service(bulk_coordinator=False)
+    store = service.app.conf.vetq_context.bulk_store
+    jobs = [service.client.submit_extraction(f"{GLOBEX}\nCopy {i}.", lane="bulk") for i in range(3)]
+    wait_until(lambda: store.pending_count(GENERATOR) == 3, "the three jobs parked")
+    fake.hold_batch_creates()
+    stalled = coordinator_of(service)
+    assert stalled._hold_lock()
+
+    def tick(coordinator) -> threading.Thread:
+        def run() -> None:
+            try:
+                coordinator.tick()
+            except LeaseLostError:
+                pass  # the stalled one, back from its create, finds its lease gone and stops
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        return thread
+
+    first = tick(stalled)
+    wait_until(lambda: fake.batch_creates_waiting == 1, "the first coordinator is inside its create call")
+    # Its lease runs out while it waits on the provider; another worker's coordinator takes over.
+    redis.Redis.from_url(redis_url).delete(BULK_LOCK_KEY)
+    successor = coordinator_of(service)
+    assert successor._hold_lock()
+    second = tick(successor)
+    wait_until(
+        lambda: not second.is_alive() or fake.batch_creates_waiting > 1, "the second coordinator's tick", timeout=60
+    )
+    fake.release_batch_creates()
+    first.join(timeout=60)
+    second.join(timeout=60)
+    assert not first.is_alive() and not second.is_alive()
+    stop, thread = run_coordinator(successor)
+    try:
+        results = [job.result(timeout=60) for job in jobs]
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    assert [r["status"] for r in results] == ["ok"] * 3
+    assert paid_twice(fake) == {}
+    assert len(fake.batch_submissions()) == 6
