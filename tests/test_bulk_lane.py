@@ -20,7 +20,7 @@ from vetq.core.errors import ConfigError, InvalidInputError
 from vetq.core.llm.prices import shipped_prices
 from vetq.core.redis_keys import BULK_LOCK_KEY, BULK_OPEN_KEY, BULK_WAKE_KEY
 from vetq.eval.fake_provider import FakeProvider
-from vetq.workers.bulk_coordinator import LeaseLostError
+from vetq.workers.bulk_coordinator import BulkCoordinator, LeaseLostError
 from vetq.workers.bulk_store import BulkStore
 
 GENERATOR = "openai:gpt-4.1-mini"
@@ -503,3 +503,62 @@ def test_a_coordinator_stalled_past_its_lease_does_not_have_its_requests_sent_ag
     assert [r["status"] for r in results] == ["ok"] * 3
     assert paid_twice(fake) == {}
     assert len(fake.batch_submissions()) == 6
+
+
+def test_a_create_that_times_out_but_lands_is_adopted_not_sent_again(fake, make_service):
+    service = make_service(bulk_coordinator=False, provider_timeout_s=1.0)
+    store = service.app.conf.vetq_context.bulk_store
+    jobs = [service.client.submit_extraction(f"{GLOBEX}\nCopy {i}.", lane="bulk") for i in range(2)]
+    wait_until(lambda: store.pending_count(GENERATOR) == 2, "the jobs parked")
+    fake.hold_batch_creates()
+    coordinator = coordinator_of(service)
+    assert coordinator._hold_lock()
+    assert coordinator.tick()["submitted"] == 0  # the create timed out: it may have landed
+    fake.release_batch_creates()  # ...and it does, after the client gave up on it
+    wait_until(lambda: len(creates(fake)) == 1, "the timed-out create landed")
+    stop, thread = run_coordinator(coordinator)
+    try:
+        results = [job.result(timeout=60) for job in jobs]
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    assert [r["status"] for r in results] == ["ok"] * 2
+    assert paid_twice(fake) == {} and len(fake.batch_submissions()) == 4
+
+
+def test_a_claim_whose_create_never_happened_is_released_only_once_no_create_can_land(fake, make_service):
+    service = make_service(bulk_coordinator=False)
+    store = service.app.conf.vetq_context.bulk_store
+    job = service.client.submit_extraction(GLOBEX, lane="bulk")
+    wait_until(lambda: store.pending_count(GENERATOR) == 1, "the job parked")
+    now = [time.time()]
+    coordinator = BulkCoordinator(
+        service.app.conf.vetq_context.redis,
+        service.settings,
+        store=store,
+        cache=None,
+        ledger=None,
+        publish=lambda parked: None,
+        clock=lambda: now[0],
+    )
+    assert coordinator._hold_lock()
+    # A coordinator that died right after claiming, before its create call.
+    [(digest, _age)] = store.pending(GENERATOR, 10)
+    token = service.app.conf.vetq_context.redis.get(BULK_LOCK_KEY)
+    times = {"marked": now[0], "create_by": now[0] + 60, "settled_by": now[0] + 180}
+    assert store.claim(token, "orphan", GENERATOR, [digest], vetq_batches=[], check_in_s=0, **times) == [digest]
+    assert coordinator.tick().get("unsettled") == 1  # its create could still land: left claimed
+    assert store.get(digest).state == "submitting" and creates(fake) == []
+    now[0] += 181
+    store.check_submission_in("orphan", 0)
+    done = coordinator.tick()
+    assert done.get("released") == 1 and done["submitted"] == 1
+    assert len(creates(fake)) == 1
+    coordinator.release()
+    stop, thread = run_coordinator(coordinator_of(service))
+    try:
+        assert job.result(timeout=60)["status"] == "ok"
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    assert paid_twice(fake) == {}
