@@ -22,6 +22,7 @@ __all__ = [
     "BULK_MODELS_KEY",
     "BULK_OPEN_KEY",
     "BULK_PREFIX",
+    "BULK_SUBMISSIONS_KEY",
     "BULK_WAKE_KEY",
     "CELERY_RESULT_PREFIX",
     "DEAD_LETTER_KEY",
@@ -51,6 +52,7 @@ __all__ = [
     "bulk_job_key",
     "bulk_pending_key",
     "bulk_request_key",
+    "bulk_submission_key",
     "bulk_vbatch_key",
     "bulk_waiters_key",
     "idle_key",
@@ -222,7 +224,13 @@ def idle_key(token: str) -> str:
 #                                   counts by state, polls (the results' TTL once ended)
 #   {vetq:bulk}:open                sorted set of the open provider batches by next poll (ms)
 #   {vetq:bulk}:vbatch:<vetq batch> set of the provider batches a vetq batch's requests went to
-#   {vetq:bulk}:lock                the lease of the one worker that submits and polls
+#   {vetq:bulk}:lock                the lease of the one worker that submits and polls;
+#                                   its value is the holder's fencing token
+#   {vetq:bulk}:sub:<submission>    hash of one submission between its requests' claim
+#                                   and the provider batch it made being recorded: model,
+#                                   requests, its time bounds (workers/bulk_coordinator.py)
+#   {vetq:bulk}:subs                sorted set of the open submissions by next recovery
+#                                   check (ms)
 BULK_PREFIX = "{vetq:bulk}"
 
 
@@ -254,10 +262,15 @@ def bulk_vbatch_key(vetq_batch_id: str) -> str:
     return f"{BULK_PREFIX}:vbatch:{vetq_batch_id}"
 
 
+def bulk_submission_key(submission_id: str) -> str:
+    return f"{BULK_PREFIX}:sub:{submission_id}"
+
+
 BULK_MODELS_KEY = f"{BULK_PREFIX}:models"
 BULK_WAKE_KEY = f"{BULK_PREFIX}:wake"
 BULK_OPEN_KEY = f"{BULK_PREFIX}:open"
 BULK_LOCK_KEY = f"{BULK_PREFIX}:lock"
+BULK_SUBMISSIONS_KEY = f"{BULK_PREFIX}:subs"
 
 # ------------------------------------------------------------------ written by producers
 

@@ -141,6 +141,11 @@ and ``openai.OpenAI().files`` / ``.batches`` work against it unmodified:
   summarizes each batch: status, custom_ids, outcomes, results_order.
 * Batch endpoints are outside the rpm/tpm window, faults and ``latency_ms``, and
   leave ``.log`` alone. ``reset()`` forgets batches, files and the batch log too.
+* For failover tests: ``batch_submissions()`` counts, per (provider, custom_id), the
+  accepted batches a request was in (a request paid twice counts 2);
+  ``hold_batch_creates()`` / ``release_batch_creates()`` keep batch creates unanswered
+  (``batch_creates_waiting`` counts them) while every other endpoint answers, like a
+  client stalled inside its create call.
 
 Run it standalone with ``python -m vetq.eval.fake_provider --port 8999 --rpm 60``.
 It binds 127.0.0.1 only.
@@ -324,6 +329,8 @@ class _Handler(BaseHTTPRequestHandler):
     def _serve_batches(self, method: str, raw: bytes = b"") -> bool:
         """Answer a batch or file endpoint; False when the path is none of them."""
         parts = urlsplit(self.path)
+        if method == "POST" and parts.path in (ANTHROPIC_BATCHES_PATH, OPENAI_BATCHES_PATH):
+            self.server.provider._wait_to_create()
         reply = self.server.provider._batches.route(method, parts.path, dict(parse_qsl(parts.query)), self.headers, raw)
         if reply is None:
             return False
@@ -492,6 +499,10 @@ class FakeProvider:
         self._batch_settings = BatchSettings().changed(**batch_settings)
         self._batches = _BatchService(self)
         self._in_flight = 0
+        # Open unless a test holds batch creates (hold_batch_creates).
+        self._create_gate = threading.Event()
+        self._create_gate.set()
+        self._creates_waiting = 0
         self._clear()
 
     def _clear(self) -> None:
@@ -520,6 +531,7 @@ class FakeProvider:
         if server is None:
             return
         self._stopping.set()  # wakes sleeping timeout faults and latency waits
+        self._create_gate.set()  # and held batch creates
         server.shutdown()
         server.server_close()
         server.close_connections()
@@ -594,6 +606,39 @@ class FakeProvider:
         """Every batch as it stands now (advanced to the present): id, provider, status,
         custom_ids, outcomes {custom_id: outcome or None}, results_order."""
         return self._batches.summaries()
+
+    def batch_submissions(self) -> dict[tuple[str, str], int]:
+        """How many accepted batches each request was in, by (provider, custom_id): a
+        request its client paid for twice counts 2."""
+        counts: dict[tuple[str, str], int] = {}
+        for entry in self.batch_log:
+            if entry.get("op") == "create" and entry.get("status") == 200:
+                for custom_id in entry.get("custom_ids") or ():
+                    key = (str(entry["provider"]), str(custom_id))
+                    counts[key] = counts.get(key, 0) + 1
+        return counts
+
+    def hold_batch_creates(self) -> None:
+        """Batch creates (both vendors) wait, unanswered, until release_batch_creates():
+        a client stalled inside its create call. Lists, polls and results still answer."""
+        self._create_gate.clear()
+
+    def release_batch_creates(self) -> None:
+        self._create_gate.set()
+
+    @property
+    def batch_creates_waiting(self) -> int:
+        with self._lock:
+            return self._creates_waiting
+
+    def _wait_to_create(self) -> None:
+        with self._lock:
+            self._creates_waiting += 1
+        try:
+            self._create_gate.wait()
+        finally:
+            with self._lock:
+                self._creates_waiting -= 1
 
     def _batch_text(self, path: str, body: dict[str, Any]) -> str:
         """A batch request's answer: the same script / responder / default as a realtime call."""

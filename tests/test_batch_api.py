@@ -10,8 +10,19 @@ import time
 import pytest
 
 from vetq.core.errors import ConfigError
-from vetq.core.llm.batch_api import BatchAPI, BatchTooLargeError, batch_api_for
-from vetq.core.llm.errors import ProviderHTTPError, RateLimitedError
+from vetq.core.llm.batch_api import (
+    BatchAPI,
+    BatchTooLargeError,
+    SubmitAbandonedError,
+    batch_api_for,
+    created_nothing,
+)
+from vetq.core.llm.errors import (
+    ProviderHTTPError,
+    ProviderNetworkError,
+    ProviderTimeoutError,
+    RateLimitedError,
+)
 from vetq.core.llm.providers import AnthropicClient, OpenAIClient
 from vetq.core.llm.scripted import ScriptedLLMClient
 from vetq.core.llm.types import LLMRequest, Message
@@ -162,3 +173,39 @@ def test_the_provider_receives_the_same_body_on_either_lane(fake, provider):
     bulk = results_when_ready(api, batch_id, ["c-1"])["c-1"].response
     assert len(seen) == 2 and seen[0] == seen[1]
     assert bulk is not None and bulk.text == realtime.text and bulk.usage == realtime.usage
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_submitted_batch_is_found_by_its_marker_and_size(fake, provider):
+    api = api_of(fake, provider)
+    start = time.time()
+    mine = api.submit([api.line(f"m-{i}", request(f"mine {i}")) for i in range(2)], marker="sub-mine")
+    other = api.submit([api.line(f"o-{i}", request(f"other {i}")) for i in range(3)], marker="sub-other")
+    window = (start - 60, time.time() + 60)
+    assert api.find("sub-mine", 2, *window) == [mine]
+    assert api.find("sub-other", 3, *window) == [other]
+    assert api.find("sub-mine", 2, window[1], window[1] + 60) == []  # created before the window
+    # OpenAI matches the marker; Anthropic, without metadata, the size.
+    assert api.find("sub-none", 2, *window) == ([] if provider == "openai" else [mine])
+
+
+@pytest.mark.parametrize("provider", ["anthropic", "openai"])
+def test_a_submit_told_not_to_proceed_creates_nothing(fake, provider):
+    api = api_of(fake, provider)
+    with pytest.raises(SubmitAbandonedError) as raised:
+        api.submit([api.line("c-1", request("one"))], marker="sub-1", proceed=lambda: False)
+    assert created_nothing(raised.value)
+    assert [e for e in fake.batch_log if e["op"] == "create"] == []
+
+
+def test_only_a_refused_create_is_certain_to_have_created_nothing():
+    assert created_nothing(RateLimitedError("queued tokens"))
+    assert created_nothing(BatchTooLargeError(413, "too large"))
+    assert created_nothing(ProviderHTTPError(400, "bad request"))
+    for uncertain in (
+        ProviderTimeoutError("no answer in time"),
+        ProviderNetworkError("connection reset"),
+        ProviderHTTPError(500, "internal"),
+        ProviderHTTPError(408, "timeout"),
+    ):
+        assert not created_nothing(uncertain), uncertain

@@ -18,8 +18,10 @@ from tests.conftest import GLOBEX, GLOBEX_DATA, Service, critic_answer
 from tests.test_review_service import POS, VER, make_request
 from vetq.core.errors import ConfigError, InvalidInputError
 from vetq.core.llm.prices import shipped_prices
-from vetq.core.redis_keys import BULK_OPEN_KEY, BULK_WAKE_KEY
+from vetq.core.redis_keys import BULK_LOCK_KEY, BULK_OPEN_KEY, BULK_WAKE_KEY
 from vetq.eval.fake_provider import FakeProvider
+from vetq.workers.bulk_coordinator import BulkCoordinator, LeaseLostError
+from vetq.workers.bulk_store import BulkStore
 
 GENERATOR = "openai:gpt-4.1-mini"
 CRITIC = "anthropic:claude-haiku-4-5"
@@ -387,3 +389,176 @@ def test_the_cli_refuses_bad_lane_flags_and_unknown_batches(redis_url, tmp_path)
         assert error["code"] == "INVALID_INPUT" and expected in error["message"], (flags, error)
     unknown = vetq("batch", "status", "no-such-batch", env=env)
     assert unknown.returncode != 0 and json.loads(unknown.stdout)["error"]["code"] == "NOT_FOUND"
+
+
+# --------------------------------------------------------------------------- coordinator failover
+
+
+class CoordinatorDied(Exception):
+    """Stands for the coordinator's process dying at the point it is raised."""
+
+
+def coordinator_of(service: Service):
+    """A coordinator of the service's fleet, run by the test (the service runs none)."""
+    return service.app.conf.vetq_context.bulk_coordinator(service.app)
+
+
+def run_coordinator(coordinator) -> tuple[threading.Event, threading.Thread]:
+    stop = threading.Event()
+    thread = threading.Thread(target=coordinator.run, args=(stop,), daemon=True)
+    thread.start()
+    return stop, thread
+
+
+def wait_until(condition, what: str, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, what
+        time.sleep(0.02)
+
+
+def paid_twice(fake: FakeProvider) -> dict:
+    return {key: n for key, n in fake.batch_submissions().items() if n > 1}
+
+
+@pytest.mark.parametrize("provider", ["openai", "anthropic"])
+def test_a_coordinator_dying_between_submit_and_record_is_recovered_without_paying_again(
+    fake, make_service, redis_url, monkeypatch, provider
+):
+    service = make_service(bulk_coordinator=False)
+    jobs = [service.client.submit_extraction(f"{GLOBEX}\nCopy {i}.", lane="bulk") for i in range(3)]
+    died_with: list[str] = []
+    record_batch = BulkStore.record_batch
+
+    def dies_once(self, batch_id, model_key, *args, **kwargs):
+        if model_key.startswith(provider) and not died_with:
+            died_with.append(batch_id)
+            raise CoordinatorDied(f"after creating {batch_id}, before recording it")
+        return record_batch(self, batch_id, model_key, *args, **kwargs)
+
+    monkeypatch.setattr(BulkStore, "record_batch", dies_once)
+    first = coordinator_of(service)
+    assert first._hold_lock()
+    deadline = time.monotonic() + 60
+    with pytest.raises(CoordinatorDied):
+        while True:  # the Generator's batches end and the Critic's are sent before it dies with anthropic
+            first.tick()
+            assert time.monotonic() < deadline, "the coordinator never submitted a batch"
+            time.sleep(0.05)
+    # Dead, it never releases its lock: the lease runs out and another worker's takes over.
+    redis.Redis.from_url(redis_url).delete(BULK_LOCK_KEY)
+    stop, thread = run_coordinator(coordinator_of(service))
+    try:
+        results = [job.result(timeout=60) for job in jobs]
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    assert [r["status"] for r in results] == ["ok"] * 3
+    assert paid_twice(fake) == {}
+    assert len(fake.batch_submissions()) == 6  # three Generator and three Critic requests, each sent once
+    assert service.app.conf.vetq_context.bulk_store.batch(died_with[0]) is not None  # the orphan was adopted
+    assert realtime_calls(fake) == []
+
+
+def test_a_coordinator_stalled_past_its_lease_does_not_have_its_requests_sent_again(fake, make_service, redis_url):
+    service = make_service(bulk_coordinator=False)
+    store = service.app.conf.vetq_context.bulk_store
+    jobs = [service.client.submit_extraction(f"{GLOBEX}\nCopy {i}.", lane="bulk") for i in range(3)]
+    wait_until(lambda: store.pending_count(GENERATOR) == 3, "the three jobs parked")
+    fake.hold_batch_creates()
+    stalled = coordinator_of(service)
+    assert stalled._hold_lock()
+
+    def tick(coordinator) -> threading.Thread:
+        def run() -> None:
+            try:
+                coordinator.tick()
+            except LeaseLostError:
+                pass  # the stalled one, back from its create, finds its lease gone and stops
+
+        thread = threading.Thread(target=run, daemon=True)
+        thread.start()
+        return thread
+
+    first = tick(stalled)
+    wait_until(lambda: fake.batch_creates_waiting == 1, "the first coordinator is inside its create call")
+    # Its lease runs out while it waits on the provider; another worker's coordinator takes over.
+    redis.Redis.from_url(redis_url).delete(BULK_LOCK_KEY)
+    successor = coordinator_of(service)
+    assert successor._hold_lock()
+    second = tick(successor)
+    wait_until(
+        lambda: not second.is_alive() or fake.batch_creates_waiting > 1, "the second coordinator's tick", timeout=60
+    )
+    fake.release_batch_creates()
+    first.join(timeout=60)
+    second.join(timeout=60)
+    assert not first.is_alive() and not second.is_alive()
+    stop, thread = run_coordinator(successor)
+    try:
+        results = [job.result(timeout=60) for job in jobs]
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    assert [r["status"] for r in results] == ["ok"] * 3
+    assert paid_twice(fake) == {}
+    assert len(fake.batch_submissions()) == 6
+
+
+def test_a_create_that_times_out_but_lands_is_adopted_not_sent_again(fake, make_service):
+    service = make_service(bulk_coordinator=False, provider_timeout_s=1.0)
+    store = service.app.conf.vetq_context.bulk_store
+    jobs = [service.client.submit_extraction(f"{GLOBEX}\nCopy {i}.", lane="bulk") for i in range(2)]
+    wait_until(lambda: store.pending_count(GENERATOR) == 2, "the jobs parked")
+    fake.hold_batch_creates()
+    coordinator = coordinator_of(service)
+    assert coordinator._hold_lock()
+    assert coordinator.tick()["submitted"] == 0  # the create timed out: it may have landed
+    fake.release_batch_creates()  # ...and it does, after the client gave up on it
+    wait_until(lambda: len(creates(fake)) == 1, "the timed-out create landed")
+    stop, thread = run_coordinator(coordinator)
+    try:
+        results = [job.result(timeout=60) for job in jobs]
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    assert [r["status"] for r in results] == ["ok"] * 2
+    assert paid_twice(fake) == {} and len(fake.batch_submissions()) == 4
+
+
+def test_a_claim_whose_create_never_happened_is_released_only_once_no_create_can_land(fake, make_service):
+    service = make_service(bulk_coordinator=False)
+    store = service.app.conf.vetq_context.bulk_store
+    job = service.client.submit_extraction(GLOBEX, lane="bulk")
+    wait_until(lambda: store.pending_count(GENERATOR) == 1, "the job parked")
+    now = [time.time()]
+    coordinator = BulkCoordinator(
+        service.app.conf.vetq_context.redis,
+        service.settings,
+        store=store,
+        cache=None,
+        ledger=None,
+        publish=lambda parked: None,
+        clock=lambda: now[0],
+    )
+    assert coordinator._hold_lock()
+    # A coordinator that died right after claiming, before its create call.
+    [(digest, _age)] = store.pending(GENERATOR, 10)
+    token = service.app.conf.vetq_context.redis.get(BULK_LOCK_KEY)
+    times = {"marked": now[0], "create_by": now[0] + 60, "settled_by": now[0] + 180}
+    assert store.claim(token, "orphan", GENERATOR, [digest], vetq_batches=[], check_in_s=0, **times) == [digest]
+    assert coordinator.tick().get("unsettled") == 1  # its create could still land: left claimed
+    assert store.get(digest).state == "submitting" and creates(fake) == []
+    now[0] += 181
+    store.check_submission_in("orphan", 0)
+    done = coordinator.tick()
+    assert done.get("released") == 1 and done["submitted"] == 1
+    assert len(creates(fake)) == 1
+    coordinator.release()
+    stop, thread = run_coordinator(coordinator_of(service))
+    try:
+        assert job.result(timeout=60)["status"] == "ok"
+    finally:
+        stop.set()
+        thread.join(timeout=30)
+    assert paid_twice(fake) == {}

@@ -7,7 +7,14 @@ from __future__ import annotations
 import redis
 
 from vetq.core.llm.types import LLMRequest, LLMResponse, Message, Usage
-from vetq.core.redis_keys import BULK_MODELS_KEY, BULK_WAKE_KEY, bulk_job_key, bulk_request_key
+from vetq.core.redis_keys import (
+    BULK_LOCK_KEY,
+    BULK_MODELS_KEY,
+    BULK_SUBMISSIONS_KEY,
+    BULK_WAKE_KEY,
+    bulk_job_key,
+    bulk_request_key,
+)
 from vetq.workers.bulk_store import BulkStore
 
 MODEL = "openai:gpt-x"
@@ -31,6 +38,25 @@ def park(store: BulkStore, job_id: str, digest: str = "d1", *, create: bool = Tr
         deadline=deadline,
         fallback=fallback,
         job={"task": "vetq.extract", "queue": "extract", "payload": '{"text": "t"}', "headers": "{}"},
+    )
+
+
+def claim(store: BulkStore, submission: str = "sub-1", digests=("d1",), token: str | None = None):
+    """Claim `digests` for `submission` as the coordinator holding the lock (or `token`)."""
+    lock = store.redis.lock(BULK_LOCK_KEY, timeout=30, blocking=False, thread_local=False)
+    if not store.redis.exists(BULK_LOCK_KEY):
+        assert lock.acquire()
+    held = token if token is not None else store.redis.get(BULK_LOCK_KEY)
+    return store.claim(
+        held,
+        submission,
+        MODEL,
+        list(digests),
+        vetq_batches=["vb-1"],
+        marked=1.0,
+        create_by=2.0,
+        settled_by=3.0,
+        check_in_s=0,
     )
 
 
@@ -86,7 +112,8 @@ def test_joining_a_request_that_is_gone_runs_the_job_again(redis_url):
 def test_a_requeued_request_goes_back_to_pending_with_its_count(redis_url):
     store = store_on(redis_url)
     park(store, "job-a")
-    store.record_batch("batch-1", MODEL, ["d1"], ["vb-1"], next_poll_s=0)
+    assert claim(store) == ["d1"]
+    assert store.record_batch("batch-1", MODEL, ["d1"], ["vb-1"], next_poll_s=0, submission="sub-1") == "recorded"
     assert store.pending(MODEL, 10) == []
     stored = store.get("d1")
     assert stored.state == "submitted" and stored.fields["batch"] == "batch-1"
@@ -101,7 +128,8 @@ def test_a_requeued_request_goes_back_to_pending_with_its_count(redis_url):
 def test_a_closed_batch_is_no_longer_polled(redis_url):
     store = store_on(redis_url)
     park(store, "job-a")
-    store.record_batch("batch-1", MODEL, ["d1"], [], next_poll_s=0)
+    claim(store)
+    store.record_batch("batch-1", MODEL, ["d1"], [], next_poll_s=0, submission="sub-1")
     store.update_batch("batch-1", next_poll_s=None, state="ended", counts={"succeeded": 1})
     assert store.due_batches() == []
     record = store.batch("batch-1")
@@ -138,3 +166,55 @@ def test_an_emptied_model_leaves_the_scan(redis_url):
     park(store, "job-a")
     store.forget_pending(MODEL, ["d1"])
     assert store.pending_models() == [] and not store.redis.sismember(BULK_MODELS_KEY, MODEL)
+
+
+# --------------------------------------------------------------------------- submissions
+
+
+def test_only_the_lock_holder_claims_and_a_claimed_request_is_pending_no_more(redis_url):
+    store = store_on(redis_url)
+    park(store, "job-a")
+    park(store, "job-b", digest="d2")
+    assert claim(store, token="a-coordinator-whose-lease-ran-out") is None  # fenced: nothing claimed
+    assert store.get("d1").state == "pending" and store.submission("sub-1") is None
+    assert claim(store, digests=("d1", "d2", "gone")) == ["d1", "d2"]
+    assert store.pending(MODEL, 10) == []
+    assert store.get("d1").state == "submitting" and store.get("d1").fields["submission"] == "sub-1"
+    assert claim(store, "sub-2", ("d1",)) == []  # a request is in one submission at a time
+    submission = store.submission("sub-1")
+    assert submission is not None and submission.digests == ["d1", "d2"] and submission.vetq_batches == ["vb-1"]
+    assert (submission.marked, submission.create_by, submission.settled_by) == (1.0, 2.0, 3.0)
+    assert store.due_submissions() == ["sub-1"]
+    # A job asking the same thing meanwhile joins it; an answer for it resolves it.
+    assert park(store, "job-c", create=False) == "joined"
+    assert store.resolve("d2", "failed", error="{}") == 1
+
+
+def test_a_released_submission_gives_back_only_what_it_still_claims(redis_url):
+    store = store_on(redis_url)
+    park(store, "job-a")
+    park(store, "job-b", digest="d2")
+    claim(store, digests=("d1", "d2"))
+    store.resolve("d2", "failed", error="{}")
+    submission = store.submission("sub-1")
+    assert store.release(submission) == 1
+    assert [d for d, _ in store.pending(MODEL, 10)] == ["d1"] and store.get("d1").state == "pending"
+    assert store.get("d2").state == "failed"
+    assert store.submission("sub-1") is None and not store.redis.zcard(BULK_SUBMISSIONS_KEY)
+    assert store.pending_models() == [MODEL]
+
+
+def test_recording_a_batch_twice_or_after_a_release_changes_no_request(redis_url):
+    store = store_on(redis_url)
+    park(store, "job-a")
+    claim(store)
+    assert store.record_batch("batch-1", MODEL, ["d1"], [], next_poll_s=0, submission="sub-1") == "recorded"
+    assert store.record_batch("batch-1", MODEL, ["d1"], [], next_poll_s=0, submission="sub-1") == "known"
+    park(store, "job-b", digest="d2")
+    claim(store, "sub-2", ("d2",))
+    store.release(store.submission("sub-2"))
+    assert claim(store, "sub-3", ("d2",)) == ["d2"]
+    # sub-2's create landed after all: the batch is kept (polled), the request stays sub-3's.
+    assert store.record_batch("batch-2", MODEL, ["d2"], [], next_poll_s=0, submission="sub-2") == "late"
+    assert store.get("d2").state == "submitting" and store.get("d2").fields["submission"] == "sub-3"
+    assert store.batch("batch-2") is not None and store.batch_known("batch-2")

@@ -584,3 +584,28 @@ def test_batch_settings_validate():
         BatchSettings().changed(openai_limit_style="sometimes")
     settings = BatchSettings().changed(batch_error_ids=["a"], batch_error_type="server_error")
     assert settings.batch_error_ids == {"a": None} and settings.batch_error_type == "api_error"
+
+
+def test_held_creates_wait_while_lists_answer_and_submissions_are_counted(make_fake):
+    fake = make_fake()
+    client = claude(fake)
+    fake.hold_batch_creates()
+    created = []
+    creating = threading.Thread(
+        target=lambda: created.append(
+            client.messages.batches.create(requests=[{"custom_id": "r0", "params": params("claude-a", "doc")}])
+        )
+    )
+    creating.start()
+    deadline = time.monotonic() + 5
+    while fake.batch_creates_waiting < 1:
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    assert client.messages.batches.list().data == []  # the stalled create is not in yet
+    assert not created and fake.batch_submissions() == {}
+    fake.release_batch_creates()
+    creating.join(timeout=5)
+    assert len(created) == 1 and fake.batch_creates_waiting == 0
+    submit_openai(gpt(fake), [line("r0", "doc"), line("r1", "doc")])
+    submit_openai(gpt(fake), [line("r1", "doc")])
+    assert fake.batch_submissions() == {("anthropic", "r0"): 1, ("openai", "r0"): 1, ("openai", "r1"): 2}

@@ -16,7 +16,7 @@ from vetq.core.llm.errors import RateLimitedError
 from vetq.core.llm.limits import Limit
 from vetq.core.llm.scripted import ScriptedLLMClient
 from vetq.core.llm.types import LLMRequest, Message, Usage
-from vetq.core.redis_keys import rate_limit_keys, rate_limit_sum_key
+from vetq.core.redis_keys import BULK_LOCK_KEY, rate_limit_keys, rate_limit_sum_key
 from vetq.workers.budget_ledger import RedisBudgetLedger
 from vetq.workers.bulk_store import BulkStore
 from vetq.workers.call_gate import RedisCallGate
@@ -104,6 +104,30 @@ def exercise_every_script(r: ScriptRecorder) -> None:
         )
         assert created == "created"
         assert bulk.resolve(model_key, "done", response="{}") == 1
+    # The coordinator's submissions: claim (fenced by the lock), record, release.
+    lock = r.lock(BULK_LOCK_KEY, timeout=30, blocking=False, thread_local=False)
+    assert lock.acquire()
+    for submission, digest in (("s-recorded", "d-recorded"), ("s-released", "d-released")):
+        bulk.park(
+            job_id=f"job-{digest}",
+            digest=digest,
+            model_key="openai:gpt-5-mini",
+            new_request={"request": "{}", "stage": "generator", "vbatch": "vb1"},
+            deadline=None,
+            fallback=False,
+            job={"task": "vetq.extract"},
+        )
+        times = {"marked": 1.0, "create_by": 2.0, "settled_by": 3.0}
+        claimed = bulk.claim(
+            lock.local.token, submission, "openai:gpt-5-mini", [digest], vetq_batches=["vb1"], check_in_s=1, **times
+        )
+        assert claimed == [digest]
+    assert bulk.record_batch("b1", "openai:gpt-5-mini", ["d-recorded"], ["vb1"], 1.0, submission="s-recorded") == (
+        "recorded"
+    )
+    released = bulk.submission("s-released")
+    assert released is not None and bulk.release(released) == 1
+    lock.release()
     # The worker's result backend, through its own client (here the recorder).
     from celery import Celery
 

@@ -26,6 +26,23 @@ One `tick()`:
 Each step is safe to repeat after a crash: a request is applied only while it is
 `submitted` to that batch (resolve is once), so re-reading a batch's results applies
 nothing twice.
+
+Never paid twice, across stalls and crashes (a batch is paid once created):
+
+* The lease is renewed at every step of a tick (each model flushed, each batch
+  polled, every few hundred results applied) and right before each create call; a
+  coordinator that finds it lost its lease stops its tick (LeaseLostError).
+* Requests are claimed for a submission in one script that checks the lock's fencing
+  token, before the provider is called (workers/bulk_store.py, Submissions): a
+  coordinator that stalled past its lease claims nothing, and what it claimed before
+  is in no pending set, so its successor cannot send it again.
+* The submission's id goes with the create (OpenAI batch metadata; an Anthropic
+  Message Batch is matched by time and size). A submission left open, by a
+  coordinator that died after the create or whose create failed in a way that may
+  have created the batch, is recovered at the start of a tick: the batch found at the
+  provider is adopted (recorded, polled like any other); if none is found once no
+  create for it can still land (`settled_by`: the last moment a create may start plus
+  the create call's timeout and a margin), its requests go back to pending.
 """
 
 from __future__ import annotations
@@ -33,6 +50,7 @@ from __future__ import annotations
 import json
 import threading
 import time
+import uuid
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -41,7 +59,14 @@ import redis
 from celery import bootsteps
 
 from vetq.core.errors import ConfigError, ErrorCode
-from vetq.core.llm.batch_api import BatchAPI, BatchOutcome, BatchTooLargeError, batch_api_for
+from vetq.core.llm.batch_api import (
+    BatchAPI,
+    BatchOutcome,
+    BatchTooLargeError,
+    SubmitAbandonedError,
+    batch_api_for,
+    created_nothing,
+)
 from vetq.core.llm.errors import LLMError, RateLimitedError
 from vetq.core.llm.factory import build_client
 from vetq.core.llm.prices import PriceTable, micro_usd, priced
@@ -51,17 +76,28 @@ from vetq.core.redis_keys import BULK_LOCK_KEY
 from vetq.core.settings import VetqSettings
 from vetq.workers.budget_ledger import RedisBudgetLedger
 from vetq.workers.bulk_lane import describe_error
-from vetq.workers.bulk_store import BulkStore, ParkedJob, StoredRequest
+from vetq.workers.bulk_store import BulkStore, ParkedJob, StoredRequest, Submission
 from vetq.workers.call_gate import full_jitter_backoff_s
 from vetq.workers.response_cache import RedisResponseCache
 
-__all__ = ["BulkCoordinator"]
+__all__ = ["BulkCoordinator", "LeaseLostError"]
 
 log = get_logger("vetq.bulk")
 
 # Below the provider's byte limit: the JSON around the lines, and a margin.
 BYTES_HEADROOM = 0.95
 WAKE_CHUNK = 500
+# After the last moment a create may start and its own timeout: how long a batch takes
+# to show in the provider's list, and the provider's clock against ours.
+SETTLE_MARGIN_S = 60.0
+# How far the provider's batch creation times may be from ours when matching them.
+CLOCK_SKEW_S = 120.0
+# Results applied between two lease checks.
+RESULTS_PER_LEASE_CHECK = 200
+
+
+class LeaseLostError(Exception):
+    """The coordinator lost its lease (another worker's took over): it stops its tick."""
 
 
 class BulkCoordinator:
@@ -77,6 +113,7 @@ class BulkCoordinator:
         prices: PriceTable | None = None,
         batch_api: Callable[[str], BatchAPI] | None = None,
         clock: Callable[[], float] = time.time,
+        lease_s: float | None = None,
     ) -> None:
         self.redis = redis_client
         self.settings = settings
@@ -95,10 +132,10 @@ class BulkCoordinator:
         # time, and twice as many after each batch accepted: a batch that alone is
         # over the cap would otherwise be refused for ever.
         self._capacity_max: dict[str, int] = {}
-        self._lock = redis_client.lock(
-            BULK_LOCK_KEY, timeout=max(30.0, settings.bulk_tick_s * 10), blocking=False, thread_local=False
-        )
+        self.lease_s = lease_s if lease_s is not None else max(30.0, settings.bulk_tick_s * 10)
+        self._lock = redis_client.lock(BULK_LOCK_KEY, timeout=self.lease_s, blocking=False, thread_local=False)
         self._held = False
+        self._renewed_at = 0.0
 
     # ------------------------------------------------------------------ the loop
 
@@ -108,6 +145,9 @@ class BulkCoordinator:
             try:
                 if self._hold_lock():
                     self.tick()
+            except LeaseLostError:
+                self._held = False
+                log.warning("bulk_coordinator_lease_lost")
             except redis.RedisError as exc:
                 self._held = False
                 log.warning("bulk_coordinator_redis_error", error=type(exc).__name__)
@@ -120,11 +160,30 @@ class BulkCoordinator:
         if self._held:
             try:
                 self._lock.reacquire()
+                self._renewed_at = time.monotonic()
                 return True
             except redis.exceptions.LockError:
                 self._held = False
         self._held = bool(self._lock.acquire(blocking=False))
+        if self._held:
+            self._renewed_at = time.monotonic()
         return self._held
+
+    def _keep_lease(self, *, now: bool = False) -> None:
+        """Renew the lease once a third of it has passed (`now`: at once), so a long tick
+        keeps it; LeaseLostError when another coordinator holds it."""
+        if not now and time.monotonic() - self._renewed_at < self.lease_s / 3:
+            return
+        try:
+            self._lock.reacquire()
+        except redis.exceptions.LockError as exc:
+            self._held = False
+            raise LeaseLostError("the bulk coordinator's lease was taken over") from exc
+        self._renewed_at = time.monotonic()
+
+    def _token(self) -> bytes | str:
+        token = self._lock.local.token
+        return token if token is not None else ""
 
     def release(self) -> None:
         if self._held:
@@ -137,9 +196,12 @@ class BulkCoordinator:
     def tick(self) -> dict[str, int]:
         """One round of flush, poll and wake; what it did."""
         done: Counter[str] = Counter()
+        done.update(self._recover())
         for model_key in self.store.pending_models():
+            self._keep_lease()
             done["submitted"] += self._flush(model_key)
         for batch_id in self.store.due_batches():
+            self._keep_lease()
             done["polled"] += 1
             done.update(self._poll(batch_id))
         done["woken"] += self.wake()
@@ -217,9 +279,82 @@ class BulkCoordinator:
         return self._submit(api, model_key, lines, batch) if lines else 0
 
     def _submit(self, api: BatchAPI, model_key: str, lines: list[dict[str, Any]], batch: list[StoredRequest]) -> int:
+        marked = self.clock()
+        submission = uuid.uuid4().hex
+        create_by = marked + api.create_start_s
+        settled_by = create_by + api.create_timeout_s + SETTLE_MARGIN_S
+        vetq_batches = [b for b in (s.vetq_batch for s in batch) if b]
+        claimed = self.store.claim(
+            self._token(),
+            submission,
+            model_key,
+            [s.digest for s in batch],
+            vetq_batches=vetq_batches,
+            marked=marked,
+            create_by=create_by,
+            settled_by=settled_by,
+            check_in_s=self.lease_s,
+        )
+        if claimed is None:
+            self._held = False
+            raise LeaseLostError("the bulk coordinator's lease was taken over before it claimed its requests")
+        if len(claimed) < len(batch):  # answered or sent meanwhile: not this batch's
+            kept = set(claimed)
+            lines = [line for line, s in zip(lines, batch, strict=True) if s.digest in kept]
+            batch = [s for s in batch if s.digest in kept]
+        if not batch:
+            return 0
+
+        def may_create() -> bool:
+            if self.clock() >= create_by:
+                return False
+            try:
+                self._keep_lease(now=True)
+            except LeaseLostError:
+                return False
+            return True
+
         try:
-            batch_id = api.submit(lines)
-        except BatchTooLargeError as exc:
+            batch_id = api.submit(lines, marker=submission, proceed=may_create)
+        except LLMError as exc:
+            if not created_nothing(exc):
+                # The provider may have created it: the submission stays open, and the
+                # next recovery adopts the batch, or releases the requests once none can land.
+                self._refusals[model_key] += 1
+                wait = self._backoff_s(self._refusals[model_key])
+                self.store.hold(model_key, wait)
+                self.store.check_submission_in(submission, 0)
+                log.warning(
+                    "bulk_submit_uncertain", model_key=model_key, error_code=exc.code.value, submission=submission
+                )
+                return 0
+            self.store.release(Submission(submission, {"model_key": model_key, "requests": json.dumps(claimed)}))
+            if isinstance(exc, SubmitAbandonedError):
+                raise LeaseLostError("the bulk coordinator may no longer create batches") from exc
+            return self._refused(api, model_key, lines, batch, exc)
+        self._refusals.pop(model_key, None)
+        if model_key in self._capacity_max:
+            self._capacity_max[model_key] *= 2
+            if self._capacity_max[model_key] >= api.max_requests:
+                del self._capacity_max[model_key]
+        recorded = self.store.record_batch(
+            batch_id,
+            model_key,
+            [s.digest for s in batch],
+            vetq_batches,
+            next_poll_s=self.settings.bulk_poll_s,
+            submission=submission,
+        )
+        if recorded == "late":
+            log.error("bulk_batch_recorded_late", model_key=model_key, provider_batch=batch_id, submission=submission)
+        log.info("bulk_batch_submitted", model_key=model_key, provider_batch=batch_id, requests=len(lines))
+        return len(lines)
+
+    def _refused(
+        self, api: BatchAPI, model_key: str, lines: list[dict[str, Any]], batch: list[StoredRequest], exc: LLMError
+    ) -> int:
+        """A create the provider refused (nothing was created; the requests are pending again)."""
+        if isinstance(exc, BatchTooLargeError):
             if len(lines) == 1:
                 self._errored(batch[0], exc)
                 return 0
@@ -229,34 +364,80 @@ class BulkCoordinator:
             return self._submit(api, model_key, lines[:half], batch[:half]) + self._submit(
                 api, model_key, lines[half:], batch[half:]
             )
-        except RateLimitedError as exc:
+        if isinstance(exc, RateLimitedError):
             self._refused_for_capacity(model_key, len(lines))
             wait = exc.retry_after_s if exc.retry_after_s is not None else self._backoff_s(self._refusals[model_key])
             self.store.hold(model_key, wait)
             log.warning("bulk_submit_refused", model_key=model_key, requests=len(lines), wait_s=round(wait, 2))
             return 0
-        except LLMError as exc:
-            if exc.retryable:
-                self._refusals[model_key] += 1
-                wait = self._backoff_s(self._refusals[model_key])
-                self.store.hold(model_key, wait)
-                log.warning("bulk_submit_failed", model_key=model_key, error_code=exc.code.value, wait_s=round(wait, 2))
-                return 0
-            log.warning("bulk_submit_refused_for_good", model_key=model_key, error_code=exc.code.value)
-            for stored in batch:
-                self._errored(stored, exc)
+        if exc.retryable:
+            self._refusals[model_key] += 1
+            wait = self._backoff_s(self._refusals[model_key])
+            self.store.hold(model_key, wait)
+            log.warning("bulk_submit_failed", model_key=model_key, error_code=exc.code.value, wait_s=round(wait, 2))
             return 0
-        self._refusals.pop(model_key, None)
-        if model_key in self._capacity_max:
-            self._capacity_max[model_key] *= 2
-            if self._capacity_max[model_key] >= api.max_requests:
-                del self._capacity_max[model_key]
-        vetq_batches = [b for b in (s.vetq_batch for s in batch) if b]
-        self.store.record_batch(
-            batch_id, model_key, [s.digest for s in batch], vetq_batches, next_poll_s=self.settings.bulk_poll_s
-        )
-        log.info("bulk_batch_submitted", model_key=model_key, provider_batch=batch_id, requests=len(lines))
-        return len(lines)
+        log.warning("bulk_submit_refused_for_good", model_key=model_key, error_code=exc.code.value)
+        for stored in batch:
+            self._errored(stored, exc)
+        return 0
+
+    # ------------------------------------------------------------------ recovery
+
+    def _recover(self) -> Counter[str]:
+        """Settle the submissions left open (a coordinator died or stalled between its
+        claim and its record, or its create failed uncertainly): adopt the batch each
+        made, or give its requests back once no create for it can still land."""
+        done: Counter[str] = Counter()
+        for submission_id in self.store.due_submissions():
+            self._keep_lease()
+            submission = self.store.submission(submission_id)
+            if submission is None:
+                self.store.forget_submission(submission_id)
+                continue
+            done[self._recover_one(submission)] += 1
+        return done
+
+    def _recover_one(self, submission: Submission) -> str:
+        try:
+            api = self._api(submission.model_key)
+            candidates = api.find(
+                submission.id,
+                len(submission.digests),
+                submission.marked - CLOCK_SKEW_S,
+                submission.settled_by + CLOCK_SKEW_S,
+            )
+        except (LLMError, ConfigError) as exc:
+            log.warning("bulk_recovery_failed", submission=submission.id, error=type(exc).__name__)
+            self.store.check_submission_in(submission.id, self._backoff_s(submission.checks + 1))
+            return "recovery_failed"
+        unknown = [batch_id for batch_id in candidates if not self.store.batch_known(batch_id)]
+        if unknown:
+            batch_id = unknown[0]
+            recorded = self.store.record_batch(
+                batch_id,
+                submission.model_key,
+                submission.digests,
+                submission.vetq_batches,
+                next_poll_s=0.0,
+                submission=submission.id,
+            )
+            log.warning(
+                "bulk_submission_adopted",
+                model_key=submission.model_key,
+                provider_batch=batch_id,
+                submission=submission.id,
+                requests=len(submission.digests),
+                recorded=recorded,
+            )
+            return "adopted"
+        if self.clock() > submission.settled_by:
+            released = self.store.release(submission)
+            log.warning(
+                "bulk_submission_released", model_key=submission.model_key, submission=submission.id, requests=released
+            )
+            return "released"
+        self.store.check_submission_in(submission.id, self._backoff_s(submission.checks + 1))
+        return "unsettled"
 
     def _refused_for_capacity(self, model_key: str, requests: int) -> None:
         self._refusals[model_key] += 1
@@ -306,6 +487,8 @@ class BulkCoordinator:
         try:
             for outcome in api.results(batch_id, list(by_id)):
                 if outcome.custom_id in by_id:
+                    if sum(outcomes.values()) % RESULTS_PER_LEASE_CHECK == 0:
+                        self._keep_lease()
                     outcomes[outcome.kind] += 1
                     self._apply(by_id[outcome.custom_id], outcome)
         except LLMError as exc:

@@ -24,7 +24,7 @@ from vetq.core.llm.client import LLMClient
 from vetq.core.llm.errors import LLMError, ProviderHTTPError
 from vetq.core.llm.types import LLMRequest, LLMResponse
 from vetq.core.logging import get_logger
-from vetq.workers.bulk_store import BulkStore, StoredRequest
+from vetq.workers.bulk_store import UNRESOLVED, BulkStore, StoredRequest
 from vetq.workers.response_cache import RedisResponseCache
 
 __all__ = ["BulkJob", "BulkLaneError", "BulkWaitError", "bulk_answer", "stored_error"]
@@ -145,4 +145,4 @@ def bulk_answer(
 
 
 def _unresolved(stored: StoredRequest | None) -> bool:
-    return stored is not None and stored.state in ("pending", "submitted")
+    return stored is not None and stored.state in UNRESOLVED

@@ -8,6 +8,8 @@ jobs asking the same thing share one provider request and it is paid once. Its
 states:
 
     pending    waiting in `pending:<model>` for the next provider batch
+    submitting claimed by a submission (`submission`) whose provider batch is being
+               created, or was and is not recorded yet (see Submissions below)
     submitted  in a provider batch (`batch`), waiting for its end
     done       answered: `response` holds the LLMResponse (also in the response cache)
     failed     `error` holds the job's error (errored twice, expired past its bounds)
@@ -22,6 +24,19 @@ is never left waiting on an answered request. Waking moves the parked jobs to th
 wake list in the same script; the coordinator publishes them and deletes their
 records: a crash in between publishes a job twice (a second run reads every answer
 from the cache and writes the same result), never zero times.
+
+Submissions. A provider batch is paid for once it is created, and creating it and
+recording it cannot be one step. So the requests going into a batch are first claimed
+(`claim`, one script, fenced by the coordinator's lock: a coordinator that lost its
+lease claims nothing) under a submission id recorded in `sub:<id>` with the moment
+after which no create for it may start and the moment by which one must have landed.
+The id travels with the create (workers/bulk_coordinator.py). Then either the batch is
+recorded (`record_batch`: the claimed requests become `submitted`, the submission
+closes), or the submission is released (`release`: its still-claimed requests go back
+to pending) because the create was refused or never sent, or it stays open until a
+coordinator finds its batch at the provider and records it, or finds none after the
+second moment and releases it. Claimed requests are in no pending set, so nothing
+sends them again meanwhile.
 """
 
 from __future__ import annotations
@@ -36,22 +51,25 @@ import redis
 from vetq.core.batch_records import as_text, provider_batch_view, text_fields
 from vetq.core.llm.types import LLMRequest, LLMResponse
 from vetq.core.redis_keys import (
+    BULK_LOCK_KEY,
     BULK_MODELS_KEY,
     BULK_OPEN_KEY,
+    BULK_SUBMISSIONS_KEY,
     BULK_WAKE_KEY,
     bulk_batch_key,
     bulk_hold_key,
     bulk_job_key,
     bulk_pending_key,
     bulk_request_key,
+    bulk_submission_key,
     bulk_vbatch_key,
     bulk_waiters_key,
 )
 from vetq.workers.lua_scripts import register
 
-__all__ = ["UNRESOLVED", "BulkStore", "ParkedJob", "StoredRequest"]
+__all__ = ["UNRESOLVED", "BulkStore", "ParkedJob", "StoredRequest", "Submission"]
 
-UNRESOLVED = frozenset({"pending", "submitted"})
+UNRESOLVED = frozenset({"pending", "submitting", "submitted"})
 # How long an unresolved request, a parked job or an open batch is kept: two provider
 # windows (24 h each) and a day to spare, so nothing waiting is ever evicted by age.
 BULK_LIVE_TTL_S = 3 * 24 * 3600
@@ -138,6 +156,22 @@ class StoredRequest:
         return deadline is not None and now >= deadline
 
 
+class Submission:
+    """Requests claimed for one provider batch that is not recorded yet: `marked` when
+    they were claimed, `create_by` the last moment its create may start, `settled_by`
+    the moment by which a create that started has landed (epoch seconds)."""
+
+    def __init__(self, submission_id: str, fields: dict[str, str]) -> None:
+        self.id = submission_id
+        self.model_key = fields.get("model_key", "")
+        self.digests: list[str] = json.loads(fields.get("requests") or "[]")
+        self.vetq_batches: list[str] = json.loads(fields.get("vbatches") or "[]")
+        self.marked = float(fields.get("marked") or 0)
+        self.create_by = float(fields.get("create_by") or 0)
+        self.settled_by = float(fields.get("settled_by") or 0)
+        self.checks = int(fields.get("checks") or 0)
+
+
 class ParkedJob:
     def __init__(self, job_id: str, fields: dict[str, str]) -> None:
         self.job_id = job_id
@@ -153,7 +187,9 @@ class BulkStore:
     def __init__(self, redis_client: Any, *, resolved_ttl_s: int) -> None:
         self.redis = redis_client
         self.resolved_ttl_s = max(1, int(resolved_ttl_s))
-        self._park, self._resolve = register(redis_client, "bulk_park", "bulk_resolve")
+        self._park, self._resolve, self._claim, self._record, self._release = register(
+            redis_client, "bulk_park", "bulk_resolve", "bulk_claim", "bulk_record", "bulk_release"
+        )
 
     # ------------------------------------------------------------------ requests
 
@@ -278,33 +314,126 @@ class BulkStore:
 
     # ------------------------------------------------------------------ provider batches
 
-    def record_batch(
-        self, batch_id: str, model_key: str, digests: Sequence[str], vetq_batches: Iterable[str], next_poll_s: float
-    ) -> None:
-        """The requests are in provider batch `batch_id`: mark them submitted, take them
-        off the pending set, and open the batch for polling."""
-        now = _now_ms()
-        pipe = self.redis.pipeline(transaction=True)
-        for digest in digests:
-            pipe.hset(bulk_request_key(digest), mapping={"state": "submitted", "batch": batch_id})
-        pipe.zrem(bulk_pending_key(model_key), *digests)
-        pipe.hset(
-            bulk_batch_key(batch_id),
-            mapping={
-                "model_key": model_key,
-                "created_ms": now,
-                "requests": json.dumps(list(digests)),
-                "state": "in_progress",
-                "counts": json.dumps({"processing": len(digests)}),
-                "polls": 0,
-            },
+    def claim(
+        self,
+        token: bytes | str,
+        submission_id: str,
+        model_key: str,
+        digests: Sequence[str],
+        *,
+        vetq_batches: Iterable[str],
+        marked: float,
+        create_by: float,
+        settled_by: float,
+        check_in_s: float,
+    ) -> list[str] | None:
+        """Claim the requests of `digests` still pending for the submission: those
+        claimed, or None when `token` no longer holds the coordinator lock."""
+        fields = {
+            "model_key": model_key,
+            "vbatches": json.dumps(sorted(set(vetq_batches))),
+            "marked": repr(marked),
+            "create_by": repr(create_by),
+            "settled_by": repr(settled_by),
+        }
+        claimed = self._claim(
+            keys=[
+                BULK_LOCK_KEY,
+                BULK_SUBMISSIONS_KEY,
+                bulk_submission_key(submission_id),
+                bulk_pending_key(model_key),
+                *(bulk_request_key(d) for d in digests),
+            ],
+            args=[
+                token,
+                submission_id,
+                _now_ms() + int(check_in_s * 1000),
+                json.dumps(fields),
+                BULK_LIVE_TTL_S,
+                *digests,
+            ],
         )
-        pipe.expire(bulk_batch_key(batch_id), BULK_LIVE_TTL_S)
-        pipe.zadd(BULK_OPEN_KEY, {batch_id: now + int(next_poll_s * 1000)})
-        for vetq_batch in set(vetq_batches):
-            pipe.sadd(bulk_vbatch_key(vetq_batch), batch_id)
-            pipe.expire(bulk_vbatch_key(vetq_batch), BULK_LIVE_TTL_S)
+        return None if claimed is None else [as_text(d) for d in claimed]
+
+    def record_batch(
+        self,
+        batch_id: str,
+        model_key: str,
+        digests: Sequence[str],
+        vetq_batches: Iterable[str],
+        next_poll_s: float,
+        *,
+        submission: str,
+    ) -> str:
+        """The submission's requests are in provider batch `batch_id`: mark them
+        submitted, open the batch for polling, close the submission. "recorded",
+        "known" (recorded already) or "late" (the submission had been released)."""
+        now = _now_ms()
+        vbatches = sorted(set(vetq_batches))
+        fields = {
+            "model_key": model_key,
+            "created_ms": now,
+            "requests": json.dumps(list(digests)),
+            "state": "in_progress",
+            "counts": json.dumps({"processing": len(digests)}),
+            "polls": 0,
+        }
+        result = self._record(
+            keys=[
+                bulk_submission_key(submission),
+                BULK_SUBMISSIONS_KEY,
+                bulk_batch_key(batch_id),
+                BULK_OPEN_KEY,
+                *(bulk_request_key(d) for d in digests),
+                *(bulk_vbatch_key(v) for v in vbatches),
+            ],
+            args=[
+                submission,
+                batch_id,
+                json.dumps(fields),
+                now + int(next_poll_s * 1000),
+                BULK_LIVE_TTL_S,
+                len(digests),
+            ],
+        )
+        return as_text(result)
+
+    def release(self, submission: Submission) -> int:
+        """Give the submission's requests it still claims back to pending; how many."""
+        return int(
+            self._release(
+                keys=[
+                    bulk_submission_key(submission.id),
+                    BULK_SUBMISSIONS_KEY,
+                    bulk_pending_key(submission.model_key),
+                    BULK_MODELS_KEY,
+                    *(bulk_request_key(d) for d in submission.digests),
+                ],
+                args=[submission.id, _now_ms(), submission.model_key, *submission.digests],
+            )
+        )
+
+    def submission(self, submission_id: str) -> Submission | None:
+        fields = text_fields(self.redis.hgetall(bulk_submission_key(submission_id)))
+        return Submission(submission_id, fields) if fields else None
+
+    def due_submissions(self, limit: int = 100) -> list[str]:
+        """The open submissions whose check is due, oldest first."""
+        return [
+            as_text(s) for s in self.redis.zrangebyscore(BULK_SUBMISSIONS_KEY, "-inf", _now_ms(), start=0, num=limit)
+        ]
+
+    def check_submission_in(self, submission_id: str, seconds: float) -> None:
+        pipe = self.redis.pipeline(transaction=True)
+        pipe.hincrby(bulk_submission_key(submission_id), "checks", 1)
+        pipe.zadd(BULK_SUBMISSIONS_KEY, {submission_id: _now_ms() + int(seconds * 1000)}, xx=True)
         pipe.execute()
+
+    def forget_submission(self, submission_id: str) -> None:
+        self.redis.zrem(BULK_SUBMISSIONS_KEY, submission_id)
+
+    def batch_known(self, batch_id: str) -> bool:
+        return bool(self.redis.exists(bulk_batch_key(batch_id)))
 
     def due_batches(self, limit: int = 100) -> list[str]:
         return [as_text(b) for b in self.redis.zrangebyscore(BULK_OPEN_KEY, "-inf", _now_ms(), start=0, num=limit)]

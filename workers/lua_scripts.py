@@ -38,6 +38,9 @@ SCRIPTS: dict[str, str] = {
     # The bulk lane (workers/bulk_store.py), on keys of the `{vetq:bulk}` hash tag.
     "bulk_park": "create or join a bulk-lane request and record the job as its waiter, in one step",
     "bulk_resolve": "resolve a bulk-lane request once and move its parked jobs to the wake list",
+    "bulk_claim": "claim pending requests for a submission, only while the caller holds the coordinator lease",
+    "bulk_record": "record the provider batch a submission made and close the submission, once",
+    "bulk_release": "give a submission's still-claimed requests back to pending and close it",
     # The worker's kombu transport (workers/reliable_transport.py), on kombu's keys.
     "reliable_pop": "pop the next message and record it as unacked in the same step",
     # The worker's result backend (workers/result_backend.py), on one job's meta key.

@@ -17,6 +17,16 @@ per-model queued-token cap, a busy endpoint) is a RateLimitedError, a submission
 refused for its size is ProviderHTTPError 413 (`BatchTooLargeError`), a batch the
 provider failed as a whole (OpenAI's `failed`, e.g. token_limit_exceeded) is reported
 by `retrieve` with its reason, its requests unanswered.
+
+Paid once. `submit` takes a marker (the coordinator's submission id) that `find` can
+find the batch by afterwards: a coordinator that died between the create and recording
+the batch leaves it for a successor to adopt rather than send again. OpenAI batches
+carry it in their metadata; Anthropic's Message Batches have no metadata, so `find`
+matches those by creation time and request count (their custom_ids, the requests'
+digests, are only readable once they end). `submit` also takes `proceed`, asked right
+before the create call: a caller that no longer may create (its lease lost, its
+submission's time to create passed) stops there, certain nothing was created.
+`created_nothing(error)` says whether a failed submit certainly created no batch.
 """
 
 from __future__ import annotations
@@ -24,14 +34,14 @@ from __future__ import annotations
 import io
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from vetq.core.errors import ConfigError
 from vetq.core.llm.client import LLMClient
-from vetq.core.llm.errors import LLMError, MalformedResponseError, ProviderHTTPError
+from vetq.core.llm.errors import LLMError, MalformedResponseError, ProviderHTTPError, RateLimitedError
 from vetq.core.llm.providers import AnthropicClient, BedrockClient, OpenAIClient, sdk_base_error
 from vetq.core.llm.types import LLMRequest, LLMResponse
 
@@ -42,7 +52,9 @@ __all__ = [
     "BatchOutcome",
     "BatchState",
     "BatchTooLargeError",
+    "SubmitAbandonedError",
     "batch_api_for",
+    "created_nothing",
     "has_batch_api",
 ]
 
@@ -52,8 +64,17 @@ BATCH_WINDOW_S = 24 * 3600
 BATCH_PROVIDERS = frozenset({"anthropic", "openai"})
 # Downloading a whole batch's results (up to hundreds of MB) takes longer than one answer.
 RESULTS_TIMEOUT_S = 600.0
+# From a submit's start to its create call: building the request (and for OpenAI the
+# upload, which has its own RESULTS_TIMEOUT_S on top).
+CREATE_START_MARGIN_S = 60.0
 
 OutcomeKind = Literal["succeeded", "errored", "expired", "canceled"]
+# The OpenAI batch metadata key the submission marker goes under.
+MARKER_KEY = "vetq_submission"
+# `find` reads at most this many pages of a provider's batch list (newest first).
+FIND_MAX_PAGES = 20
+# Set on an error raised before any create call was sent (an upload that failed).
+_BEFORE_CREATE = "vetq_before_create"
 
 
 def has_batch_api(provider: str) -> bool:
@@ -97,6 +118,30 @@ class BatchOutcome(BaseModel):
     error: LLMError | None = None
 
 
+class SubmitAbandonedError(LLMError):
+    """`submit` stopped before its create call: the caller's `proceed` said no."""
+
+
+def created_nothing(error: LLMError) -> bool:
+    """Whether a failed `submit` certainly created no provider batch: it stopped before
+    the create call, or the provider refused the create (a 4xx: it read the request and
+    said no). A timeout, a dropped connection, an unreadable answer or a 5xx may have
+    come after the provider created the batch."""
+    if getattr(error, _BEFORE_CREATE, False) or isinstance(error, (SubmitAbandonedError, RateLimitedError)):
+        return True
+    return isinstance(error, ProviderHTTPError) and 400 <= error.status < 500 and error.status not in (408, 409)
+
+
+def _before_create(error: LLMError) -> LLMError:
+    setattr(error, _BEFORE_CREATE, True)
+    return error
+
+
+def _created_at(value: Any) -> float:
+    """A batch's created_at as epoch seconds (Anthropic's SDK parses a datetime, OpenAI's is an int)."""
+    return float(value.timestamp()) if hasattr(value, "timestamp") else float(value or 0)
+
+
 def _json_size(value: Any) -> int:
     return len(json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode("utf-8"))
 
@@ -127,9 +172,35 @@ class BatchAPI:
     def line_bytes(self, line: dict[str, Any]) -> int:
         return _json_size(line) + 1
 
-    def submit(self, lines: Sequence[dict[str, Any]]) -> str:
-        """Create a provider batch of `lines`; its id."""
+    def submit(
+        self,
+        lines: Sequence[dict[str, Any]],
+        *,
+        marker: str | None = None,
+        proceed: Callable[[], bool] | None = None,
+    ) -> str:
+        """Create a provider batch of `lines`, findable by `marker`; its id.
+        SubmitAbandonedError when `proceed()`, asked right before the create call, is false."""
         raise NotImplementedError
+
+    @property
+    def create_start_s(self) -> float:
+        """The longest a submit may take from its start to its create call."""
+        return CREATE_START_MARGIN_S
+
+    @property
+    def create_timeout_s(self) -> float:
+        """The longest a create call takes to land or fail (one request: SDK retries are off)."""
+        return float(self._llm.timeout_s)
+
+    def find(self, marker: str, requests: int, created_after: float, created_before: float) -> list[str]:
+        """The ids of the provider batches, oldest first, created between the two moments
+        (epoch s) that may be the one a submit with `marker` of `requests` requests made."""
+        raise NotImplementedError
+
+    def _check_proceed(self, proceed: Callable[[], bool] | None) -> None:
+        if proceed is not None and not proceed():
+            raise SubmitAbandonedError(f"{self.model_key} batch create: not sent (no longer allowed to create)")
 
     def retrieve(self, batch_id: str) -> BatchState:
         raise NotImplementedError
@@ -212,10 +283,39 @@ class AnthropicBatchAPI(BatchAPI):
             params.update(extra)
         return {"custom_id": custom_id, "params": params}
 
-    def submit(self, lines: Sequence[dict[str, Any]]) -> str:
+    def submit(
+        self,
+        lines: Sequence[dict[str, Any]],
+        *,
+        marker: str | None = None,
+        proceed: Callable[[], bool] | None = None,
+    ) -> str:
         batches = self._llm._client.messages.batches
+        self._check_proceed(proceed)
         created = self._sdk_call("create", lambda t: batches.create(requests=list(lines), timeout=t))
         return str(created.id)
+
+    def find(self, marker: str, requests: int, created_after: float, created_before: float) -> list[str]:
+        # No metadata on a Message Batch, and its custom_ids are unreadable until it ends:
+        # the caller excludes the batches it has recorded, so what is left in the window
+        # with as many requests is the one.
+        batches = self._llm._client.messages.batches
+        found: list[str] = []
+        after: str | None = None
+        for _ in range(FIND_MAX_PAGES):
+            kwargs: dict[str, Any] = {"limit": 100} if after is None else {"limit": 100, "after_id": after}
+            page = self._sdk_call("list", lambda t, kw=kwargs: batches.list(timeout=t, **kw))
+            items = list(page.data)
+            for batch in items:
+                created = _created_at(batch.created_at)
+                counts = batch.request_counts
+                total = sum(int(getattr(counts, name, 0) or 0) for name in _COUNT_NAMES)
+                if created_after <= created <= created_before and total == requests:
+                    found.append(str(batch.id))
+            if not items or not page.has_more or _created_at(items[-1].created_at) < created_after:
+                break
+            after = str(items[-1].id)
+        return found[::-1]
 
     def retrieve(self, batch_id: str) -> BatchState:
         batches = self._llm._client.messages.batches
@@ -272,23 +372,55 @@ class OpenAIBatchAPI(BatchAPI):
     def line(self, custom_id: str, request: LLMRequest) -> dict[str, Any]:
         return {"custom_id": custom_id, "method": "POST", "url": self.endpoint, "body": self._llm._params(request)}
 
-    def submit(self, lines: Sequence[dict[str, Any]]) -> str:
+    def submit(
+        self,
+        lines: Sequence[dict[str, Any]],
+        *,
+        marker: str | None = None,
+        proceed: Callable[[], bool] | None = None,
+    ) -> str:
         sdk = self._llm._client
         data = "".join(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n" for line in lines)
-        upload = self._sdk_call(
-            "upload",
-            lambda t: sdk.files.create(
-                file=("vetq-batch.jsonl", io.BytesIO(data.encode("utf-8"))), purpose="batch", timeout=t
-            ),
-            timeout_s=RESULTS_TIMEOUT_S,
-        )
+        try:
+            upload = self._sdk_call(
+                "upload",
+                lambda t: sdk.files.create(
+                    file=("vetq-batch.jsonl", io.BytesIO(data.encode("utf-8"))), purpose="batch", timeout=t
+                ),
+                timeout_s=RESULTS_TIMEOUT_S,
+            )
+        except LLMError as exc:
+            raise _before_create(exc) from exc
+        self._check_proceed(proceed)
+        extra: dict[str, Any] = {"metadata": {MARKER_KEY: marker}} if marker else {}
         created = self._sdk_call(
             "create",
             lambda t: sdk.batches.create(
-                input_file_id=upload.id, endpoint=self.endpoint, completion_window="24h", timeout=t
+                input_file_id=upload.id, endpoint=self.endpoint, completion_window="24h", timeout=t, **extra
             ),
         )
         return str(created.id)
+
+    @property
+    def create_start_s(self) -> float:
+        return CREATE_START_MARGIN_S + RESULTS_TIMEOUT_S
+
+    def find(self, marker: str, requests: int, created_after: float, created_before: float) -> list[str]:
+        batches = self._llm._client.batches
+        found: list[str] = []
+        after: str | None = None
+        for _ in range(FIND_MAX_PAGES):
+            kwargs: dict[str, Any] = {"limit": 100} if after is None else {"limit": 100, "after": after}
+            page = self._sdk_call("list", lambda t, kw=kwargs: batches.list(timeout=t, **kw))
+            items = list(page.data)
+            for batch in items:
+                created = _created_at(batch.created_at)
+                if created_after <= created <= created_before and (batch.metadata or {}).get(MARKER_KEY) == marker:
+                    found.append(str(batch.id))
+            if not items or not page.has_more or _created_at(items[-1].created_at) < created_after:
+                break
+            after = str(items[-1].id)
+        return found[::-1]
 
     def retrieve(self, batch_id: str) -> BatchState:
         batch = self._sdk_call("retrieve", lambda t: self._llm._client.batches.retrieve(batch_id, timeout=t))

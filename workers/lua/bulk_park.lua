@@ -22,7 +22,7 @@ if not state then
   redis.call('ZADD', KEYS[3], ARGV[3], ARGV[2])
   redis.call('SADD', KEYS[4], fields['model_key'])
   created = true
-elseif state ~= 'pending' and state ~= 'submitted' then
+elseif state ~= 'pending' and state ~= 'submitting' and state ~= 'submitted' then
   return 'resolved'
 else
   -- Shared by several jobs: the earliest deadline, and a fallback if any allows it.

@@ -11,7 +11,7 @@ if ARGV[4] == 'realtime' then
   if state and state ~= 'realtime' then
     return -1
   end
-elseif state ~= 'pending' and state ~= 'submitted' then
+elseif state ~= 'pending' and state ~= 'submitting' and state ~= 'submitted' then
   return -1
 end
 redis.call('HSET', KEYS[1], 'state', ARGV[1])
