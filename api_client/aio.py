@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import time
 from collections.abc import AsyncIterator, Iterable
 from typing import Any
@@ -38,6 +39,7 @@ from vetq.api_client.client import (
     JobStatus,
     WaitTimeout,
     _safe_url,
+    expire_collected,
 )
 from vetq.api_client.result_stream import FINAL_STATES, SUBSCRIBE_CHUNK
 from vetq.core.errors import NotFoundError
@@ -81,7 +83,12 @@ class AsyncJob:
         NoWorkerError; WaitTimeout after `timeout` seconds."""
         await self.client._require_issued(self.id)
         meta = await self.client._wait(self.id, self.queue, timeout)
-        return self._job._outcome_of(str(meta["status"]), meta.get("result"))
+        return await self._collected(meta)
+
+    async def _collected(self, meta: dict[str, Any]) -> dict[str, Any]:
+        outcome = self._job._outcome_of(str(meta["status"]), meta.get("result"))
+        await self.client._expire_collected([self.id])
+        return outcome
 
     async def poll(self, interval: float = 0.5, timeout: float | None = None) -> dict[str, Any]:
         """Wait by reading the stored result every `interval` seconds."""
@@ -90,7 +97,7 @@ class AsyncJob:
         while True:
             meta = await self.client._stored(self.id)
             if meta is not None and meta.get("status") in FINAL_STATES:
-                return self._job._outcome_of(str(meta["status"]), meta.get("result"))
+                return await self._collected(meta)
             if deadline is not None and time.monotonic() >= deadline:
                 raise WaitTimeout(f"job {self.id} did not finish within {timeout}s")
             await asyncio.sleep(interval)
@@ -119,38 +126,54 @@ class AsyncBatch:
 
     async def as_completed(self, timeout: float | None = None) -> AsyncIterator[tuple[int, dict[str, Any]]]:
         """(input index, result) as results land. `timeout`: the longest wait for the
-        next result (WaitTimeout), as for the synchronous Batch."""
-        done: asyncio.Queue[tuple[int, dict[str, Any]] | BaseException] = asyncio.Queue()
+        next result (WaitTimeout), as for the synchronous Batch.
 
-        async def one(index: int, job: AsyncJob) -> None:
-            try:
-                meta = await self.client._wait(job.id, job.queue, None)
-                await done.put(self._batch._collect(index, meta))
-            except BaseException as exc:  # noqa: BLE001 - handed to the iterating side
-                await done.put(exc)
-
-        waiting = 0
-        tasks = []
+        The batch waits as one: every job's future is resolved by the client's reader
+        and queued here, with no timer per job; only when nothing has landed for
+        LIVENESS_CHECK_S does it read what is stored (a result whose message was
+        missed) and ask whether a worker consumes the queue."""
+        index_of: dict[str, int] = {}
         for index, entry in enumerate(self.entries):
             if isinstance(entry, AsyncJob):
-                tasks.append(asyncio.create_task(one(index, entry)))
-                waiting += 1
+                index_of[entry.id] = index
             else:
                 self._batch.collected[index] = entry
                 yield index, entry
+        if not index_of:
+            return
+        landed: asyncio.Queue[tuple[str, dict[str, Any]]] = asyncio.Queue()
+        futures = self.client._watch(index_of)
+        for job_id, future in futures.items():
+            future.add_done_callback(functools.partial(_hand_to, landed, job_id))
+        queues = {entry.queue for entry in self.entries if isinstance(entry, AsyncJob)}
+        queue = queues.pop() if len(queues) == 1 else None
+        pending = set(index_of)
+        last_progress = time.monotonic()
         try:
-            for _ in range(waiting):
+            while pending:
+                left = None if timeout is None else last_progress + timeout - time.monotonic()
+                if left is not None and left <= 0:
+                    raise WaitTimeout(f"batch {self.id}: no result for {timeout}s, {len(pending)} job(s) unfinished")
                 try:
-                    item = await asyncio.wait_for(done.get(), timeout)
+                    first = await asyncio.wait_for(
+                        landed.get(), LIVENESS_CHECK_S if left is None else min(LIVENESS_CHECK_S, left)
+                    )
                 except TimeoutError:
-                    left = sum(1 for task in tasks if not task.done())
-                    raise WaitTimeout(f"batch {self.id}: no result for {timeout}s, {left} job(s) unfinished") from None
-                if isinstance(item, BaseException):
-                    raise item
-                yield item
+                    await self.client._read_stored(pending)
+                    if landed.empty():
+                        await self.client._check_worker(queue)
+                    continue
+                arrived = [first]
+                while not landed.empty():  # everything already here, in one expiry round trip
+                    arrived.append(landed.get_nowait())
+                arrived = [(job_id, meta) for job_id, meta in arrived if job_id in pending]
+                pending.difference_update(job_id for job_id, _ in arrived)
+                last_progress = time.monotonic()
+                await self.client._expire_collected([job_id for job_id, _ in arrived])
+                for job_id, meta in arrived:
+                    yield self._batch._collect(index_of[job_id], meta)
         finally:
-            for task in tasks:
-                task.cancel()
+            self.client._unwatch(futures)
 
     async def results(self, timeout: float | None = None) -> list[dict[str, Any]]:
         ordered: list[dict[str, Any] | None] = [None] * len(self.entries)
@@ -265,6 +288,15 @@ class AsyncClient:
         raw = await self._aredis().get(CELERY_RESULT_PREFIX + job_id)
         return None if raw is None else self.sync.app.backend.decode_result(raw)
 
+    async def _expire_collected(self, job_ids: list[str]) -> None:
+        """As Client._expire_collected (VETQ_COLLECTED_RESULT_TTL_S), on the asyncio pool."""
+        ttl = self.sync.settings.collected_result_ttl_s
+        if ttl is None:
+            return
+        pipe = self._aredis().pipeline(transaction=False)
+        expire_collected(pipe, job_ids, ttl)
+        await pipe.execute()
+
     async def _require_issued(self, job_id: str) -> None:
         if await self._aredis().exists(submitted_key(job_id)):
             return
@@ -274,14 +306,45 @@ class AsyncClient:
                 "expired (VETQ_RESULT_TTL_S): check the id and VETQ_REDIS_URL"
             )
 
+    def _watch(self, job_ids: Iterable[str]) -> dict[str, asyncio.Future[dict[str, Any]]]:
+        """A future per job, resolved with its final meta by the reader task; the jobs'
+        channels are subscribed by the subscribe task, in chunks."""
+        loop = asyncio.get_running_loop()
+        futures: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        for job_id in job_ids:
+            futures[job_id] = future = loop.create_future()
+            self._waiters.setdefault(job_id, []).append(future)
+            if job_id not in self._subscribed:
+                self._to_subscribe.add(job_id)
+        self._ensure_tasks()
+        self._wake_subscriber.set()
+        return futures
+
+    def _unwatch(self, futures: dict[str, asyncio.Future[dict[str, Any]]]) -> None:
+        """Stop waiting: channels nobody waits on any more are unsubscribed, in chunks."""
+        for job_id, future in futures.items():
+            waiters = self._waiters.get(job_id)
+            if waiters is not None and future in waiters:
+                waiters.remove(future)
+                if not waiters:
+                    del self._waiters[job_id]
+                    self._to_unsubscribe.add(job_id)
+            future.cancel()
+        self._wake_subscriber.set()
+
+    async def _read_stored(self, job_ids: Iterable[str]) -> None:
+        """Deliver the final results already stored for these jobs (one MGET a chunk)."""
+        pending = list(job_ids)
+        for start in range(0, len(pending), SUBSCRIBE_CHUNK):
+            keys = [CELERY_RESULT_PREFIX + job_id for job_id in pending[start : start + SUBSCRIBE_CHUNK]]
+            for key, raw in zip(keys, await self._aredis().mget(keys), strict=True):
+                if raw is not None:
+                    self._deliver(key, raw)
+
     async def _wait(self, job_id: str, queue: str | None, timeout: float | None) -> dict[str, Any]:
         """The job's final meta, once stored."""
-        future: asyncio.Future[dict[str, Any]] = asyncio.get_running_loop().create_future()
-        self._waiters.setdefault(job_id, []).append(future)
-        if job_id not in self._subscribed:
-            self._to_subscribe.add(job_id)
-            self._ensure_tasks()
-            self._wake_subscriber.set()
+        futures = self._watch([job_id])
+        future = futures[job_id]
         deadline = None if timeout is None else time.monotonic() + timeout
         try:
             while True:
@@ -300,14 +363,7 @@ class AsyncClient:
                     if meta is None:  # still queued: is anyone consuming its queue?
                         await self._check_worker(queue)
         finally:
-            waiters = self._waiters.get(job_id)
-            if waiters is not None and future in waiters:
-                waiters.remove(future)
-                if not waiters:
-                    del self._waiters[job_id]
-                    self._to_unsubscribe.add(job_id)  # in chunks, by the subscribe loop
-                    self._wake_subscriber.set()
-            future.cancel()
+            self._unwatch(futures)
 
     async def _check_worker(self, queue: str | None) -> None:
         """The synchronous client's worker probe, at most once per LIVENESS_CHECK_S per
@@ -388,3 +444,10 @@ class AsyncClient:
         for future in waiters:
             if not future.done():
                 future.set_result(meta)
+
+
+def _hand_to(
+    landed: asyncio.Queue[tuple[str, dict[str, Any]]], job_id: str, future: asyncio.Future[dict[str, Any]]
+) -> None:
+    if not future.cancelled():
+        landed.put_nowait((job_id, future.result()))

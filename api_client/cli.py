@@ -500,7 +500,7 @@ def _run_single(args: argparse.Namespace, request: dict[str, Any]) -> int:
         job = client.submit({**request, **_options(args)}, budget_usd=args.budget_usd, **lane)
         if args.no_wait:
             emit({"job_id": job.id, "trace_id": job.trace_id, "status": job.status()})
-            if client._embedded is not None and client._embedded.worker is not None:
+            if client._embedded is not None and client._embedded.runs_workers:
                 sys.stderr.write(
                     "vetq: note: embedded mode; the job runs when a worker next serves this Redis "
                     "(`vetq up`, or the next vetq command)\n"
@@ -613,7 +613,7 @@ def _submit_batch_only(
                 emit(entry)
                 worst = max(worst, exit_code_for(entry))
         emit({"batch_id": batch.id, "jobs": len(batch.jobs), "lane": lane["lane"] or "realtime"})
-        if client._embedded is not None and client._embedded.worker is not None:
+        if client._embedded is not None and client._embedded.runs_workers:
             sys.stderr.write(
                 "vetq: note: embedded mode; the jobs run when a worker next serves this Redis "
                 "(`vetq up`, or the next vetq command)\n"

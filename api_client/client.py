@@ -98,6 +98,15 @@ def _schema_key(source: Any) -> Any:
     return None
 
 
+def expire_collected(pipe: Any, job_ids: Iterable[str], ttl_s: int) -> None:
+    """Queue, on a sync or asyncio pipeline, the early expiry of collected results.
+    EXPIRE, not EXPIRE ... LT (Redis 7): a result that had less time left may gain a
+    little, which costs memory for at most `ttl_s`, never a result."""
+    for job_id in job_ids:
+        pipe.expire(CELERY_RESULT_PREFIX + job_id, ttl_s)
+        pipe.expire(submitted_key(job_id), ttl_s)
+
+
 class JobStatus(StrEnum):
     """Where a job stands. `failed` also covers a job that ran and returned an error result."""
 
@@ -273,7 +282,9 @@ class Job:
                 if async_result.state == "PENDING":
                     self.client.require_worker(self.queue)
                 continue
-            return self._outcome(async_result)
+            outcome = self._outcome(async_result)
+            self.client._expire_collected([self.id])
+            return outcome
 
     def poll(self, interval: float = 0.5, timeout: float | None = None) -> dict[str, Any]:
         """Wait by polling the result backend every `interval` seconds."""
@@ -287,7 +298,9 @@ class Job:
         while True:
             async_result = self._async_result
             if async_result.ready():
-                return self._outcome(async_result)
+                outcome = self._outcome(async_result)
+                self.client._expire_collected([self.id])
+                return outcome
             now = time.monotonic()
             if deadline is not None and now >= deadline:
                 raise WaitTimeout(f"job {self.id} did not finish within {timeout}s")
@@ -360,6 +373,9 @@ class Batch:
             self.client.redis(),
             decode=self.client.app.backend.decode_result,
             on_idle=lambda: self.client.require_worker(queue),
+            on_collected=self.client._expire_collected
+            if self.client.settings.collected_result_ttl_s is not None
+            else None,
             idle_s=LIVENESS_CHECK_S,
         )
 
@@ -487,6 +503,16 @@ class Client:
         if batch_id is not None:
             pipe.rpush(batch_jobs_key(batch_id), *job_ids)
             pipe.expire(batch_jobs_key(batch_id), self.settings.result_ttl_s)
+        pipe.execute()
+
+    def _expire_collected(self, job_ids: Sequence[str]) -> None:
+        """With VETQ_COLLECTED_RESULT_TTL_S set, the results just handed out (and their
+        submitted marks) expire that long from now, in one round trip."""
+        ttl = self.settings.collected_result_ttl_s
+        if ttl is None or not job_ids:
+            return
+        pipe = self.redis().pipeline(transaction=False)
+        expire_collected(pipe, job_ids, ttl)
         pipe.execute()
 
     def _was_submitted(self, job_id: str) -> bool:
@@ -848,6 +874,8 @@ class Client:
             sent = iter(self._send_many(sendable) if sendable else [])
             added = [next(sent) if isinstance(item, tuple) else item for item in prepared]
         batch.entries.extend(added)
+        if self._embedded is not None:
+            self._embedded.scale_for(len(batch.entries))
         return added
 
     def _close_batch(self, batch: Batch) -> None:

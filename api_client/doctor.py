@@ -15,6 +15,7 @@ from urllib.parse import parse_qs, urlsplit
 
 from vetq.core.logging import redact_text
 from vetq.core.queue import EXTRACT_QUEUE, QUEUES, REVIEW_QUEUE, celery_config, unsafe_settings
+from vetq.core.redis_keys import CELERY_RESULT_PREFIX, submitted_key
 from vetq.core.settings import VetqSettings, load_settings
 
 OK, WARNING, PROBLEM = "ok", "warning", "problem"
@@ -145,6 +146,69 @@ def redis_checks(client: Any) -> list[dict[str, str]]:
     return checks
 
 
+# How `result_memory` estimates the results' memory at steady state: RANDOMKEY draws
+# keys at random (O(1) each, whatever the size of the keyspace); a result's remaining
+# TTL says when it was written, so the share of draws that are results written in the
+# last RATE_WINDOW_S, times DBSIZE, is how many were written then.
+MEMORY_SAMPLE_DRAWS = 400
+RATE_WINDOW_S = 3600
+
+
+def _megabytes(size: float) -> str:
+    return f"{size / 1e6:,.1f} MB"
+
+
+def result_memory_check(client: Any, settings: VetqSettings) -> dict[str, str]:
+    """The memory the results would hold at steady state (the last hour's rate of
+    results x VETQ_RESULT_TTL_S x the memory of a result and its submitted mark),
+    against maxmemory, or the Redis host's memory when maxmemory is unset."""
+    import redis
+
+    ttl = settings.result_ttl_s
+    try:
+        info = client.info("memory")
+        keys = int(client.dbsize())
+        pipe = client.pipeline(transaction=False)
+        for _ in range(MEMORY_SAMPLE_DRAWS if keys else 0):
+            pipe.randomkey()
+        prefix = CELERY_RESULT_PREFIX.encode()
+        results = [key for key in pipe.execute() if key is not None and key.startswith(prefix)]
+        pipe = client.pipeline(transaction=False)
+        for key in results:
+            pipe.ttl(key)
+            pipe.memory_usage(key)
+            pipe.memory_usage(submitted_key(key[len(prefix) :].decode()))
+        answers = pipe.execute()
+    except redis.RedisError as exc:
+        return _check("result_memory", WARNING, f"cannot estimate the results' memory ({type(exc).__name__})")
+    if not results:
+        return _check("result_memory", OK, f"no job results among {keys} keys")
+    remaining = answers[0::3]
+    per_job = sum((answers[i + 1] or 0) + (answers[i + 2] or 0) for i in range(0, len(answers), 3)) / len(results)
+    recent = sum(1 for left in remaining if left is not None and 0 < ttl - left <= RATE_WINDOW_S)
+    rate = recent / MEMORY_SAMPLE_DRAWS * keys / RATE_WINDOW_S
+    projected = rate * ttl * per_job
+    maxmemory = int(info.get("maxmemory") or 0)
+    limit, limit_name = (
+        (maxmemory, "maxmemory")
+        if maxmemory
+        else (int(info.get("total_system_memory") or 0), "the Redis host's memory (maxmemory is unset)")
+    )
+    figures = (
+        f"about {rate:.3g} results/s in the last hour, {per_job:,.0f} bytes each with its submitted mark, "
+        f"kept {ttl}s (VETQ_RESULT_TTL_S): {_megabytes(projected)} at steady state"
+    )
+    if limit and projected > limit:
+        return _check(
+            "result_memory",
+            WARNING,
+            f"{figures}, more than {limit_name} ({_megabytes(limit)}); under noeviction Redis would then refuse "
+            "new jobs: lower VETQ_RESULT_TTL_S, set VETQ_COLLECTED_RESULT_TTL_S on the clients that collect "
+            "results, or give Redis more memory",
+        )
+    return _check("result_memory", OK, figures + (f", within {limit_name} ({_megabytes(limit)})" if limit else ""))
+
+
 def worker_checks(url: str, settings: VetqSettings, timeout: float) -> list[dict[str, str]]:
     from vetq.api_client.admin import Admin
 
@@ -212,6 +276,7 @@ def diagnose(settings: VetqSettings, timeout: float = 2.0) -> list[dict[str, str
     checks.insert(0, _check("redis", OK, f"{redact_text(url)} ({source}) answers"))
     try:
         checks += redis_checks(client)
+        checks.append(result_memory_check(client, settings))
     finally:
         client.close()
     checks += config_checks(settings, url)

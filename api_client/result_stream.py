@@ -31,6 +31,8 @@ __all__ = ["FINAL_STATES", "ResultStream"]
 
 FINAL_STATES = frozenset({"SUCCESS", "FAILURE", "REVOKED"})
 SUBSCRIBE_CHUNK = 1000
+# The most results read in one go before handing them out.
+DRAIN_MAX = 1000
 
 Item = tuple[str, dict[str, Any]]
 
@@ -41,7 +43,9 @@ class ResultStream:
     `decode` turns stored bytes into the meta dict (the result backend's
     `decode_result`, which rebuilds a failure's exception). `on_idle` is called when
     no result has landed for `idle_s` and then every `idle_every_s` while none does
-    (the waiter's check that a worker is alive; it may raise)."""
+    (the waiter's check that a worker is alive; it may raise). `on_collected` is
+    called with the ids of the results read since its last call, once per read of
+    whatever had landed (not once per job), before they are handed out."""
 
     def __init__(
         self,
@@ -49,6 +53,7 @@ class ResultStream:
         *,
         decode: Callable[[bytes], dict[str, Any]],
         on_idle: Callable[[], None] | None = None,
+        on_collected: Callable[[list[str]], None] | None = None,
         idle_s: float = 5.0,
         idle_every_s: float = 30.0,
     ) -> None:
@@ -56,6 +61,8 @@ class ResultStream:
         self.pending: set[str] = set()
         self.decode = decode
         self.on_idle = on_idle
+        self.on_collected = on_collected
+        self._collected: list[str] = []
         self.idle_s = idle_s
         self.idle_every_s = idle_every_s
         self._pubsub: Any = None
@@ -72,11 +79,24 @@ class ResultStream:
 
     def next(self, wait_s: float) -> Item | None:
         """The next result to land within `wait_s` seconds (0: only one already here)."""
-        deadline = time.monotonic() + wait_s
-        while not self._ready and self.pending:
-            left = max(0.0, deadline - time.monotonic())
+        if not self._ready:
+            self._read(time.monotonic() + wait_s)
+        if self._collected and self.on_collected is not None:
+            collected, self._collected = self._collected, []
+            self.on_collected(collected)
+        if self._ready:
+            self._last_progress = self._last_idle_check = time.monotonic()
+            return self._ready.popleft()
+        self._check_idle()
+        return None
+
+    def _read(self, deadline: float) -> None:
+        """Wait until a result lands (or the deadline), then read what has landed with it."""
+        while self.pending and len(self._ready) < DRAIN_MAX:
+            # Once a result is here, only what has already landed too is read (no wait).
+            wait = 0.0 if self._ready else min(max(0.0, deadline - time.monotonic()), 1.0)
             try:
-                message = self._pubsub.get_message(timeout=min(left, 1.0))
+                message = self._pubsub.get_message(timeout=wait)
             except (redis.ConnectionError, redis.TimeoutError):
                 self._reconnect()
                 continue
@@ -84,13 +104,8 @@ class ResultStream:
                 if message.get("type") == "message":
                     self._accept(message["channel"], message["data"])
                 continue
-            if time.monotonic() >= deadline:
+            if self._ready or time.monotonic() >= deadline:
                 break
-        if self._ready:
-            self._last_progress = self._last_idle_check = time.monotonic()
-            return self._ready.popleft()
-        self._check_idle()
-        return None
 
     def results(self, timeout: float | None, on_timeout: Callable[[int], BaseException]) -> Iterator[Item]:
         """Every pending job's result. `timeout` bounds the wait for the next result,
@@ -139,6 +154,8 @@ class ResultStream:
             return  # started, retrying, waiting for a provider batch: not yet
         self.pending.discard(job_id)
         self._ready.append((job_id, meta))
+        if self.on_collected is not None:
+            self._collected.append(job_id)
 
     def close(self) -> None:
         if self._pubsub is not None:

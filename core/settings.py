@@ -7,6 +7,7 @@ and each rule is written once, here."""
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -101,11 +102,22 @@ class VetqSettings(BaseSettings):
     visibility_timeout_s: int | None = Field(
         None, description="Broker redelivery timeout (default: time limit x 2 + 60)"
     )
-    result_ttl_s: int = Field(7 * 24 * 3600, ge=60, description="How long results are kept")
+    result_ttl_s: int = Field(24 * 3600, ge=60, description="How long results are kept")
+    collected_result_ttl_s: int | None = Field(
+        None,
+        ge=0,
+        description="Keep a result only this long once a client has collected it (0: delete; unset: VETQ_RESULT_TTL_S)",
+    )
     track_started: bool = Field(
         True, description="Store each job's STARTED state, which status() reports as running (off: queued until done)"
     )
     wait_timeout_s: float = Field(600.0, gt=0, description="How long the CLI waits for a result")
+    embedded_processes_from: int = Field(
+        1000,
+        ge=0,
+        description="A batch this large moves the embedded default's worker out of the producer into worker "
+        "processes, one per CPU (0: never)",
+    )
     broker_connect_retries: int = Field(
         10, ge=1, le=100, description="Connection attempts of a starting worker before it gives up (exit 3)"
     )
@@ -298,6 +310,27 @@ def raw_value(field: str, environ: Mapping[str, str] | None = None) -> str | Non
     if name in env:
         return env[name]
     return next((value for key, value in env.items() if key.upper() == name), None)
+
+
+def as_environment(settings: VetqSettings) -> dict[str, str]:
+    """The VETQ_ variables that give another process these settings (a worker the
+    embedded default starts for a client whose settings were built in code). Unset
+    fields are left out; the log level stays the environment's, so a worker started
+    for a one-shot command is as quiet as the command."""
+    environment = {}
+    for name in VetqSettings.model_fields:
+        value = getattr(settings, name)
+        if value is None or name == "log_level":
+            continue
+        if isinstance(value, bool):
+            text = "true" if value else "false"
+        elif isinstance(value, list | dict):
+            text = json.dumps(value)
+        else:
+            text = str(value)
+        environment[variable_of(name)] = text
+    environment[variable_of("log_level")] = log_level_from_environment(quiet=True)
+    return environment
 
 
 def log_level_from_environment(*, quiet: bool, environ: Mapping[str, str] | None = None) -> str:

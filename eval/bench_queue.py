@@ -1,12 +1,15 @@
 """How much the vetq layer costs on top of raw Celery, and what its heuristics cost.
 
-    python -m vetq.eval.bench_queue --jobs 2000 --json
+    python -m vetq.eval.bench_queue --jobs 1000 20000 100000 --json
     python -m vetq.eval.bench_queue --heuristics --json
     python -m vetq.eval.bench_queue --worker-cost --json
 
-Starts the embedded Redis and worker processes, runs N heuristics-only validation
-jobs through vetq's client, then N no-op tasks through the same Redis and workers,
-and prints jobs per second for both and their ratio.
+Starts the embedded Redis and worker processes and, for each N, runs N no-op tasks
+through raw Celery, then N heuristics-only validation jobs through vetq's Client and
+through its AsyncClient, on the same Redis and workers. Each row: jobs per second, the
+ratio to raw Celery's rate at the same N, the producer's CPU time per job (this
+process, every thread) and the Redis memory a finished job keeps for VETQ_RESULT_TTL_S
+(its result and, for vetq, its submitted mark: MEMORY USAGE over a sample of jobs).
 
 With --heuristics it starts nothing and times run_heuristics in this process (the
 median of --repeats calls, after one call whose time is shown as first_ms): the
@@ -29,6 +32,7 @@ trip every job used to make before its gate was built."""
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 import random
@@ -72,53 +76,153 @@ def _wait_for_workers(client, count: int, timeout: float = 60.0) -> None:
         time.sleep(0.2)
 
 
-def run(jobs: int, workers: int, concurrency: int) -> dict:
-    from vetq.api_client.client import Client
+def _request() -> dict[str, Any]:
+    return {"kind": "validate", "text": DOCUMENT, "data": DATA, "heuristics_only": True}
+
+
+@dataclass
+class _Measured:
+    """One way of running N jobs: wall time, the producer's CPU time (this process, all
+    its threads) and the Redis memory a finished job keeps (MEMORY USAGE of the keys
+    it leaves for VETQ_RESULT_TTL_S, averaged over a sample of its jobs)."""
+
+    seconds: float
+    cpu_s: float
+    bytes_per_job: float
+
+
+MEMORY_SAMPLE = 200
+
+
+def _kept_bytes(redis_client: Any, job_ids: Sequence[str]) -> float:
+    from vetq.core.redis_keys import CELERY_RESULT_PREFIX, submitted_key
+
+    sample = random.Random(7).sample(list(job_ids), min(MEMORY_SAMPLE, len(job_ids)))
+    pipe = redis_client.pipeline(transaction=False)
+    for job_id in sample:
+        pipe.memory_usage(CELERY_RESULT_PREFIX + job_id)
+        pipe.memory_usage(submitted_key(job_id))
+    return sum(size or 0 for size in pipe.execute()) / len(sample)
+
+
+def _measure(redis_client: Any, work: Callable[[], list[str]]) -> _Measured:
+    wall, cpu = time.perf_counter(), time.process_time()
+    job_ids = work()
+    seconds, cpu_s = time.perf_counter() - wall, time.process_time() - cpu
+    return _Measured(seconds, cpu_s, _kept_bytes(redis_client, job_ids))
+
+
+def _vetq_sync(client: Any, jobs: int) -> list[str]:
+    batch = client.submit_batch(_request() for _ in range(jobs))
+    results = batch.results(timeout=600)
+    assert len(results) == jobs and all(r["status"] == "ok" for r in results)
+    return [job.id for job in batch.jobs]
+
+
+def _vetq_async(redis_url: str, settings: Any, jobs: int) -> list[str]:
+    import asyncio
+
+    from vetq.api_client.aio import AsyncClient, AsyncJob
+
+    async def main() -> list[str]:
+        async with AsyncClient(redis_url, settings=settings) as client:
+            batch = await client.submit_batch(_request() for _ in range(jobs))
+            results = await batch.results(timeout=600)
+            assert len(results) == jobs and all(r["status"] == "ok" for r in results)
+            return [entry.id for entry in batch.entries if isinstance(entry, AsyncJob)]
+
+    return asyncio.run(main())
+
+
+def _raw_celery(app: Any, jobs: int) -> list[str]:
+    from celery.result import ResultSet
+
     from vetq.core.queue import TASK_NOOP
+
+    handles = [app.send_task(TASK_NOOP, args=[None], queue="extract") for _ in range(jobs)]
+    # disable_sync_subtasks: a process that also ran a worker (the tests) is not a task.
+    ResultSet(handles, app=app).join_native(timeout=600, disable_sync_subtasks=False)
+    return [handle.id for handle in handles]
+
+
+def _row(way: str, jobs: int, measured: _Measured, raw: _Measured | None) -> dict[str, Any]:
+    rate = jobs / measured.seconds
+    row: dict[str, Any] = {
+        "way": way,
+        "jobs": jobs,
+        "jobs_per_s": round(rate, 1),
+        "producer_cpu_ms_per_job": round(1000 * measured.cpu_s / jobs, 3),
+        "redis_bytes_per_job": round(measured.bytes_per_job),
+    }
+    if raw is not None:
+        row["ratio_to_raw_celery"] = round(rate / (jobs / raw.seconds), 3)
+    return row
+
+
+def _best_of_rounds(
+    redis_client: Any, ways: dict[str, Callable[[int], list[str]]], jobs: int, rounds: int
+) -> dict[str, _Measured]:
+    """Each way run `rounds` times, the order turned each round so no way always runs
+    first or last; per way the fastest round (the least disturbed by whatever else the
+    machine runs), with the median CPU time per job of its rounds."""
+    runs: dict[str, list[_Measured]] = {way: [] for way in ways}
+    order = list(ways)
+    for turn in range(rounds):
+        for way in order[turn % len(order) :] + order[: turn % len(order)]:
+            runs[way].append(_measure(redis_client, functools.partial(ways[way], jobs)))
+    best = {}
+    for way, measured in runs.items():
+        fastest = min(measured, key=lambda m: m.seconds)
+        cpu_s = statistics.median(m.cpu_s for m in measured)
+        best[way] = _Measured(fastest.seconds, cpu_s, fastest.bytes_per_job)
+    return best
+
+
+def run(
+    job_counts: Sequence[int], workers: int, concurrency: int, *, with_async: bool = True, rounds: int = 1
+) -> dict[str, Any]:
+    """For each N: N heuristics-only validation jobs through vetq's Client (and its
+    AsyncClient), and N no-op tasks through raw Celery, on the same Redis and workers,
+    `rounds` times each (see _best_of_rounds)."""
+    from vetq.api_client.client import Client
     from vetq.core.settings import load_settings
     from vetq.workers.embedded_redis import EmbeddedRedis
     from vetq.workers.runner import spawn_worker_process, stop_processes
 
     home = Path(tempfile.mkdtemp(prefix="vetq-bench-"))
     settings = load_settings(home=home, log_level="WARNING")
+    rows: list[dict[str, Any]] = []
     with EmbeddedRedis(home, role="bench") as redis:
         processes = [
-            spawn_worker_process(redis.live_url, concurrency=concurrency, extra_env={"VETQ_LOG_LEVEL": "WARNING"})
+            spawn_worker_process(
+                redis.live_url, concurrency=concurrency, extra_env={"VETQ_LOG_LEVEL": "WARNING"}, die_with_parent=True
+            )
             for _ in range(workers)
         ]
         try:
             with Client(redis.url, settings=settings) as client:
                 _wait_for_workers(client, workers)
-                warm = client.submit_batch(
-                    [{"kind": "validate", "text": DOCUMENT, "data": DATA, "heuristics_only": True}] * 20
-                )
-                warm.results(timeout=120)
-
-                started = time.perf_counter()
-                batch = client.submit_batch(
-                    {"kind": "validate", "text": DOCUMENT, "data": DATA, "heuristics_only": True} for _ in range(jobs)
-                )
-                results = batch.results(timeout=600)
-                vetq_s = time.perf_counter() - started
-                assert len(results) == jobs and all(r["status"] == "ok" for r in results)
-
-                from celery.result import ResultSet
-
-                started = time.perf_counter()
-                handles = [client.app.send_task(TASK_NOOP, args=[None], queue="extract") for _ in range(jobs)]
-                ResultSet(handles, app=client.app).join_native(timeout=600)
-                raw_s = time.perf_counter() - started
+                _vetq_sync(client, 20)  # warm: imports, connections, the workers' first jobs
+                _raw_celery(client.app, 20)
+                r = client.redis()
+                ways: dict[str, Callable[[int], list[str]]] = {
+                    "raw_celery": functools.partial(_raw_celery, client.app),
+                    "vetq_client": functools.partial(_vetq_sync, client),
+                }
+                if with_async:
+                    ways["vetq_async_client"] = functools.partial(_vetq_async, client.redis_url, settings)
+                for jobs in job_counts:
+                    best = _best_of_rounds(r, ways, jobs, rounds)
+                    raw = best["raw_celery"]
+                    new_rows = [
+                        _row(way, jobs, measured, None if way == "raw_celery" else raw)
+                        for way, measured in best.items()
+                    ]
+                    print(json.dumps(new_rows), file=sys.stderr, flush=True)
+                    rows += new_rows
         finally:
             stop_processes(processes)
-    vetq_rate, raw_rate = jobs / vetq_s, jobs / raw_s
-    return {
-        "jobs": jobs,
-        "workers": workers,
-        "concurrency": concurrency,
-        "vetq_jobs_per_s": round(vetq_rate, 1),
-        "raw_celery_jobs_per_s": round(raw_rate, 1),
-        "ratio": round(vetq_rate / raw_rate, 3),
-    }
+    return {"workers": workers, "concurrency": concurrency, "rounds": rounds, "rows": rows}
 
 
 # --- --heuristics: what run_heuristics costs, by values and document length ----------------
@@ -563,7 +667,13 @@ def run_worker_cost(repeats: int) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m vetq.eval.bench_queue", description=__doc__.splitlines()[0])
-    parser.add_argument("--jobs", type=int, default=1000)
+    parser.add_argument(
+        "--jobs", type=int, nargs="+", default=[1000], help="jobs per run; several counts make a row each (1000 20000)"
+    )
+    parser.add_argument("--no-async", action="store_true", help="leave out the AsyncClient rows")
+    parser.add_argument(
+        "--rounds", type=int, default=1, help="runs of each way per N, in turned order; the fastest counts"
+    )
     parser.add_argument("--workers", type=int, default=2, help="worker processes")
     parser.add_argument("--concurrency", type=int, default=1, help="jobs per worker process")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
@@ -591,15 +701,21 @@ def main(argv: list[str] | None = None) -> int:
         else:
             print_heuristics(heuristics)
         return 0
-    if args.jobs < 1 or args.workers < 1:
-        parser.error("--jobs and --workers must be at least 1")
-    figures = run(args.jobs, args.workers, args.concurrency)
+    if min(args.jobs) < 1 or args.workers < 1 or args.rounds < 1:
+        parser.error("--jobs, --workers and --rounds must be at least 1")
+    figures = run(args.jobs, args.workers, args.concurrency, with_async=not args.no_async, rounds=args.rounds)
     if args.json:
         print(json.dumps(figures))
     else:
-        for key, value in figures.items():
-            print(f"{key:>24}: {value}")
+        print_queue(figures)
     return 0
+
+
+def print_queue(figures: dict[str, Any]) -> None:
+    columns = ["way", "jobs", "jobs_per_s", "ratio_to_raw_celery", "producer_cpu_ms_per_job", "redis_bytes_per_job"]
+    print(" | ".join(columns))
+    for row in figures["rows"]:
+        print(" | ".join(str(row.get(column, "")) for column in columns))
 
 
 if __name__ == "__main__":

@@ -127,3 +127,44 @@ def test_a_result_stored_without_its_message_is_still_found(service, redis_url):
             return await waiting
 
     assert run(scenario())["status"] == "ok"
+
+
+def test_a_batch_finds_results_stored_without_their_messages(service, redis_url):
+    # The batch waits as one, with no timer per job: when nothing lands for a while it
+    # reads what is stored, so results whose messages went to nobody are still collected.
+    from vetq.api_client.aio import AsyncBatch
+    from vetq.api_client.client import Batch, Job
+
+    async def scenario():
+        async with AsyncClient(redis_url, settings=service.settings) as client:
+            done = await client.submit(validation(0))
+            await done.result(timeout=60)
+            raw = await client._aredis().get(CELERY_RESULT_PREFIX + done.id)
+            ids = [f"unannounced-{i}" for i in range(3)]
+            client.sync._record_submitted(ids)
+            jobs = [Job(client.sync, job_id, None, "extract") for job_id in ids]
+            batch = AsyncBatch(client, Batch(client.sync, list(jobs), "quiet-batch"))
+
+            async def store_quietly():
+                await asyncio.sleep(0.5)  # subscribed, and nothing stored yet
+                for job_id in ids:
+                    await client._aredis().set(CELERY_RESULT_PREFIX + job_id, raw)  # no PUBLISH
+
+            storing = asyncio.create_task(store_quietly())
+            results = await batch.results(timeout=30)
+            await storing
+            return results
+
+    assert [r["status"] for r in run(scenario())] == ["ok"] * 3
+
+
+def test_a_batch_nobody_serves_says_so(redis_url, queue_settings):
+    from vetq.api_client.client import NoWorkerError
+
+    async def scenario():
+        async with AsyncClient(redis_url, settings=queue_settings) as client:
+            batch = await client.submit_batch([validation(i) for i in range(3)])
+            with pytest.raises(NoWorkerError):
+                await batch.results(timeout=60)
+
+    run(scenario())

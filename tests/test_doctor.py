@@ -36,6 +36,7 @@ def test_healthy_embedded_setup_with_a_worker(service, redis_server, tmp_path):
         "persistence",
         "visibility_timeout",
         "serializer",
+        "result_memory",
         "workers_extract",
         "workers_review",
     }
@@ -61,6 +62,47 @@ def test_a_careless_redis_and_no_worker_are_named(tmp_path):
     assert checks["persistence"]["status"] == "warning"
     assert checks["workers_extract"]["status"] == "problem" and "extract" in checks["workers_extract"]["detail"]
     assert checks["workers_review"]["status"] == "problem" and "review" in checks["workers_review"]["detail"]
+
+
+def _store_results(client, count: int, *, ttl_s: int, written_ago_s: int, value_bytes: int = 1000) -> None:
+    from vetq.core.redis_keys import CELERY_RESULT_PREFIX, submitted_key
+
+    pipe = client.pipeline(transaction=False)
+    for i in range(count):
+        job_id = f"{written_ago_s}-{i}"
+        left = ttl_s - written_ago_s
+        pipe.set(CELERY_RESULT_PREFIX + job_id, json.dumps({"status": "SUCCESS", "pad": "x" * value_bytes}), ex=left)
+        pipe.set(submitted_key(job_id), 1, ex=left)
+    pipe.execute()
+
+
+@pytest.mark.processes
+def test_results_that_would_outgrow_maxmemory_are_named(tmp_path):
+    # 200 results written in the last minute: about 200 an hour. Kept 30 days, at ~1.2 KB
+    # each with their submitted marks, they would hold ~170 MB at steady state.
+    import redis
+
+    from vetq.api_client.doctor import result_memory_check
+    from vetq.workers.embedded_redis import EmbeddedRedis
+
+    month, hour = 30 * 24 * 3600, 3600
+
+    def check(ttl_s: int, written_ago_s: int) -> dict:
+        client.config_set("maxmemory", 0)
+        client.flushdb()
+        _store_results(client, 200, ttl_s=ttl_s, written_ago_s=written_ago_s)
+        client.config_set("maxmemory", 50_000_000)
+        return result_memory_check(client, load_settings(home=tmp_path, result_ttl_s=ttl_s))
+
+    with EmbeddedRedis(tmp_path / "r", role="tests") as server:
+        client = redis.Redis.from_url(server.url)
+        kept_a_month = check(month, written_ago_s=30)
+        kept_an_hour = check(hour, written_ago_s=30)  # ~240 KB at steady state
+        old = check(month, written_ago_s=2 * hour)  # none written in the last hour: no growth
+    assert kept_a_month["status"] == "warning", kept_a_month
+    assert "maxmemory (50.0 MB)" in kept_a_month["detail"] and "VETQ_RESULT_TTL_S" in kept_a_month["detail"]
+    assert kept_an_hour["status"] == "ok", kept_an_hour
+    assert old["status"] == "ok" and "about 0 results/s" in old["detail"], old
 
 
 def test_unsafe_settings_and_nothing_running(tmp_path):

@@ -211,3 +211,25 @@ def test_the_mcp_floor_is_the_settings_thresholds(monkeypatch):
         monkeypatch.setenv("VETQ_FIELD_THRESHOLD", malformed)
         with pytest.raises(ConfigError, match="VETQ_FIELD_THRESHOLD"):
             read_floor()
+
+
+def test_settings_built_in_code_reach_another_process_whole(monkeypatch, tmp_path):
+    from vetq.core.settings import as_environment, load_settings
+
+    for name in list(os.environ):
+        if name.startswith("VETQ_"):
+            monkeypatch.delenv(name)
+    built = load_settings(
+        home=tmp_path,
+        generator="openai:gpt-5-mini",
+        field_threshold=0.8,
+        telemetry=True,
+        accept_content=["json"],
+        result_ttl_s=3600,
+        collected_result_ttl_s=0,
+    )
+    for name, value in as_environment(built).items():
+        monkeypatch.setenv(name, value)
+    read_back = load_settings()
+    assert read_back.model_dump(exclude={"log_level"}) == built.model_dump(exclude={"log_level"})
+    assert os.environ["VETQ_LOG_LEVEL"] == "WARNING"  # a quiet worker unless the environment says otherwise

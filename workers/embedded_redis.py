@@ -17,22 +17,18 @@ import contextlib
 import fcntl
 import json
 import os
-import queue
 import secrets
-import signal
 import socket
 import subprocess
-import sys
-import threading
 import time
-from concurrent.futures import Future
 from pathlib import Path
-from typing import IO, Any
+from typing import IO
 
 import redis
 
 from vetq.core.errors import ConfigError, ServiceUnavailableError
 from vetq.core.logging import get_logger, redact_text
+from vetq.workers.tied_processes import popen_tied_to_process
 
 log = get_logger("vetq.embedded_redis")
 
@@ -147,72 +143,6 @@ def home_password(home: Path) -> str:
     password = _read_password(home)
     assert password is not None
     return password
-
-
-# --------------------------------------------------------------------------- spawning
-
-
-class _Spawner:
-    """Forks every embedded redis-server from one daemon thread that lives as long as
-    the process.
-
-    The orphan guard is PR_SET_PDEATHSIG, and Linux fires it when the *thread* that
-    forked the child exits, not the process. A server forked from a short-lived thread
-    (the MCP server builds its Client in an anyio worker thread, which anyio ends after
-    10 s idle) would be killed under a process still using it. Forking from this thread
-    ties the server to the process's life: it ends only when the process does, however
-    that happens (SIGKILL included), which a watchdog polling the parent could not
-    promise without a process of its own."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._requests: queue.SimpleQueue = queue.SimpleQueue()
-        self._thread: threading.Thread | None = None
-
-    def popen(self, command: list[str], **options: Any) -> subprocess.Popen:
-        with self._lock:
-            if self._thread is None or not self._thread.is_alive():  # first use, or a forked child
-                self._requests = queue.SimpleQueue()
-                self._thread = threading.Thread(target=self._serve, name="vetq-embedded-spawner", daemon=True)
-                self._thread.start()
-            requests = self._requests
-        future: Future = Future()
-        requests.put((future, command, options))
-        return future.result()
-
-    def _serve(self) -> None:
-        requests = self._requests
-        while True:
-            future, command, options = requests.get()
-            try:
-                future.set_result(subprocess.Popen(command, **options))
-            except BaseException as exc:  # noqa: BLE001 - handed to the caller
-                future.set_exception(exc)
-
-
-_spawner = _Spawner()
-
-
-def _death_signal_setter(parent_pid: int) -> Any:
-    """A preexec_fn that makes the server get SIGTERM when the vetq process that
-    started it dies, even by SIGKILL, so an embedded Redis is never orphaned (Linux;
-    see _Spawner for why the forking thread matters). libc is loaded here, in the
-    parent: the forked child must not import (another thread may hold the import lock)."""
-    if not sys.platform.startswith("linux"):
-        return None
-    try:
-        import ctypes
-
-        prctl = ctypes.CDLL("libc.so.6", use_errno=True).prctl
-    except (OSError, AttributeError):
-        return None
-
-    def die_with_parent() -> None:
-        prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-        if os.getppid() != parent_pid:  # the parent died before prctl took effect
-            os._exit(1)
-
-    return die_with_parent
 
 
 def _alive(url: str) -> bool:
@@ -356,13 +286,12 @@ class EmbeddedRedis:
             "--loglevel", "warning",
             "--logfile", str(data_dir / "redis.log"),
         ]  # fmt: skip
-        self.process = _spawner.popen(
+        self.process = popen_tied_to_process(
             command,
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             umask=0o077,  # the append-only file and the log are the user's alone
-            preexec_fn=_death_signal_setter(os.getpid()),
         )
         assert self.process.stdin is not None
         with contextlib.suppress(BrokenPipeError):

@@ -20,6 +20,7 @@ from celery.worker import WorkController
 from vetq.core.logging import get_logger
 from vetq.core.queue import QUEUES
 from vetq.workers.app import size_redis_pools
+from vetq.workers.tied_processes import popen_tied_to_process
 
 log = get_logger("vetq.worker")
 
@@ -126,7 +127,11 @@ def spawn_worker_process(
     concurrency: int = 1,
     pool: str = "prefork",
     extra_env: dict | None = None,
+    die_with_parent: bool = False,
 ) -> subprocess.Popen:
+    """`vetq worker` as a child process. `die_with_parent`: the kernel sends it SIGTERM
+    (a warm shutdown) when this process dies, even by SIGKILL, so a producer's workers
+    never outlive it (workers/tied_processes.py)."""
     env = {**os.environ, "VETQ_REDIS_URL": redis_url, **(extra_env or {})}
     command = [
         sys.executable, "-m", "vetq.api_client.cli", "worker",
@@ -134,7 +139,8 @@ def spawn_worker_process(
     ]  # fmt: skip
     # A worker's stdout (Celery prints its shutdown notes there) joins our stderr, so a
     # parent whose stdout is data (`vetq up`'s export line, a benchmark's JSON) stays clean.
-    return subprocess.Popen(command, env=env, stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno())
+    popen = popen_tied_to_process if die_with_parent else subprocess.Popen
+    return popen(command, env=env, stdin=subprocess.DEVNULL, stdout=sys.stderr.fileno())
 
 
 def stop_processes(processes: Sequence[subprocess.Popen], timeout: float = 20.0) -> None:

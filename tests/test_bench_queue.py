@@ -1,0 +1,25 @@
+"""The queue benchmark (eval/bench_queue.py) runs end to end on a small N: a row per
+way and per N, each with the figures the README's table records."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from vetq.eval.bench_queue import main
+
+
+@pytest.mark.processes
+def test_the_queue_benchmark_prints_a_row_per_way_and_count(capfd):
+    assert main(["--jobs", "20", "40", "--rounds", "2", "--json"]) == 0
+    figures = json.loads(capfd.readouterr().out)
+    assert figures["rounds"] == 2
+    rows = figures["rows"]
+    assert [(row["way"], row["jobs"]) for row in rows] == [
+        (way, jobs) for jobs in (20, 40) for way in ("raw_celery", "vetq_client", "vetq_async_client")
+    ]
+    for row in rows:
+        assert row["jobs_per_s"] > 0 and row["producer_cpu_ms_per_job"] > 0
+        assert row["redis_bytes_per_job"] > 0  # the results are kept
+        assert ("ratio_to_raw_celery" in row) == (row["way"] != "raw_celery")
