@@ -481,6 +481,19 @@ def test_client_takes_a_pydantic_class_and_a_dict(service):
     assert result["status"] == "ok" and result["schema"] == {"name": "bank_statement", "version": 1, "hash": BANK_HASH}
 
 
+def test_a_dict_with_the_same_fields_in_another_order_is_its_own_schema(service):
+    """Field order is part of a schema's hash: the client's cache must not hand the
+    second order the first one's reference."""
+    client = service.client
+    reordered = {**BANK_DOC, "fields": dict(reversed(list(BANK_DOC["fields"].items())))}
+    reordered_hash = compile_schema(reordered).hash
+    assert reordered_hash != BANK_HASH
+    first = client.submit_validation(BANK_TEXT, BANK_DATA, schema=BANK_DOC, heuristics_only=True)
+    second = client.submit_validation(BANK_TEXT, BANK_DATA, schema=reordered, heuristics_only=True)
+    assert first.result(timeout=JOB_TIMEOUT_S)["schema"]["hash"] == BANK_HASH
+    assert second.result(timeout=JOB_TIMEOUT_S)["schema"]["hash"] == reordered_hash
+
+
 class NoKind(BaseModel):
     when: dt.datetime
 
