@@ -137,6 +137,11 @@ def test_schemas_show_a_built_in_and_a_file():
 
     done = vetq("schemas", "show", SAMPLE_SCHEMA)
     assert done.returncode == 0, done.stderr
+    # The size limits a job's schema meets apply to what `show` reads, as to `check`.
+    for verb in ("show", "check"):
+        small = vetq("schemas", verb, SAMPLE_SCHEMA, env={"VETQ_SCHEMA_MAX_FIELDS": "5"})
+        assert small.returncode == 2, (verb, small.stdout + small.stderr)
+        assert "VETQ_SCHEMA_MAX_FIELDS" in small.stdout + small.stderr, verb
     shown = only_line(done)
     assert shown["schema"] == {"name": "bank_statement", "version": 1, "hash": BANK_HASH}
     document = shown["document"]
@@ -585,6 +590,11 @@ def test_worker_refuses_a_built_in_whose_hash_is_not_its_own(service):
     result = client._send(task, message, trace_id).result(timeout=JOB_TIMEOUT_S)
     assert result["status"] == "error" and result["error"]["code"] == "SCHEMA_MISMATCH", result
     assert "receipt" in result["error"]["message"] and result["trace_id"] == trace_id
+    # A bare name, as a hand-made message might carry, pins nothing: refused, not guessed.
+    message["schema"] = "receipt"
+    result = client._send(task, message, trace_id).result(timeout=JOB_TIMEOUT_S)
+    assert result["status"] == "error" and result["error"]["code"] == "SCHEMA_MISMATCH", result
+    assert "bare name" in result["error"]["message"]
 
 
 def inline_message(client, document, data=BANK_DATA):
