@@ -651,8 +651,11 @@ def cmd_schemas_list(args: argparse.Namespace) -> int:
 
 def cmd_schemas_show(args: argparse.Namespace) -> int:
     from vetq.core import schemas
+    from vetq.core.settings import load_settings
 
-    schema = schemas.load(args.schema)
+    # The limits a job's schema meets (VETQ_SCHEMA_MAX_*), as `schemas check` applies
+    # them: a file shown here without complaint must not be refused at submit.
+    schema = schemas.load(args.schema, load_settings().schema_limits())
     emit({"schema": schema.info.model_dump(), "document": schema.canonical})
     return EXIT_OK
 

@@ -89,8 +89,11 @@ def _schema_key(source: Any) -> Any:
             return None  # the load will say what is wrong
         return ("file", str(Path(source).resolve()), stat.st_mtime_ns, stat.st_size)
     if isinstance(source, dict):
+        # Field order is part of a schema (its hash, the prompt's order, a record's), so
+        # the key keeps the document's order: two dicts with the same fields in another
+        # order are two schemas, each with its own reference.
         try:
-            return ("document", json.dumps(source, sort_keys=True, default=str))
+            return ("document", json.dumps(source, default=str))
         except (TypeError, ValueError):
             return None
     if isinstance(source, type):

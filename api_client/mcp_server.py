@@ -646,7 +646,7 @@ def build_server(tools: VetqTools | None = None) -> Any:
     registrations: list[tuple[Callable[..., Any], str, str, ToolAnnotations]] = [
         (
             extract,
-            "Extract a verified invoice record",
+            "Extract a verified record",
             EXTRACT_DESCRIPTION,
             ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=True),
         ),

@@ -542,7 +542,11 @@ def run_heuristics_bench(
 
     golden = json.loads(GOLDEN_INVOICES.read_text(encoding="utf-8").splitlines()[0])
     big = compile_schema(BIG_SCHEMA)
-    invoice = _Case(f"invoice ({golden['id']})", golden["text"], golden["expected"], builtin("invoice"))
+    # The invoice's seven top-level fields on its first golden document, the row the
+    # README's table compares with (that document's line items, when it lists them, are
+    # left out: the line-item scaling is the 40-field series').
+    seven = {name: value for name, value in golden["expected"].items() if name != "line_items"}
+    invoice = _Case(f"invoice ({golden['id']})", golden["text"], seven, builtin("invoice"))
     by_items = [_Case(f"po40 x{n}", *purchase_order(n, seed), big) for n in items]
     main = next((case for case in by_items if case.items == main_items), None)
     main = main or _Case(f"po40 x{main_items}", *purchase_order(main_items, seed), big)

@@ -23,7 +23,13 @@ from vetq.core.llm.scripted import ScriptedLLMClient
 from vetq.core.llm.types import LLMRequest, LLMResponse, Message, RateLimitInfo, Usage
 from vetq.eval.fake_provider import FakeProvider
 from vetq.workers.budget_ledger import UNLIMITED, RedisBudgetLedger
-from vetq.workers.call_gate import RateLimitExhaustedError, RateLimitWaitError, RedisCallGate
+from vetq.workers.call_gate import (
+    MAX_BACKOFF_S,
+    RateLimitExhaustedError,
+    RateLimitWaitError,
+    RedisCallGate,
+    full_jitter_backoff_s,
+)
 from vetq.workers.embedded_redis import EmbeddedRedis
 from vetq.workers.rate_limiter import RedisRateLimiter
 from vetq.workers.response_cache import RedisResponseCache
@@ -579,6 +585,23 @@ def test_backoff_without_hint_is_full_jitter(r):
     with pytest.raises(RateLimitWaitError) as info:
         gate.call(client, request(), stage="s")
     assert 0 < info.value.retry_after_s <= 2.0
+
+
+@pytest.mark.parametrize("attempt", [6, 7, 12, 40, 1023, 1024, 100_000])
+def test_backoff_never_exceeds_the_cap_at_any_attempt(attempt):
+    """Past log2(MAX_BACKOFF_S) attempts the exponential term is above the cap: every
+    wait stays at most MAX_BACKOFF_S (the bound a parked job's retry leans on), and the
+    waits still spread over the whole [0, cap] (full jitter, not a fixed cap)."""
+    import random
+
+    rng = random.Random(attempt)
+    samples = [full_jitter_backoff_s(attempt, rng) for _ in range(5000)]
+    assert max(samples) <= MAX_BACKOFF_S
+    assert min(samples) >= 0
+    # Without the cap these would reach far above it (2**attempt seconds); with it, the
+    # top decile of [0, cap] is hit and the mean sits near cap / 2.
+    assert max(samples) > 0.9 * MAX_BACKOFF_S
+    assert 0.4 * MAX_BACKOFF_S < sum(samples) / len(samples) < 0.6 * MAX_BACKOFF_S
 
 
 def test_other_errors_release_the_reservation(r):

@@ -78,6 +78,25 @@ def test_invoice_set_size_variety_and_uniqueness():
     assert any("Ignore previous instructions" in c["text"] for c in CASES)
 
 
+def test_invoice_cases_with_line_items_run_the_item_rules():
+    """The invoice's `sum(line_items[].amount) = subtotal` and per-line rules run on
+    invoices: cases list their lines, the lines add up, and one line is mistyped."""
+    with_items = [c for c in CASES if c["expected"].get("line_items")]
+    assert len(with_items) >= 5
+    for case in with_items:
+        lines = case["expected"]["line_items"]
+        subtotal = (
+            case["expected"]["subtotal"] if case["expected"]["subtotal"] is not None else case["expected"]["total"]
+        )
+        assert sum(line["amount"] for line in lines) == pytest.approx(subtotal), case["id"]
+    item_mistakes = [
+        c
+        for c in CASES
+        if c["injected_error"] and any(f.startswith("line_items[") for f in c["injected_error"]["fields"])
+    ]
+    assert item_mistakes and all(c["injected_error"]["caught_by"] == "heuristics" for c in item_mistakes)
+
+
 @pytest.mark.parametrize("schema", ["receipt", "purchase_order", "shipping_notice"])
 def test_the_new_sets_have_line_items_in_several_layouts_and_languages(schema):
     cases = CASES_OF[schema]

@@ -137,6 +137,11 @@ def test_schemas_show_a_built_in_and_a_file():
 
     done = vetq("schemas", "show", SAMPLE_SCHEMA)
     assert done.returncode == 0, done.stderr
+    # The size limits a job's schema meets apply to what `show` reads, as to `check`.
+    for verb in ("show", "check"):
+        small = vetq("schemas", verb, SAMPLE_SCHEMA, env={"VETQ_SCHEMA_MAX_FIELDS": "5"})
+        assert small.returncode == 2, (verb, small.stdout + small.stderr)
+        assert "VETQ_SCHEMA_MAX_FIELDS" in small.stdout + small.stderr, verb
     shown = only_line(done)
     assert shown["schema"] == {"name": "bank_statement", "version": 1, "hash": BANK_HASH}
     document = shown["document"]
@@ -373,6 +378,59 @@ def test_extract_flags_only_the_wrong_transaction_amount(monkeypatch, tmp_path):
     assert result["field_confidence"]["closing_balance"] >= 0.7
 
 
+RECEIPT_CASE = next(
+    json.loads(line)
+    for line in (REPO / "eval/golden/receipt/cases.jsonl").read_text(encoding="utf-8").splitlines()
+    if line.strip() and not json.loads(line)["injected_error"]
+)
+
+
+@pytest.mark.processes
+def test_extract_with_a_built_in_schema_name_through_the_fake_models(monkeypatch, tmp_path):
+    """`--schema receipt` names the built-in, not a file: the job is verified against the
+    receipt (its hash on the result), and the Generator is told the receipt's fields."""
+    text_file = tmp_path / "receipt.txt"
+    text_file.write_text(RECEIPT_CASE["text"], encoding="utf-8")
+    script = ModelScript(RECEIPT_CASE["expected"])
+    env = {
+        "VETQ_HOME": str(tmp_path / "home"),
+        "VETQ_GENERATOR": "openai:fake-generator",
+        "VETQ_CRITIC": "openai:fake-critic",
+        "VETQ_CACHE_TTL_S": "0",
+    }
+    with serving_fake_provider(monkeypatch, script):
+        done = run_cli("extract", "--schema", "receipt", "--file", str(text_file), env=env, timeout=CLI_TIMEOUT_S)
+    assert done.returncode == 0, done.stdout + done.stderr
+    result = only_line(done)
+    receipt = builtin("receipt")
+    assert result["status"] == "ok", result
+    assert result["schema"] == receipt.info.model_dump()
+    paths = {path for path in result["field_confidence"]}
+    assert {"merchant_name", "total", "items[0].amount"} <= paths, sorted(paths)
+    assert len(script.generator_bodies) == 1
+    assert receipt.description in script.generator_bodies[0]["messages"][0]["content"]
+    assert set(script.critic_paths[0]) <= paths and "items[0].amount" in script.critic_paths[0]
+
+
+@pytest.mark.processes
+def test_eval_schema_runs_that_schemas_golden_set_through_the_cli(tmp_path):
+    env = {"VETQ_HOME": str(tmp_path)}
+    done = run_cli("eval", "--schema", "receipt", env=env, timeout=CLI_TIMEOUT_S * 2)
+    assert done.returncode == 0, done.stdout + done.stderr
+    receipt_cases = (REPO / "eval/golden/receipt/cases.jsonl").read_text(encoding="utf-8").count("\n")
+    assert done.stdout.startswith(f"vetq extraction eval, receipt (critic): {receipt_cases} examples"), done.stdout
+    assert "gate passed" in done.stdout
+    # Without the Critic, the purchase orders' critic-only mistakes go silent: the gate
+    # fails (exit 1) and names them, so the schema named is the set that ran.
+    done = run_cli("eval", "--schema", "purchase_order", "--heuristics-only", env=env, timeout=CLI_TIMEOUT_S * 2)
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert done.stdout.startswith("vetq extraction eval, purchase_order (heuristics only)"), done.stdout
+    assert "inj-buyer-as-supplier-po-thistledown-gbp supplier_name" in done.stdout and "(SILENT)" in done.stdout
+    assert "GATE FAILED" in done.stderr
+    unknown = run_cli("eval", "--schema", "no_such_schema", env=env)
+    assert unknown.returncode == 2 and "invalid choice" in unknown.stderr
+
+
 # ============================================================== batches
 
 
@@ -481,6 +539,19 @@ def test_client_takes_a_pydantic_class_and_a_dict(service):
     assert result["status"] == "ok" and result["schema"] == {"name": "bank_statement", "version": 1, "hash": BANK_HASH}
 
 
+def test_a_dict_with_the_same_fields_in_another_order_is_its_own_schema(service):
+    """Field order is part of a schema's hash: the client's cache must not hand the
+    second order the first one's reference."""
+    client = service.client
+    reordered = {**BANK_DOC, "fields": dict(reversed(list(BANK_DOC["fields"].items())))}
+    reordered_hash = compile_schema(reordered).hash
+    assert reordered_hash != BANK_HASH
+    first = client.submit_validation(BANK_TEXT, BANK_DATA, schema=BANK_DOC, heuristics_only=True)
+    second = client.submit_validation(BANK_TEXT, BANK_DATA, schema=reordered, heuristics_only=True)
+    assert first.result(timeout=JOB_TIMEOUT_S)["schema"]["hash"] == BANK_HASH
+    assert second.result(timeout=JOB_TIMEOUT_S)["schema"]["hash"] == reordered_hash
+
+
 class NoKind(BaseModel):
     when: dt.datetime
 
@@ -519,6 +590,11 @@ def test_worker_refuses_a_built_in_whose_hash_is_not_its_own(service):
     result = client._send(task, message, trace_id).result(timeout=JOB_TIMEOUT_S)
     assert result["status"] == "error" and result["error"]["code"] == "SCHEMA_MISMATCH", result
     assert "receipt" in result["error"]["message"] and result["trace_id"] == trace_id
+    # A bare name, as a hand-made message might carry, pins nothing: refused, not guessed.
+    message["schema"] = "receipt"
+    result = client._send(task, message, trace_id).result(timeout=JOB_TIMEOUT_S)
+    assert result["status"] == "error" and result["error"]["code"] == "SCHEMA_MISMATCH", result
+    assert "bare name" in result["error"]["message"]
 
 
 def inline_message(client, document, data=BANK_DATA):

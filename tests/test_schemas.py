@@ -371,6 +371,16 @@ def test_a_built_in_travels_by_name_and_hash_and_any_other_schema_whole():
     assert resolve(None).name == "invoice"
 
 
+def test_a_worker_refuses_a_bare_built_in_name():
+    """A name without its hash pins nothing: this worker's receipt may not be the one
+    the producer's version meant. vetq's producers send the pinned reference."""
+    with pytest.raises(SchemaMismatchError, match="bare name, without the hash") as caught:
+        resolve("receipt")
+    assert caught.value.code == ErrorCode.SCHEMA_MISMATCH
+    reference, _ = to_wire("receipt")
+    assert resolve(reference) is builtin("receipt")
+
+
 def test_a_worker_refuses_a_schema_that_hashes_otherwise():
     with pytest.raises(SchemaMismatchError, match="different vetq versions") as caught:
         resolve({"name": "receipt", "hash": "0" * 64})

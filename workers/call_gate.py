@@ -87,6 +87,8 @@ __all__ = [
 log = get_logger("vetq.gate")
 
 MAX_BACKOFF_S = 60.0
+# 2.0 ** 1024 overflows a float; past this many doublings every cap is reached anyway.
+_MAX_DOUBLINGS = 64
 
 
 def full_jitter_backoff_s(
@@ -95,7 +97,7 @@ def full_jitter_backoff_s(
     """The one backoff of vetq (a 429 without a hint, a job requeued after a transient
     failure, the next poll of a provider batch): full jitter, uniform in
     [0, min(cap_s, base_s * 2**attempt)]."""
-    return (rng or random).uniform(0, min(cap_s, base_s * 2.0 ** max(0, attempt)))
+    return (rng or random).uniform(0, min(cap_s, base_s * 2.0 ** min(max(0, attempt), _MAX_DOUBLINGS)))
 
 
 class RateLimitWaitError(RateLimitedError):

@@ -15,14 +15,18 @@ from typing import Any
 from vetq.core.extraction import formats
 from vetq.core.extraction.amounts import parse_amount, to_cents
 from vetq.core.extraction.dates import is_real_iso_date
+from vetq.core.extraction.lexicon import normalise_phrase
 from vetq.core.extraction.schema import Span
 from vetq.core.extraction.source import CENTS_RE, Source
 from vetq.core.schemas.records import Leaf
+from vetq.core.schemas.rules import EACH
+from vetq.core.schemas.spec import LABELLED_VALUE_KINDS
 
 __all__ = [
     "AMBIGUOUS_CURRENCY_FACTOR",
     "CHECKS",
     "CONTRADICTED_FACTOR",
+    "FOREIGN_LABEL_FACTOR",
     "INTERNAL_ERROR_FACTOR",
     "INVALID_DATE_FACTOR",
     "INVALID_FORMAT_FACTOR",
@@ -41,6 +45,7 @@ __all__ = [
 UNGROUNDED_FACTOR = 0.35  # value not in the source at all
 ROLE_MISMATCH_FACTOR = 0.6  # amount present, but another number carries this field's label
 NO_ROLE_LABEL_FACTOR = 0.85  # amount present, the source labels no number for this field
+FOREIGN_LABEL_FACTOR = 0.6  # a labelled date / identifier / text written only under other values' labels
 AMBIGUOUS_CURRENCY_FACTOR = 0.85  # only a shared symbol ("$") supports the code
 INVALID_DATE_FACTOR = 0.1  # not a real date
 INVALID_FORMAT_FACTOR = 0.3  # fails its pattern, checksum or format (an OCR slip, a swapped digit)
@@ -375,6 +380,45 @@ def _cue_spans(src: Source, words: tuple[str, ...]) -> list[tuple[int, int]]:
     return src.phrase_spans(words)
 
 
+# --- role labels of dates, identifiers and text -------------------------------------------
+def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
+    """A field that declares labels, whose value the source writes only under the
+    labels of other values ("Delivery date", "Customer no."), is most likely one of
+    those values: lowered, naming the labels found. A value under its own label, or
+    under no label at one place at least, is not: nothing says it is another value."""
+    index = src.value_labels
+    if index is None or not check.spans or not leaf.field.labels or EACH in leaf.field.path:
+        return check
+    role = leaf.field.path
+    others: list[str] = []
+    for span in check.spans:
+        label = index.label_of(span.start, span.end)
+        if label is None or label.role == role:
+            return check
+        written = src.text[label.start : label.end]
+        if any(normalise_phrase(written).startswith(own + " ") for own in leaf.field.labels):
+            return check  # "Invoice number" to a field labelled "Invoice": a longer form of its own
+        others.append(written)
+    listed = ", ".join(f"'{short(label, 40)}'" for label in dict.fromkeys(others[:3]))
+    own_written = [src.text[lb.start : lb.end] for lb in index.labels if lb.role == role]
+    where = f"; its own label '{short(own_written[0], 40)}' stands elsewhere" if own_written else ""
+    check.verified = False
+    check.penalise(
+        FOREIGN_LABEL_FACTOR,
+        f"{as_given(leaf.value)} stands in the source only under {listed}, "
+        f"not under a label of {leaf.field.name}{where}",
+    )
+    return check
+
+
+def _labelled(check: Callable[[Source, Leaf], FieldCheck]) -> Callable[[Source, Leaf], FieldCheck]:
+    def run(src: Source, leaf: Leaf) -> FieldCheck:
+        return check_label(check(src, leaf), src, leaf)
+
+    run.__doc__ = check.__doc__
+    return run
+
+
 CHECKS: dict[str, Callable[[Source, Leaf], FieldCheck]] = {
     "text": check_text,
     "identifier": check_identifier,
@@ -389,3 +433,5 @@ CHECKS: dict[str, Callable[[Source, Leaf], FieldCheck]] = {
     "enum": check_enum,
     "boolean": check_boolean,
 }
+# Where the value is written is where its label stands (the kinds of LABELLED_VALUE_KINDS).
+CHECKS.update({kind: _labelled(CHECKS[kind]) for kind in LABELLED_VALUE_KINDS})

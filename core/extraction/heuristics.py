@@ -31,7 +31,7 @@ def run_heuristics(text: str, record: dict[str, Any], schema: CompiledSchema) ->
     if not committed:
         return {}
     try:
-        src = Source(text, schema.lexicon)
+        src = Source(text, schema.lexicon, schema.value_lexicon)
     except Exception as exc:  # noqa: BLE001 - a failing analysis marks every value unverified
         return _all_unverified(committed, f"the source could not be analysed ({type(exc).__name__})")
 

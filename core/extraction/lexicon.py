@@ -21,10 +21,12 @@ __all__ = [
     "ADJUSTMENT_KINDS",
     "AMOUNT_LEXICON_FILE",
     "STANDARD_LABEL_SETS",
+    "VALUE_LABEL_SETS",
     "WORD_RE",
     "Lexicon",
     "LexiconError",
     "compile_lexicon",
+    "compile_value_lexicon",
     "first_word",
     "label_sets_from_data",
     "lexicon_from_data",
@@ -163,22 +165,25 @@ def _kinds(value: Any, where: str, allowed: tuple[str, ...] | None = None) -> di
     return kind_of
 
 
-def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any]) -> Lexicon:
+def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *, amounts: bool = True) -> Lexicon:
     """Compile the words of a lexicon's data (the form of ``amount_lexicon.json``) with
-    the labels of each role (a schema's labelled amount fields, by path)."""
+    the labels of each role (a schema's labelled amount fields, by path). With
+    amounts=False the labels are those of dates and identifiers, which the words that
+    make an amount's label something else ("VAT No.", "Net 30 days") must not hide."""
     role_of_label = _kinds(role_labels, "labels") if role_labels else {}
     not_labels = _words(_section(data, "not_a_label_when_followed_by", "words"), "not_a_label_when_followed_by")
     term_units = _words(_section(data, "payment_term_units", "words"), "payment_term_units")
     # With no labelled field, no text is a label: (?!) never matches.
     alternation = _alternation(role_of_label) if role_of_label else "(?!)"
-    label_re = re.compile(
-        r"(?<![^\W_])(?:" + alternation + r")(?![^\W_])"
-        # not a tax id / rate / quantity: "VAT No.", "Tax ID", "USt-IdNr", "Tax rate", "Total items"
-        r"(?![ \t]*[:.#\-]?[ \t]*(?:" + "|".join(map(re.escape, not_labels)) + r")(?![^\W_]))"
-        # payment terms: "Net 30 days"
-        r"(?![ \t]+[0-9]{1,3}[ \t]*(?:" + "|".join(map(re.escape, term_units)) + r")(?![^\W_]))",
-        re.IGNORECASE,
-    )
+    label_pattern = r"(?<![^\W_])(?:" + alternation + r")(?![^\W_])"
+    if amounts:
+        label_pattern += (
+            # not a tax id / rate / quantity: "VAT No.", "Tax ID", "USt-IdNr", "Tax rate", "Total items"
+            r"(?![ \t]*[:.#\-]?[ \t]*(?:" + "|".join(map(re.escape, not_labels)) + r")(?![^\W_]))"
+            # payment terms: "Net 30 days"
+            r"(?![ \t]+[0-9]{1,3}[ \t]*(?:" + "|".join(map(re.escape, term_units)) + r")(?![^\W_]))"
+        )
+    label_re = re.compile(label_pattern, re.IGNORECASE)
     adjustment_kind = _kinds(_section(data, "adjustments", "phrases"), "adjustments.phrases", ADJUSTMENT_KINDS)
     inclusion = _strings(_section(data, "qualifying_words", "words"), "qualifying_words")
     partial = _words(_section(data, "partial_figure_words", "words"), "partial_figure_words")
@@ -260,20 +265,61 @@ def _load_data(name: str = AMOUNT_LEXICON_FILE) -> Mapping[str, Any]:
     return data
 
 
-def label_sets_from_data(data: Mapping[str, Any]) -> Mapping[str, tuple[str, ...]]:
+def label_sets_from_data(data: Mapping[str, Any], section: str = "label_sets") -> Mapping[str, tuple[str, ...]]:
     """The standard label sets of a lexicon's data, each checked as written."""
-    sets = _section(data, "label_sets", "sets")
+    sets = _section(data, section, "sets")
     if not isinstance(sets, Mapping) or not sets:
-        raise LexiconError("label_sets.sets must map each set's name to its phrases")
-    return {name: _phrases(phrases, f"label_sets.sets.{name}") for name, phrases in sets.items()}
+        raise LexiconError(f"{section}.sets must map each set's name to its phrases")
+    return {name: _phrases(phrases, f"{section}.sets.{name}") for name, phrases in sets.items()}
+
+
+def _value_label_sets(data: Mapping[str, Any]) -> Mapping[str, tuple[str, ...]]:
+    """The label sets of dates and identifiers; a phrase in two would name two roles."""
+    sets = label_sets_from_data(data, "value_label_sets")
+    _kinds({name: list(phrases) for name, phrases in sets.items()}, "value_label_sets.sets")  # a phrase in two: refused
+    return sets
 
 
 _AMOUNT_WORDS = _load_data()
-# The standard label sets a schema's amount field takes as "@total": {"total": (...), ...}.
-STANDARD_LABEL_SETS = label_sets_from_data(_AMOUNT_WORDS)
+# The standard label sets of dates and identifiers ("@invoice_date", "@order_number"):
+# what a schema's value field may take, and the labels that say a value is another one.
+VALUE_LABEL_SETS = _value_label_sets(_AMOUNT_WORDS)
+
+
+def _standard_label_sets(data: Mapping[str, Any]) -> Mapping[str, tuple[str, ...]]:
+    amounts = label_sets_from_data(data)
+    both = set(amounts) & set(VALUE_LABEL_SETS)
+    if both:
+        raise LexiconError(f"label sets {', '.join(sorted(both))} are named both for amounts and for values")
+    return {**amounts, **VALUE_LABEL_SETS}
+
+
+# The standard label sets a schema's field takes as "@total": {"total": (...), ...}.
+STANDARD_LABEL_SETS = _standard_label_sets(_AMOUNT_WORDS)
 
 
 def compile_lexicon(role_labels: Mapping[str, Any], data: Mapping[str, Any] | None = None) -> Lexicon:
     """The lexicon of a schema: its labelled fields' (normalised) labels with the
     standard words of ``amount_lexicon.json`` (or `data`)."""
     return lexicon_from_data(_AMOUNT_WORDS if data is None else data, role_labels)
+
+
+def compile_value_lexicon(field_labels: Mapping[str, Any]) -> Lexicon:
+    """The lexicon that reads which value a date, identifier or text label names: each
+    labelled field's labels (by path), and the standard value label sets. A set one
+    field declares a phrase of is that field's in every language ("Rechnungsdatum" for a
+    field labelled "Invoice date"); a set no field declares keeps its own role "@<set>",
+    what its labels say a value is when the schema has no field of that meaning."""
+    roles: dict[str, list[str]] = {path: list(phrases) for path, phrases in field_labels.items()}
+    claimed = {phrase for phrases in roles.values() for phrase in phrases}
+    for name, phrases in VALUE_LABEL_SETS.items():
+        owners = [path for path, own in field_labels.items() if not set(own).isdisjoint(phrases)]
+        rest = [phrase for phrase in phrases if phrase not in claimed]
+        if not owners:
+            roles["@" + name] = rest
+        elif len(owners) == 1:
+            roles[owners[0]].extend(rest)
+        # a set two fields draw on names neither alone: its other phrases label nothing
+    return lexicon_from_data(
+        _AMOUNT_WORDS, {role: phrases for role, phrases in roles.items() if phrases}, amounts=False
+    )

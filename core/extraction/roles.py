@@ -1,6 +1,7 @@
 """Which role (an amount field: total, subtotal, tax) each amount in a source plays,
 read from the labels a lexicon lists: the nearest label before it on its line, a
-label right after it that no later number owns, or a column header above it."""
+label right after it that no later number owns, or a column header above it. The
+same labels, read for a date or an identifier, say which value it is (LabelIndex)."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ __all__ = [
     "LABEL_BEFORE_WINDOW",
     "MAX_LABELS",
     "Label",
+    "LabelIndex",
     "Lines",
     "RoleAssignment",
     "assign_roles",
@@ -217,7 +219,7 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
     by_column: dict[int, list[int]] = {}
     for ai, am in enumerate(amounts):
         if roles[ai] is None and not transparent[ai]:
-            header = _column_label(am, used, labels, label_starts, lines)
+            header = _column_label(am.start, am.end, used, labels, label_starts, lines)
             if header is None:
                 continue
             if labels_on_line[lines.line_of(labels[header].start)] < 2 and figures_on_line[lines.line_of(am.start)] < 2:
@@ -323,13 +325,13 @@ def _rate_like(am: AmountMention) -> bool:
 
 
 def _column_label(
-    am: AmountMention, used: set[int], labels: list[Label], label_starts: list[int], lines: Lines
+    start: int, end: int, used: set[int] | frozenset[int], labels: list[Label], label_starts: list[int], lines: Lines
 ) -> int | None:
-    li = lines.line_of(am.start)
+    li = lines.line_of(start)
     ls, le = lines.bounds(li)
     if le - ls > _MAX_COLUMN_LINE:
         return None
-    c0, c1 = lines.column(ls, am.start), lines.column(ls, am.end)
+    c0, c1 = lines.column(ls, start), lines.column(ls, end)
     checked = 0
     j = li - 1
     while j >= 0 and checked < COLUMN_LOOKUP_LINES:
@@ -354,3 +356,40 @@ def _column_label(
         if best is not None:
             return best[1]
     return None
+
+
+class LabelIndex:
+    """The labels of a text's dates and identifiers ("Invoice date", "Order no."), and
+    which one names the value written at a place: the nearest label before it on its
+    line, with no digit between (else that label is an earlier value's), or, when no
+    label stands before it on its line, the column header above it ("Invoice date" over
+    "28.02.2026", "Invoice date:" ending the line before). A label with a figure after it
+    on its own line names that figure and heads no column."""
+
+    def __init__(self, text: str, lines: Lines, lexicon: Lexicon) -> None:
+        self.text = text
+        self.lines = lines
+        self.labels = find_labels(text, lexicon)
+        self.starts = [lb.start for lb in self.labels]
+        inline = set()
+        for k, lb in enumerate(self.labels):
+            _, line_end = lines.bounds(lines.line_of(lb.start))
+            stop = min(line_end, self.starts[k + 1]) if k + 1 < len(self.labels) else line_end
+            if any(c.isdigit() for c in text[lb.end : stop]):
+                inline.add(k)
+        self._inline = frozenset(inline)
+
+    def label_of(self, start: int, end: int) -> Label | None:
+        """The label that names the value at start:end, or None."""
+        k = bisect_right(self.starts, start) - 1
+        while k >= 0 and self.labels[k].end > start:
+            k -= 1  # a label inside the value ("Delivery Date Services Ltd") names nothing of it
+        line_start, _ = self.lines.bounds(self.lines.line_of(start))
+        if k >= 0 and self.labels[k].start >= line_start:
+            lb = self.labels[k]
+            gap = self.text[lb.end : start]
+            if len(gap) <= LABEL_BEFORE_WINDOW and not any(c.isdigit() for c in gap):
+                return lb
+            return None  # its line has a label, which names an earlier value
+        header = _column_label(start, end, self._inline, self.labels, self.starts, self.lines)
+        return None if header is None else self.labels[header]

@@ -15,7 +15,14 @@ from vetq.core.extraction.amounts import CENT, AmountMention, find_amounts, pars
 from vetq.core.extraction.currencies import AMBIGUOUS_SYMBOLS, CURRENCY_WORDS, ISO_4217, UNAMBIGUOUS_SYMBOLS
 from vetq.core.extraction.dates import find_date_mentions
 from vetq.core.extraction.lexicon import WORD_RE, Lexicon, first_word, normalise_phrase, phrase_pattern
-from vetq.core.extraction.roles import CLAUSE_BREAK_RE, LABEL_AFTER_WINDOW, LABEL_BEFORE_WINDOW, Lines, assign_roles
+from vetq.core.extraction.roles import (
+    CLAUSE_BREAK_RE,
+    LABEL_AFTER_WINDOW,
+    LABEL_BEFORE_WINDOW,
+    LabelIndex,
+    Lines,
+    assign_roles,
+)
 from vetq.core.extraction.text_match import NormalizedText
 
 __all__ = ["CENTS_RE", "AmountContext", "CurrencyHit", "Source", "currency_hits"]
@@ -36,9 +43,11 @@ class AmountContext:
 
 
 class Source:
-    def __init__(self, text: str, lexicon: Lexicon) -> None:
+    def __init__(self, text: str, lexicon: Lexicon, value_lexicon: Lexicon | None = None) -> None:
         self.text = text
         self.lexicon = lexicon
+        self.value_lexicon = value_lexicon
+        self._value_labels: LabelIndex | None = None
         self._norm: NormalizedText | None = None
         self.lines = Lines(text)
         self.date_mentions = find_date_mentions(text)
@@ -89,6 +98,14 @@ class Source:
             return self._numbers.get(value.normalize(), [])
         except ArithmeticError:
             return []
+
+    @property
+    def value_labels(self) -> LabelIndex | None:
+        """The labels of the text's dates and identifiers (None: the schema labels none),
+        read once, when a labelled value field asks."""
+        if self._value_labels is None and self.value_lexicon is not None:
+            self._value_labels = LabelIndex(self.text, self.lines, self.value_lexicon)
+        return self._value_labels
 
     @property
     def norm(self) -> NormalizedText:

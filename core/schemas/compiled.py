@@ -20,12 +20,20 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from vetq.core.errors import ErrorCode, VetqError
-from vetq.core.extraction.lexicon import Lexicon, LexiconError, compile_lexicon, normalise_label, normalise_phrase
+from vetq.core.extraction.lexicon import (
+    Lexicon,
+    LexiconError,
+    compile_lexicon,
+    compile_value_lexicon,
+    normalise_label,
+    normalise_phrase,
+)
 from vetq.core.schemas.records import build_record_model, spell_location, validate_record
 from vetq.core.schemas.rules import EACH, Comparison, PathRef, RuleSyntaxError, parse_rule, paths_in
 from vetq.core.schemas.spec import (
     CONTAINER_KINDS,
     KINDS,
+    LABELLED_VALUE_KINDS,
     NUMERIC_KINDS,
     FieldSpec,
     RuleSpec,
@@ -127,6 +135,9 @@ class CompiledSchema:
     by_path: Mapping[str, FieldDef]
     rules: tuple[CompiledRule, ...]
     lexicon: Lexicon
+    # The labels of its labelled date, identifier and text fields, with the standard
+    # value label sets (None: no such field declares labels).
+    value_lexicon: Lexicon | None = None
 
     @property
     def name(self) -> str:
@@ -185,6 +196,7 @@ def compile_schema(document: Any, limits: SchemaLimits | None = None) -> Compile
     rules = tuple(builder.rule(rule, f"rules[{i}]") for i, rule in enumerate(document.rules))
     try:
         lexicon = compile_lexicon(builder.role_labels)
+        value_lexicon = compile_value_lexicon(builder.value_labels) if builder.value_labels else None
     except LexiconError as exc:
         raise SchemaInvalidError(f"invalid schema: {exc}") from None
     canonical = document.model_dump(mode="json", exclude_defaults=True)
@@ -196,6 +208,7 @@ def compile_schema(document: Any, limits: SchemaLimits | None = None) -> Compile
         by_path=builder.by_path,
         rules=rules,
         lexicon=lexicon,
+        value_lexicon=value_lexicon,
     )
 
 
@@ -205,6 +218,7 @@ class _Builder:
         self.limits = limits
         self.by_path: dict[str, FieldDef] = {}
         self.role_labels: dict[str, list[str]] = {}
+        self.value_labels: dict[str, list[str]] = {}
         self._label_owner: dict[str, str] = {}
 
     def fail(self, where: str, message: str) -> SchemaInvalidError:
@@ -350,14 +364,16 @@ class _Builder:
             except LexiconError as exc:
                 raise self.fail(f"{where}[{i}]", str(exc)) from None
         phrases = list(dict.fromkeys(phrases))
-        # The labels of a numeric field outside any list read which number in the
-        # document plays its role; a label may name one field only.
-        if phrases and kind in NUMERIC_KINDS and EACH not in path:
+        # The labels of a field outside any list read which number in the document plays
+        # a numeric field's role, and which value a date, identifier or text is; a label
+        # may name one field only. (An enum's, a boolean's or a currency's labels are
+        # grounded by their words, not by a label: theirs only reach the prompt.)
+        if phrases and EACH not in path and kind in (*NUMERIC_KINDS, *LABELLED_VALUE_KINDS):
             for phrase in phrases:
                 owner = self._label_owner.setdefault(phrase, path)
                 if owner != path:
                     raise self.fail(where, f"the label {phrase!r} is also {owner}'s: a label names one field")
-            self.role_labels[path] = phrases
+            (self.role_labels if kind in NUMERIC_KINDS else self.value_labels)[path] = phrases
         return tuple(phrases)
 
     # --- rules ----------------------------------------------------------------

@@ -31,6 +31,9 @@ SCALAR_KINDS = (
 CONTAINER_KINDS = ("list", "object")
 KINDS = SCALAR_KINDS + CONTAINER_KINDS
 NUMERIC_KINDS = ("amount", "number", "quantity")
+# The kinds whose value is written where the document writes it, so that the label
+# beside it says which value it is (core.extraction.field_checks reads it).
+LABELLED_VALUE_KINDS = ("text", "identifier", "date", "email", "phone", "url")
 # The identifier checksums a schema may ask for.
 VALIDATORS = ("iban", "luhn", "vat")
 

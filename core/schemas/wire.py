@@ -70,13 +70,21 @@ def _reference(compiled: CompiledSchema, *, inline: bool) -> dict[str, Any]:
 
 def resolve(reference: Any, limits: SchemaLimits | None = None) -> CompiledSchema:
     """The worker's side: the schema a job's message names, compiled (cached by hash).
-    None is the default built-in (a message from a producer that sent no schema)."""
+    None is the default built-in (a message from a producer that sent no schema); a
+    bare name is refused (SCHEMA_MISMATCH), as nothing pins which version it means."""
     if reference is None:
         return builtin(DEFAULT_SCHEMA)
     if isinstance(reference, CompiledSchema):
         return reference
     if isinstance(reference, str):
-        return builtin(reference)
+        # A bare name pins nothing: this worker's built-in of that name may not be the
+        # one the producer's version meant, and verifying against it would be a guess.
+        # vetq's producers always send {"name", "hash"} (to_wire); only a message made
+        # by hand or by a foreign producer carries a bare name.
+        raise SchemaMismatchError(
+            f"schema {reference[:80]!r} came as a bare name, without the hash that pins which {reference[:80]} "
+            'schema the producer meant: send {"name": ..., "hash": ...} (vetq\'s clients do)'
+        )
     if not isinstance(reference, Mapping):
         raise SchemaInvalidError("schema must be a built-in's name or a schema document")
     if "hash" not in reference:  # a document given in-process, unpinned

@@ -1,0 +1,175 @@
+"""Role labels of dates, identifiers and text: a labelled field whose value the document
+writes only under another value's label ("Delivery date", "Customer number", another
+field's label) is lowered with a reason naming that label; a value under its own label,
+or under no label at one place at least, is not."""
+
+from __future__ import annotations
+
+import pytest
+
+from vetq.core.extraction import field_checks as F
+from vetq.core.extraction.heuristics import run_heuristics
+from vetq.core.schemas import SchemaInvalidError, compile_schema
+
+BILL = {
+    "name": "bill",
+    "version": 1,
+    "fields": {
+        "invoice_date": {"kind": "date", "labels": ["Invoice date"]},
+        "order_no": {"kind": "identifier", "labels": ["Order number"]},
+        "total": {"kind": "amount", "labels": ["@total"]},
+    },
+}
+TEXT = """ACME Ltd
+Invoice date: 28.02.2026
+Delivery date: 05.03.2026
+Order number: PO-7781
+Customer number: C-1042
+Total: 120.00 EUR
+"""
+RIGHT = {"invoice_date": "2026-02-28", "order_no": "PO-7781", "total": 120.0}
+
+
+def _checks(text, record, schema=BILL):
+    return run_heuristics(text, record, compile_schema(schema))
+
+
+def test_a_date_and_a_number_taken_from_other_labels_are_lowered_naming_the_label():
+    checks = _checks(TEXT, {**RIGHT, "invoice_date": "2026-03-05", "order_no": "C-1042"})
+    date, number = checks["invoice_date"], checks["order_no"]
+    assert date.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR)
+    assert "'Delivery date'" in date.reasons[0] and "its own label 'Invoice date'" in date.reasons[0]
+    assert number.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR)
+    assert "'Customer number'" in number.reasons[0]
+    assert not date.verified and not number.verified
+    # the values are where the record says: their spans stay, for the reviewer
+    assert date.spans and number.spans[0].text == "C-1042"
+
+
+def test_the_right_values_under_their_own_labels_keep_their_score():
+    checks = _checks(TEXT, RIGHT)
+    for path in ("invoice_date", "order_no"):
+        assert checks[path].factor == 1.0 and checks[path].reasons == [] and checks[path].verified
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "ACME Ltd\n28.02.2026\nPO-7781\n",  # no label anywhere
+        "ACME Ltd, 28.02.2026, ref PO-7781\nDelivery date: 05.03.2026\n",  # the value under no label
+        # once under no label, once under another's: nothing says which it is
+        "ACME Ltd 28.02.2026 PO-7781\nDelivery date: 28.02.2026\nCustomer number: PO-7781\n",
+    ],
+)
+def test_a_value_under_no_label_at_one_place_is_not_lowered(text):
+    checks = _checks(text, RIGHT)
+    assert checks["invoice_date"].factor == 1.0 and checks["order_no"].factor == 1.0
+
+
+def test_a_label_with_a_figure_after_it_heads_no_column():
+    # "Delivery date: 05.03.2026" names its own figure, not the date on the line below
+    text = "Delivery date: 05.03.2026\n28.02.2026\nOrder number: PO-7781\n"
+    assert _checks(text, RIGHT)["invoice_date"].factor == 1.0
+
+
+def test_a_label_names_no_value_past_an_earlier_figure_on_its_line():
+    text = "Delivery date: 05.03.2026  28.02.2026\nOrder number: PO-7781\n"
+    assert _checks(text, RIGHT)["invoice_date"].factor == 1.0
+
+
+def test_column_headers_say_which_value_is_which():
+    text = (
+        "Invoice date    Delivery date    Customer number\n"
+        "28.02.2026      05.03.2026       C-1042\n"
+        "Order number: PO-7781\n"
+    )
+    assert _checks(text, RIGHT)["invoice_date"].factor == 1.0
+    wrong = _checks(text, {**RIGHT, "invoice_date": "2026-03-05"})["invoice_date"]
+    assert wrong.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR) and "'Delivery date'" in wrong.reasons[0]
+    # "Invoice date:" ending its line labels the value on the next line
+    below = "Delivery date:\n05.03.2026\nInvoice date:\n28.02.2026\n"
+    assert _checks(below, RIGHT)["invoice_date"].factor == 1.0
+    assert _checks(below, {**RIGHT, "invoice_date": "2026-03-05"})["invoice_date"].factor < 1.0
+
+
+def test_another_fields_declared_label_counts_too():
+    schema = {
+        "name": "bill",
+        "version": 1,
+        "fields": {
+            "issued": {"kind": "date", "labels": ["Issued"]},
+            "pay_until": {"kind": "date", "labels": ["Pay until"]},
+        },
+    }
+    text = "Issued 01.03.2026\nPay until 31.03.2026\n"
+    checks = _checks(text, {"issued": "2026-03-31", "pay_until": "2026-03-31"}, schema)
+    assert checks["pay_until"].factor == 1.0
+    assert checks["issued"].factor == pytest.approx(F.FOREIGN_LABEL_FACTOR)
+    assert "'Pay until'" in checks["issued"].reasons[0]
+
+
+def test_a_standard_set_a_field_draws_on_is_its_own_in_every_language():
+    # labelled only "Invoice date" (a phrase of @invoice_date): "Rechnungsdatum" is its own
+    text = "Rechnungsdatum: 28.02.2026\nLieferdatum: 05.03.2026\nBestellnummer: PO-7781\n"
+    assert _checks(text, RIGHT)["invoice_date"].factor == 1.0
+    wrong = _checks(text, {**RIGHT, "invoice_date": "2026-03-05"})["invoice_date"]
+    assert wrong.factor < 1.0 and "'Lieferdatum'" in wrong.reasons[0]
+
+
+def test_a_longer_form_of_its_own_label_is_its_own():
+    schema = {"name": "bill", "version": 1, "fields": {"number": {"kind": "identifier", "labels": ["Invoice"]}}}
+    # "Invoice number" is a standard label of another set, but it starts with the field's own
+    assert _checks("Invoice number: INV-204\n", {"number": "INV-204"}, schema)["number"].factor == 1.0
+
+
+def test_a_text_field_under_another_fields_label_is_lowered():
+    schema = {
+        "name": "deal",
+        "version": 1,
+        "fields": {
+            "seller": {"kind": "text", "labels": ["Seller"]},
+            "buyer": {"kind": "text", "labels": ["Buyer"]},
+        },
+    }
+    text = "Seller: Northwind Traders\nBuyer: Contoso Pharmacy\n"
+    assert _checks(text, {"seller": "Northwind Traders", "buyer": "Contoso Pharmacy"}, schema)["seller"].factor == 1.0
+    wrong = _checks(text, {"seller": "Contoso Pharmacy", "buyer": "Contoso Pharmacy"}, schema)["seller"]
+    assert wrong.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR) and "'Buyer'" in wrong.reasons[0]
+
+
+def test_fields_without_labels_and_list_items_are_not_read_by_label():
+    schema = {
+        "name": "bill",
+        "version": 1,
+        "fields": {
+            "invoice_date": {"kind": "date"},
+            "lines": {"kind": "list", "fields": {"shipped": {"kind": "date", "labels": ["Invoice date"]}}},
+        },
+    }
+    text = "Invoice date: 28.02.2026\nDelivery date: 05.03.2026\n"
+    compiled = compile_schema(schema)
+    assert compiled.value_lexicon is None  # nothing outside a list declares value labels
+    checks = run_heuristics(text, {"invoice_date": "2026-03-05", "lines": [{"shipped": "2026-03-05"}]}, compiled)
+    assert checks["invoice_date"].factor == 1.0 and checks["lines[0].shipped"].factor == 1.0
+
+
+def test_a_label_names_one_field_whatever_its_kind():
+    schema = {
+        "name": "bill",
+        "version": 1,
+        "fields": {
+            "issued": {"kind": "date", "labels": ["Date"]},
+            "number": {"kind": "identifier", "labels": ["date"]},
+        },
+    }
+    with pytest.raises(SchemaInvalidError, match=r"fields\.number\.labels: the label 'date' is also issued's"):
+        compile_schema(schema)
+
+
+def test_a_standard_value_set_is_taken_by_name():
+    compiled = compile_schema(
+        {"name": "bill", "version": 1, "fields": {"due": {"kind": "date", "labels": ["@due_date"]}}}
+    )
+    assert "fällig am" in compiled.by_path["due"].labels
+    checks = run_heuristics("Fällig am 31.03.2026\nLieferdatum 05.03.2026\n", {"due": "2026-03-05"}, compiled)
+    assert checks["due"].factor < 1.0 and "'Lieferdatum'" in checks["due"].reasons[0]
