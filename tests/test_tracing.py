@@ -55,6 +55,12 @@ def test_the_default_tracer_is_the_no_op_one(monkeypatch):
         tracing.reset_tracer()
 
 
+def test_a_requeued_or_woken_job_keeps_its_place_in_the_trace():
+    from vetq.workers.tasks import KEPT_HEADERS
+
+    assert {"trace_id", "traceparent", "tracestate"} <= set(KEPT_HEADERS)
+
+
 @pytest.fixture
 def memory_spans():
     """Tracing on in this process, into the SDK's in-memory exporter."""

@@ -86,7 +86,7 @@ def _end_task_span(request: Any, state: str | None, outcome: dict[str, Any]) -> 
     span.set_attribute("vetq.status", outcome.get("status"))
     if outcome.get("error_code"):
         span.set_error(str(outcome["error_code"]))
-    elif state not in (None, "SUCCESS"):
+    elif state == "FAILURE":  # RETRY (requeued) and WAITING (parked) are no failures
         span.set_error(str(state))
     span_context.__exit__(None, None, None)
 
