@@ -12,7 +12,7 @@ $(BIN)/python:
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,mcp]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,mcp,otel]'
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 

@@ -63,6 +63,7 @@ from vetq.core.schemas.compiled import CompiledSchema
 from vetq.core.schemas.records import RecordError
 from vetq.core.schemas.wire import SchemaSource, to_wire
 from vetq.core.settings import VetqSettings, check_redis_url, load_settings
+from vetq.core.tracing import get_tracer
 from vetq.core.validation import parse_model
 
 log = get_logger("vetq.client")
@@ -531,9 +532,16 @@ class Client:
         *,
         recorded: bool = False,
     ) -> Job:
-        if not recorded:
-            self._record_submitted([job_id])
-        (job,) = self._send_many([(job_id, task_name, payload, trace_id, headers)])
+        tracer = get_tracer()
+        # The producer span starts the job's trace (README, Traces); its context travels
+        # in the message headers as W3C traceparent.
+        with tracer.span_in_trace("vetq.submit", trace_id, _submit_attributes(task_name, job_id), kind="producer"):
+            if tracer.enabled:
+                headers = dict(headers or {})
+                tracer.inject(headers)
+            if not recorded:
+                self._record_submitted([job_id])
+            (job,) = self._send_many([(job_id, task_name, payload, trace_id, headers)])
         log.info("job_submitted", job_id=job_id, trace_id=trace_id, task=task_name, queue=job.queue)
         return job
 
@@ -649,7 +657,7 @@ class Client:
                 schema.validate_data(model.data)
             except RecordError as exc:
                 raise InvalidInputError(f"data does not fit the {schema.name} schema: {exc}") from None
-        trace_id = model.trace_id or uuid.uuid4().hex
+        trace_id = model.trace_id or get_tracer().new_trace_id()
         payload = model.model_dump(mode="json") | {"trace_id": trace_id, "schema": reference}
         task = TASK_VALIDATE if isinstance(model, ValidationRequest) else TASK_EXTRACT
         return task, payload, trace_id
@@ -870,8 +878,20 @@ class Client:
                 prepared.append((uuid.uuid4().hex, job))
             except VetqError as exc:  # bad input: an envelope in its place, the batch goes on
                 prepared.append(error_result(exc.code, exc.message))
-        with _service_errors(self.redis_url):
-            sendable = [(job_id, *job, batch._headers) for job_id, job in (i for i in prepared if isinstance(i, tuple))]
+        tracer = get_tracer()
+        # One producer span per chunk, not per job: a job's task span is a child of it
+        # when they share a trace, else the root of the job's own trace, linked to it.
+        attributes: dict[str, Any] = {
+            "messaging.system": "celery",
+            "messaging.batch.message_count": len(prepared),
+            "vetq.batch_id": batch.id,
+        }
+        with _service_errors(self.redis_url), tracer.span("vetq.submit_batch", attributes, kind="producer"):
+            headers = batch._headers
+            if tracer.enabled:
+                headers = dict(headers)
+                tracer.inject(headers)
+            sendable = [(job_id, *job, headers) for job_id, job in (i for i in prepared if isinstance(i, tuple))]
             if sendable:
                 self._record_submitted([item[0] for item in sendable], batch_id=batch.id)
             sent = iter(self._send_many(sendable) if sendable else [])
@@ -974,7 +994,7 @@ class Client:
         leak = preflight(model, config_from_settings(self.settings))
         if isinstance(leak, ReviewError):
             raise BlindnessLeakError(leak.error.message)
-        trace_id = model.trace_id or uuid.uuid4().hex
+        trace_id = model.trace_id or get_tracer().new_trace_id()
         payload = model.model_dump(mode="json", exclude_none=True) | {"trace_id": trace_id}
         return self._send(TASK_REVIEW, payload, trace_id, headers)
 
@@ -1127,6 +1147,17 @@ class _ProducerApp(Celery):
         if not vetq_recorded:  # a batch records a whole chunk in one round trip beforehand
             self.vetq_client._record_submitted([task_id])
         return super().send_task(name, args, kwargs, task_id=task_id, **options)
+
+
+def _submit_attributes(task_name: str, job_id: str) -> dict[str, Any]:
+    """A producer span's attributes: the task, its queue and the job's id."""
+    return {
+        "messaging.system": "celery",
+        "messaging.operation.type": "send",
+        "messaging.destination.name": TASK_QUEUES.get(task_name),
+        "messaging.message.id": job_id,
+        "vetq.task": task_name,
+    }
 
 
 def _job_budget_headers(budget_usd: Any) -> dict[str, Any]:

@@ -48,7 +48,8 @@ def test_core_imports_no_celery_redis_or_sdk():
         "vetq.core.llm.factory, vetq.core.queue"
     )
     assert "vetq.core.extraction.pipeline" in loaded  # the statement really imported core
-    forbidden = {"celery", "kombu", "redis", "anthropic", "openai"}
+    # opentelemetry too: the vetq[otel] extra is loaded only when tracing is on (core/tracing.py).
+    forbidden = {"celery", "kombu", "redis", "anthropic", "openai", "opentelemetry"}
     assert not {m for m in loaded if m.split(".")[0] in forbidden}
     assert not {m for m in loaded if m.split(".")[:2] in (["vetq", "workers"], ["vetq", "api_client"])}
 

@@ -15,6 +15,7 @@ from celery import signals
 
 from vetq.core.logging import get_logger
 from vetq.core.queue import KIND_OF_TASK, TRACE_HEADER
+from vetq.core.tracing import TRACEPARENT_HEADER, TRACESTATE_HEADER, get_tracer
 
 log = get_logger("vetq.worker")
 _connected = False
@@ -32,15 +33,62 @@ def _bind(task_id: str | None = None, task: Any = None, **_: Any) -> None:
     structlog.contextvars.clear_contextvars()
     request = getattr(task, "request", None)
     delivery = getattr(request, "delivery_info", None) or {}
+    trace_id = trace_id_of(request)
+    kind = KIND_OF_TASK.get(getattr(task, "name", ""), getattr(task, "name", None))
+    if request is not None and get_tracer().enabled:
+        trace_id = _start_task_span(request, task, task_id, trace_id, kind, delivery.get("routing_key")) or trace_id
     structlog.contextvars.bind_contextvars(
-        trace_id=trace_id_of(request),
+        trace_id=trace_id,
         job_id=task_id,
-        kind=KIND_OF_TASK.get(getattr(task, "name", ""), getattr(task, "name", None)),
+        kind=kind,
         queue=delivery.get("routing_key"),
     )
     if request is not None:
         request.vetq_started_at = time.monotonic()
     log.info("job_started")
+
+
+def _start_task_span(
+    request: Any, task: Any, task_id: str | None, trace_id: str | None, kind: str | None, queue: str | None
+) -> str | None:
+    """The task span, current until task_postrun: in the job's trace, a child of the
+    producer span whose traceparent the message carries (or linked to it). Its trace id
+    (the job's own) is the one the job's log lines carry."""
+    headers = getattr(request, "headers", None)
+    carrier = dict(headers) if isinstance(headers, dict) else {}
+    for name in (TRACEPARENT_HEADER, TRACESTATE_HEADER):
+        value = getattr(request, name, None)
+        if isinstance(value, str):
+            carrier[name] = value
+    attributes = {
+        "messaging.system": "celery",
+        "messaging.operation.type": "process",
+        "messaging.destination.name": queue,
+        "messaging.message.id": task_id,
+        "vetq.task": getattr(task, "name", None),
+        "vetq.kind": kind,
+    }
+    span_context = get_tracer().span_in_trace(
+        getattr(task, "name", None) or "vetq.task", trace_id, attributes, kind="consumer", carrier=carrier
+    )
+    span = span_context.__enter__()
+    request.vetq_span = (span_context, span)
+    return span.trace_id
+
+
+def _end_task_span(request: Any, state: str | None, outcome: dict[str, Any]) -> None:
+    held = getattr(request, "vetq_span", None)
+    if held is None:
+        return
+    request.vetq_span = None
+    span_context, span = held
+    span.set_attribute("vetq.state", state)
+    span.set_attribute("vetq.status", outcome.get("status"))
+    if outcome.get("error_code"):
+        span.set_error(str(outcome["error_code"]))
+    elif state == "FAILURE":  # RETRY (requeued) and WAITING (parked) are no failures
+        span.set_error(str(state))
+    span_context.__exit__(None, None, None)
 
 
 def outcome_of(retval: Any) -> dict[str, Any]:
@@ -58,7 +106,9 @@ def outcome_of(retval: Any) -> dict[str, Any]:
 def _clear(task: Any = None, retval: Any = None, state: str | None = None, **_: Any) -> None:
     started = getattr(getattr(task, "request", None), "vetq_started_at", None)
     runtime_ms = round((time.monotonic() - started) * 1000, 1) if isinstance(started, float) else None
-    log.info("job_finished", state=state, runtime_ms=runtime_ms, **outcome_of(retval))
+    outcome = outcome_of(retval)
+    log.info("job_finished", state=state, runtime_ms=runtime_ms, **outcome)
+    _end_task_span(getattr(task, "request", None), state, outcome)
     structlog.contextvars.clear_contextvars()
 
 
@@ -90,6 +140,13 @@ def _dead_letter_bad_arguments(
         log.exception("dead_letter_failed")
 
 
+def _flush_traces(**_: Any) -> None:
+    try:
+        get_tracer().flush()
+    except Exception:
+        log.exception("trace_flush_failed")
+
+
 def connect() -> None:
     global _connected
     if _connected:
@@ -101,4 +158,8 @@ def connect() -> None:
     signals.task_postrun.connect(_dead_letter_invalid_input, weak=False)
     signals.task_postrun.connect(_clear, weak=False)
     signals.task_failure.connect(_dead_letter_bad_arguments, weak=False)
+    # Spans still in the batch processor's queue are exported before a process ends
+    # (a prefork child leaves by os._exit, past any atexit hook).
+    signals.worker_process_shutdown.connect(_flush_traces, weak=False)
+    signals.worker_shutdown.connect(_flush_traces, weak=False)
     _connected = True

@@ -43,6 +43,7 @@ from vetq.core.review.schema import ReviewError, ReviewErrorMeta, ReviewRequest
 from vetq.core.review.service import config_from_settings, run_review
 from vetq.core.review.telemetry import StreamSink, TelemetrySink
 from vetq.core.settings import VetqSettings
+from vetq.core.tracing import TRACEPARENT_HEADER, TRACESTATE_HEADER
 from vetq.core.validation import parse_model
 from vetq.workers.budget_ledger import RedisBudgetLedger, lease_s_for
 from vetq.workers.bulk_coordinator import BulkCoordinator
@@ -295,6 +296,8 @@ KEPT_HEADERS = (
     BENCH_MODE_HEADER,
     PROVIDER_RETRIES_HEADER,
     OUTAGE_RETRIES_HEADER,
+    TRACEPARENT_HEADER,  # the job's place in its trace (core/tracing.py)
+    TRACESTATE_HEADER,
 )
 
 

@@ -35,6 +35,7 @@ from vetq.core.logging import get_logger
 from vetq.core.schemas.records import RecordError, leaves
 from vetq.core.schemas.wire import SchemaSource, resolve, to_wire
 from vetq.core.settings import VetqSettings, load_settings
+from vetq.core.tracing import stage_span
 from vetq.core.validation import parse_model
 
 log = get_logger("vetq.extraction")
@@ -170,7 +171,11 @@ class ExtractionPipeline:
                 raise InvalidInputError(f"data does not fit the {schema.name} schema: {exc}") from None
             notes.append("generator off: data supplied by the caller")
         # A PDF is converted once the request is known to be good: the costly step last.
-        pages = self._convert(pdf, notes) if pdf is not None else None
+        if pdf is not None:
+            with stage_span("pdf"):
+                pages = self._convert(pdf, notes)
+        else:
+            pages = None
         text = pages.text if pages is not None else request.text or ""
         if not isinstance(request, ValidationRequest):
             generator = Generator(
@@ -179,16 +184,19 @@ class ExtractionPipeline:
                 max_tokens=self.settings.generator_max_tokens,
                 repair_retries=self.settings.parse_retries,
             )
-            answer = generator.run(text, schema)
+            with stage_span("generator", **{"vetq.schema": schema.name}) as span:
+                answer = generator.run(text, schema)
+                span.set_attribute("vetq.attempts", answer.attempts)
             usage["generator"] = answer.usage
             data = answer.value
             if answer.attempts > 1:
                 notes.append(f"generator answer repaired after {answer.attempts - 1} unusable attempt(s)")
 
         record_leaves = list(leaves(schema.fields, data))
-        checks = run_heuristics(text, data, schema)
-        if pages is not None:
-            penalise_ocr_doubts(checks, pages, self.settings.ocr_min_confidence)
+        with stage_span("heuristics"):
+            checks = run_heuristics(text, data, schema)
+            if pages is not None:
+                penalise_ocr_doubts(checks, pages, self.settings.ocr_min_confidence)
 
         critique = None
         critic_summary = None
@@ -203,16 +211,21 @@ class ExtractionPipeline:
                 max_tokens=self.settings.critic_max_tokens,
                 repair_retries=self.settings.parse_retries,
             )
-            answer_c = critic.run(text, schema, data)
+            with stage_span("critic") as span:
+                answer_c = critic.run(text, schema, data)
+                span.set_attribute("vetq.attempts", answer_c.attempts)
             usage["critic"] = answer_c.usage
             critique = answer_c.value
             critic_summary = critique.summary or None
         else:
             notes.append("nothing was extracted, so the critic was not asked")
 
-        decision = decide(
-            record_leaves, checks, critique, field_threshold=field_threshold, overall_threshold=overall_threshold
-        )
+        with stage_span("gate") as span:
+            decision = decide(
+                record_leaves, checks, critique, field_threshold=field_threshold, overall_threshold=overall_threshold
+            )
+            span.set_attribute("vetq.status", str(decision.status))
+            span.set_attribute("vetq.flagged_fields", len(decision.flagged_fields))
         result = ExtractionResult(
             status=decision.status,
             schema=schema.info,

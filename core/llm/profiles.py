@@ -21,12 +21,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 from vetq.core.llm.client import LLMClient
 from vetq.core.llm.errors import ProviderHTTPError
 from vetq.core.llm.types import LLMRequest, LLMResponse
 from vetq.core.logging import get_logger
+from vetq.core.tracing import get_tracer
 
 if TYPE_CHECKING:  # the gate imports the price table, which matches models with first_prefix_match
     from vetq.core.llm.gate import CallGate
@@ -184,7 +185,7 @@ def call_as_profiled(
     while True:
         shaped = profile_for(client.provider, client.model).shape(request)
         try:
-            return gate.call(client, shaped, stage=stage)
+            return _traced_call(gate, client, shaped, stage)
         except ProviderHTTPError as exc:
             known = declared_profile(client.provider, client.model) is not None
             fallback = None if known or exc.status not in FALLBACK_STATUSES else next_fallback(shaped, exc.body)
@@ -200,3 +201,36 @@ def call_as_profiled(
                 fallback=fallback,
                 status=exc.status,
             )
+
+
+# GenAI semantic conventions' names for vetq's providers (gen_ai.system); others as named.
+_GEN_AI_SYSTEMS = {"bedrock": "aws.bedrock", "anthropic": "anthropic", "openai": "openai"}
+
+
+def _traced_call(gate: CallGate, client: LLMClient, request: LLMRequest, stage: str) -> LLMResponse:
+    """One model call through the gate, in a span with the GenAI semantic conventions'
+    attributes: the provider, the model, the request's limits, the usage and why it
+    stopped. Never the prompt or the answer."""
+    tracer = get_tracer()
+    if not tracer.enabled:
+        return gate.call(client, request, stage=stage)
+    system = _GEN_AI_SYSTEMS.get(client.provider, client.provider)
+    attributes: dict[str, Any] = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.system": system,
+        "gen_ai.provider.name": system,
+        "gen_ai.request.model": client.model,
+        "gen_ai.request.max_tokens": request.max_tokens,
+        "gen_ai.request.temperature": request.temperature,
+        "vetq.stage": stage,
+    }
+    with tracer.span(f"chat {client.model}", attributes, kind="client") as span:
+        response = gate.call(client, request, stage=stage)
+        span.set_attribute("gen_ai.response.model", response.model or None)
+        span.set_attribute("gen_ai.usage.input_tokens", response.usage.prompt_tokens)
+        span.set_attribute("gen_ai.usage.output_tokens", response.usage.completion_tokens)
+        if response.finish_reason:
+            span.set_attribute("gen_ai.response.finish_reasons", [response.finish_reason])
+        span.set_attribute("vetq.cached", response.cached)
+        span.set_attribute("vetq.cost_usd", response.usage.cost_usd)
+        return response

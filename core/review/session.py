@@ -43,6 +43,7 @@ from vetq.core.llm.types import LLMRequest, LLMResponse, Message, Usage
 from vetq.core.logging import get_logger
 from vetq.core.prompts import REVIEW_PROMPTS
 from vetq.core.review.schema import ANSWER_SCHEMAS, ReviewConfig
+from vetq.core.tracing import stage_span
 from vetq.core.validation import explain
 
 log = get_logger("vetq.review")
@@ -142,6 +143,13 @@ class ReviewSession:
         if schema_kind not in ANSWER_SCHEMAS:
             raise KeyError(f"unknown schema kind {schema_kind!r}")
         schema = ANSWER_SCHEMAS[schema_kind]
+        with stage_span(f"review.{phase}") as span:
+            value, attempts = self._ask(messages, schema, phase)
+            span.set_attribute("vetq.attempts", attempts)
+        assistant = Message(role="assistant", content=json.dumps(value, ensure_ascii=False))
+        return value, [*messages, assistant]
+
+    def _ask(self, messages: Sequence[Message], schema: Any, phase: str) -> tuple[dict[str, Any], int]:
         try:
             answer = ask_structured(
                 self.gate,
@@ -162,8 +170,7 @@ class ReviewSession:
             raise
         self.calls += answer.attempts
         self._account(answer.usage, answer.fallbacks)
-        assistant = Message(role="assistant", content=json.dumps(answer.value, ensure_ascii=False))
-        return answer.value, [*messages, assistant]
+        return answer.value, answer.attempts
 
     def _account(self, usage: Usage, fallbacks: Sequence[str]) -> None:
         self.usage = self.usage + usage
