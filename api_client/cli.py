@@ -359,6 +359,17 @@ def build_parser() -> argparse.ArgumentParser:
     dead_list.add_argument("--limit", type=_positive_int, default=100, help="how many entries (newest first)")
     dead_list.set_defaults(handler=cmd_dead_list)
 
+    metrics = verbs.add_parser("metrics", help="Prometheus metrics: `vetq metrics serve`, the fleet's gauges")
+    metrics.set_defaults(verb_parser=metrics)
+    metrics_verbs = metrics.add_subparsers(dest="metrics_verb", metavar="ACTION", parser_class=_Parser)
+    metrics_serve = metrics_verbs.add_parser(
+        "serve",
+        help="serve the fleet's gauges (queue depths, live workers, dead letters, bulk lane) read from Redis",
+    )
+    metrics_serve.add_argument("--port", type=_port, default=9465, help="port to listen on (default 9465)")
+    metrics_serve.add_argument("--address", help="address to listen on (default VETQ_METRICS_ADDRESS, 127.0.0.1)")
+    metrics_serve.set_defaults(handler=cmd_metrics_serve)
+
     doctor = verbs.add_parser("doctor", help="check a deployment and name each problem found")
     doctor.add_argument("--timeout", type=_positive_float, default=2.0, help="seconds to wait for worker replies")
     doctor.set_defaults(handler=cmd_doctor)
@@ -368,6 +379,13 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument("--concurrency", type=_positive_int, default=1, help="jobs per worker process (default 1)")
     up.set_defaults(handler=cmd_up)
     return parser
+
+
+def _port(value: str) -> int:
+    port = _positive_int(value)
+    if port > 65535:
+        raise argparse.ArgumentTypeError(f"{value!r} is not a port (1-65535)")
+    return port
 
 
 def _bool(value: str) -> bool:
@@ -732,6 +750,12 @@ def cmd_dead_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def cmd_metrics_serve(args: argparse.Namespace) -> int:
+    from vetq.api_client.service_cli import run_metrics_serve
+
+    return run_metrics_serve(args)
+
+
 def cmd_doctor(args: argparse.Namespace) -> int:
     from vetq.api_client.doctor import run_doctor
 
@@ -805,7 +829,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             settings = load_settings()
             # A one-shot command keeps stderr quiet unless asked; a worker logs its jobs.
-            configure_logging(settings.log_level_of(quiet=args.verb not in ("worker", "up")))
+            configure_logging(settings.log_level_of(quiet=args.verb not in ("worker", "up", "metrics")))
         return handler(args)
     except KeyboardInterrupt:
         sys.stderr.write("vetq: interrupted\n")

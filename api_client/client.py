@@ -41,6 +41,7 @@ from vetq.core.queue import (
     BUDGET_USD_HEADER,
     BULK_WAITING_STATE,
     QUEUES,
+    SENT_AT_HEADER,
     TASK_EXTRACT,
     TASK_QUEUES,
     TASK_REVIEW,
@@ -586,6 +587,7 @@ class Client:
                     for job_id, task_name, payload, trace_id, headers in items:
                         queue = TASK_QUEUES[task_name]
                         message = amqp.create_task_message(job_id, task_name, [payload], {}, argsrepr="", kwargsrepr="")
+                        headers = {**(headers or {}), SENT_AT_HEADER: time.time()}  # the queued-time metric
                         amqp.send_task_message(
                             producer,
                             task_name,

@@ -26,13 +26,10 @@ def _queues(raw: str) -> list[str]:
     return queues
 
 
-def run_worker(args: argparse.Namespace) -> int:
-    from vetq.workers.app import UnsafeSettingsError, create_app
+def _service_redis_url(settings: Any) -> str:
+    """VETQ_REDIS_URL, or the embedded Redis `vetq up` runs; never a new one."""
     from vetq.workers.embedded_redis import running_embedded
-    from vetq.workers.runner import run_foreground
 
-    settings = load_settings()
-    queues = _queues(args.queues)
     url = settings.redis_url
     if url is None:
         state = running_embedded(settings.home)
@@ -42,13 +39,45 @@ def run_worker(args: argparse.Namespace) -> int:
                 "or run `vetq up` for a single machine"
             )
         url = state["url"]
+    return str(url)
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    from vetq.workers.app import UnsafeSettingsError, create_app
+    from vetq.workers.runner import run_foreground
+
+    settings = load_settings()
+    queues = _queues(args.queues)
+    url = _service_redis_url(settings)
     try:
         app = create_app(settings, url)
     except UnsafeSettingsError as exc:
         raise ConfigError(str(exc)) from None
     concurrency = args.concurrency or os.cpu_count() or 1
+    from vetq.workers.metrics import serve_worker_metrics
+
+    serve_worker_metrics(settings, pool=args.pool)  # VETQ_METRICS_PORT set: before the pool forks
     log.info("worker_starting", queues=queues, concurrency=concurrency, pool=args.pool)
     run_foreground(app, queues=queues, concurrency=concurrency, pool=args.pool, loglevel=settings.log_level)
+    return 0
+
+
+def run_metrics_serve(args: argparse.Namespace) -> int:
+    """`vetq metrics serve`: the fleet's gauges on --port until SIGTERM or Ctrl-C."""
+    import threading
+
+    from vetq.api_client.fleet_metrics import serve
+
+    settings = load_settings()
+    url = _service_redis_url(settings)
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set())
+    try:
+        serve(url, settings, port=args.port, address=args.address or settings.metrics_address, stop=stop)
+    except OSError as exc:
+        raise ConfigError(f"vetq metrics serve: cannot listen on port {args.port} ({exc.strerror or exc})") from None
+    finally:
+        signal.signal(signal.SIGTERM, previous)
     return 0
 
 
@@ -87,6 +116,15 @@ def _supervise_redis(redis: Any, restarts: list[float]) -> None:
     redis.restart()  # ServiceUnavailableError, naming the log, if it cannot
 
 
+def _metrics_env(settings: Any, index: int) -> dict[str, str]:
+    """`vetq up`'s workers share a host: with VETQ_METRICS_PORT, worker i serves on port + i."""
+    if settings.metrics_port is None:
+        return {}
+    from vetq.core.settings import variable_of
+
+    return {variable_of("metrics_port"): str(settings.metrics_port + index)}
+
+
 def run_up(args: argparse.Namespace) -> int:
     from vetq.workers.embedded_redis import EmbeddedRedis
     from vetq.workers.runner import spawn_worker_process, stop_processes
@@ -123,7 +161,10 @@ def run_up(args: argparse.Namespace) -> int:
     restart_at: list[float] = []
     redis_restarts: list[float] = []
     try:
-        workers = [spawn_worker_process(redis.live_url, concurrency=args.concurrency) for _ in range(args.workers)]
+        workers = [
+            spawn_worker_process(redis.live_url, concurrency=args.concurrency, extra_env=_metrics_env(settings, i))
+            for i in range(args.workers)
+        ]
         now = time.monotonic()
         started_at = [now] * args.workers
         delay_s = [0.0] * args.workers
@@ -150,7 +191,9 @@ def run_up(args: argparse.Namespace) -> int:
                         restart_in_s=delay_s[index],
                     )
                 if now >= restart_at[index]:
-                    workers[index] = spawn_worker_process(redis.live_url, concurrency=args.concurrency)
+                    workers[index] = spawn_worker_process(
+                        redis.live_url, concurrency=args.concurrency, extra_env=_metrics_env(settings, index)
+                    )
                     started_at[index], restart_at[index] = now, 0.0
             time.sleep(0.2)
     finally:

@@ -29,6 +29,9 @@ TASK_QUEUES = {
 }
 
 TRACE_HEADER = "trace_id"
+# Epoch seconds at which the producer sent the job (a requeue: the time it is due
+# again): the worker's metrics measure the time a job waited in its queue from it.
+SENT_AT_HEADER = "vetq_sent_at"
 # Dollar budgets travel in the message headers, like the batch's token budget
 # (`batch_id`, `batch_token_budget`): a job's own (`submit_*(budget_usd=...)`) and its
 # batch's (`submit_batch(budget_usd=...)`), in US dollars; the worker's call gate keeps

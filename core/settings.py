@@ -167,6 +167,15 @@ class VetqSettings(BaseSettings):
         2, ge=0, le=10, description="Times an expired or canceled bulk request is submitted again"
     )
 
+    # Prometheus metrics (workers/metrics.py): off unless a port is given.
+    metrics_port: int | None = Field(
+        None, ge=1, le=65535, description="Port of a worker's Prometheus metrics endpoint (unset: no endpoint)"
+    )
+    metrics_address: str = Field(
+        "127.0.0.1",
+        description="Address the metrics endpoints listen on (0.0.0.0 to let a Prometheus on another host scrape)",
+    )
+
     log_level: str = Field(
         "INFO", description="DEBUG, INFO, WARNING or ERROR (unset: WARNING for one-shot commands and the MCP server)"
     )
@@ -238,6 +247,24 @@ class VetqSettings(BaseSettings):
             load_prices(value)
         except ConfigError as exc:
             raise ValueError(exc.message.removeprefix(f"{ENV_VAR}: ")) from None
+        return value
+
+    @field_validator("metrics_port", mode="before")
+    @classmethod
+    def _no_metrics_port(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("metrics_address")
+    @classmethod
+    def _metrics_address(cls, value: str) -> str:
+        import ipaddress
+
+        value = value.strip()
+        try:
+            ipaddress.ip_address(value)
+        except ValueError:
+            if not re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?", value):
+                raise ValueError("must be an IP address or a host name, e.g. 127.0.0.1 or 0.0.0.0") from None
         return value
 
     @field_validator("redis_url")

@@ -622,3 +622,52 @@ def test_request_larger_than_tpm_is_refused(r):
     with pytest.raises(RateLimitExhaustedError):
         gate.call(client, request(), stage="s")
     assert client.requests == []
+
+
+def test_the_gate_counts_its_calls_in_the_metrics(r):
+    """The gate is where the model-call metrics hang: outcomes by model and stage,
+    tokens and dollars by lane, cache lookups, budget refusals by scope kind."""
+    from vetq.core.llm.errors import ProviderTimeoutError
+    from vetq.workers import metrics
+
+    def value(name: str, **labels: str) -> float:
+        return metrics.registry().get_sample_value(name, labels) or 0.0
+
+    model = "scripted:metrics-model"
+    before = {
+        "ok": value("vetq_model_calls_total", model=model, stage="m", outcome="ok"),
+        "truncated": value("vetq_model_calls_total", model=model, stage="m", outcome="truncated"),
+        "server_error": value("vetq_model_calls_total", model=model, stage="m", outcome="server_error"),
+        "timeout": value("vetq_model_calls_total", model=model, stage="m", outcome="timeout"),
+        "in": value("vetq_model_tokens_total", model=model, lane="realtime", type="input"),
+        "out": value("vetq_model_tokens_total", model=model, lane="realtime", type="output"),
+        "hit": value("vetq_response_cache_lookups_total", stage="m", result="hit"),
+        "miss": value("vetq_response_cache_lookups_total", stage="m", result="miss"),
+        "refused": value("vetq_budget_refusals_total", scope="job", unit="tokens"),
+    }
+    answered = LLMResponse(text='{"a": 1}', model="metrics-model", usage=Usage(prompt_tokens=11, completion_tokens=7))
+    cut = LLMResponse(text='{"a": ', usage=Usage(prompt_tokens=5, completion_tokens=64), finish_reason="length")
+    client = ScriptedLLMClient(
+        [answered, ProviderHTTPError(503, "down"), ProviderTimeoutError("slow"), cut], model="metrics-model"
+    )
+    gate = make_gate(r, budget_scopes=["job:m"], budget_limits={"job:m": 10_000})
+    gate.call(client, request("one"), stage="m")
+    gate.call(client, request("one"), stage="m")  # the cache answers
+    with pytest.raises(ProviderHTTPError):
+        gate.call(client, request("two"), stage="m")
+    with pytest.raises(ProviderTimeoutError):
+        gate.call(client, request("three"), stage="m")
+    gate.call(client, request("four"), stage="m")
+    tight = make_gate(r, budget_scopes=["job:tight"], budget_limits={"job:tight": 10})
+    with pytest.raises(BudgetExceededError):
+        tight.call(client, request("five"), stage="m")
+
+    assert value("vetq_model_calls_total", model=model, stage="m", outcome="ok") - before["ok"] == 1
+    assert value("vetq_model_calls_total", model=model, stage="m", outcome="truncated") - before["truncated"] == 1
+    assert value("vetq_model_calls_total", model=model, stage="m", outcome="server_error") - before["server_error"] == 1
+    assert value("vetq_model_calls_total", model=model, stage="m", outcome="timeout") - before["timeout"] == 1
+    assert value("vetq_model_tokens_total", model=model, lane="realtime", type="input") - before["in"] == 16
+    assert value("vetq_model_tokens_total", model=model, lane="realtime", type="output") - before["out"] == 71
+    assert value("vetq_response_cache_lookups_total", stage="m", result="hit") - before["hit"] == 1
+    assert value("vetq_response_cache_lookups_total", stage="m", result="miss") - before["miss"] == 5
+    assert value("vetq_budget_refusals_total", scope="job", unit="tokens") - before["refused"] == 1

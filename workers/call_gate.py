@@ -67,6 +67,7 @@ from vetq.core.llm.tokens import estimate_prompt_tokens
 from vetq.core.llm.types import LLMRequest, LLMResponse, RateLimitInfo
 from vetq.core.logging import get_logger
 from vetq.core.redis_keys import ATTEMPTS_PREFIX, JOB_SCOPE_PREFIX, attempts_key
+from vetq.workers import metrics
 from vetq.workers.budget_ledger import UNLIMITED, RedisBudgetLedger
 from vetq.workers.bulk_lane import BulkJob, BulkWaitError, bulk_answer
 from vetq.workers.bulk_store import BULK_LIVE_TTL_S, BulkStore
@@ -319,6 +320,7 @@ class RedisCallGate:
         if reservation is None:
             self._count("budget_refused")
             left = {s: self.ledger.remaining(s) for s in scopes}
+            metrics.budget_refused(left, amount, usd=usd)
             log.warning("budget_refused", stage=stage, model_key=model_key, estimate=amount, remaining=left)
             if usd:
                 raise BudgetExceededError(
@@ -377,6 +379,7 @@ class RedisCallGate:
                 )
             self._wait_within_deadline(model_key, wait)
             self.sleep(wait)
+            metrics.rate_limit_wait(model_key, wait)
             waited += wait
             self._count("waits_s", wait)
 
@@ -447,6 +450,8 @@ class RedisCallGate:
         if answer is not None and answer.cached:
             self._count("cache_hits")
             return answer.with_cost(0.0)  # paid for once, by the job that first asked
+        if answer is not None:
+            metrics.model_usage(f"{client.provider}:{client.model}", "bulk", answer.usage)  # its share, once
         return answer  # priced at the batch price when it landed
 
     def release_reserved(self, fields: dict[str, str] | None) -> None:
@@ -464,6 +469,7 @@ class RedisCallGate:
             # Past its bulk deadline and the job allows it: the realtime lane, below.
         if self.cache is not None:
             hit = self.cache.get(provider, model, request, stage=stage)
+            metrics.cache_lookup(stage, hit=hit is not None)
             if hit is not None:
                 self._count("cache_hits")
                 return hit.with_cost(0.0)  # paid for once, when it was first answered
@@ -505,6 +511,7 @@ class RedisCallGate:
             except RateLimitedError as exc:
                 self._release(reservation)
                 self._count("rate_limited")
+                metrics.rate_limited(model_key, stage)
                 local_attempts += 1
                 attempts = local_attempts
                 if counter is not None:
@@ -539,12 +546,14 @@ class RedisCallGate:
                 if self.limiter is None and cooldown > 0:
                     self._wait_within_deadline(model_key, cooldown)
                     self.sleep(cooldown)
+                    metrics.rate_limit_wait(model_key, cooldown)
                     waited += cooldown
                     self._count("waits_s", cooldown)
                 continue  # step 3 waits the shared cooldown out
             except BaseException as exc:
                 self._release(reservation)
                 self._count("errors")
+                metrics.model_call_failed(model_key, stage, exc)
                 if _interrupted_by_soft_limit(exc):
                     raise self._timed_out(stage, "soft time limit") from None
                 left = self.time_left_s()
@@ -577,6 +586,7 @@ class RedisCallGate:
                 response.model_dump_json(),
                 owner=self.bulk.job_id,
             )
+        metrics.model_call_ok(model_key, stage, self.lane, usage, self.clock() - started, truncated=response.truncated)
         log.info(
             "model_call",
             stage=stage,

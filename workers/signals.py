@@ -29,6 +29,32 @@ def trace_id_of(request: Any) -> str | None:
     return str(value) if value else None
 
 
+def _metrics_started(task: Any = None, **_: Any) -> None:
+    """Prometheus (workers/metrics.py): the time the job waited in its queue."""
+    from vetq.workers import metrics
+
+    request = getattr(task, "request", None)
+    delivery = getattr(request, "delivery_info", None) or {}
+    metrics.job_started(task, delivery.get("routing_key"), metrics.sent_at_of(request))
+
+
+def _metrics_finished(task: Any = None, retval: Any = None, state: str | None = None, **_: Any) -> None:
+    """Prometheus: the job's outcome, read from its envelope as job_finished reads it, and its run time."""
+    from vetq.workers import metrics
+
+    request = getattr(task, "request", None)
+    started = getattr(request, "vetq_started_at", None)
+    runtime_s = time.monotonic() - started if isinstance(started, float) else None
+    delivery = getattr(request, "delivery_info", None) or {}
+    metrics.job_finished(task, delivery.get("routing_key"), state, retval, runtime_s)
+
+
+def _metrics_process_exited(pid: int | None = None, **_: Any) -> None:
+    from vetq.workers import metrics
+
+    metrics.process_exited(pid)  # a prefork child's metrics files: marked dead
+
+
 def _bind(task_id: str | None = None, task: Any = None, **_: Any) -> None:
     structlog.contextvars.clear_contextvars()
     request = getattr(task, "request", None)
@@ -155,6 +181,9 @@ def connect() -> None:
 
     hide_task_data()  # Celery's task lines would print each job's result: the extracted data
     signals.task_prerun.connect(_bind, weak=False)
+    signals.task_prerun.connect(_metrics_started, weak=False)
+    signals.task_postrun.connect(_metrics_finished, weak=False)
+    signals.worker_process_shutdown.connect(_metrics_process_exited, weak=False)
     signals.task_postrun.connect(_dead_letter_invalid_input, weak=False)
     signals.task_postrun.connect(_clear, weak=False)
     signals.task_failure.connect(_dead_letter_bad_arguments, weak=False)

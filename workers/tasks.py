@@ -29,6 +29,7 @@ from vetq.core.queue import (
     BULK_WAITING_STATE,
     LANE_HEADER,
     REALTIME_FALLBACK_HEADER,
+    SENT_AT_HEADER,
     TASK_EXTRACT,
     TASK_NOOP,
     TASK_QUEUES,
@@ -347,6 +348,7 @@ def requeue(
     step = requeue_step_s(settings.visibility_timeout_s or 0, settings.task_time_limit_s)
     wait_s = max(0.0, float(wait_s))
     headers = {**(getattr(task.request, "headers", None) or {}), **(counts or {})}
+    headers[SENT_AT_HEADER] = time.time() + min(wait_s, step)  # queued from when it is due again
     if wait_s > step:
         headers[NOT_BEFORE_HEADER] = time.time() + wait_s
     else:
