@@ -3,6 +3,8 @@ contents are checked against the real CLI and settings."""
 
 from __future__ import annotations
 
+import json
+import re
 from pathlib import Path
 
 import yaml
@@ -60,3 +62,82 @@ def test_dockerfile_entrypoint_is_the_cli():
     text = (ROOT / "Dockerfile").read_text()
     assert 'ENTRYPOINT ["vetq"]' in text
     assert "USER vetq" in text
+
+
+# --------------------------------------------------------------------------- metrics
+
+
+def _yaml(path: str):
+    return yaml.safe_load((ROOT / path).read_text())
+
+
+def test_prometheus_and_grafana_are_in_compose_with_their_files():
+    services = compose()["services"]
+    assert {"vetq-metrics", "prometheus", "grafana"} <= set(services)
+    for name in ("prometheus", "grafana"):
+        for volume in services[name]["volumes"]:
+            source = volume.split(":", 1)[0]
+            if source.startswith("./"):
+                assert (ROOT / source).exists(), f"{name} mounts {source}, which is not in the repository"
+        # Published on the host's loopback only, as Flower is.
+        assert all(port.startswith("127.0.0.1:") for port in services[name]["ports"])
+    grafana_mounts = dict(v.split(":")[:2] for v in services["grafana"]["volumes"])
+    provider = _yaml("deploy/grafana/provisioning/dashboards/vetq.yaml")["providers"][0]
+    assert grafana_mounts["./deploy/grafana/dashboards"] == provider["options"]["path"]
+    assert grafana_mounts["./deploy/grafana/provisioning"] == "/etc/grafana/provisioning"
+    datasource = _yaml("deploy/grafana/provisioning/datasources/prometheus.yaml")["datasources"][0]
+    assert datasource["type"] == "prometheus" and datasource["url"] == "http://prometheus:9090"
+    dashboard = json.loads((ROOT / "deploy/grafana/dashboards/vetq.json").read_text())
+    uids = {t["datasource"]["uid"] for p in dashboard["panels"] for t in p.get("targets", [])}
+    assert uids == {datasource["uid"]}
+    prometheus_mounts = dict(v.split(":")[:2] for v in services["prometheus"]["volumes"])
+    assert prometheus_mounts["./deploy/prometheus/prometheus.yml"] in " ".join(services["prometheus"]["command"])
+
+
+def test_prometheus_scrapes_every_worker_and_the_fleet_server_where_they_listen():
+    services = compose()["services"]
+    scrape = {job["job_name"]: job for job in _yaml("deploy/prometheus/prometheus.yml")["scrape_configs"]}
+    workers = scrape["vetq-workers"]["dns_sd_configs"][0]
+    assert set(workers["names"]) == {"extract-worker", "review-worker"}
+    for name in workers["names"]:
+        settings = VetqSettings(
+            **{
+                k[5:].lower(): v
+                for k, v in services[name]["environment"].items()
+                if k.startswith("VETQ_") and "${" not in str(v)
+            }
+        )
+        assert settings.metrics_port == workers["port"]
+        assert settings.metrics_address == "0.0.0.0"  # reachable from the Prometheus container
+        assert "ports" not in services[name]  # but never published on the host
+    args = build_parser().parse_args(services["vetq-metrics"]["command"])
+    assert (args.verb, args.metrics_verb, args.address) == ("metrics", "serve", "0.0.0.0")
+    assert scrape["vetq-fleet"]["static_configs"][0]["targets"] == [f"vetq-metrics:{args.port}"]
+    env = services["vetq-metrics"]["environment"]
+    assert set(env) <= {f"VETQ_{name.upper()}" for name in VetqSettings.model_fields}  # no provider key
+
+
+def _registered_metric_names() -> tuple[set[str], set[str]]:
+    """The sample names the code can export, and its metric families' names."""
+    from prometheus_client import CollectorRegistry
+
+    from vetq.api_client.fleet_metrics import FleetCollector
+    from vetq.workers.metrics import WorkerMetrics
+
+    registry = CollectorRegistry()
+    WorkerMetrics(registry)
+    families = {(f.name, f.type) for f in registry.collect()}
+    families |= {(f.name, f.type) for f in FleetCollector(None, lambda _t: {})._families()}
+    suffixes = {"counter": ("_total",), "histogram": ("_bucket", "_sum", "_count"), "gauge": ("",)}
+    samples = {name + suffix for name, kind in families for suffix in suffixes[kind]}
+    return samples, {name for name, _ in families}
+
+
+def test_the_dashboard_queries_only_metrics_the_code_exports_and_shows_them_all():
+    dashboard = json.loads((ROOT / "deploy/grafana/dashboards/vetq.json").read_text())
+    expressions = [t["expr"] for p in dashboard["panels"] for t in p.get("targets", [])]
+    used = {name for expr in expressions for name in re.findall(r"\bvetq_[a-z0-9_]+", expr)}
+    samples, families = _registered_metric_names()
+    assert used and not used - samples, f"the dashboard queries metrics nothing exports: {used - samples}"
+    shown = {family for family in families if any(name.startswith(family) for name in used)}
+    assert shown == families, f"metrics the dashboard does not show: {families - shown}"
