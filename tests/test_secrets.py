@@ -1,5 +1,8 @@
 """Secrets never leave: API keys and Redis passwords planted in the environment and
-in URLs appear in no log line, result or error message."""
+in URLs appear in no log line, result or error message. The metrics endpoints are
+checked with the same planted key in tests/test_metrics.py
+(test_no_secret_and_no_document_text_in_a_scrape), which scrapes a worker and `vetq
+metrics serve` it runs once for all its tests."""
 
 from __future__ import annotations
 
