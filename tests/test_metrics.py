@@ -298,3 +298,36 @@ def test_call_outcomes_and_budget_scopes():
     batch = _value("vetq_budget_refusals_total", scope="batch", unit="usd")
     metrics.budget_refused({"job:abc:usd": 900, "batch:b1:usd": 10}, 100, usd=True)
     assert _value("vetq_budget_refusals_total", scope="batch", unit="usd") - batch == 1
+
+
+def test_a_thread_pool_worker_serves_its_registry_and_a_taken_port_stops_it(tmp_path):
+    """No multiprocess mode for a thread pool: the endpoint serves the metrics this
+    process counts. A second worker given the same port stops at start, naming it,
+    before it could touch the first one's files."""
+    from vetq.core.errors import ConfigError
+    from vetq.core.settings import load_settings
+    from vetq.workers import metrics
+
+    settings = load_settings(home=tmp_path, metrics_port=free_port())
+    url = metrics.serve_worker_metrics(settings, pool="threads")
+    assert url == f"http://127.0.0.1:{settings.metrics_port}/metrics"
+    metrics.cache_lookup("thread-pool-test", hit=True)
+    scraped = samples(scrape(settings.metrics_port))
+    assert value(scraped, "vetq_response_cache_lookups_total", stage="thread-pool-test", result="hit") == 1
+    assert not os.environ.get(metrics.MULTIPROC_ENV)
+    with pytest.raises(ConfigError, match=f"VETQ_METRICS_PORT: cannot listen on 127.0.0.1:{settings.metrics_port}"):
+        metrics.serve_worker_metrics(settings, pool="prefork")
+    assert not os.environ.get(metrics.MULTIPROC_ENV)
+    assert metrics.serve_worker_metrics(load_settings(home=tmp_path), pool="prefork") is None  # no port: off
+
+
+def test_metrics_settings_are_checked():
+    from vetq.core.errors import ConfigError
+    from vetq.core.settings import load_settings
+
+    assert load_settings(metrics_port="").metrics_port is None
+    assert load_settings(metrics_address=" 0.0.0.0 ").metrics_address == "0.0.0.0"
+    with pytest.raises(ConfigError, match="VETQ_METRICS_PORT"):
+        load_settings(metrics_port=70000)
+    with pytest.raises(ConfigError, match="VETQ_METRICS_ADDRESS"):
+        load_settings(metrics_address="http://host:9464")
