@@ -21,6 +21,7 @@ from vetq.core.queue import QUEUES
 from vetq.core.redis_keys import (
     BULK_MODELS_KEY,
     BULK_OPEN_KEY,
+    BULK_SUBMISSIONS_KEY,
     BULK_WAKE_KEY,
     DEAD_LETTER_KEY,
     KOMBU_UNACKED_KEY,
@@ -92,7 +93,9 @@ class FleetCollector:
                 labels=["model"],
             ),
             GaugeMetricFamily(
-                "vetq_bulk_batches", "Open provider batches of the bulk lane, by state", labels=["state"]
+                "vetq_bulk_batches",
+                "Open provider batches of the bulk lane, by state (submitting: being created)",
+                labels=["state"],
             ),
         ]
 
@@ -117,8 +120,9 @@ class FleetCollector:
         pipe.llen(BULK_WAKE_KEY)
         pipe.smembers(BULK_MODELS_KEY)
         pipe.zrange(BULK_OPEN_KEY, 0, -1)
+        pipe.zcard(BULK_SUBMISSIONS_KEY)
         replies = pipe.execute()
-        depths, (dead, unacked, wake, models, open_batches) = replies[: len(QUEUES)], replies[len(QUEUES) :]
+        depths, (dead, unacked, wake, models, open_batches, submitting) = replies[: len(QUEUES)], replies[len(QUEUES) :]
         models = sorted(_text(m) for m in models)
         open_batches = [_text(b) for b in open_batches]
         pipe = self.redis.pipeline(transaction=False)
@@ -140,7 +144,8 @@ class FleetCollector:
         out["vetq_bulk_parked_jobs"].add_metric([], self._parked_jobs())
         for model, count in zip(models, pending, strict=True):
             out["vetq_bulk_pending_requests"].add_metric([model], int(count))
-        by_state: dict[str, int] = {}
+        # A submission claimed and not yet recorded: its batch is being created (or recovered).
+        by_state: dict[str, int] = {"submitting": int(submitting)} if submitting else {}
         for state in states:
             name = _text(state) if state is not None else "unknown"
             by_state[name] = by_state.get(name, 0) + 1

@@ -331,3 +331,105 @@ def test_metrics_settings_are_checked():
         load_settings(metrics_port=70000)
     with pytest.raises(ConfigError, match="VETQ_METRICS_ADDRESS"):
         load_settings(metrics_address="http://host:9464")
+
+
+class _FakeRedis:
+    """Just the reads FleetCollector makes, over a dict of lists, sets, hashes and sorted sets."""
+
+    def __init__(self, data: dict, *, down: bool = False) -> None:
+        self.data, self.down, self.scans = data, down, 0
+
+    def pipeline(self, transaction: bool = False):
+        redis_ = self
+
+        class Pipe:
+            def __init__(self) -> None:
+                self.calls: list = []
+
+            def __getattr__(self, name):
+                return lambda *args: self.calls.append((name, args))
+
+            def execute(self):
+                if redis_.down:
+                    raise redis.ConnectionError("down")
+                return [getattr(redis_, name)(*args) for name, args in self.calls]
+
+        return Pipe()
+
+    def llen(self, key):
+        return len(self.data.get(key, []))
+
+    hlen = zcard = llen
+
+    def smembers(self, key):
+        return set(self.data.get(key, set()))
+
+    def zrange(self, key, start, stop):
+        return list(self.data.get(key, []))
+
+    def hget(self, key, field):
+        return self.data.get(key, {}).get(field)
+
+    def scan_iter(self, match, count):
+        import fnmatch
+
+        self.scans += 1
+        return (k for k in self.data if fnmatch.fnmatchcase(k, match.replace("{", "[{]").replace("}", "[}]")))
+
+
+def test_the_fleet_collector_reads_the_bulk_lane_and_caches_its_slow_reads():
+    from vetq.api_client.fleet_metrics import FleetCollector
+    from vetq.core.redis_keys import (
+        BULK_MODELS_KEY,
+        BULK_OPEN_KEY,
+        BULK_SUBMISSIONS_KEY,
+        bulk_batch_key,
+        bulk_job_key,
+        bulk_pending_key,
+    )
+
+    data = {
+        "extract": [b"m1", b"m2", b"m3"],
+        BULK_MODELS_KEY: {b"openai:gpt-5-mini"},
+        bulk_pending_key("openai:gpt-5-mini"): [b"d1", b"d2"],
+        BULK_OPEN_KEY: [b"b1", b"b2", b"b3"],
+        bulk_batch_key("b1"): {"state": b"in_progress"},
+        bulk_batch_key("b2"): {"state": b"in_progress"},
+        bulk_batch_key("b3"): {"state": b"finalizing"},
+        BULK_SUBMISSIONS_KEY: [b"s1"],
+        bulk_job_key("job-1"): {"task": b"vetq.extract"},
+        bulk_job_key("job-2"): {"task": b"vetq.extract"},
+    }
+    probes: list[float] = []
+
+    def workers(timeout: float) -> dict[str, list[str]]:
+        probes.append(timeout)
+        return {"w1@h": ["extract"], "w2@h": ["extract", "review"]}
+
+    now = [0.0]
+    fake = _FakeRedis(data)
+    collector = FleetCollector(fake, workers, clock=lambda: now[0])
+
+    def scrape_once() -> dict:
+        return {
+            (s.name, tuple(sorted(s.labels.items()))): s.value for family in collector.collect() for s in family.samples
+        }
+
+    m = scrape_once()
+    assert value(m, "vetq_queue_depth", queue="extract") == 3
+    assert value(m, "vetq_workers_alive", queue="extract") == 2 and value(m, "vetq_workers_alive", queue="review") == 1
+    assert value(m, "vetq_bulk_pending_requests", model="openai:gpt-5-mini") == 2
+    assert value(m, "vetq_bulk_batches", state="in_progress") == 2
+    assert value(m, "vetq_bulk_batches", state="finalizing") == 1
+    assert value(m, "vetq_bulk_batches", state="submitting") == 1
+    assert value(m, "vetq_bulk_parked_jobs") == 2
+    now[0] = 10.0
+    scrape_once()
+    assert (len(probes), fake.scans) == (1, 1)  # both slow reads cached
+    now[0] = 61.0
+    scrape_once()
+    assert (len(probes), fake.scans) == (2, 2)
+    assert probes[0] <= 1.0  # a short probe
+
+    down = FleetCollector(_FakeRedis(data, down=True), workers)
+    assert [(s.name, s.value) for f in down.collect() for s in f.samples] == [("vetq_fleet_up", 0)]
