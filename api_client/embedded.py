@@ -72,7 +72,7 @@ class EmbeddedService:
         threshold = self.settings.embedded_processes_from
         if not threshold or jobs < threshold or self.worker is None or self.processes:
             return
-        from vetq.core.settings import as_environment
+        from vetq.core.settings import as_environment, variable_of
         from vetq.workers.runner import spawn_worker_process
 
         with self._lock:
@@ -80,6 +80,8 @@ class EmbeddedService:
                 return
             count = max(1, os.cpu_count() or 1)
             environment = as_environment(self.settings)
+            # A client's private workers serve no metrics: N of them would want one port.
+            environment[variable_of("metrics_port")] = ""
             self.processes = [
                 spawn_worker_process(
                     self.redis.live_url,
