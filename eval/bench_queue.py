@@ -178,8 +178,21 @@ def _best_of_rounds(
     return best
 
 
+def _worker_env(index: int, metrics_port: int | None) -> dict[str, str]:
+    environment = {"VETQ_LOG_LEVEL": "WARNING"}
+    if metrics_port is not None:  # a port each: several workers on one host
+        environment["VETQ_METRICS_PORT"] = str(metrics_port + index)
+    return environment
+
+
 def run(
-    job_counts: Sequence[int], workers: int, concurrency: int, *, with_async: bool = True, rounds: int = 1
+    job_counts: Sequence[int],
+    workers: int,
+    concurrency: int,
+    *,
+    with_async: bool = True,
+    rounds: int = 1,
+    metrics_port: int | None = None,
 ) -> dict[str, Any]:
     """For each N: N heuristics-only validation jobs through vetq's Client (and its
     AsyncClient), and N no-op tasks through raw Celery, on the same Redis and workers,
@@ -195,9 +208,9 @@ def run(
     with EmbeddedRedis(home, role="bench") as redis:
         processes = [
             spawn_worker_process(
-                redis.live_url, concurrency=concurrency, extra_env={"VETQ_LOG_LEVEL": "WARNING"}, die_with_parent=True
+                redis.live_url, concurrency=concurrency, extra_env=_worker_env(i, metrics_port), die_with_parent=True
             )
-            for _ in range(workers)
+            for i in range(workers)
         ]
         try:
             with Client(redis.url, settings=settings) as client:
@@ -222,7 +235,13 @@ def run(
                     rows += new_rows
         finally:
             stop_processes(processes)
-    return {"workers": workers, "concurrency": concurrency, "rounds": rounds, "rows": rows}
+    return {
+        "workers": workers,
+        "concurrency": concurrency,
+        "rounds": rounds,
+        "metrics": metrics_port is not None,
+        "rows": rows,
+    }
 
 
 # --- --heuristics: what run_heuristics costs, by values and document length ----------------
@@ -679,6 +698,12 @@ def main(argv: list[str] | None = None) -> int:
         "--rounds", type=int, default=1, help="runs of each way per N, in turned order; the fastest counts"
     )
     parser.add_argument("--workers", type=int, default=2, help="worker processes")
+    parser.add_argument(
+        "--metrics-port",
+        type=int,
+        default=None,
+        help="serve each worker's Prometheus metrics (worker i on this port + i), to measure their cost",
+    )
     parser.add_argument("--concurrency", type=int, default=1, help="jobs per worker process")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--heuristics", action="store_true", help="time run_heuristics in this process instead")
@@ -707,7 +732,14 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if min(args.jobs) < 1 or args.workers < 1 or args.rounds < 1:
         parser.error("--jobs, --workers and --rounds must be at least 1")
-    figures = run(args.jobs, args.workers, args.concurrency, with_async=not args.no_async, rounds=args.rounds)
+    figures = run(
+        args.jobs,
+        args.workers,
+        args.concurrency,
+        with_async=not args.no_async,
+        rounds=args.rounds,
+        metrics_port=args.metrics_port,
+    )
     if args.json:
         print(json.dumps(figures))
     else:

@@ -4,6 +4,7 @@ way and per N, each with the figures the README's table records."""
 from __future__ import annotations
 
 import json
+import socket
 
 import pytest
 
@@ -12,9 +13,12 @@ from vetq.eval.bench_queue import main
 
 @pytest.mark.processes
 def test_the_queue_benchmark_prints_a_row_per_way_and_count(capfd):
-    assert main(["--jobs", "20", "40", "--rounds", "2", "--json"]) == 0
+    with socket.socket() as probe:  # a free port for the first worker's metrics (the second takes the next)
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    assert main(["--jobs", "20", "40", "--rounds", "2", "--metrics-port", str(port), "--json"]) == 0
     figures = json.loads(capfd.readouterr().out)
-    assert figures["rounds"] == 2
+    assert figures["rounds"] == 2 and figures["metrics"] is True
     rows = figures["rows"]
     assert [(row["way"], row["jobs"]) for row in rows] == [
         (way, jobs) for jobs in (20, 40) for way in ("raw_celery", "vetq_client", "vetq_async_client")

@@ -122,7 +122,8 @@ def fleet(redis_server, tmp_path_factory):
                 jobs = [client.submit_extraction(text) for text in [*DOCUMENTS, NEEDS_REVIEW_DOCUMENT, DOCUMENTS[0]]]
                 results = [job.result(timeout=120) for job in jobs]
                 invalid = client.app.send_task(TASK_EXTRACT, args=[{"text": 42}], queue="extract")
-                invalid_result = invalid.get(timeout=60)
+                # disable_sync_subtasks: this process may have run an in-process worker (a task context)
+                invalid_result = invalid.get(timeout=60, disable_sync_subtasks=False)
                 for _ in range(2):
                     client.submit_review(make_request().model_dump(mode="json", exclude_none=True))
                 # The worker's postrun signal (metrics, dead letter) runs after the result is stored.

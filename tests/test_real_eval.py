@@ -260,21 +260,25 @@ def test_the_cli_wires_real_and_refuses_model_flags(capsys):
 DOCS = DOCUMENTS
 
 
-@pytest.fixture(scope="module")
-@starts_processes
-def real_report(tmp_path_factory):
-    """The whole set through the queue, as `vetq eval --real` runs it: the CI gate."""
+def run_through_the_queue(home, documents):
+    """A real-document set through the embedded queue, as `vetq eval --real` runs it."""
     from vetq.api_client.client import Client
     from vetq.core.settings import load_settings
 
-    home = tmp_path_factory.mktemp("real-eval-home")
     fixture = ev.GoldenSet("invoice").replay.resolve()
     with pytest.MonkeyPatch.context() as mp:
         mp.delenv("VETQ_REDIS_URL", raising=False)
         mp.setenv("VETQ_GENERATOR", f"replay:{fixture}")
         mp.setenv("VETQ_CRITIC", f"replay:{fixture}")
         with Client(settings=load_settings(home=home)) as client:
-            return re_.run_real(client=client, documents=DOCS, timeout=300)
+            return re_.run_real(client=client, documents=documents, timeout=300)
+
+
+@pytest.fixture(scope="module")
+@starts_processes
+def real_report(tmp_path_factory):
+    """The whole set through the queue: the CI gate."""
+    return run_through_the_queue(tmp_path_factory.mktemp("real-eval-home"), DOCS)
 
 
 @pytest.mark.processes

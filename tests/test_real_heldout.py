@@ -61,17 +61,9 @@ def test_the_cli_chooses_the_set():
 @starts_processes
 def heldout_report(tmp_path_factory):
     """The held-out set through the queue, as `vetq eval --real --set heldout` runs it."""
-    from vetq.api_client.client import Client
-    from vetq.core.settings import load_settings
+    from tests.test_real_eval import run_through_the_queue
 
-    home = tmp_path_factory.mktemp("heldout-eval-home")
-    fixture = ev.GoldenSet("invoice").replay.resolve()
-    with pytest.MonkeyPatch.context() as mp:
-        mp.delenv("VETQ_REDIS_URL", raising=False)
-        mp.setenv("VETQ_GENERATOR", f"replay:{fixture}")
-        mp.setenv("VETQ_CRITIC", f"replay:{fixture}")
-        with Client(settings=load_settings(home=home)) as client:
-            return re_.run_real(client=client, documents=DOCUMENTS, timeout=300)
+    return run_through_the_queue(tmp_path_factory.mktemp("heldout-eval-home"), DOCUMENTS)
 
 
 @pytest.mark.processes

@@ -214,6 +214,32 @@ class BatchAPI:
 
     # ------------------------------------------------------------------ shared
 
+    def _created_between(
+        self,
+        list_batches: Callable[..., Any],
+        cursor: str,
+        created_after: float,
+        created_before: float,
+        matches: Callable[[Any], bool],
+    ) -> list[str]:
+        """The ids of the batches created in the window that `matches` accepts, oldest
+        first. Both providers list newest first, a page of 100 after a cursor batch id
+        (`cursor` names the SDK's parameter); the walk stops at the first page that
+        reaches past the window, or after FIND_MAX_PAGES."""
+        found: list[str] = []
+        after: str | None = None
+        for _ in range(FIND_MAX_PAGES):
+            kwargs: dict[str, Any] = {"limit": 100} if after is None else {"limit": 100, cursor: after}
+            page = self._sdk_call("list", lambda t, kw=kwargs: list_batches(timeout=t, **kw))
+            items = list(page.data)
+            for batch in items:
+                if created_after <= _created_at(batch.created_at) <= created_before and matches(batch):
+                    found.append(str(batch.id))
+            if not items or not page.has_more or _created_at(items[-1].created_at) < created_after:
+                break
+            after = str(items[-1].id)
+        return found[::-1]
+
     def _sdk_call(self, what: str, send: Any, *, timeout_s: float | None = None) -> Any:
         timeout = timeout_s or self._llm.timeout_s
         try:
@@ -299,23 +325,13 @@ class AnthropicBatchAPI(BatchAPI):
         # No metadata on a Message Batch, and its custom_ids are unreadable until it ends:
         # the caller excludes the batches it has recorded, so what is left in the window
         # with as many requests is the one.
-        batches = self._llm._client.messages.batches
-        found: list[str] = []
-        after: str | None = None
-        for _ in range(FIND_MAX_PAGES):
-            kwargs: dict[str, Any] = {"limit": 100} if after is None else {"limit": 100, "after_id": after}
-            page = self._sdk_call("list", lambda t, kw=kwargs: batches.list(timeout=t, **kw))
-            items = list(page.data)
-            for batch in items:
-                created = _created_at(batch.created_at)
-                counts = batch.request_counts
-                total = sum(int(getattr(counts, name, 0) or 0) for name in _COUNT_NAMES)
-                if created_after <= created <= created_before and total == requests:
-                    found.append(str(batch.id))
-            if not items or not page.has_more or _created_at(items[-1].created_at) < created_after:
-                break
-            after = str(items[-1].id)
-        return found[::-1]
+        def with_as_many_requests(batch: Any) -> bool:
+            counts = batch.request_counts
+            return sum(int(getattr(counts, name, 0) or 0) for name in _COUNT_NAMES) == requests
+
+        return self._created_between(
+            self._llm._client.messages.batches.list, "after_id", created_after, created_before, with_as_many_requests
+        )
 
     def retrieve(self, batch_id: str) -> BatchState:
         batches = self._llm._client.messages.batches
@@ -406,21 +422,10 @@ class OpenAIBatchAPI(BatchAPI):
         return CREATE_START_MARGIN_S + RESULTS_TIMEOUT_S
 
     def find(self, marker: str, requests: int, created_after: float, created_before: float) -> list[str]:
-        batches = self._llm._client.batches
-        found: list[str] = []
-        after: str | None = None
-        for _ in range(FIND_MAX_PAGES):
-            kwargs: dict[str, Any] = {"limit": 100} if after is None else {"limit": 100, "after": after}
-            page = self._sdk_call("list", lambda t, kw=kwargs: batches.list(timeout=t, **kw))
-            items = list(page.data)
-            for batch in items:
-                created = _created_at(batch.created_at)
-                if created_after <= created <= created_before and (batch.metadata or {}).get(MARKER_KEY) == marker:
-                    found.append(str(batch.id))
-            if not items or not page.has_more or _created_at(items[-1].created_at) < created_after:
-                break
-            after = str(items[-1].id)
-        return found[::-1]
+        def marked(batch: Any) -> bool:
+            return (batch.metadata or {}).get(MARKER_KEY) == marker
+
+        return self._created_between(self._llm._client.batches.list, "after", created_after, created_before, marked)
 
     def retrieve(self, batch_id: str) -> BatchState:
         batch = self._sdk_call("retrieve", lambda t: self._llm._client.batches.retrieve(batch_id, timeout=t))
