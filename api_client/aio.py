@@ -160,6 +160,7 @@ class AsyncBatch:
                     )
                 except TimeoutError:
                     await self.client._read_stored(pending)
+                    await asyncio.sleep(0)  # the futures' done callbacks run on the next turn of the loop
                     if landed.empty():
                         await self.client._check_worker(queue)
                     continue

@@ -131,7 +131,8 @@ def test_a_result_stored_without_its_message_is_still_found(service, redis_url):
 
 def test_a_batch_finds_results_stored_without_their_messages(service, redis_url):
     # The batch waits as one, with no timer per job: when nothing lands for a while it
-    # reads what is stored, so results whose messages went to nobody are still collected.
+    # reads what is stored, so results whose messages went to nobody are still collected,
+    # and found before it asks whether a worker is left (none is, here).
     from vetq.api_client.aio import AsyncBatch
     from vetq.api_client.client import Batch, Job
 
@@ -140,6 +141,7 @@ def test_a_batch_finds_results_stored_without_their_messages(service, redis_url)
             done = await client.submit(validation(0))
             await done.result(timeout=60)
             raw = await client._aredis().get(CELERY_RESULT_PREFIX + done.id)
+            await asyncio.to_thread(service.worker.stop)
             ids = [f"unannounced-{i}" for i in range(3)]
             client.sync._record_submitted(ids)
             jobs = [Job(client.sync, job_id, None, "extract") for job_id in ids]
