@@ -398,9 +398,9 @@ class CoordinatorDied(Exception):
     """Stands for the coordinator's process dying at the point it is raised."""
 
 
-def coordinator_of(service: Service):
+def coordinator_of(service: Service, *, lease_s: float | None = None):
     """A coordinator of the service's fleet, run by the test (the service runs none)."""
-    return service.app.conf.vetq_context.bulk_coordinator(service.app)
+    return service.app.conf.vetq_context.bulk_coordinator(service.app, lease_s=lease_s)
 
 
 def run_coordinator(coordinator) -> tuple[threading.Event, threading.Thread]:
@@ -437,7 +437,9 @@ def test_a_coordinator_dying_between_submit_and_record_is_recovered_without_payi
         return record_batch(self, batch_id, model_key, *args, **kwargs)
 
     monkeypatch.setattr(BulkStore, "record_batch", dies_once)
-    first = coordinator_of(service)
+    # A short lease: what the dead coordinator left open falls due for recovery within
+    # seconds rather than the default 30 s (its lock is deleted below, as its expiry would).
+    first = coordinator_of(service, lease_s=2.0)
     assert first._hold_lock()
     deadline = time.monotonic() + 60
     with pytest.raises(CoordinatorDied):

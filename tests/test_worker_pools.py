@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import re
 import threading
+import time
 from collections import Counter
 from typing import Any
 
@@ -213,6 +214,11 @@ def test_the_fake_provider_counts_calls_in_flight(monkeypatch):
         for call in calls:
             call.join()
         assert [e["outcome"] for e in fake.log] == ["ok"] * 3
+        # A call leaves the count once its handler has written the answer, just after the
+        # client has read it: wait (bounded) for the last handler to finish.
+        deadline = time.monotonic() + 30
+        while fake.in_flight and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert fake.max_in_flight == 3 and fake.in_flight == 0
         fake.reset()
         assert fake.max_in_flight == 0

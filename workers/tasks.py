@@ -186,7 +186,7 @@ class WorkerContext:
             headers=parked.headers,
         )
 
-    def bulk_coordinator(self, app: Celery) -> BulkCoordinator:
+    def bulk_coordinator(self, app: Celery, *, lease_s: float | None = None) -> BulkCoordinator:
         return BulkCoordinator(
             self.redis,
             self.settings,
@@ -195,6 +195,7 @@ class WorkerContext:
             ledger=self.ledger,
             prices=self.prices,
             publish=lambda parked: self.publish_parked(app, parked),
+            lease_s=lease_s,
         )
 
     def _usd_scopes(self, task: Task, job_id: str, batch_id: Any, limits: dict[str, int]) -> list[str]:
