@@ -128,3 +128,17 @@ def test_progress_counts_lines_advanced_before_the_bar_starts():
         for _ in range(3):
             bar.advance()
     assert "4/4" in tty.getvalue()
+
+
+@pytest.mark.processes
+def test_the_worker_app_imports_what_getaddrinfo_would_import_lazily():
+    # A pool forked while a worker thread holds the lazy import's lock would leave the
+    # child waiting on a copy of it at its first connection (workers/app.py says why).
+    import subprocess
+    import sys
+
+    code = "import sys, vetq.workers.app; print('encodings.idna' in sys.modules)"
+    assert (
+        subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+        == "True"
+    )

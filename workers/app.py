@@ -2,6 +2,13 @@
 
 from __future__ import annotations
 
+# Imported here, before any pool forks: socket.getaddrinfo imports encodings.idna on
+# its first call. A worker's bulk coordinator thread connecting to Redis could hold
+# that import's lock at the instant the prefork pool forks a child, and the child's
+# own first connection (the STARTED write) would then wait on the copied lock until
+# the soft time limit (seen in CI: TimeLimitExceeded in the STARTED store).
+import encodings.idna  # noqa: F401
+
 from celery import Celery
 
 from vetq.core.queue import celery_config, unsafe_settings
