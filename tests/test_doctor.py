@@ -106,20 +106,21 @@ def test_results_that_would_outgrow_maxmemory_are_named(tmp_path):
 
 
 def test_unsafe_settings_and_nothing_running(tmp_path):
-    # A deliberately unsafe deployment (pickle accepted, short visibility timeout): the
-    # doctor must name each problem. No worker is started with these settings.
+    # A deliberately unsafe deployment (a format other than JSON accepted, short
+    # visibility timeout): the doctor must name each problem. No worker is started with
+    # these settings, and no message is ever decoded.
     settings = load_settings(
         home=tmp_path / "home",
         task_time_limit_s=100,
         visibility_timeout_s=50,
-        accept_content=["json", "pickle"],
+        accept_content=["json", "msgpack"],
         redis_url="redis://:s3cr3tpass@127.0.0.1:1/0",
     )
     code, checks = _run(settings, timeout=0.3)
     assert code == 2
     assert checks["redis"]["status"] == "problem"
     assert checks["visibility_timeout"]["status"] == "problem"
-    assert checks["serializer"]["status"] == "problem" and "pickle" in checks["serializer"]["detail"]
+    assert checks["serializer"]["status"] == "problem" and "msgpack" in checks["serializer"]["detail"]
     assert "s3cr3tpass" not in json.dumps(checks)
 
     code, checks = _run(load_settings(home=tmp_path / "empty-home"))
