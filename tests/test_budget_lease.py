@@ -143,7 +143,7 @@ class EstimatingGate:
     def __init__(self) -> None:
         self.reserves: dict[str, int] = {}
 
-    def call(self, client, request, *, stage):
+    def call(self, client, request, *, stage, usable=None):
         self.reserves[stage] = estimate_prompt_tokens(request) + request.max_tokens
         return client.complete(request)
 

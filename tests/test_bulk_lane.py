@@ -117,6 +117,35 @@ def test_a_bulk_job_gives_the_realtime_result_at_the_batch_price(fake, make_serv
     )
 
 
+def test_a_bulk_jobs_calls_and_runs_are_in_the_metrics(fake, make_service):
+    """Each answer from a batch is one model call (ok) with its tokens on the bulk lane,
+    and every run of the job, the woken ones included, has its time in the queue."""
+    from vetq.workers import metrics
+
+    def value(name: str, **labels: str) -> float:
+        return metrics.registry().get_sample_value(name, labels) or 0.0
+
+    def snapshot() -> dict[str, float]:
+        return {
+            "generator": value("vetq_model_calls_total", model=GENERATOR, stage="generator", outcome="ok"),
+            "critic": value("vetq_model_calls_total", model=CRITIC, stage="critic", outcome="ok"),
+            "bulk_tokens": value("vetq_model_tokens_total", model=GENERATOR, lane="bulk", type="input"),
+            "parked": value("vetq_jobs_total", queue="extract", kind="extract", outcome="parked"),
+            "queued": value("vetq_job_queued_seconds_count", queue="extract", kind="extract"),
+        }
+
+    service = make_service()
+    before = snapshot()
+    result = service.client.submit_extraction(GLOBEX + "\nMetered.", lane="bulk").result(timeout=60)
+    assert result["status"] == "ok"
+    moved = {key: now - before[key] for key, now in snapshot().items()}
+    assert moved["generator"] == 1 and moved["critic"] == 1
+    assert moved["bulk_tokens"] == result["usage"]["generator"]["prompt_tokens"]
+    # Parked on the Generator's batch, then on the Critic's: three runs, each timed in the queue.
+    assert moved["parked"] == 2
+    assert moved["queued"] == 3
+
+
 def test_a_job_waiting_on_a_batch_holds_no_worker(fake, make_service):
     fake.configure_batches(batch_delay=3.0)
     service = make_service(concurrency=1)

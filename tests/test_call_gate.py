@@ -671,3 +671,41 @@ def test_the_gate_counts_its_calls_in_the_metrics(r):
     assert value("vetq_response_cache_lookups_total", stage="m", result="hit") - before["hit"] == 1
     assert value("vetq_response_cache_lookups_total", stage="m", result="miss") - before["miss"] == 5
     assert value("vetq_budget_refusals_total", scope="job", unit="tokens") - before["refused"] == 1
+
+
+def test_an_unusable_answer_is_a_malformed_call_and_never_replayed_from_the_cache(r):
+    """The structured loop tells the gate which answers it could not use: the gate counts
+    them as `malformed` (not `ok`) and keeps them out of the response cache, so the same
+    question asked again (a job's retry) reaches the model instead of the answer that failed."""
+    from vetq.core.llm.structured import ask_structured
+    from vetq.workers import metrics
+
+    def count(stage: str, outcome: str) -> float:
+        labels = {"model": "scripted:malformed-model", "stage": stage, "outcome": outcome}
+        return metrics.registry().get_sample_value("vetq_model_calls_total", labels) or 0.0
+
+    before = {key: count(*key) for key in [("m", "malformed"), ("m", "ok"), ("m.repair", "ok")]}
+    client = ScriptedLLMClient(["no JSON here", '{"a": 1}', '{"a": 2}'], model="malformed-model")
+    gate = make_gate(r)
+
+    def ask():
+        return ask_structured(
+            gate,
+            client,
+            stage="m",
+            system="You answer in JSON.",
+            messages=[Message(role="user", content="the unusable-answer question")],
+            parse=lambda obj: obj["a"],
+            max_tokens=64,
+            repair_retries=1,
+        )
+
+    first = ask()
+    assert (first.value, first.attempts) == (1, 2)
+    assert count("m", "malformed") - before[("m", "malformed")] == 1
+    assert count("m.repair", "ok") - before[("m.repair", "ok")] == 1
+    assert count("m", "ok") == before[("m", "ok")]
+
+    again = ask()  # the unusable first answer was not cached: the model is asked again
+    assert (again.value, again.attempts) == (2, 1) and len(client.requests) == 3
+    assert count("m", "ok") - before[("m", "ok")] == 1

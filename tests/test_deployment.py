@@ -45,7 +45,7 @@ def test_worker_environment_is_real_settings_and_safe():
     provider_keys = {"ANTHROPIC_API_KEY", "OPENAI_API_KEY", "OPENAI_BASE_URL"}
     for name in ("extract-worker", "review-worker"):
         env = compose()["services"][name]["environment"]
-        unknown = set(env) - known - provider_keys
+        unknown = set(env) - known - provider_keys - OTEL_VARIABLES
         assert not unknown, f"{name} sets variables vetq does not read: {unknown}"
         settings = VetqSettings(
             **{k[5:].lower(): v for k, v in env.items() if k.startswith("VETQ_") and "${" not in str(v)}
@@ -56,6 +56,33 @@ def test_worker_environment_is_real_settings_and_safe():
         # Workers get time to finish a job on shutdown: the grace period passes the time limit.
         grace = compose()["services"][name]["stop_grace_period"]
         assert int(grace.rstrip("s")) > settings.task_time_limit_s
+
+
+# The standard OpenTelemetry variables the workers take from the host (core/tracing.py).
+OTEL_VARIABLES = {
+    "OTEL_EXPORTER_OTLP_ENDPOINT",
+    "OTEL_TRACES_EXPORTER",
+    "OTEL_TRACES_SAMPLER",
+    "OTEL_TRACES_SAMPLER_ARG",
+}
+
+
+def test_workers_can_trace_when_the_host_asks():
+    """The image has the otel extra; the OTEL_* variables pass from the host unset when
+    it sets none (an empty endpoint would turn tracing on, pointing nowhere)."""
+    import re
+
+    from vetq.core.tracing import traces_requested
+
+    installed = re.search(r"pip install '\.\[([a-z,]+)\]'", (ROOT / "Dockerfile").read_text())
+    assert installed and "otel" in installed.group(1).split(",")
+    for name in ("extract-worker", "review-worker"):
+        env = compose()["services"][name]["environment"]
+        otel = {k: v for k, v in env.items() if k.startswith("OTEL_")}
+        assert set(otel) == OTEL_VARIABLES and all(v is None for v in otel.values()), otel
+    # The variables are the ones tracing reads: an endpoint alone turns it on.
+    assert traces_requested({"OTEL_EXPORTER_OTLP_ENDPOINT": "http://otel-collector:4318"})
+    assert not traces_requested({"OTEL_TRACES_EXPORTER": "none"})
 
 
 def test_dockerfile_entrypoint_is_the_cli():

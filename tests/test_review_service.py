@@ -513,9 +513,9 @@ def test_time_waiting_in_the_gate_does_not_count_against_the_review_timeout() ->
     now = [0.0]
 
     class WaitingGate(DirectGate):
-        def call(self, client, request, *, stage):
+        def call(self, client, request, *, stage, usable=None):
             now[0] += 100.0  # a long rate-limit wait, on the review's clock
-            return super().call(client, request, stage=stage)
+            return super().call(client, request, stage=stage, usable=usable)
 
     client = ScriptedLLMClient([POS, VER])
     outcome = run_review(

@@ -109,6 +109,31 @@ def test_review_phases_and_their_model_calls_are_spans(memory_spans):
         assert text not in dumped, text
 
 
+def test_a_model_call_whose_answer_is_unusable_is_a_failed_span(memory_spans):
+    """The structured loop's verdict reaches the call's span: error.type malformed,
+    then the repair's call ends well."""
+    from vetq.core.llm.gate import DirectGate
+    from vetq.core.llm.scripted import ScriptedLLMClient
+    from vetq.core.llm.structured import ask_structured
+    from vetq.core.llm.types import Message
+
+    client = ScriptedLLMClient(["no JSON here", '{"a": 1}'], provider="openai", model="m1")
+    answer = ask_structured(
+        DirectGate(),
+        client,
+        stage="s",
+        system="JSON only.",
+        messages=[Message(role="user", content="q")],
+        parse=lambda obj: obj["a"],
+        max_tokens=64,
+        repair_retries=1,
+    )
+    assert answer.value == 1
+    calls = [s for s in memory_spans.get_finished_spans() if s.name == "chat m1"]
+    assert [c.attributes.get("error.type") for c in calls] == ["malformed", None]
+    assert [c.attributes["vetq.stage"] for c in calls] == ["s", "s.repair"]
+
+
 # --- a producer and a real worker process ------------------------------------
 
 

@@ -255,7 +255,8 @@ class BulkStore:
         the answer as the request's, so the job's re-runs find it as the one it paid
         for (the response cache would hand it back at no cost). False when the
         request is in a batch or answered already."""
-        fields = {"response": response_json, "owner": owner, "model_key": model_key}
+        # Metered already: the realtime lane counted the call in the metrics.
+        fields = {"response": response_json, "owner": owner, "model_key": model_key, "metered": "1"}
         return (
             int(
                 self._resolve(
@@ -265,6 +266,18 @@ class BulkStore:
             )
             >= 0
         )
+
+    def first_read(self, digest: str) -> bool:
+        """True once per answered request: the first time its paying job reads the
+        answer, when the call goes into the metrics (re-runs of the job read it again)."""
+        key = bulk_request_key(digest)
+        pipe = self.redis.pipeline(transaction=False)
+        pipe.hsetnx(key, "metered", "1")
+        pipe.ttl(key)
+        first, ttl = pipe.execute()
+        if ttl == -1:  # the request expired just before: the flag alone must not stay forever
+            self.redis.expire(key, self.resolved_ttl_s)
+        return bool(first)
 
     def requeue(self, requests: Iterable[StoredRequest], *, counter: str | None = None) -> None:
         """Put unanswered requests back in their model's pending set (a resubmission, a

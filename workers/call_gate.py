@@ -62,6 +62,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from vetq.core.errors import ErrorCode
 from vetq.core.llm.client import LLMClient
 from vetq.core.llm.errors import BudgetExceededError, LLMError, RateLimitedError
+from vetq.core.llm.gate import AnswerCheck
 from vetq.core.llm.prices import MICRO_USD, ModelPrice, PriceTable, check_lane, micro_usd, priced, shipped_prices
 from vetq.core.llm.tokens import estimate_prompt_tokens
 from vetq.core.llm.types import LLMRequest, LLMResponse, RateLimitInfo
@@ -393,10 +394,12 @@ class RedisCallGate:
 
     # ------------------------------------------------------------------ the call
 
-    def call(self, client: LLMClient, request: LLMRequest, *, stage: str) -> LLMResponse:
+    def call(
+        self, client: LLMClient, request: LLMRequest, *, stage: str, usable: AnswerCheck | None = None
+    ) -> LLMResponse:
         try:
             self._set_limits()  # the job's budget scopes, at its first call
-            return self._call(client, request, stage=stage)
+            return self._call(client, request, stage=stage, usable=usable)
         except POOL_EXHAUSTED as exc:
             # Redis answers, but this worker has no free connection to it: no outage
             # and no retry, which would pay again for calls already answered.
@@ -428,7 +431,9 @@ class RedisCallGate:
         )
         return prompt_estimate + request.max_tokens, est_usd, price
 
-    def _bulk_call(self, client: LLMClient, request: LLMRequest, *, stage: str) -> LLMResponse | None:
+    def _bulk_call(
+        self, client: LLMClient, request: LLMRequest, *, stage: str, usable: AnswerCheck | None
+    ) -> LLMResponse | None:
         """A bulk job's call: its answer from the bulk lane, None when it is to be made
         on the realtime lane now, or BulkWaitError (the job parks) with the call's
         budget reserved for as long as a batch may take."""
@@ -450,8 +455,10 @@ class RedisCallGate:
         if answer is not None and answer.cached:
             self._count("cache_hits")
             return answer.with_cost(0.0)  # paid for once, by the job that first asked
-        if answer is not None:
-            metrics.model_usage(f"{client.provider}:{client.model}", "bulk", answer.usage)  # its share, once
+        if answer is not None and self.bulk_store.first_read(digest):  # a call answered in a batch, counted once
+            model_key = f"{client.provider}:{client.model}"
+            metrics.model_answered(model_key, stage, metrics.answer_outcome(answer, usable))
+            metrics.model_usage(model_key, "bulk", answer.usage)
         return answer  # priced at the batch price when it landed
 
     def release_reserved(self, fields: dict[str, str] | None) -> None:
@@ -459,16 +466,18 @@ class RedisCallGate:
         if fields is not None:
             self._release(_Held(fields.get("reservation") or None, fields.get("reservation_usd") or None))
 
-    def _call(self, client: LLMClient, request: LLMRequest, *, stage: str) -> LLMResponse:
+    def _call(self, client: LLMClient, request: LLMRequest, *, stage: str, usable: AnswerCheck | None) -> LLMResponse:
         provider, model = client.provider, client.model
         model_key = f"{provider}:{model}"
         if self.bulk is not None:
-            answer = self._bulk_call(client, request, stage=stage)
+            answer = self._bulk_call(client, request, stage=stage, usable=usable)
             if answer is not None:
                 return answer
             # Past its bulk deadline and the job allows it: the realtime lane, below.
         if self.cache is not None:
             hit = self.cache.get(provider, model, request, stage=stage)
+            if hit is not None and usable is not None and not usable(hit):
+                hit = None  # kept by an older vetq; asked again (and replaced if the new answer is usable)
             metrics.cache_lookup(stage, hit=hit is not None)
             if hit is not None:
                 self._count("cache_hits")
@@ -577,16 +586,23 @@ class RedisCallGate:
             self.limiter.learn(model_key, response.rate_limit)
         if counter is not None:
             self.redis.delete(counter)
-        if self.cache is not None:
+        outcome = metrics.answer_outcome(response, usable)
+        if self.cache is not None and outcome == "ok":
             self.cache.put(provider, model, request, response, stage=stage)
-        if self.bulk is not None and self.bulk_store is not None and RedisResponseCache.cacheable(request, response):
+        if (
+            self.bulk is not None
+            and self.bulk_store is not None
+            and outcome == "ok"
+            and RedisResponseCache.cacheable(request, response)
+        ):
             self.bulk_store.keep_realtime_answer(
                 RedisResponseCache.digest(provider, model, request),
                 model_key,
                 response.model_dump_json(),
                 owner=self.bulk.job_id,
             )
-        metrics.model_call_ok(model_key, stage, self.lane, usage, self.clock() - started, truncated=response.truncated)
+        metrics.model_answered(model_key, stage, outcome, seconds=self.clock() - started)
+        metrics.model_usage(model_key, self.lane, usage)
         log.info(
             "model_call",
             stage=stage,

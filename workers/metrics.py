@@ -7,8 +7,11 @@ They hang on the seams every job and every call already passes, never elsewhere:
   its error code, its flagged fields, a review's blindness warning. The same outcome
   the `job_finished` log line gives;
 - model calls: the call gate (workers/call_gate.py), where every call passes: its
-  outcome, tokens and dollars by lane, rate-limiter waits and cooldowns, budget
-  refusals, response-cache lookups.
+  outcome (an answer the structured loop could not use is `malformed`, told to the
+  gate by its `usable` check), tokens and dollars by lane, rate-limiter waits and
+  cooldowns, budget refusals, response-cache lookups. A call answered in a batch is
+  counted when the job that paid for it first reads its answer (once, however often
+  the job runs again).
 
 Every label is bounded: queues, kinds, outcomes, error codes, stages and lanes are
 vetq's own vocabularies; `model` is a configured `provider:model`; a flagged field is
@@ -297,15 +300,24 @@ def sent_at_of(request: Any) -> Any:
 # --------------------------------------------------------------------------- the call gate
 
 
-def model_call_ok(model_key: str, stage: str, lane: str, usage: Any, seconds: float, *, truncated: bool) -> None:
+def answer_outcome(response: Any, usable: Any) -> str:
+    """The outcome of an answered call: truncated (cut off at max_tokens), malformed
+    (`usable`, the structured loop's parse, could not use it) or ok."""
+    if response.truncated:
+        return "truncated"
+    return "ok" if usable is None or usable(response) else "malformed"
+
+
+def model_answered(model_key: str, stage: str, outcome: str, *, seconds: float | None = None) -> None:
+    """An answered call (realtime, with its time; or a batch's, without)."""
     m = metrics()
-    m.model_calls.labels(model_key, stage, "truncated" if truncated else "ok").inc()
-    m.model_call_duration.labels(model_key, stage).observe(max(0.0, seconds))
-    model_usage(model_key, lane, usage)
+    m.model_calls.labels(model_key, stage, outcome).inc()
+    if seconds is not None:
+        m.model_call_duration.labels(model_key, stage).observe(max(0.0, seconds))
 
 
 def model_usage(model_key: str, lane: str, usage: Any) -> None:
-    """Tokens and dollars of an answer (a bulk answer's once, for the job that paid)."""
+    """Tokens and dollars of an answer, by the lane it was answered on."""
     m = metrics()
     if usage.prompt_tokens:
         m.tokens.labels(model_key, lane, "input").inc(usage.prompt_tokens)

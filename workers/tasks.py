@@ -177,13 +177,14 @@ class WorkerContext:
         raise Ignore()
 
     def publish_parked(self, app: Celery, parked: ParkedJob) -> None:
-        """Send a parked job again, with its own id and headers, once its answer landed."""
+        """Send a parked job again, with its own id and headers, once its answer landed
+        (queued again from now, for the queued-time metric)."""
         app.send_task(
             parked.task,
             args=[parked.payload],
             task_id=parked.job_id,
             queue=parked.queue or None,
-            headers=parked.headers,
+            headers={**parked.headers, SENT_AT_HEADER: time.time()},
         )
 
     def bulk_coordinator(self, app: Celery, *, lease_s: float | None = None) -> BulkCoordinator:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import copy
 import threading
+from collections.abc import Callable
 from typing import Protocol
 
 from vetq.core.llm.client import LLMClient
@@ -41,8 +42,16 @@ from vetq.core.llm.types import LLMRequest, LLMResponse
 MIN_CALL_TOKENS = 256
 
 
+# Whether an answer can be used (the structured loop's parse). A gate given one counts
+# an unusable answer as a `malformed` call and keeps it out of its response cache, so a
+# retry asks the model again instead of replaying the answer that failed.
+AnswerCheck = Callable[[LLMResponse], bool]
+
+
 class CallGate(Protocol):
-    def call(self, client: LLMClient, request: LLMRequest, *, stage: str) -> LLMResponse: ...
+    def call(
+        self, client: LLMClient, request: LLMRequest, *, stage: str, usable: AnswerCheck | None = None
+    ) -> LLMResponse: ...
 
     def tokens_left(self) -> int | None:
         """Tokens the tightest of this gate's budgets still allows (None: no budget)."""
@@ -131,7 +140,10 @@ class DirectGate:
         job._budgets = (*self._budgets, _LocalBudget(tokens))
         return job
 
-    def call(self, client: LLMClient, request: LLMRequest, *, stage: str) -> LLMResponse:
+    def call(
+        self, client: LLMClient, request: LLMRequest, *, stage: str, usable: AnswerCheck | None = None
+    ) -> LLMResponse:
+        # No cache and no metrics here: whether the answer is usable changes nothing.
         model_key = f"{client.provider}:{client.model}"
         if not self._budgets and not self._usd_budgets:
             return priced(client.complete(request), self.prices.lookup(model_key), lane=self.lane)

@@ -30,7 +30,7 @@ from vetq.core.logging import get_logger
 from vetq.core.tracing import get_tracer
 
 if TYPE_CHECKING:  # the gate imports the price table, which matches models with first_prefix_match
-    from vetq.core.llm.gate import CallGate
+    from vetq.core.llm.gate import AnswerCheck, CallGate
 
 log = get_logger("vetq.llm")
 
@@ -177,7 +177,13 @@ def _learn(provider: str, model: str, fallback: str) -> None:
 
 
 def call_as_profiled(
-    gate: CallGate, client: LLMClient, request: LLMRequest, *, stage: str, fallbacks: list[str]
+    gate: CallGate,
+    client: LLMClient,
+    request: LLMRequest,
+    *,
+    stage: str,
+    fallbacks: list[str],
+    usable: AnswerCheck | None = None,
 ) -> LLMResponse:
     """One answered call of `request`, shaped by the model's profile. An unknown model's
     400/422 refusal takes a fallback (appended to `fallbacks` as a note) and the call
@@ -185,7 +191,7 @@ def call_as_profiled(
     while True:
         shaped = profile_for(client.provider, client.model).shape(request)
         try:
-            return _traced_call(gate, client, shaped, stage)
+            return _traced_call(gate, client, shaped, stage, usable)
         except ProviderHTTPError as exc:
             known = declared_profile(client.provider, client.model) is not None
             fallback = None if known or exc.status not in FALLBACK_STATUSES else next_fallback(shaped, exc.body)
@@ -207,13 +213,15 @@ def call_as_profiled(
 _GEN_AI_SYSTEMS = {"bedrock": "aws.bedrock", "anthropic": "anthropic", "openai": "openai"}
 
 
-def _traced_call(gate: CallGate, client: LLMClient, request: LLMRequest, stage: str) -> LLMResponse:
+def _traced_call(
+    gate: CallGate, client: LLMClient, request: LLMRequest, stage: str, usable: AnswerCheck | None
+) -> LLMResponse:
     """One model call through the gate, in a span with the GenAI semantic conventions'
     attributes: the provider, the model, the request's limits, the usage and why it
     stopped. Never the prompt or the answer."""
     tracer = get_tracer()
     if not tracer.enabled:
-        return gate.call(client, request, stage=stage)
+        return gate.call(client, request, stage=stage, usable=usable)
     system = _GEN_AI_SYSTEMS.get(client.provider, client.provider)
     attributes: dict[str, Any] = {
         "gen_ai.operation.name": "chat",
@@ -225,7 +233,16 @@ def _traced_call(gate: CallGate, client: LLMClient, request: LLMRequest, stage: 
         "vetq.stage": stage,
     }
     with tracer.span(f"chat {client.model}", attributes, kind="client") as span:
-        response = gate.call(client, request, stage=stage)
+        verdict: list[bool] = []
+
+        def judged(answer: LLMResponse) -> bool:  # once, whether or not the gate asks
+            if not verdict:
+                verdict.append(usable is None or usable(answer))
+            return verdict[0]
+
+        response = gate.call(client, request, stage=stage, usable=judged)
+        if not judged(response):
+            span.set_error("malformed")
         span.set_attribute("gen_ai.response.model", response.model or None)
         span.set_attribute("gen_ai.usage.input_tokens", response.usage.prompt_tokens)
         span.set_attribute("gen_ai.usage.output_tokens", response.usage.completion_tokens)

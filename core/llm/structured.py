@@ -90,8 +90,21 @@ def ask_structured(
     usage = Usage()
     fallbacks: list[str] = []
     attempts = 0
+    # The gate asks whether an answer is usable (to count and cache it right); the value
+    # parsed then is kept with its answer, so the same answer is not parsed twice.
+    checked: list[tuple[LLMResponse, T]] = []
+
+    def answer_check(response: LLMResponse) -> bool:
+        try:
+            value = _value_of(response, parse)
+        except ValueError:
+            return False
+        checked[:] = [(response, value)]
+        return True
+
     while True:
         attempts += 1
+        checked.clear()
         attempt_stage = stage if attempts == 1 else f"{stage}.repair"
         request = LLMRequest(
             system=system,
@@ -106,7 +119,9 @@ def ask_structured(
             if fit_to_budget:
                 allowance = plan_max_tokens(request, gate, max_tokens_per_call=max_tokens)
                 request = request.model_copy(update={"max_tokens": allowance})
-            response = call_as_profiled(gate, client, request, stage=attempt_stage, fallbacks=fallbacks)
+            response = call_as_profiled(
+                gate, client, request, stage=attempt_stage, fallbacks=fallbacks, usable=answer_check
+            )
         except LLMError as exc:
             _spent(exc, usage, fallbacks)
             raise
@@ -124,7 +139,7 @@ def ask_structured(
             duration_ms=round((time.perf_counter() - started) * 1000, 1),
         )
         try:
-            value = _value_of(response, parse)
+            value = checked[0][1] if checked and checked[0][0] is response else _value_of(response, parse)
         except ValueError as problem:
             reason = str(problem)[:PROBLEM_LIMIT]
             if response.truncated:
