@@ -23,6 +23,7 @@ INPUT_ERRORS = {
     ErrorCode.INVALID_INPUT.value,
     ErrorCode.BLINDNESS_LEAK.value,
     ErrorCode.NOT_FOUND.value,
+    ErrorCode.IDEMPOTENCY_CONFLICT.value,
     ErrorCode.SCHEMA_INVALID.value,
     ErrorCode.SCHEMA_MISMATCH.value,
     ErrorCode.UNSUPPORTED_DOCUMENT.value,
@@ -145,7 +146,8 @@ def _check_budget_usd(args: argparse.Namespace) -> None:
     check_budget_usd(args.budget_usd, name="--budget-usd")
 
 
-def _add_lane_flags(parser: argparse.ArgumentParser) -> None:
+def _add_submit_options(parser: argparse.ArgumentParser) -> None:
+    """The options every submit takes (core.job_options): lane, priority, tenant, callback, key."""
     parser.add_argument(
         "--bulk",
         action="store_true",
@@ -161,17 +163,40 @@ def _add_lane_flags(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="with --bulk: past the deadline, ask the realtime lane (at its price) instead of failing TIMEOUT",
     )
+    parser.add_argument("--priority", metavar="LEVEL", help="high, normal (default) or low")
+    parser.add_argument("--tenant", help="the customer the job runs for: 1 to 64 of a-z, 0-9, _ and -")
+    parser.add_argument("--callback-url", metavar="URL", help="POST the final result here, signed (README, Webhooks)")
+    parser.add_argument(
+        "--idempotency-key",
+        metavar="KEY",
+        help="submitting again with the same key gives the same job (a batch line carries its own)",
+    )
 
 
-def _lane(args: argparse.Namespace) -> dict[str, Any]:
-    """The lane arguments of a submit, checked before anything starts: INVALID_INPUT naming them."""
-    from vetq.core.lanes import lane_options
+def _job_options(args: argparse.Namespace, *, batch: bool = False) -> dict[str, Any]:
+    """The options of a submit, checked before anything starts: INVALID_INPUT naming them."""
+    from vetq.core.job_options import job_options
 
     lane = "bulk" if args.bulk else None
     if not args.bulk and (args.bulk_deadline or args.realtime_fallback):
         raise VetqError("--bulk-deadline and --realtime-fallback need --bulk", code=ErrorCode.INVALID_INPUT)
-    lane_options(lane, bulk_deadline=args.bulk_deadline, realtime_fallback=args.realtime_fallback)
-    return {"lane": lane, "bulk_deadline": args.bulk_deadline, "realtime_fallback": args.realtime_fallback}
+    if batch and args.idempotency_key is not None:
+        raise VetqError(
+            'with --batch each line carries its own "idempotency_key", not --idempotency-key',
+            code=ErrorCode.INVALID_INPUT,
+        )
+    options = {
+        "lane": lane,
+        "bulk_deadline": args.bulk_deadline,
+        "realtime_fallback": args.realtime_fallback,
+        "priority": args.priority,
+        "tenant": args.tenant,
+        "callback_url": args.callback_url,
+    }
+    if not batch:
+        options["idempotency_key"] = args.idempotency_key
+    job_options(**options)
+    return options
 
 
 def _positive_float(value: str) -> float:
@@ -221,7 +246,7 @@ def _add_job_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--budget-usd", type=_number, metavar="USD", help=f"{BUDGET_USD_HELP}; with --batch, the whole batch's"
     )
-    _add_lane_flags(parser)
+    _add_submit_options(parser)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -290,7 +315,7 @@ def build_parser() -> argparse.ArgumentParser:
     review.add_argument("--no-wait", action="store_true", help="print the job id and return at once")
     review.add_argument("--timeout", type=_positive_float, help="seconds to wait (default VETQ_WAIT_TIMEOUT_S)")
     review.add_argument("--budget-usd", type=_number, metavar="USD", help=BUDGET_USD_HELP)
-    _add_lane_flags(review)
+    _add_submit_options(review)
     review.set_defaults(handler=cmd_review)
 
     gate = verbs.add_parser(
@@ -419,12 +444,12 @@ def cmd_review(args: argparse.Namespace) -> int:
 
         parse_model(ReviewRequest, request, what="review request")
         _check_budget_usd(args)
-        lane = _lane(args)
+        options = _job_options(args)
     except VetqError as exc:
         return fail(exc.code, exc.message, EXIT_INPUT)
     with _client() as client:
         try:
-            job = client.submit_review(request, budget_usd=args.budget_usd, **lane)
+            job = client.submit_review(request, budget_usd=args.budget_usd, **options)
         except (BlindnessLeakError, VetqError) as exc:
             return fail(exc.code, exc.message, exit_code_for_error(exc))
         if args.no_wait:
@@ -512,10 +537,10 @@ def _wait_timeout(args: argparse.Namespace) -> float:
 
 def _run_single(args: argparse.Namespace, request: dict[str, Any]) -> int:
     _check_budget_usd(args)
-    lane = _lane(args)
+    options = _job_options(args)
     timeout = _wait_timeout(args)
     with _client() as client:
-        job = client.submit({**request, **_options(args)}, budget_usd=args.budget_usd, **lane)
+        job = client.submit({**request, **_options(args)}, budget_usd=args.budget_usd, **options)
         if args.no_wait:
             emit({"job_id": job.id, "trace_id": job.trace_id, "status": job.status()})
             if client._embedded is not None and client._embedded.runs_workers:
@@ -534,7 +559,7 @@ def _run_batch(args: argparse.Namespace, kind: str) -> int:
     from vetq.core.settings import load_settings
 
     _check_budget_usd(args)
-    lane = _lane(args)
+    options = _job_options(args, batch=True)
     if args.schema:  # the run's schema is checked once, before any line is read
         from vetq.core import schemas
 
@@ -558,7 +583,7 @@ def _run_batch(args: argparse.Namespace, kind: str) -> int:
                 parse_batch_line(line, kind=kind, number=n, max_chars=max_chars) for n, line in read_lines(stream)
             ]
         good = [i for i, (_id, line) in enumerate(parsed) if line.get("status") != "error"]
-        return _submit_batch_only(args, parsed, good, lane)
+        return _submit_batch_only(args, parsed, good, options)
     timeout = _wait_timeout(args)
     worst = EXIT_OK
     # Input lines are read, sent and answered as a stream: only the lines in flight and
@@ -597,7 +622,7 @@ def _run_batch(args: argparse.Namespace, kind: str) -> int:
 
     with stream, progress, _client() as client:
         run = client.stream_batch(
-            requests(), timeout=timeout, token_budget=args.token_budget, budget_usd=args.budget_usd, **lane
+            requests(), timeout=timeout, token_budget=args.token_budget, budget_usd=args.budget_usd, **options
         )
         for batch_index, result in run:
             outputs[sent_as[batch_index]] = result
@@ -608,7 +633,7 @@ def _run_batch(args: argparse.Namespace, kind: str) -> int:
 
 
 def _submit_batch_only(
-    args: argparse.Namespace, parsed: list[tuple[Any, dict[str, Any]]], good: list[int], lane: dict[str, Any]
+    args: argparse.Namespace, parsed: list[tuple[Any, dict[str, Any]]], good: list[int], options: dict[str, Any]
 ) -> int:
     """--batch --no-wait: the lines refused, then one line naming the batch; its results
     come later (`vetq batch status ID`, `vetq batch results ID`)."""
@@ -624,13 +649,13 @@ def _submit_batch_only(
             ({**_options(args), **parsed[i][1]} for i in good),
             token_budget=args.token_budget,
             budget_usd=args.budget_usd,
-            **lane,
+            **options,
         )
         for entry in batch.entries:
             if isinstance(entry, dict):
                 emit(entry)
                 worst = max(worst, exit_code_for(entry))
-        emit({"batch_id": batch.id, "jobs": len(batch.jobs), "lane": lane["lane"] or "realtime"})
+        emit({"batch_id": batch.id, "jobs": len(batch.jobs), "lane": options["lane"] or "realtime"})
         if client._embedded is not None and client._embedded.runs_workers:
             sys.stderr.write(
                 "vetq: note: embedded mode; the jobs run when a worker next serves this Redis "

@@ -18,13 +18,16 @@ from celery.exceptions import TimeoutError as CeleryTimeout
 from celery.result import AsyncResult
 from kombu.exceptions import BatchPublishError, OperationalError
 from redis.retry import Retry
+from typing_extensions import Unpack
 
+from vetq.api_client.idempotency import Claim, claim, fingerprint, release
 from vetq.api_client.result_stream import FINAL_STATES, ResultStream
 from vetq.core.batch_records import as_text, job_state, provider_batch_view, text_fields
 from vetq.core.documents.input import is_pdf, pdf_size_limit_text
 from vetq.core.errors import (
     ConfigError,
     ErrorCode,
+    IdempotencyConflictError,
     InvalidInputError,
     NotFoundError,
     ServiceUnavailableError,
@@ -32,9 +35,9 @@ from vetq.core.errors import (
 )
 from vetq.core.extraction.document import check_input
 from vetq.core.extraction.schema import ExtractionRequest, ValidationRequest
-from vetq.core.lanes import LaneOptions, lane_options, require_batch_models
+from vetq.core.job_options import BatchOptions, JobOptions, SubmitOptions, check_idempotency_key, job_options
+from vetq.core.lanes import require_batch_models
 from vetq.core.llm.client import ModelSpec
-from vetq.core.llm.prices import check_budget_usd
 from vetq.core.logging import get_logger
 from vetq.core.queue import (
     BATCH_BUDGET_USD_HEADER,
@@ -329,7 +332,7 @@ class Batch:
         # The results handed out so far, by input index (what spent() adds up).
         self.collected: dict[int, dict[str, Any]] = {}
         # Set by the client that submits the batch (what every job's message carries).
-        self._options: LaneOptions | None = None
+        self._options: JobOptions | None = None
         self._headers: dict[str, Any] = {"batch_id": batch_id}
 
     @property
@@ -683,26 +686,56 @@ class Client:
         request: ExtractionRequest | ValidationRequest | dict[str, Any],
         *,
         headers: dict[str, Any] | None = None,
-        budget_usd: float | None = None,
-        lane: str | None = None,
-        bulk_deadline: Any = None,
-        realtime_fallback: bool = False,
+        **options: Unpack[SubmitOptions],
     ) -> Job:
-        """Submit one extraction or validation. `budget_usd`: the most this job's model
-        calls may cost, in US dollars (a call that does not fit is not made: the job
-        ends BUDGET_EXCEEDED). `lane`: "realtime" (default) or "bulk" (the providers'
-        Batch APIs: the same result, later, at the batch price), with `bulk_deadline`
-        (a datetime, an ISO 8601 time or a duration such as "6h", within 24 h) and
-        `realtime_fallback` (past the deadline, ask the realtime lane instead of ending
-        TIMEOUT)."""
-        headers = {**(headers or {}), **_job_budget_headers(budget_usd)}
-        options = lane_options(lane, bulk_deadline=bulk_deadline, realtime_fallback=realtime_fallback)
-        task, payload, trace_id = self._prepare(request)
-        headers |= self._lane_headers(options, task, payload)
-        return self._send(task, payload, trace_id, headers or None)
+        """Submit one extraction or validation. The options (core.job_options), each
+        checked here (INVALID_INPUT naming it):
 
-    def _lane_headers(self, options: LaneOptions, task: str, payload: dict[str, Any]) -> dict[str, Any]:
-        """The lane's message headers; CONFIG_ERROR for a bulk job a model of which has
+        - `budget_usd`: the most this job's model calls may cost, in US dollars (a call
+          that does not fit is not made: the job ends BUDGET_EXCEEDED);
+        - `lane`: "realtime" (default) or "bulk" (the providers' Batch APIs: the same
+          result, later, at the batch price), with `bulk_deadline` (a datetime, an ISO
+          8601 time or a duration such as "6h", within 24 h) and `realtime_fallback`
+          (past the deadline, ask the realtime lane instead of ending TIMEOUT);
+        - `priority`: "high", "normal" (default) or "low";
+        - `tenant`: the customer the job runs for (`[a-z0-9_-]{1,64}`);
+        - `callback_url`: where the final result is POSTed (README, Webhooks);
+        - `idempotency_key`: the same key returns the same job."""
+        checked = job_options(**options)
+        task, payload, trace_id = self._prepare(request)
+        headers = {**(headers or {}), **self._job_headers(checked, task, payload)}
+        return self._submit_job(checked, task, payload, trace_id, headers)
+
+    def _submit_job(
+        self, options: JobOptions, task: str, payload: dict[str, Any], trace_id: str, headers: dict[str, Any]
+    ) -> Job:
+        """Send one checked job; under an idempotency key, only if the key names no job yet."""
+        if options.idempotency_key is None:
+            return self._send(task, payload, trace_id, headers or None)
+        item = Claim(
+            options.idempotency_key,
+            options.tenant,
+            fingerprint(task, payload),
+            uuid.uuid4().hex,
+            trace_id,
+            TASK_QUEUES[task],
+        )
+        with _service_errors(self.redis_url):
+            (outcome,) = claim(self.redis(), [item], self.settings.result_ttl_s)
+            if outcome.conflict:
+                raise IdempotencyConflictError(_conflict_text(options.idempotency_key, outcome.job_id))
+            if not outcome.new:
+                log.info("job_deduplicated", job_id=outcome.job_id, trace_id=outcome.trace_id, task=task)
+                return Job(self, outcome.job_id, outcome.trace_id, outcome.queue)
+            trace_id = outcome.trace_id or trace_id
+            try:
+                return self._publish(outcome.job_id, task, payload | {"trace_id": trace_id}, trace_id, headers or None)
+            except BaseException:
+                release(self.redis(), [(item, outcome)])  # not sent: the retry sends it
+                raise
+
+    def _job_headers(self, options: JobOptions, task: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """The options' message headers; CONFIG_ERROR for a bulk job a model of which has
         no batch API (checked against this client's settings, as the workers' should be)."""
         if options.bulk:
             require_batch_models(self._models_of(task, payload))
@@ -726,29 +759,23 @@ class Client:
         overall_threshold: float | None = None,
         heuristics_only: bool = False,
         trace_id: str | None = None,
-        budget_usd: float | None = None,
-        lane: str | None = None,
-        bulk_deadline: Any = None,
-        realtime_fallback: bool = False,
+        **options: Unpack[SubmitOptions],
     ) -> Job:
         """Extract a record of `schema` (a built-in's name, default invoice; a schema
         file's path; the document as a dict; a pydantic class) from `text`, or from
-        `pdf` (the file's bytes or its path; a worker converts it). `budget_usd`, `lane`,
-        `bulk_deadline`, `realtime_fallback`: as for `submit`."""
-        options = {"field_threshold": field_threshold, "overall_threshold": overall_threshold}
+        `pdf` (the file's bytes or its path; a worker converts it). The options
+        (`budget_usd`, `lane`, `priority`, `tenant`, ...): as for `submit`."""
+        thresholds = {"field_threshold": field_threshold, "overall_threshold": overall_threshold}
         return self.submit(
             {
                 "kind": "extract",
                 **self._document(text, pdf),
                 "schema": schema,
-                **options,
+                **thresholds,
                 "heuristics_only": heuristics_only,
                 "trace_id": trace_id,
             },
-            budget_usd=budget_usd,
-            lane=lane,
-            bulk_deadline=bulk_deadline,
-            realtime_fallback=realtime_fallback,
+            **options,
         )
 
     def submit_validation(
@@ -762,15 +789,11 @@ class Client:
         overall_threshold: float | None = None,
         heuristics_only: bool = False,
         trace_id: str | None = None,
-        budget_usd: float | None = None,
-        lane: str | None = None,
-        bulk_deadline: Any = None,
-        realtime_fallback: bool = False,
+        **options: Unpack[SubmitOptions],
     ) -> Job:
         """Verify `data`, a record of `schema`, against `text` or `pdf` (the file's
-        bytes or its path) (no Generator). `budget_usd`, `lane`, `bulk_deadline`,
-        `realtime_fallback`: as for `submit`."""
-        options = {"field_threshold": field_threshold, "overall_threshold": overall_threshold}
+        bytes or its path) (no Generator). The options: as for `submit`."""
+        thresholds = {"field_threshold": field_threshold, "overall_threshold": overall_threshold}
         if data is None:
             raise InvalidInputError("submit_validation needs data: the record to check")
         return self.submit(
@@ -779,14 +802,11 @@ class Client:
                 **self._document(text, pdf),
                 "data": data,
                 "schema": schema,
-                **options,
+                **thresholds,
                 "heuristics_only": heuristics_only,
                 "trace_id": trace_id,
             },
-            budget_usd=budget_usd,
-            lane=lane,
-            bulk_deadline=bulk_deadline,
-            realtime_fallback=realtime_fallback,
+            **options,
         )
 
     def _document(self, text: str | None, pdf: bytes | str | Path | None) -> dict[str, Any]:
@@ -801,20 +821,18 @@ class Client:
         requests: Iterable[ExtractionRequest | ValidationRequest | dict[str, Any]],
         *,
         token_budget: int | None = None,
-        budget_usd: float | None = None,
-        lane: str | None = None,
-        bulk_deadline: Any = None,
-        realtime_fallback: bool = False,
+        **options: Unpack[BatchOptions],
     ) -> Batch:
         """Submit many jobs. With `token_budget` (tokens) or `budget_usd` (US dollars,
         at the prices the workers know), every model call of every job in the batch
         draws on one shared budget; a call that does not fit is not made and its job
         ends BUDGET_EXCEEDED. `batch.spent()` adds up what the results say they cost.
-        `lane`, `bulk_deadline`, `realtime_fallback`: as for `submit`, for every job.
-        The batch is recorded in Redis (`batch_status(batch.id)`, `batch(batch.id)`).
-        To collect results while a long input is still being submitted, use
-        `stream_batch`."""
-        batch = self._open_batch(token_budget, budget_usd, lane, bulk_deadline, realtime_fallback)
+        The other options (`lane`, `priority`, `tenant`, `callback_url`, ...): as for
+        `submit`, for every job; a request given as a dict may carry its own
+        `idempotency_key`. The batch is recorded in Redis (`batch_status(batch.id)`,
+        `batch(batch.id)`). To collect results while a long input is still being
+        submitted, use `stream_batch`."""
+        batch = self._open_batch(token_budget, options)
         pending = iter(requests)
         while chunk := list(itertools.islice(pending, SUBMIT_CHUNK)):
             self._submit_chunk(batch, chunk)
@@ -827,10 +845,7 @@ class Client:
         *,
         timeout: float | None = None,
         token_budget: int | None = None,
-        budget_usd: float | None = None,
-        lane: str | None = None,
-        bulk_deadline: Any = None,
-        realtime_fallback: bool = False,
+        **options: Unpack[BatchOptions],
     ) -> BatchStream:
         """Submit many jobs and collect their results at once: iterating the returned
         BatchStream submits `requests` a chunk at a time, reading them lazily, and
@@ -838,32 +853,28 @@ class Client:
         the chunk being sent and the jobs in flight are in memory, however long the
         input. `timeout`: the longest wait for the next result once everything is
         submitted (WaitTimeout). Other arguments as for `submit_batch`."""
-        batch = self._open_batch(token_budget, budget_usd, lane, bulk_deadline, realtime_fallback)
+        batch = self._open_batch(token_budget, options)
         return BatchStream(batch, iter(requests), timeout)
 
-    def _open_batch(
-        self,
-        token_budget: int | None,
-        budget_usd: float | None,
-        lane: str | None,
-        bulk_deadline: Any,
-        realtime_fallback: bool,
-    ) -> Batch:
+    def _open_batch(self, token_budget: int | None, given: BatchOptions) -> Batch:
         """A new batch, checked and recorded, with no jobs yet."""
         if token_budget is not None and (
             isinstance(token_budget, bool) or not isinstance(token_budget, int) or token_budget < 1
         ):
             raise InvalidInputError("token_budget must be a positive whole number of tokens")
-        budget_usd = check_budget_usd(budget_usd)
-        options = lane_options(lane, bulk_deadline=bulk_deadline, realtime_fallback=realtime_fallback)
+        if "idempotency_key" in given:
+            raise InvalidInputError("a batch takes no idempotency_key: give each request its own")
+        options = job_options(**given)
         batch_id = uuid.uuid4().hex
-        budgets = {"batch_token_budget": token_budget, BATCH_BUDGET_USD_HEADER: budget_usd}
+        budgets = {"batch_token_budget": token_budget, BATCH_BUDGET_USD_HEADER: options.budget_usd}
         budgets = {name: value for name, value in budgets.items() if value is not None}
         with _service_errors(self.redis_url):
-            self._record_batch(batch_id, {"lane": options.lane.value, "created": f"{time.time():.3f}", **budgets})
+            self._record_batch(batch_id, {"lane": options.lane.lane.value, "created": f"{time.time():.3f}", **budgets})
         batch = Batch(self, [], batch_id)
         batch._options = options
-        batch._headers = {"batch_id": batch_id, **budgets, **options.headers()}
+        # The dollar budget is the batch's, shared: not each job's own.
+        job_headers = {k: v for k, v in options.headers().items() if k != BUDGET_USD_HEADER}
+        batch._headers = {"batch_id": batch_id, **budgets, **job_headers}
         return batch
 
     def _submit_chunk(self, batch: Batch, chunk: list[Any]) -> list[Job | dict[str, Any]]:
@@ -872,12 +883,23 @@ class Client:
         in its place. What was added to `batch.entries`."""
         options = batch._options
         prepared: list[tuple[str, tuple[str, dict[str, Any], str]] | dict[str, Any]] = []
+        keyed: dict[int, Claim] = {}  # the lines that carry an idempotency key
         for request in chunk:
             try:
+                key = None
+                if isinstance(request, dict) and "idempotency_key" in request:
+                    request = dict(request)
+                    key = check_idempotency_key(request.pop("idempotency_key"))
                 job = self._prepare(request)
                 if options is not None and options.bulk:
                     require_batch_models(self._models_of(job[0], job[1]))
-                prepared.append((uuid.uuid4().hex, job))
+                job_id = uuid.uuid4().hex
+                if key is not None:
+                    tenant = options.tenant if options is not None else None
+                    keyed[len(prepared)] = Claim(
+                        key, tenant, fingerprint(job[0], job[1]), job_id, job[2], TASK_QUEUES[job[0]]
+                    )
+                prepared.append((job_id, job))
             except VetqError as exc:  # bad input: an envelope in its place, the batch goes on
                 prepared.append(error_result(exc.code, exc.message))
         tracer = get_tracer()
@@ -893,10 +915,32 @@ class Client:
             if tracer.enabled:
                 headers = dict(headers)
                 tracer.inject(headers)
+            # Keyed lines: a key that names a job already gives that job (not sent again).
+            existing: dict[int, Job | dict[str, Any]] = {}
+            claims = list(keyed.items())
+            outcomes = claim(self.redis(), [c for _, c in claims], self.settings.result_ttl_s)
+            for (index, item), outcome in zip(claims, outcomes, strict=True):
+                if outcome.conflict:
+                    error = IdempotencyConflictError(_conflict_text(item.key, outcome.job_id))
+                    existing[index] = error_result(error.code, error.message)
+                elif not outcome.new:
+                    existing[index] = Job(self, outcome.job_id, outcome.trace_id, outcome.queue)
+                else:  # new, or an orphaned claim's job sent now under its id
+                    task, payload, _ = prepared[index][1]  # type: ignore[index]
+                    trace_id = outcome.trace_id or item.trace_id
+                    prepared[index] = (outcome.job_id, (task, payload | {"trace_id": trace_id}, trace_id))
+            prepared = [existing.get(i, entry) for i, entry in enumerate(prepared)]  # type: ignore[misc]
             sendable = [(job_id, *job, headers) for job_id, job in (i for i in prepared if isinstance(i, tuple))]
-            if sendable:
-                self._record_submitted([item[0] for item in sendable], batch_id=batch.id)
-            sent = iter(self._send_many(sendable) if sendable else [])
+            # In input order: a batch's list of jobs is (Client.batch).
+            recorded = [e[0] if isinstance(e, tuple) else e.id for e in prepared if not isinstance(e, dict)]
+            if recorded:
+                self._record_submitted(recorded, batch_id=batch.id)
+            try:
+                sent = iter(self._send_many(sendable) if sendable else [])
+            except BaseException:
+                new_claims = [(c, o) for (_, c), o in zip(claims, outcomes, strict=True) if o.new]
+                release(self.redis(), new_claims)  # not sent: a retry sends them
+                raise
             added = [next(sent) if isinstance(item, tuple) else item for item in prepared]
         batch.entries.extend(added)
         if self._embedded is not None:
@@ -974,31 +1018,23 @@ class Client:
         }
 
     # --- review jobs ------------------------------------------------------
-    def submit_review(
-        self,
-        request: Any,
-        *,
-        budget_usd: float | None = None,
-        lane: str | None = None,
-        bulk_deadline: Any = None,
-        realtime_fallback: bool = False,
-    ) -> Job:
+    def submit_review(self, request: Any, **options: Unpack[SubmitOptions]) -> Job:
         """Validate a review request, refuse a blindness leak here (no job, no tokens),
-        and queue the review. Raises InvalidInputError or BlindnessLeakError.
-        `budget_usd`: the most the review's model calls may cost, in US dollars.
-        `lane`, `bulk_deadline`, `realtime_fallback`: as for `submit`."""
+        and queue the review. Raises InvalidInputError or BlindnessLeakError. The
+        options (`budget_usd`: the most the review's model calls may cost; `lane`,
+        `priority`, `tenant`, ...): as for `submit`."""
         from vetq.core.review.schema import ReviewError, ReviewRequest
         from vetq.core.review.service import config_from_settings, preflight
 
-        options = lane_options(lane, bulk_deadline=bulk_deadline, realtime_fallback=realtime_fallback)
-        headers = _job_budget_headers(budget_usd) | self._lane_headers(options, TASK_REVIEW, {}) or None
+        checked = job_options(**options)
+        headers = self._job_headers(checked, TASK_REVIEW, {})
         model = parse_model(ReviewRequest, request, what="review request")
         leak = preflight(model, config_from_settings(self.settings))
         if isinstance(leak, ReviewError):
             raise BlindnessLeakError(leak.error.message)
         trace_id = model.trace_id or get_tracer().new_trace_id()
         payload = model.model_dump(mode="json", exclude_none=True) | {"trace_id": trace_id}
-        return self._send(TASK_REVIEW, payload, trace_id, headers)
+        return self._submit_job(checked, TASK_REVIEW, payload, trace_id, headers)
 
     @staticmethod
     def should_review(request: Any = None, **fields: Any) -> dict[str, Any]:
@@ -1162,11 +1198,11 @@ def _submit_attributes(task_name: str, job_id: str) -> dict[str, Any]:
     }
 
 
-def _job_budget_headers(budget_usd: Any) -> dict[str, Any]:
-    """The message header of a job's own dollar budget (checked: INVALID_INPUT naming
-    budget_usd when it is not a positive number); none without one."""
-    budget = check_budget_usd(budget_usd)
-    return {} if budget is None else {BUDGET_USD_HEADER: budget}
+def _conflict_text(key: str, job_id: str) -> str:
+    return (
+        f"idempotency_key {key[:60]!r} already names job {job_id}, submitted with a different request; "
+        "use a new key for a new request"
+    )
 
 
 def _release_result_consumer(app: Celery) -> None:

@@ -18,7 +18,9 @@ Contracts:
   call into a CONFIG_ERROR (never a looser gate) while the server still starts.
 - `extract`, `validate` and `review_decision` take an optional `lane`: "bulk" submits
   the job to the providers' Batch APIs (half the price, answered within 24 h) and
-  returns its job id at once; `job_result` fetches its result once it is done.
+  returns its job id at once; `job_result` fetches its result once it is done. They
+  also take `priority`, `tenant` and `idempotency_key` (core.job_options); not
+  `callback_url`: an agent does not choose where the server POSTs results.
 - Only protocol messages go to stdout: vetq logs are JSON lines on stderr, the
   stdio transport diverts fd 1 to stderr for everything but itself, and
   `sys.stdout` is pointed at stderr while the server runs.
@@ -207,7 +209,7 @@ class VetqTools:
     # ---------------------------------------------------------------- extraction
 
     def run_extraction(self, request: dict[str, Any]) -> Any:
-        lane = {name: request.pop(name) for name in LANE_ARGUMENTS if name in request}
+        lane = {name: request.pop(name) for name in JOB_ARGUMENTS if name in request}
         try:
             floor = read_floor()
             thresholds, notes = apply_floor({name: request.pop(name, None) for name in FLOOR_SETTINGS}, floor)
@@ -246,7 +248,7 @@ class VetqTools:
         from vetq.core.review.service import config_from_settings, preflight
         from vetq.core.validation import parse_model
 
-        lane = {name: request.pop(name) for name in LANE_ARGUMENTS if name in request}
+        lane = {name: request.pop(name) for name in JOB_ARGUMENTS if name in request}
         try:
             read_floor()
             settings = self.settings()
@@ -416,9 +418,9 @@ def arguments_of(model: type[BaseModel], leave_out: frozenset[str] = frozenset()
     return inspect.Signature([*required, *optional], return_annotation=CallToolResult)
 
 
-# The lane arguments of the job tools (core.lanes), beside the request model's fields.
-LANE_ARGUMENTS = ("lane", "bulk_deadline", "realtime_fallback")
-LANE_PARAMETERS = (
+# The job options of the job tools (core.job_options), beside the request model's fields.
+JOB_ARGUMENTS = ("lane", "bulk_deadline", "realtime_fallback", "priority", "tenant", "idempotency_key")
+JOB_PARAMETERS = (
     inspect.Parameter(
         "lane",
         inspect.Parameter.KEYWORD_ONLY,
@@ -447,6 +449,30 @@ LANE_PARAMETERS = (
         annotation=Annotated[
             bool | None,
             Field(description="With lane bulk: past the deadline, use the realtime lane instead of failing."),
+        ],
+    ),
+    inspect.Parameter(
+        "priority",
+        inspect.Parameter.KEYWORD_ONLY,
+        default=None,
+        annotation=Annotated[Literal["high", "normal", "low"] | None, Field(description="normal unless given.")],
+    ),
+    inspect.Parameter(
+        "tenant",
+        inspect.Parameter.KEYWORD_ONLY,
+        default=None,
+        annotation=Annotated[
+            str | None,
+            Field(max_length=64, description="The customer the job runs for: a-z, 0-9, _ and -."),
+        ],
+    ),
+    inspect.Parameter(
+        "idempotency_key",
+        inspect.Parameter.KEYWORD_ONLY,
+        default=None,
+        annotation=Annotated[
+            str | None,
+            Field(max_length=200, description="Calling again with the same key gives the same job, not a new one."),
         ],
     ),
 )
@@ -629,12 +655,12 @@ def build_server(tools: VetqTools | None = None) -> Any:
     from vetq.core.review.should_review import ShouldReviewRequest
 
     extract = model_tool(
-        "extract", ExtractionRequest, state.run_extraction, fixed={"kind": "extract"}, extra=LANE_PARAMETERS
+        "extract", ExtractionRequest, state.run_extraction, fixed={"kind": "extract"}, extra=JOB_PARAMETERS
     )
     validate = model_tool(
-        "validate", ValidationRequest, state.run_extraction, fixed={"kind": "validate"}, extra=LANE_PARAMETERS
+        "validate", ValidationRequest, state.run_extraction, fixed={"kind": "validate"}, extra=JOB_PARAMETERS
     )
-    review_decision = model_tool("review_decision", ReviewRequest, state.run_review, extra=LANE_PARAMETERS)
+    review_decision = model_tool("review_decision", ReviewRequest, state.run_review, extra=JOB_PARAMETERS)
 
     def job_result(
         job_id: Annotated[str, Field(max_length=128, description="The job_id a bulk submission returned.")],

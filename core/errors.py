@@ -23,6 +23,8 @@ class ErrorCode(StrEnum):
     BLINDNESS_LEAK = "BLINDNESS_LEAK"
     NOT_FOUND = "NOT_FOUND"
     SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
+    # An idempotency key already names a job whose request was different.
+    IDEMPOTENCY_CONFLICT = "IDEMPOTENCY_CONFLICT"
     INTERNAL_ERROR = "INTERNAL_ERROR"
 
 
@@ -54,6 +56,10 @@ class NotFoundError(VetqError):
     """The thing asked for (a job id, say) was never issued here, or has expired."""
 
     code = ErrorCode.NOT_FOUND
+
+
+class IdempotencyConflictError(VetqError):
+    code = ErrorCode.IDEMPOTENCY_CONFLICT
 
 
 class ServiceUnavailableError(VetqError):

@@ -44,6 +44,11 @@ BATCH_BUDGET_USD_HEADER = "batch_budget_usd"
 LANE_HEADER = "vetq_lane"
 BULK_DEADLINE_HEADER = "vetq_bulk_deadline"
 REALTIME_FALLBACK_HEADER = "vetq_realtime_fallback"
+# A producer's other options (core.job_options): "high" or "low" (no header: normal),
+# the tenant the job runs for, and the URL its final result is POSTed to.
+PRIORITY_HEADER = "vetq_priority"
+TENANT_HEADER = "vetq_tenant"
+CALLBACK_URL_HEADER = "vetq_callback_url"
 # The Celery state of a bulk job parked until its provider batch answers (no worker
 # slot held); clients read it as JobStatus.WAITING.
 BULK_WAITING_STATE = "WAITING"

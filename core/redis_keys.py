@@ -84,6 +84,15 @@ def submitted_key(job_id: str) -> str:
     return f"{SUBMITTED_KEY_PREFIX}{job_id}"
 
 
+# A producer's idempotency key (hashed, by tenant) -> the job it submitted and its
+# request's fingerprint (JSON); kept for VETQ_RESULT_TTL_S, as the job's result is.
+IDEMPOTENCY_KEY_PREFIX = "vetq:idempotency:"
+
+
+def idempotency_key(tenant: str | None, key_digest: str) -> str:
+    return f"{IDEMPOTENCY_KEY_PREFIX}{tenant or ''}:{key_digest}"
+
+
 # Stream of review telemetry records (field `record`, JSON), appended by workers
 # (VETQ_TELEMETRY=on) and by clients' record_outcome; no TTL, trimmed to about a
 # million entries (core.review.telemetry.StreamSink's maxlen).

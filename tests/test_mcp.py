@@ -29,7 +29,7 @@ START_TIMEOUT_S = 60.0
 
 TOOLS = {"extract", "validate", "list_schemas", "review_decision", "should_review", "record_outcome", "job_result"}
 # The job tools take the lane arguments beside their request model's fields.
-LANE_ARGUMENTS = {"lane", "bulk_deadline", "realtime_fallback"}
+JOB_ARGUMENTS = {"lane", "bulk_deadline", "realtime_fallback", "priority", "tenant", "idempotency_key"}
 
 PLAN = (
     "Replace the Postgres polling job table with a Redis Streams consumer group, move every writer to XADD, "
@@ -209,7 +209,7 @@ def test_tool_arguments_are_the_request_models_fields(server):
         schema = tools[name].input_schema
         # a field's wire name: `schema` is the alias of record_schema
         fields = {info.alias or f: info for f, info in model.model_fields.items() if f not in ("kind", "trace_id")}
-        lane = LANE_ARGUMENTS if name != "should_review" else set()
+        lane = JOB_ARGUMENTS if name != "should_review" else set()
         assert set(schema["properties"]) == set(fields) | lane, name
         assert set(schema.get("required", [])) == {f for f, info in fields.items() if info.is_required()}, name
         for field, info in fields.items():

@@ -27,7 +27,9 @@ from vetq.core.queue import (
     BUDGET_USD_HEADER,
     BULK_DEADLINE_HEADER,
     BULK_WAITING_STATE,
+    CALLBACK_URL_HEADER,
     LANE_HEADER,
+    PRIORITY_HEADER,
     REALTIME_FALLBACK_HEADER,
     SENT_AT_HEADER,
     TASK_EXTRACT,
@@ -35,6 +37,7 @@ from vetq.core.queue import (
     TASK_QUEUES,
     TASK_REVIEW,
     TASK_VALIDATE,
+    TENANT_HEADER,
     TRACE_HEADER,
     requeue_step_s,
 )
@@ -301,6 +304,9 @@ KEPT_HEADERS = (
     OUTAGE_RETRIES_HEADER,
     TRACEPARENT_HEADER,  # the job's place in its trace (core/tracing.py)
     TRACESTATE_HEADER,
+    PRIORITY_HEADER,
+    TENANT_HEADER,
+    CALLBACK_URL_HEADER,
 )
 
 
