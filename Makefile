@@ -22,8 +22,13 @@ demo: $(STAMP)
 	$(BIN)/python -m vetq.eval.demo
 
 # Lint first: ruff (rules and formatting) and mypy on the packages that ship py.typed.
+# The suite runs in TEST_PROCESSES pytest-xdist workers, each taking whole test files (a
+# module's shared worker or fake provider is built once): most of its time is waiting on
+# workers, Redis and subprocesses, which overlaps well past the core count. Each worker
+# starts its own embedded Redis.
+TEST_PROCESSES ?= 3
 test: lint tesseract
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile
 
 # The OCR tests (scanned PDF pages) need the tesseract binary, a Debian package rather
 # than a Python one: installed here when missing and apt-get can (root), else the OCR
