@@ -69,6 +69,7 @@ from vetq.core.schemas.wire import SchemaSource, to_wire
 from vetq.core.settings import VetqSettings, check_redis_url, load_settings
 from vetq.core.tracing import get_tracer
 from vetq.core.validation import parse_model
+from vetq.core.webhooks import require_callback_allowed
 
 log = get_logger("vetq.client")
 
@@ -736,7 +737,9 @@ class Client:
 
     def _job_headers(self, options: JobOptions, task: str, payload: dict[str, Any]) -> dict[str, Any]:
         """The options' message headers; CONFIG_ERROR for a bulk job a model of which has
-        no batch API (checked against this client's settings, as the workers' should be)."""
+        no batch API (checked against this client's settings, as the workers' should be).
+        A callback_url this deployment does not allow is refused here (core.webhooks)."""
+        require_callback_allowed(options.callback_url, self.settings)
         if options.bulk:
             require_batch_models(self._models_of(task, payload))
         return options.headers()
@@ -865,6 +868,7 @@ class Client:
         if "idempotency_key" in given:
             raise InvalidInputError("a batch takes no idempotency_key: give each request its own")
         options = job_options(**given)
+        require_callback_allowed(options.callback_url, self.settings)
         batch_id = uuid.uuid4().hex
         budgets = {"batch_token_budget": token_budget, BATCH_BUDGET_USD_HEADER: options.budget_usd}
         budgets = {name: value for name, value in budgets.items() if value is not None}
