@@ -61,7 +61,7 @@ from vetq.core.redis_keys import (
     bulk_vbatch_key,
     submitted_key,
 )
-from vetq.core.results import error_of, error_result, spent_of, upgrade
+from vetq.core.results import error_of, error_result, failure_result, spent_of, upgrade
 from vetq.core.schemas.catalog import looks_like_path
 from vetq.core.schemas.compiled import CompiledSchema
 from vetq.core.schemas.records import RecordError
@@ -169,11 +169,7 @@ class _WaitSlices:
 
 
 def _failure_envelope(job_id: str, trace_id: str | None, exc: BaseException | None) -> dict[str, Any]:
-    return error_result(
-        ErrorCode.INTERNAL_ERROR,
-        f"job {job_id} failed in the worker ({type(exc).__name__ if exc else 'unknown'})",
-        trace_id=trace_id,
-    )
+    return failure_result(job_id, trace_id, exc)
 
 
 def service_error(exc: BaseException, redis_url: str | None) -> VetqError | None:
