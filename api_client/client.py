@@ -61,7 +61,7 @@ from vetq.core.redis_keys import (
     bulk_vbatch_key,
     submitted_key,
 )
-from vetq.core.results import error_of, error_result, spent_of, upgrade
+from vetq.core.results import error_of, error_result, failure_result, spent_of, upgrade
 from vetq.core.schemas.catalog import looks_like_path
 from vetq.core.schemas.compiled import CompiledSchema
 from vetq.core.schemas.records import RecordError
@@ -69,6 +69,7 @@ from vetq.core.schemas.wire import SchemaSource, to_wire
 from vetq.core.settings import VetqSettings, check_redis_url, load_settings
 from vetq.core.tracing import get_tracer
 from vetq.core.validation import parse_model
+from vetq.core.webhooks import require_callback_allowed
 
 log = get_logger("vetq.client")
 
@@ -168,11 +169,7 @@ class _WaitSlices:
 
 
 def _failure_envelope(job_id: str, trace_id: str | None, exc: BaseException | None) -> dict[str, Any]:
-    return error_result(
-        ErrorCode.INTERNAL_ERROR,
-        f"job {job_id} failed in the worker ({type(exc).__name__ if exc else 'unknown'})",
-        trace_id=trace_id,
-    )
+    return failure_result(job_id, trace_id, exc)
 
 
 def service_error(exc: BaseException, redis_url: str | None) -> VetqError | None:
@@ -736,7 +733,9 @@ class Client:
 
     def _job_headers(self, options: JobOptions, task: str, payload: dict[str, Any]) -> dict[str, Any]:
         """The options' message headers; CONFIG_ERROR for a bulk job a model of which has
-        no batch API (checked against this client's settings, as the workers' should be)."""
+        no batch API (checked against this client's settings, as the workers' should be).
+        A callback_url this deployment does not allow is refused here (core.webhooks)."""
+        require_callback_allowed(options.callback_url, self.settings)
         if options.bulk:
             require_batch_models(self._models_of(task, payload))
         return options.headers()
@@ -865,6 +864,7 @@ class Client:
         if "idempotency_key" in given:
             raise InvalidInputError("a batch takes no idempotency_key: give each request its own")
         options = job_options(**given)
+        require_callback_allowed(options.callback_url, self.settings)
         batch_id = uuid.uuid4().hex
         budgets = {"batch_token_budget": token_budget, BATCH_BUDGET_USD_HEADER: options.budget_usd}
         budgets = {name: value for name, value in budgets.items() if value is not None}

@@ -23,6 +23,9 @@ _SECRET_PATTERNS = [
 ]
 _SECRET_ENV = ("ANTHROPIC_API_KEY", "OPENAI_API_KEY", "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
 _MASK = "[REDACTED]"
+# Secrets a process holds from its settings rather than from the variables above (the
+# webhook signing key): masked wherever they would appear (mask_secret).
+_HELD_SECRETS: set[str] = set()
 # A URL inside free text: a scheme, then anything up to whitespace or a quote.
 _URL_IN_TEXT = re.compile(r"(?i)\b[a-z][a-z0-9+.\-]*://[^\s'\"<>]*")
 _QUERY_PARAMETER = re.compile(r"([^&;=#]*)(=?)([^&;#]*)")
@@ -58,11 +61,19 @@ def redact_url(url: str) -> str:
     return f"{scheme}://{netloc}{after}"
 
 
+def mask_secret(value: str) -> None:
+    """Mask `value` in every log line, dead letter and error text from now on."""
+    if len(value) >= 6:
+        _HELD_SECRETS.add(value)
+
+
 def redact_text(text: str) -> str:
     for name in _SECRET_ENV:
         value = os.environ.get(name)
         if value and len(value) >= 6:
             text = text.replace(value, _MASK)
+    for value in _HELD_SECRETS:
+        text = text.replace(value, _MASK)
     text = _URL_IN_TEXT.sub(lambda m: redact_url(m.group(0)), text)
     for pattern in _SECRET_PATTERNS:
         if pattern.groups >= 2:

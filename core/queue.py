@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vetq.core.redis_keys import EXTRACT_QUEUE, REVIEW_QUEUE
+from vetq.core.redis_keys import EXTRACT_QUEUE, REVIEW_QUEUE, WEBHOOK_QUEUE
 from vetq.core.redis_url import normalise_redis_url
 from vetq.core.settings import VetqSettings
 
@@ -20,12 +20,15 @@ TASK_EXTRACT = "vetq.extract"
 TASK_VALIDATE = "vetq.validate"
 TASK_REVIEW = "vetq.review"
 TASK_NOOP = "vetq.noop"
+# One POST of a finished job's result to its callback_url (workers/webhooks.py): not a job.
+TASK_WEBHOOK = "vetq.webhook"
 
 TASK_QUEUES = {
     TASK_EXTRACT: EXTRACT_QUEUE,
     TASK_VALIDATE: EXTRACT_QUEUE,
     TASK_REVIEW: REVIEW_QUEUE,
     TASK_NOOP: EXTRACT_QUEUE,
+    TASK_WEBHOOK: WEBHOOK_QUEUE,
 }
 
 TRACE_HEADER = "trace_id"

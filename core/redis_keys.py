@@ -39,6 +39,7 @@ __all__ = [
     "SUBMITTED_KEY_PREFIX",
     "TELEMETRY_STREAM",
     "USD_SCOPE_SUFFIX",
+    "WEBHOOK_QUEUE",
     "attempts_key",
     "batch_jobs_key",
     "batch_record_key",
@@ -71,6 +72,9 @@ __all__ = [
 # (workers/reliable_transport.py); no TTL: a message waits until a worker takes it.
 EXTRACT_QUEUE = "extract"
 REVIEW_QUEUE = "review"
+# The webhook deliveries (workers/webhooks.py): every worker serves it beside its job
+# queues (workers/runner.py), without blocking on it when idle (reliable_transport.py).
+WEBHOOK_QUEUE = "webhook"
 
 # ----------------------------------------------------------------- written by producers
 

@@ -65,6 +65,16 @@ def error_result(code: ErrorCode | str, message: str, *, trace_id: str | None = 
     return body
 
 
+def failure_result(job_id: str, trace_id: str | None, exc: BaseException | None) -> dict[str, Any]:
+    """The result of a job whose task raised (Celery's FAILURE state): what a client reads
+    and what its callback receives."""
+    return error_result(
+        ErrorCode.INTERNAL_ERROR,
+        f"job {job_id} failed in the worker ({type(exc).__name__ if exc else 'unknown'})",
+        trace_id=trace_id,
+    )
+
+
 def upgrade(result: Mapping[str, Any]) -> dict[str, Any]:
     """A result in format 2, whichever format it was written in. A format-2 result
     comes back as it is."""

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
 
 from vetq.core.errors import ConfigError
@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from vetq.core.documents.pdf import ConvertOptions
     from vetq.core.llm.prices import PriceTable
     from vetq.core.schemas.compiled import SchemaLimits
+    from vetq.core.webhooks import AllowList
 
 
 def _default_home() -> Path:
@@ -167,6 +168,22 @@ class VetqSettings(BaseSettings):
         2, ge=0, le=10, description="Times an expired or canceled bulk request is submitted again"
     )
 
+    # Webhooks (core/webhooks.py, workers/webhooks.py): a job's final result POSTed to its
+    # callback_url, signed. Producers and workers both need the secret and the allow-list.
+    webhook_secret: SecretStr | None = Field(
+        None, description="Key of every webhook's HMAC-SHA256 signature (unset: a callback_url is refused)"
+    )
+    webhook_allow: str = Field(
+        "",
+        description="Where callbacks may go, comma-separated: host names, *.domain, addresses, networks (CIDR), "
+        "or * for any public address",
+    )
+    webhook_timeout_s: float = Field(10.0, gt=0, le=300, description="Timeout of one webhook POST")
+    webhook_attempts: int = Field(8, ge=1, le=50, description="Attempts at one webhook before it is a dead letter")
+    webhook_backoff_s: float = Field(
+        5.0, gt=0, le=3600, description="First wait between webhook attempts; doubles each time, full jitter"
+    )
+
     # Prometheus metrics (workers/metrics.py): off unless a port is given.
     metrics_port: int | None = Field(
         None, ge=1, le=65535, description="Port of a worker's Prometheus metrics endpoint (unset: no endpoint)"
@@ -201,6 +218,8 @@ class VetqSettings(BaseSettings):
         "bulk_flush_age_s",
         "bulk_poll_s",
         "bulk_poll_max_s",
+        "webhook_timeout_s",
+        "webhook_backoff_s",
     )
     @classmethod
     def _finite(cls, value: float) -> float:
@@ -247,6 +266,29 @@ class VetqSettings(BaseSettings):
             load_prices(value)
         except ConfigError as exc:
             raise ValueError(exc.message.removeprefix(f"{ENV_VAR}: ")) from None
+        return value
+
+    @field_validator("webhook_secret", mode="before")
+    @classmethod
+    def _no_webhook_secret(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("webhook_secret")
+    @classmethod
+    def _webhook_secret(cls, value: SecretStr | None) -> SecretStr | None:
+        from vetq.core.webhooks import MIN_SECRET_CHARS
+
+        # The message never repeats the value.
+        if value is not None and len(value.get_secret_value()) < MIN_SECRET_CHARS:
+            raise ValueError(f"must be at least {MIN_SECRET_CHARS} characters (e.g. `openssl rand -hex 32`)")
+        return value
+
+    @field_validator("webhook_allow")
+    @classmethod
+    def _webhook_allow(cls, value: str) -> str:
+        from vetq.core.webhooks import AllowList
+
+        AllowList.parse(value)  # a ValueError names the entry
         return value
 
     @field_validator("metrics_port", mode="before")
@@ -309,6 +351,11 @@ class VetqSettings(BaseSettings):
 
         return load_prices(self.prices)
 
+    def webhook_allow_list(self) -> AllowList:
+        from vetq.core.webhooks import AllowList
+
+        return AllowList.parse(self.webhook_allow)
+
     def spec(self, role: str) -> ModelSpec:
         return ModelSpec.parse(getattr(self, role), variable=variable_of(role))
 
@@ -351,6 +398,8 @@ def as_environment(settings: VetqSettings) -> dict[str, str]:
             continue
         if isinstance(value, bool):
             text = "true" if value else "false"
+        elif isinstance(value, SecretStr):
+            text = value.get_secret_value()
         elif isinstance(value, list | dict):
             text = json.dumps(value)
         else:

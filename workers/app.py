@@ -69,9 +69,9 @@ def create_app(settings: VetqSettings, redis_url: str, *, check_safety: bool = T
     # the pool threads see only the default, so this app must be it.
     app.set_default()
     # Importing the task and signal modules registers them on this app.
-    from vetq.workers import signals, tasks
+    from vetq.workers import signals, tasks, webhooks
 
-    tasks.register(app, settings, redis_url)
+    webhooks.register(app, tasks.register(app, settings, redis_url))
     signals.connect()
     # The bulk lane's coordinator runs beside the consumer in every worker (one works at a time).
     from vetq.workers.bulk_coordinator import CoordinatorStep

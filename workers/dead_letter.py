@@ -2,8 +2,9 @@
 
 A message the worker cannot decode (a pickled or otherwise disallowed content type,
 a body that is not what its content type says), one that names a task this worker
-does not have, one Celery cannot even read as a task, and a job whose payload fails
-validation (the task still returns its INVALID_INPUT result) are each refused once:
+does not have, one Celery cannot even read as a task, a job whose payload fails
+validation (the task still returns its INVALID_INPUT result), and a job's result its
+callback_url never took (workers/webhooks.py) are each refused once:
 logged with the reason, acknowledged or rejected without requeue (never retried
 forever) and pushed onto the Redis list `vetq:dead`, newest first, capped.
 
@@ -43,6 +44,10 @@ REASON_INVALID_TASK = "invalid_task"
 REASON_MALFORMED = "malformed_message"
 REASON_INVALID_INPUT = "invalid_input"
 REASON_BAD_ARGUMENTS = "bad_arguments"
+# A job's result that could not be POSTed to its callback_url (workers/webhooks.py):
+# every attempt failed, or the destination or the worker's settings refuse it.
+REASON_WEBHOOK_FAILED = "webhook_failed"
+REASON_WEBHOOK_REFUSED = "webhook_refused"
 
 
 def preview(body: Any) -> str:

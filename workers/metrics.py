@@ -142,6 +142,13 @@ class WorkerMetrics:
             ["result"],
             registry=registry,
         )
+        self.webhooks = Counter(
+            "vetq_webhook_deliveries",
+            "Attempts to POST a job's result to its callback_url, by outcome "
+            "(delivered, retried, refused, dead_lettered: the last attempt failed)",
+            ["outcome"],
+            registry=registry,
+        )
         self.flagged_fields = Counter(
             "vetq_flagged_fields",
             "Fields flagged for review in extraction results, by schema and field path (list items as [])",
@@ -283,6 +290,10 @@ def job_finished(task: Any, queue: Any, state: Any, retval: Any, runtime_s: floa
             m.blindness.labels("refused").inc()
         elif isinstance(meta, Mapping) and meta.get("blindness_warning"):
             m.blindness.labels("warning").inc()
+
+
+def webhook_attempted(outcome: str) -> None:
+    metrics().webhooks.labels(outcome).inc()
 
 
 def header_of(request: Any, name: str) -> Any:

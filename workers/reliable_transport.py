@@ -29,7 +29,7 @@ from kombu.transport import redis as kombu_redis
 from kombu.utils.encoding import bytes_to_str
 from kombu.utils.json import loads
 
-from vetq.core.redis_keys import idle_key
+from vetq.core.redis_keys import WEBHOOK_QUEUE, idle_key
 from vetq.workers.lua_scripts import source
 
 # An idle channel serving several queues watches each for this long in turn.
@@ -62,8 +62,13 @@ class Channel(kombu_redis.Channel):
             self._waiting = False
         else:
             # Wait on the plain queue keys only: vetq sends no priorities, and a
-            # message on a priority key is still found by the next pop.
-            plain = sorted(self._keys(list(self.active_queues)))
+            # message on a priority key is still found by the next pop. Nor on the
+            # webhook queue, which every worker serves: an idle worker waits on its
+            # job queues as before, and a delivery is found by the next pop (after a
+            # job, or within one wait: at most kombu's brpop_timeout, 1 s).
+            plain = sorted(
+                self._keys([q for q in self.active_queues if q != WEBHOOK_QUEUE] or list(self.active_queues))
+            )
             self._wait_turn = (self._wait_turn + 1) % len(plain)
             if timeout is None:
                 timeout = self.brpop_timeout

@@ -19,6 +19,7 @@ from celery.worker import WorkController
 
 from vetq.core.logging import get_logger
 from vetq.core.queue import QUEUES
+from vetq.core.redis_keys import WEBHOOK_QUEUE
 from vetq.workers.app import size_redis_pools
 from vetq.workers.tied_processes import popen_tied_to_process
 
@@ -27,6 +28,12 @@ log = get_logger("vetq.worker")
 
 def _hostname(tag: str) -> str:
     return f"vetq-{tag}-{os.getpid()}-{uuid.uuid4().hex[:6]}@{socket.gethostname()}"
+
+
+def served_queues(queues: Sequence[str]) -> list[str]:
+    """The queues a worker consumes: its job queues and the webhook deliveries, which
+    every worker serves (workers/webhooks.py)."""
+    return list(dict.fromkeys([*queues, WEBHOOK_QUEUE]))
 
 
 def _warm_shutdown() -> None:
@@ -43,7 +50,7 @@ class ThreadWorker:
         self.controller = WorkController(
             app=app,
             hostname=_hostname("inproc"),
-            queues=list(queues),
+            queues=served_queues(queues),
             concurrency=concurrency,
             pool=pool,
             loglevel="WARNING",
@@ -108,7 +115,7 @@ def run_foreground(app: Celery, *, queues: Sequence[str], concurrency: int, pool
     size_redis_pools(app, concurrency)
     worker = app.Worker(
         hostname=_hostname("worker"),
-        queues=list(queues),
+        queues=served_queues(queues),
         concurrency=concurrency,
         pool=pool,
         loglevel=loglevel,

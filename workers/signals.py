@@ -14,7 +14,7 @@ import structlog
 from celery import signals
 
 from vetq.core.logging import get_logger
-from vetq.core.queue import KIND_OF_TASK, TRACE_HEADER
+from vetq.core.queue import KIND_OF_TASK, TASK_WEBHOOK, TRACE_HEADER
 from vetq.core.tracing import TRACEPARENT_HEADER, TRACESTATE_HEADER, get_tracer
 
 log = get_logger("vetq.worker")
@@ -33,6 +33,8 @@ def _metrics_started(task: Any = None, **_: Any) -> None:
     """Prometheus (workers/metrics.py): the time the job waited in its queue."""
     from vetq.workers import metrics
 
+    if getattr(task, "name", None) == TASK_WEBHOOK:
+        return  # a delivery is no job: counted by workers/webhooks.py
     request = getattr(task, "request", None)
     delivery = getattr(request, "delivery_info", None) or {}
     metrics.job_started(task, delivery.get("routing_key"), metrics.sent_at_of(request))
@@ -42,6 +44,8 @@ def _metrics_finished(task: Any = None, retval: Any = None, state: str | None = 
     """Prometheus: the job's outcome, read from its envelope as job_finished reads it, and its run time."""
     from vetq.workers import metrics
 
+    if getattr(task, "name", None) == TASK_WEBHOOK:
+        return
     request = getattr(task, "request", None)
     started = getattr(request, "vetq_started_at", None)
     runtime_s = time.monotonic() - started if isinstance(started, float) else None
@@ -166,6 +170,21 @@ def _dead_letter_bad_arguments(
         log.exception("dead_letter_failed")
 
 
+def _deliver_result(
+    task: Any = None, task_id: str | None = None, retval: Any = None, state: str | None = None, **_: Any
+) -> None:
+    """A job that ended and carries a callback_url: its result's delivery is published
+    (workers/webhooks.py). Never raises: the job's own outcome stands."""
+    from vetq.workers.webhooks import schedule_delivery
+
+    if task is None or task_id is None or getattr(task, "name", None) not in KIND_OF_TASK:
+        return
+    try:
+        schedule_delivery(task, task_id, state, retval)
+    except Exception:
+        log.exception("webhook_not_scheduled")
+
+
 def _flush_traces(**_: Any) -> None:
     try:
         get_tracer().flush()
@@ -185,6 +204,7 @@ def connect() -> None:
     signals.task_postrun.connect(_metrics_finished, weak=False)
     signals.worker_process_shutdown.connect(_metrics_process_exited, weak=False)
     signals.task_postrun.connect(_dead_letter_invalid_input, weak=False)
+    signals.task_postrun.connect(_deliver_result, weak=False)
     signals.task_postrun.connect(_clear, weak=False)
     signals.task_failure.connect(_dead_letter_bad_arguments, weak=False)
     # Spans still in the batch processor's queue are exported before a process ends

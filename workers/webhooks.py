@@ -1,0 +1,323 @@
+"""Webhook delivery: a finished job's result POSTed to its callback_url, signed.
+
+A job that carries a callback (`vetq_callback_url` in its message headers) and ends
+(SUCCESS: its envelope; FAILURE: the envelope a client reads for it) gets a delivery:
+the worker's task_postrun handler (workers/signals.py) publishes one `vetq.webhook`
+message to the `webhook` queue, carrying the JSON body made once, and is done: the
+job's slot is never held by the POST or its retries. A job without a callback costs
+one header lookup. A retry (RETRY) and a bulk job's parking (IGNORED) are not ends.
+
+A delivery is a small task on the webhook queue, which every worker serves. It
+resolves the host, keeps only the addresses VETQ_WEBHOOK_ALLOW accepts
+(core/webhooks.py), connects to one of them and POSTs to that very address (TLS
+verified against the URL's host name), so a name that resolves elsewhere between a
+check and the connection (DNS rebinding) cannot move the request; the connected peer
+is checked again. No proxy, no redirect is followed. A 2xx answer is delivered; any
+other answer, a timeout or a network error is retried the way jobs are
+(workers/tasks.requeue with the one full-jitter backoff, VETQ_WEBHOOK_BACKOFF_S
+doubling, at most WEBHOOK_MAX_BACKOFF_S), each attempt signed afresh; after
+VETQ_WEBHOOK_ATTEMPTS the delivery is a dead letter (`vetq dead list`, reason
+`webhook_failed`). A destination the worker's allow-list refuses, or a worker without
+the secret, is a dead letter at once (`webhook_refused`): retrying cannot help.
+
+Delivery is at least once: a job run twice (its worker lost after storing the result)
+may be delivered twice, and a receiver that answered 2xx too slowly gets it again. The
+delivery id (`X-Vetq-Delivery`) and the job id (`X-Vetq-Job-Id`) let it deduplicate.
+Logs and dead letters name the destination as scheme://host:port only; the secret
+is masked everywhere (core.logging.mask_secret) and never leaves the worker."""
+
+from __future__ import annotations
+
+import http.client
+import ipaddress
+import json
+import socket
+import ssl
+import time
+from typing import Any
+from urllib.parse import urlsplit
+
+from celery import Celery, Task
+
+from vetq.core.errors import InvalidInputError
+from vetq.core.job_options import check_callback_url
+from vetq.core.logging import get_logger, mask_secret
+from vetq.core.queue import CALLBACK_URL_HEADER, SENT_AT_HEADER, TASK_WEBHOOK, TENANT_HEADER, TRACE_HEADER
+from vetq.core.redis_keys import WEBHOOK_QUEUE
+from vetq.core.results import failure_result
+from vetq.core.webhooks import (
+    ATTEMPT_HEADER,
+    DELIVERY_HEADER,
+    JOB_HEADER,
+    SIGNATURE_HEADER,
+    TIMESTAMP_HEADER,
+    AllowList,
+    check_destination,
+    host_address,
+    origin_of,
+    sign,
+)
+from vetq.workers import dead_letter
+from vetq.workers.call_gate import full_jitter_backoff_s
+from vetq.workers.tasks import (
+    BATCH_HEADER,
+    RESULT_REPR_MAXSIZE,
+    WorkerContext,
+    counted,
+    header,
+    park_until_due,
+    requeue,
+)
+
+log = get_logger("vetq.webhook")
+
+# The states in which a job has ended and its result is stored.
+FINAL_STATES = frozenset({"SUCCESS", "FAILURE"})
+# The failed attempts of one delivery so far, in its message headers (requeue keeps them).
+WEBHOOK_ATTEMPTS_HEADER = "vetq_webhook_attempts"
+WEBHOOK_MAX_BACKOFF_S = 600.0
+EVENT_JOB_FINISHED = "job.finished"
+USER_AGENT = "vetq-webhook/1"
+
+
+class WebhookRefusedError(Exception):
+    """The destination may not be reached: retrying cannot help."""
+
+
+class WebhookFailedError(Exception):
+    """This attempt failed (an answer other than 2xx, a timeout, a network error)."""
+
+
+# ------------------------------------------------------------------ the job's end
+
+
+def schedule_delivery(task: Task, job_id: str, state: str | None, retval: Any) -> bool:
+    """task_postrun of a job: publish the delivery of its final result when it asks for
+    one. A job without a callback returns after one header lookup."""
+    url = header(task, CALLBACK_URL_HEADER)
+    if not url or state not in FINAL_STATES:
+        return False
+    trace_id = header(task, TRACE_HEADER)
+    if isinstance(retval, dict):
+        result = retval
+    else:
+        result = failure_result(job_id, trace_id, retval if isinstance(retval, BaseException) else None)
+    body: dict[str, Any] = {"event": EVENT_JOB_FINISHED, "job_id": job_id}
+    for name, value in (("batch_id", header(task, BATCH_HEADER)), ("tenant", header(task, TENANT_HEADER))):
+        if value:
+            body[name] = value
+    body["result"] = result
+    task.app.send_task(
+        TASK_WEBHOOK,
+        args=[{"job_id": job_id, "url": url, "body": json.dumps(body)}],
+        queue=WEBHOOK_QUEUE,
+        headers={TRACE_HEADER: trace_id, SENT_AT_HEADER: time.time()} if trace_id else {SENT_AT_HEADER: time.time()},
+        ignore_result=True,
+    )
+    log.info("webhook_scheduled", destination=origin_of(str(url)))
+    return True
+
+
+# --------------------------------------------------------------------- the POST
+
+
+class _PinnedConnection(http.client.HTTPConnection):
+    """An HTTP(S) connection to one checked address, whatever the host name resolves
+    to by the time it connects; Host header and TLS (SNI, certificate) use the name."""
+
+    def __init__(
+        self, host: str, port: int, address: str, *, tls: ssl.SSLContext | None, timeout: float, peer_allowed: Any
+    ) -> None:
+        super().__init__(host, port, timeout=timeout)
+        self._address = address
+        self._tls = tls
+        self._peer_allowed = peer_allowed
+        if tls is not None:
+            self.default_port = 443  # the Host header leaves out the scheme's own port
+
+    def connect(self) -> None:
+        sock = socket.create_connection((self._address, self.port), timeout=self.timeout)
+        try:
+            peer = host_address(str(sock.getpeername()[0]).split("%", 1)[0])
+            if peer is None or not self._peer_allowed(peer):
+                raise WebhookRefusedError(f"connected to {peer}, which VETQ_WEBHOOK_ALLOW does not allow")
+            if self._tls is not None:
+                sock = self._tls.wrap_socket(sock, server_hostname=self.host)
+        except BaseException:
+            sock.close()
+            raise
+        self.sock = sock
+
+
+_tls_context: ssl.SSLContext | None = None
+
+
+def _tls() -> ssl.SSLContext:
+    global _tls_context
+    if _tls_context is None:
+        _tls_context = ssl.create_default_context()  # certificate and host name verified
+    return _tls_context
+
+
+def post(url: str, body: bytes, headers: dict[str, str], allow: AllowList, timeout_s: float) -> int:
+    """POST `body` to `url` at an address `allow` accepts; the answer's status.
+    WebhookRefusedError: no such address; WebhookFailedError: the attempt failed."""
+    problem = check_destination(url, allow)  # the worker's own allow-list: it may differ from the producer's
+    if problem is not None:
+        raise WebhookRefusedError(problem)
+    parts = urlsplit(url)
+    host = (parts.hostname or "").rstrip(".")
+    port = parts.port or (443 if parts.scheme == "https" else 80)
+    named = host_address(host) is None and allow.names_host(host)
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (socket.gaierror, UnicodeError) as exc:
+        raise WebhookFailedError(f"cannot resolve {host}: {exc}") from None
+    addresses: list[ipaddress.IPv4Address | ipaddress.IPv6Address] = []
+    for info in infos:
+        address = host_address(str(info[4][0]).split("%", 1)[0])
+        if address is not None and address not in addresses:
+            addresses.append(address)
+    allowed = [a for a in addresses if allow.allows_address(a, host_named=named)]
+    if not allowed:
+        shown = ", ".join(str(a) for a in addresses[:4])
+        raise WebhookRefusedError(f"{host} resolves to {shown}, which VETQ_WEBHOOK_ALLOW does not allow")
+    target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+    tls = _tls() if parts.scheme == "https" else None
+    error = "no address answered"
+    for address in allowed:
+        connection = _PinnedConnection(
+            host,
+            port,
+            str(address),
+            tls=tls,
+            timeout=timeout_s,
+            peer_allowed=lambda peer: allow.allows_address(peer, host_named=named),
+        )
+        try:
+            try:
+                connection.connect()
+            except OSError as exc:  # this address does not answer: the next may
+                error = f"cannot connect to {address}: {type(exc).__name__}"
+                continue
+            # Connected: this attempt's outcome is this address's (another would POST twice).
+            try:
+                connection.request("POST", target, body=body, headers=headers)
+                return connection.getresponse().status
+            except (OSError, http.client.HTTPException) as exc:
+                raise WebhookFailedError(f"{type(exc).__name__} from {address}") from None
+        finally:
+            connection.close()
+    raise WebhookFailedError(error)
+
+
+# ------------------------------------------------------------------ the delivery
+
+
+def _delivery(message: Any) -> tuple[str, str, bytes]:
+    if not isinstance(message, dict):
+        raise InvalidInputError("a webhook delivery is a JSON object")
+    job_id, url, body = message.get("job_id"), message.get("url"), message.get("body")
+    if not isinstance(job_id, str) or not isinstance(body, str):
+        raise InvalidInputError("a webhook delivery needs job_id and body")
+    checked = check_callback_url(url)  # a message is checked as a producer's option is
+    if checked is None:
+        raise InvalidInputError("a webhook delivery needs url")
+    return job_id, checked, body.encode("utf-8")
+
+
+def _dead_letter(task: Task, reason: str, job_id: str | None, error: str) -> None:
+    from vetq.workers import metrics
+
+    metrics.webhook_attempted("refused" if reason == dead_letter.REASON_WEBHOOK_REFUSED else "dead_lettered")
+    entry = dead_letter.make_entry(
+        reason=reason,
+        task=TASK_WEBHOOK,
+        job_id=job_id,
+        queue=WEBHOOK_QUEUE,
+        content_type="application/json",
+        error=error,
+    )
+    dead_letter.record(dead_letter.redis_of(task.app), entry)
+
+
+def register(app: Celery, context: WorkerContext) -> None:
+    """The delivery task, on this worker's app."""
+    settings = context.settings
+    allow = settings.webhook_allow_list()
+    secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret is not None else None
+    if secret is not None:
+        mask_secret(secret)
+
+    @app.task(
+        name=TASK_WEBHOOK,
+        bind=True,
+        shared=False,
+        max_retries=None,
+        ignore_result=True,  # nothing to wait for: the receiver is told, or a dead letter says why not
+        resultrepr_maxsize=RESULT_REPR_MAXSIZE,
+    )
+    def deliver(self: Task, message: Any) -> None:
+        from vetq.workers import metrics
+
+        park_until_due(self, settings)
+        attempt = counted(self, WEBHOOK_ATTEMPTS_HEADER) + 1
+        try:
+            job_id, url, body = _delivery(message)
+        except InvalidInputError as exc:
+            named = message.get("job_id") if isinstance(message, dict) else None
+            _dead_letter(
+                self, dead_letter.REASON_WEBHOOK_REFUSED, named if isinstance(named, str) else None, exc.message
+            )
+            return
+        destination = origin_of(url)
+        if secret is None:
+            _dead_letter(
+                self,
+                dead_letter.REASON_WEBHOOK_REFUSED,
+                job_id,
+                f"POST to {destination} not sent: this worker has no VETQ_WEBHOOK_SECRET, and results are never "
+                "sent unsigned",
+            )
+            return
+        timestamp = int(time.time())
+        headers = {
+            "Content-Type": "application/json",
+            "User-Agent": USER_AGENT,
+            JOB_HEADER: job_id,
+            DELIVERY_HEADER: str(self.request.id),
+            ATTEMPT_HEADER: str(attempt),
+            TIMESTAMP_HEADER: str(timestamp),
+            SIGNATURE_HEADER: sign(secret, timestamp, body),
+        }
+        try:
+            status = post(url, body, headers, allow, settings.webhook_timeout_s)
+            if not 200 <= status < 300:
+                raise WebhookFailedError(f"HTTP {status}")
+        except WebhookRefusedError as exc:
+            log.warning("webhook_refused", for_job=job_id, destination=destination, error=str(exc))
+            _dead_letter(self, dead_letter.REASON_WEBHOOK_REFUSED, job_id, f"POST to {destination} refused: {exc}")
+            return
+        except WebhookFailedError as exc:
+            if attempt >= settings.webhook_attempts:
+                log.error("webhook_failed", for_job=job_id, destination=destination, attempts=attempt, error=str(exc))
+                _dead_letter(
+                    self,
+                    dead_letter.REASON_WEBHOOK_FAILED,
+                    job_id,
+                    f"POST to {destination} failed {attempt} times; the last: {exc}",
+                )
+                return
+            wait = full_jitter_backoff_s(attempt, base_s=settings.webhook_backoff_s, cap_s=WEBHOOK_MAX_BACKOFF_S)
+            log.info(
+                "webhook_retry",
+                for_job=job_id,
+                destination=destination,
+                attempt=attempt,
+                error=str(exc),
+                wait_s=round(wait, 2),
+            )
+            metrics.webhook_attempted("retried")
+            requeue(self, None, settings, wait_s=wait, counts={WEBHOOK_ATTEMPTS_HEADER: attempt})
+        metrics.webhook_attempted("delivered")
+        log.info("webhook_delivered", for_job=job_id, destination=destination, attempt=attempt, status=status)
