@@ -43,6 +43,7 @@ from vetq.core.queue import (
     BATCH_BUDGET_USD_HEADER,
     BUDGET_USD_HEADER,
     BULK_WAITING_STATE,
+    PRIORITY_HEADER,
     QUEUES,
     SENT_AT_HEADER,
     TASK_EXTRACT,
@@ -51,6 +52,7 @@ from vetq.core.queue import (
     TASK_VALIDATE,
     TRACE_HEADER,
     celery_config,
+    priority_step,
 )
 from vetq.core.redis_keys import (
     CELERY_RESULT_PREFIX,
@@ -593,6 +595,7 @@ class Client:
                             task_name,
                             message,
                             queue=queue,
+                            priority=priority_step(headers.get(PRIORITY_HEADER)),  # its list (core.queue)
                             headers={TRACE_HEADER: trace_id, **(headers or {})},
                             retry=False,  # _send_many retries the whole batch
                         )

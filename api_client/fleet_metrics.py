@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from vetq.core.logging import get_logger
-from vetq.core.queue import QUEUES
+from vetq.core.queue import PRIORITY_LEVELS, QUEUES, priority_keys
 from vetq.core.redis_keys import (
     BULK_MODELS_KEY,
     BULK_OPEN_KEY,
@@ -76,7 +76,9 @@ class FleetCollector:
 
         return [
             GaugeMetricFamily("vetq_fleet_up", "1 when Redis answered this scrape, else 0"),
-            GaugeMetricFamily("vetq_queue_depth", "Messages waiting in a queue", labels=["queue"]),
+            GaugeMetricFamily(
+                "vetq_queue_depth", "Messages waiting in a queue, by priority", labels=["queue", "priority"]
+            ),
             GaugeMetricFamily(
                 "vetq_workers_alive", "Live workers consuming a queue (a cached probe)", labels=["queue"]
             ),
@@ -113,8 +115,13 @@ class FleetCollector:
 
     def _read(self, out: dict[str, Any]) -> None:
         pipe = self.redis.pipeline(transaction=False)
-        for queue in QUEUES:
-            pipe.llen(queue)
+        lists = [
+            (queue, level, key)
+            for queue in QUEUES
+            for level, key in zip(PRIORITY_LEVELS, priority_keys(queue), strict=True)
+        ]
+        for _queue, _level, key in lists:
+            pipe.llen(key)
         pipe.llen(DEAD_LETTER_KEY)
         pipe.hlen(KOMBU_UNACKED_KEY)
         pipe.llen(BULK_WAKE_KEY)
@@ -122,7 +129,7 @@ class FleetCollector:
         pipe.zrange(BULK_OPEN_KEY, 0, -1)
         pipe.zcard(BULK_SUBMISSIONS_KEY)
         replies = pipe.execute()
-        depths, (dead, unacked, wake, models, open_batches, submitting) = replies[: len(QUEUES)], replies[len(QUEUES) :]
+        depths, (dead, unacked, wake, models, open_batches, submitting) = replies[: len(lists)], replies[len(lists) :]
         models = sorted(_text(m) for m in models)
         open_batches = [_text(b) for b in open_batches]
         pipe = self.redis.pipeline(transaction=False)
@@ -133,8 +140,8 @@ class FleetCollector:
         more = pipe.execute() if models or open_batches else []
         pending, states = more[: len(models)], more[len(models) :]
 
-        for queue, depth in zip(QUEUES, depths, strict=True):
-            out["vetq_queue_depth"].add_metric([queue], int(depth))
+        for (queue, level, _key), depth in zip(lists, depths, strict=True):
+            out["vetq_queue_depth"].add_metric([queue, level], int(depth))
         alive = self._workers_alive()
         for queue in QUEUES:
             out["vetq_workers_alive"].add_metric([queue], alive.get(queue, 0))

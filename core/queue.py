@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from vetq.core.redis_keys import EXTRACT_QUEUE, REVIEW_QUEUE, WEBHOOK_QUEUE
+from vetq.core.redis_keys import EXTRACT_QUEUE, REVIEW_QUEUE, WEBHOOK_QUEUE, priority_queue_key
 from vetq.core.redis_url import normalise_redis_url
 from vetq.core.settings import VetqSettings
 
@@ -52,6 +52,55 @@ REALTIME_FALLBACK_HEADER = "vetq_realtime_fallback"
 PRIORITY_HEADER = "vetq_priority"
 TENANT_HEADER = "vetq_tenant"
 CALLBACK_URL_HEADER = "vetq_callback_url"
+
+# --- priorities (README, Priorities) ---
+# A job's priority picks the list it waits in: kombu's Redis transport keeps one list
+# per priority step of a queue, chosen by the message's kombu `priority`, and its
+# restore of a dead worker's jobs, its size and its purge all follow the same steps.
+# Normal is step 0, the queue's own key, as every job was before priorities: a normal
+# job is sent and popped exactly as before, and a job from an older producer is a
+# normal one. The numbers only name the lists; the order they are served in is the
+# workers' weighted pop (workers/lua/reliable_pop.lua), not kombu's lowest-first.
+PRIORITY_STEPS = {"high": 3, "normal": 0, "low": 9}
+# When all three have work, of every 10 jobs a queue starts, 6 are high, 3 normal and
+# 1 low; a level with nothing waiting gives its turn to the highest one that has work.
+# Weights, not strict order, so a steady stream of high jobs never starves the others:
+# the low job at the head of its list is taken within 10 starts of its queue (normal
+# within 4), while the high one waits for at most one other start; a lone level gets
+# every turn. The turn is kept in Redis, one per queue, so the share is the fleet's.
+PRIORITY_WEIGHTS = {"high": 6, "normal": 3, "low": 1}
+PRIORITY_LEVELS = ("high", "normal", "low")  # the order a free turn falls through
+
+
+def weighted_schedule(weights: dict[str, int]) -> tuple[str, ...]:
+    """One round of turns, each level as often as its weight and spread out (smooth
+    weighted round-robin, as nginx balances upstreams): h n h h n h l h n h."""
+    current = dict.fromkeys(PRIORITY_LEVELS, 0)
+    total = sum(weights.values())
+    turns = []
+    for _ in range(total):
+        for level in PRIORITY_LEVELS:
+            current[level] += weights[level]
+        chosen = max(PRIORITY_LEVELS, key=lambda level: current[level])  # the first of a tie
+        current[chosen] -= total
+        turns.append(chosen)
+    return tuple(turns)
+
+
+PRIORITY_SCHEDULE = weighted_schedule(PRIORITY_WEIGHTS)
+
+
+def priority_step(level: Any) -> int:
+    """The kombu priority a job is sent with, from its `vetq_priority` header (none,
+    or anything else, is normal: step 0)."""
+    return PRIORITY_STEPS.get(level, 0) if isinstance(level, str) else 0
+
+
+def priority_keys(queue: str) -> tuple[str, ...]:
+    """A queue's lists, high, normal, low (its depth is their sum)."""
+    return tuple(priority_queue_key(queue, PRIORITY_STEPS[level]) for level in PRIORITY_LEVELS)
+
+
 # The Celery state of a bulk job parked until its provider batch answers (no worker
 # slot held); clients read it as JobStatus.WAITING.
 BULK_WAITING_STATE = "WAITING"
@@ -128,6 +177,9 @@ def celery_config(settings: VetqSettings, redis_url: str) -> dict[str, Any]:
             "unacked_restore_interval": 10,
             "unacked_restore_throttle": 1,
             "unacked_mutex_expire": 60,
+            # Exactly vetq's three steps, so any kombu priority a message carries lands
+            # in one of the lists the workers' pop reads (kombu rounds down to a step).
+            "priority_steps": sorted(PRIORITY_STEPS.values()),
         },
         "result_backend_transport_options": {"visibility_timeout": settings.visibility_timeout_s},
         "broker_connection_retry_on_startup": True,

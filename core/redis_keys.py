@@ -30,9 +30,11 @@ __all__ = [
     "IDLE_KEY_PREFIX",
     "JOB_SCOPE_PREFIX",
     "KOMBU_BINDING_PREFIX",
+    "KOMBU_PRIORITY_SEPARATOR",
     "KOMBU_UNACKED_INDEX_KEY",
     "KOMBU_UNACKED_KEY",
     "KOMBU_UNACKED_MUTEX_KEY",
+    "PRIORITY_TURN_PREFIX",
     "RATE_LIMIT_PREFIX",
     "RESPONSE_CACHE_PREFIX",
     "REVIEW_QUEUE",
@@ -58,6 +60,8 @@ __all__ = [
     "bulk_waiters_key",
     "idle_key",
     "job_scope",
+    "priority_queue_key",
+    "priority_turn_key",
     "rate_limit_keys",
     "rate_limit_sum_key",
     "response_cache_key",
@@ -67,14 +71,35 @@ __all__ = [
 
 # --------------------------------------------------------------------------- queues
 
-# Lists of kombu messages, one per queue, named by the queue (kombu appends a priority
-# suffix for priorities vetq never sends). Producers push (send_task), workers pop
+# Lists of kombu messages, named by the queue. Producers push (send_task), workers pop
 # (workers/reliable_transport.py); no TTL: a message waits until a worker takes it.
 EXTRACT_QUEUE = "extract"
 REVIEW_QUEUE = "review"
 # The webhook deliveries (workers/webhooks.py): every worker serves it beside its job
 # queues (workers/runner.py), without blocking on it when idle (reliable_transport.py).
 WEBHOOK_QUEUE = "webhook"
+# kombu's Redis transport keeps one list per priority step of a queue: the queue's own
+# key for step 0 (vetq's normal jobs, and every job sent before priorities), and
+# `<queue>\x06\x16<step>` for the others (kombu's separator; vetq's steps are in
+# core.queue.PRIORITY_STEPS). kombu's own restore, size and purge name them the same way
+# (tests/test_redis_keys.py checks it against the installed kombu).
+KOMBU_PRIORITY_SEPARATOR = "\x06\x16"
+
+
+def priority_queue_key(queue: str, step: int) -> str:
+    return f"{queue}{KOMBU_PRIORITY_SEPARATOR}{step}" if step else queue
+
+
+# String `vetq:priority_turn:<queue>` = the queue's place (0-9) in the weighted turn of
+# its priorities (core.queue.PRIORITY_SCHEDULE), read and moved on by every pop that
+# takes a message off the queue (workers/lua/reliable_pop.lua), so the whole fleet's
+# pops follow one schedule; no TTL (one short string per queue).
+PRIORITY_TURN_PREFIX = "vetq:priority_turn:"
+
+
+def priority_turn_key(queue: str) -> str:
+    return f"{PRIORITY_TURN_PREFIX}{queue}"
+
 
 # ----------------------------------------------------------------- written by producers
 

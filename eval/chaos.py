@@ -56,6 +56,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any
 
+from vetq.core.queue import priority_keys
 from vetq.core.redis_keys import CELERY_RESULT_PREFIX, EXTRACT_QUEUE, KOMBU_UNACKED_KEY
 from vetq.core.results import error_of
 from vetq.eval.bench_queue import DATA, DOCUMENT
@@ -338,7 +339,9 @@ def run_chaos(
                     if _comparable(meta) not in watcher.writes.get(job_id, []):
                         watcher.add(job_id, meta)
             # Where a job with no result sits: in its queue, unacknowledged, or nowhere.
-            raw_queue = b"".join(_as_bytes(item) for item in reader.lrange(EXTRACT_QUEUE, 0, -1))
+            raw_queue = b"".join(
+                _as_bytes(item) for key in priority_keys(EXTRACT_QUEUE) for item in reader.lrange(key, 0, -1)
+            )
             raw_unacked = b"".join(_as_bytes(item) for item in reader.hvals(KOMBU_UNACKED_KEY))
             for job_id in job_ids:
                 if job_id not in final:

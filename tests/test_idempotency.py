@@ -14,6 +14,7 @@ from tests.conftest import GLOBEX, GLOBEX_DATA
 from vetq.api_client import idempotency
 from vetq.api_client.client import Client
 from vetq.core.errors import IdempotencyConflictError, ServiceUnavailableError
+from vetq.core.queue import priority_keys
 from vetq.core.redis_keys import EXTRACT_QUEUE, REVIEW_QUEUE, submitted_key
 
 
@@ -24,7 +25,8 @@ def client(redis_url, queue_settings):
 
 
 def queued(redis_url: str, queue: str = EXTRACT_QUEUE) -> int:
-    return redis.Redis.from_url(redis_url).llen(queue)
+    r = redis.Redis.from_url(redis_url)
+    return sum(r.llen(key) for key in priority_keys(queue))  # its high, normal and low lists
 
 
 def test_the_same_key_gives_the_same_job_and_sends_one_message(client, redis_url):

@@ -124,8 +124,8 @@ def fleet(redis_server, tmp_path_factory):
                 invalid = client.app.send_task(TASK_EXTRACT, args=[{"text": 42}], queue="extract")
                 # disable_sync_subtasks: this process may have run an in-process worker (a task context)
                 invalid_result = invalid.get(timeout=60, disable_sync_subtasks=False)
-                for _ in range(2):
-                    client.submit_review(make_request().model_dump(mode="json", exclude_none=True))
+                for priority in ("high", None):
+                    client.submit_review(make_request().model_dump(mode="json", exclude_none=True), priority=priority)
                 # The worker's postrun signal (metrics, dead letter) runs after the result is stored.
                 wait_for(lambda: redis.Redis.from_url(url).llen(DEAD_LETTER_KEY), what="the dead letter")
                 worker_text = wait_for(
@@ -190,8 +190,12 @@ def test_prefork_metrics_are_multiprocess_files_in_the_workers_own_directory(fle
 def test_vetq_metrics_serve_reads_the_fleet_from_redis(fleet):
     m = samples(fleet["fleet"])
     assert value(m, "vetq_fleet_up") == 1
-    assert value(m, "vetq_queue_depth", queue="review") == 2  # no review worker
-    assert value(m, "vetq_queue_depth", queue="extract") == 0
+    # No review worker: its two jobs wait, each in the list of its priority.
+    assert value(m, "vetq_queue_depth", queue="review", priority="high") == 1
+    assert value(m, "vetq_queue_depth", queue="review", priority="normal") == 1
+    assert value(m, "vetq_queue_depth", queue="review", priority="low") == 0
+    assert ("vetq_queue_depth", (("priority", "normal"), ("queue", "extract"))) in m
+    assert sum(v for (name, _labels), v in m.items() if name == "vetq_queue_depth") == 2
     assert value(m, "vetq_workers_alive", queue="extract") == 1
     assert value(m, "vetq_workers_alive", queue="review") == 0
     assert value(m, "vetq_dead_letters") == 1
@@ -380,6 +384,7 @@ class _FakeRedis:
 
 def test_the_fleet_collector_reads_the_bulk_lane_and_caches_its_slow_reads():
     from vetq.api_client.fleet_metrics import FleetCollector
+    from vetq.core.queue import PRIORITY_STEPS
     from vetq.core.redis_keys import (
         BULK_MODELS_KEY,
         BULK_OPEN_KEY,
@@ -387,10 +392,12 @@ def test_the_fleet_collector_reads_the_bulk_lane_and_caches_its_slow_reads():
         bulk_batch_key,
         bulk_job_key,
         bulk_pending_key,
+        priority_queue_key,
     )
 
     data = {
         "extract": [b"m1", b"m2", b"m3"],
+        priority_queue_key("extract", PRIORITY_STEPS["low"]): [b"m4"],
         BULK_MODELS_KEY: {b"openai:gpt-5-mini"},
         bulk_pending_key("openai:gpt-5-mini"): [b"d1", b"d2"],
         BULK_OPEN_KEY: [b"b1", b"b2", b"b3"],
@@ -417,7 +424,9 @@ def test_the_fleet_collector_reads_the_bulk_lane_and_caches_its_slow_reads():
         }
 
     m = scrape_once()
-    assert value(m, "vetq_queue_depth", queue="extract") == 3
+    assert value(m, "vetq_queue_depth", queue="extract", priority="normal") == 3
+    assert value(m, "vetq_queue_depth", queue="extract", priority="low") == 1
+    assert ("vetq_queue_depth", (("priority", "high"), ("queue", "review"))) in m
     assert value(m, "vetq_workers_alive", queue="extract") == 2 and value(m, "vetq_workers_alive", queue="review") == 1
     assert value(m, "vetq_bulk_pending_requests", model="openai:gpt-5-mini") == 2
     assert value(m, "vetq_bulk_batches", state="in_progress") == 2

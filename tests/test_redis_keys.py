@@ -40,6 +40,12 @@ def test_the_deployed_key_names_are_unchanged():
     assert redis_keys.budget_reservation_key("r1") == "{vetq:budget}:res:r1"
     assert redis_keys.attempts_key(scope, "openai:m", "fp") == "vetq:attempts:job:j1:openai:m:fp"
     assert redis_keys.idle_key("x") == "vetq:idle:x"
+    assert redis_keys.priority_turn_key("extract") == "vetq:priority_turn:extract"
+    assert [redis_keys.priority_queue_key("extract", step) for step in (0, 3, 9)] == [
+        "extract",
+        "extract\x06\x163",
+        "extract\x06\x169",
+    ]
 
 
 def test_the_users_write_the_pinned_keys(redis_url):
@@ -90,6 +96,15 @@ def test_the_keys_kombu_and_celery_name_are_the_installed_ones():
     assert Channel.unacked_mutex_key == redis_keys.KOMBU_UNACKED_MUTEX_KEY
     assert Channel.keyprefix_queue == redis_keys.KOMBU_BINDING_PREFIX + "%s"
     assert BaseKeyValueStoreBackend.task_keyprefix == redis_keys.CELERY_RESULT_PREFIX
+    # A queue's priority lists: kombu's names for them (its put, restore, size and purge).
+    from vetq.core.queue import PRIORITY_STEPS
+
+    assert Channel.sep == redis_keys.KOMBU_PRIORITY_SEPARATOR
+    channel = Channel.__new__(Channel)  # _q_for_pri reads only the steps and sep
+    channel.priority_steps = sorted(PRIORITY_STEPS.values())
+    for step in (*PRIORITY_STEPS.values(), 6):  # a step vetq does not send rounds down to one it has
+        assert channel._q_for_pri("extract", step) == redis_keys.priority_queue_key("extract", channel.priority(step))
+    assert channel.priority(6) == PRIORITY_STEPS["high"] and channel.priority(9) == PRIORITY_STEPS["low"]
 
 
 def key_literals(source: str) -> list[str]:

@@ -42,7 +42,7 @@ SCRIPTS: dict[str, str] = {
     "bulk_record": "record the provider batch a submission made and close the submission, once",
     "bulk_release": "give a submission's still-claimed requests back to pending and close it",
     # The worker's kombu transport (workers/reliable_transport.py), on kombu's keys.
-    "reliable_pop": "pop the next message and record it as unacked in the same step",
+    "reliable_pop": "pop the next message, priorities by their weighted turn, and record it as unacked in the same step",
     # The worker's result backend (workers/result_backend.py), on one job's meta key.
     "result_store": "store a job's state and result unless a SUCCESS is stored, and publish it",
 }

@@ -16,6 +16,14 @@ waits at most `WAIT_SLICE_S` for an idle worker. Every idle channel of a queue w
 on each new message and one takes it (the others find nothing and wait again):
 cheap at fleet sizes, and only while workers are idle.
 
+Priorities (README, Priorities): each queue has a high, a normal and a low list
+(kombu's priority steps, core.queue.PRIORITY_STEPS), and the same script picks the
+list by the queue's weighted turn, kept in Redis so the whole fleet shares it (high 6,
+normal 3, low 1 in every 10 while all have work; an empty level gives its turn away).
+An idle channel waits on the normal lists, where nearly every job goes, so those
+start at once, as before; it looks at the high and low lists after every slice of
+at most `WAIT_SLICE_S`, so a high or low job sent to an idle fleet waits up to that.
+
 Workers use this transport (workers/app.py); producers keep kombu's own, since they
 never consume. A Redis older than 6.2 (no BLMOVE) gets short sleeps between polls."""
 
@@ -29,13 +37,19 @@ from kombu.transport import redis as kombu_redis
 from kombu.utils.encoding import bytes_to_str
 from kombu.utils.json import loads
 
-from vetq.core.redis_keys import WEBHOOK_QUEUE, idle_key
+from vetq.core.queue import PRIORITY_LEVELS, PRIORITY_SCHEDULE, priority_keys
+from vetq.core.redis_keys import WEBHOOK_QUEUE, idle_key, priority_turn_key
 from vetq.workers.lua_scripts import source
 
-# An idle channel serving several queues watches each for this long in turn.
+# An idle channel watches each of its queues' normal lists for this long in turn, then
+# pops (which looks at every list).
 WAIT_SLICE_S = 0.2
 
-_POP_SCRIPT = source("reliable_pop")
+# Redis hashes an EVAL's text on every call, and this one runs once per job: its
+# comment lines are not sent (about a tenth of a pop's time in Redis, measured).
+_POP_SCRIPT = "\n".join(line for line in source("reliable_pop").splitlines() if not line.lstrip().startswith("--"))
+# The script's form of the schedule: a digit per turn, 1 high, 2 normal, 3 low.
+_SCHEDULE = "".join(str(PRIORITY_LEVELS.index(level) + 1) for level in PRIORITY_SCHEDULE)
 
 
 class Channel(kombu_redis.Channel):
@@ -54,25 +68,24 @@ class Channel(kombu_redis.Channel):
             return
         connection = self.client.connection
         if self._poll_next:
-            keys = self._keys(
-                [self.unacked_key, self.unacked_index_key]
-                + [self._q_for_pri(queue, pri) for pri in self.priority_steps for queue in queues]
-            )
-            command: list[Any] = ["EVAL", _POP_SCRIPT, len(keys), *keys, time.time()]
+            names = [self.unacked_key, self.unacked_index_key]
+            for queue in queues:  # in kombu's rotation, so the queues take turns
+                names += [priority_turn_key(queue), *priority_keys(queue)]
+            keys = self._keys(names)
+            command: list[Any] = ["EVAL", _POP_SCRIPT, len(keys), *keys, time.time(), _SCHEDULE]
             self._waiting = False
         else:
-            # Wait on the plain queue keys only: vetq sends no priorities, and a
-            # message on a priority key is still found by the next pop. Nor on the
-            # webhook queue, which every worker serves: an idle worker waits on its
-            # job queues as before, and a delivery is found by the next pop (after a
-            # job, or within one wait: at most kombu's brpop_timeout, 1 s).
+            # Wait on the normal lists (the queues' own keys) only; a high or low job is
+            # found by the pop after the slice. Nor on the webhook queue, which every
+            # worker serves: an idle worker waits on its job queues as before, and a
+            # delivery is found by the next pop (after a job, or after the slice).
             plain = sorted(
                 self._keys([q for q in self.active_queues if q != WEBHOOK_QUEUE] or list(self.active_queues))
             )
             self._wait_turn = (self._wait_turn + 1) % len(plain)
             if timeout is None:
                 timeout = self.brpop_timeout
-            slice_s = timeout if len(plain) == 1 else min(timeout, WAIT_SLICE_S)
+            slice_s = min(timeout, WAIT_SLICE_S)
             if self._no_blmove:
                 command = ["BLPOP", self._keys([idle_key(uuid.uuid4().hex)])[0], slice_s]
             else:

@@ -39,6 +39,7 @@ from vetq.core.queue import (
     TASK_VALIDATE,
     TENANT_HEADER,
     TRACE_HEADER,
+    priority_step,
     requeue_step_s,
 )
 from vetq.core.redis_keys import TELEMETRY_STREAM, batch_scope, job_scope, usd_scope
@@ -180,13 +181,14 @@ class WorkerContext:
         raise Ignore()
 
     def publish_parked(self, app: Celery, parked: ParkedJob) -> None:
-        """Send a parked job again, with its own id and headers, once its answer landed
-        (queued again from now, for the queued-time metric)."""
+        """Send a parked job again, with its own id, headers and priority, once its
+        answer landed (queued again from now, for the queued-time metric)."""
         app.send_task(
             parked.task,
             args=[parked.payload],
             task_id=parked.job_id,
             queue=parked.queue or None,
+            priority=priority_step(parked.headers.get(PRIORITY_HEADER)),
             headers={**parked.headers, SENT_AT_HEADER: time.time()},
         )
 
@@ -362,7 +364,15 @@ def requeue(
     else:
         headers.pop(NOT_BEFORE_HEADER, None)
     # max_retries=None with the task's own None: vetq's counters, not Celery's, decide.
-    raise task.retry(exc=exc, countdown=min(wait_s, step), headers=headers, max_retries=None)
+    # The job goes back to the list of its priority header (Celery would reuse the
+    # delivered message's kombu priority; the header is what the producer asked for).
+    raise task.retry(
+        exc=exc,
+        countdown=min(wait_s, step),
+        headers=headers,
+        max_retries=None,
+        priority=priority_step(header(task, PRIORITY_HEADER)),
+    )
 
 
 def park_until_due(task: Task, settings: VetqSettings) -> None:
