@@ -40,6 +40,8 @@ def test_the_deployed_key_names_are_unchanged():
     assert redis_keys.budget_reservation_key("r1") == "{vetq:budget}:res:r1"
     assert redis_keys.attempts_key(scope, "openai:m", "fp") == "vetq:attempts:job:j1:openai:m:fp"
     assert redis_keys.idle_key("x") == "vetq:idle:x"
+    assert redis_keys.cancel_key("j1") == "vetq:cancel:{celery-task-meta-j1}"
+    assert redis_keys.BULK_CANCELED_KEY == "{vetq:bulk}:canceled"
 
 
 def test_the_users_write_the_pinned_keys(redis_url):
