@@ -32,7 +32,6 @@ import redis.asyncio as aioredis
 
 from vetq.api_client.client import (
     LIVENESS_CHECK_S,
-    STATUS_OF_STATE,
     Batch,
     Client,
     Job,
@@ -40,11 +39,11 @@ from vetq.api_client.client import (
     WaitTimeout,
     _safe_url,
     expire_collected,
+    status_of,
 )
 from vetq.api_client.result_stream import FINAL_STATES, SUBSCRIBE_CHUNK
 from vetq.core.errors import NotFoundError
-from vetq.core.redis_keys import CELERY_RESULT_PREFIX, submitted_key
-from vetq.core.results import error_of
+from vetq.core.redis_keys import CELERY_RESULT_PREFIX, cancel_key, submitted_key
 from vetq.core.settings import VetqSettings
 
 __all__ = ["AsyncBatch", "AsyncClient", "AsyncJob"]
@@ -66,16 +65,20 @@ class AsyncJob:
         self.queue = job.queue
 
     async def status(self) -> JobStatus:
-        """queued, running, retrying, waiting, done or failed; NotFoundError for an id
-        never submitted here (or expired)."""
+        """queued, running, retrying, waiting, canceling, done, failed or canceled;
+        NotFoundError for an id never submitted here (or expired)."""
         meta = await self.client._stored(self.id)
         if meta is None:
             await self.client._require_issued(self.id)
             return JobStatus.QUEUED
-        status = STATUS_OF_STATE.get(str(meta.get("status")), JobStatus.QUEUED)
-        if status is JobStatus.DONE and error_of(meta.get("result")) is not None:
-            return JobStatus.FAILED
+        status = status_of(str(meta.get("status")), meta.get("result"))
+        if status is JobStatus.RUNNING and await self.client._aredis().exists(cancel_key(self.id)):
+            return JobStatus.CANCELING
         return status
+
+    async def cancel(self) -> dict[str, Any]:
+        """As Job.cancel (one call in the executor): {"job_id", "canceled", "status"}."""
+        return await asyncio.to_thread(self._job.cancel)
 
     async def result(self, timeout: float | None = None) -> dict[str, Any]:
         """Wait for the result (pub/sub, no thread). While the job is still queued a
@@ -123,6 +126,10 @@ class AsyncBatch:
     def spent(self) -> dict[str, Any]:
         """As `Batch.spent()`: what the results collected so far cost."""
         return self._batch.spent()
+
+    async def cancel(self) -> dict[str, Any]:
+        """As Batch.cancel (one call in the executor): every job not finished yet."""
+        return await asyncio.to_thread(self._batch.cancel)
 
     async def as_completed(self, timeout: float | None = None) -> AsyncIterator[tuple[int, dict[str, Any]]]:
         """(input index, result) as results land. `timeout`: the longest wait for the

@@ -2,7 +2,8 @@
 
 Exit codes: 0 ok, 1 needs_review, 2 usage, input or configuration error (an unknown
 job id included), 3 pipeline, provider or service error (Redis unreachable, or an
-unexpected failure: INTERNAL_ERROR). Nothing but a needs_review result exits 1.
+unexpected failure: INTERNAL_ERROR), or a canceled job's result (it has no answer).
+Nothing but a needs_review result exits 1.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ INPUT_ERRORS = {
 }
 EXIT_CODES_TEXT = (
     "Exit codes: 0 ok, 1 needs_review, 2 usage, input or configuration error (an unknown job id included), "
-    "3 pipeline, provider or service error (Redis unreachable; INTERNAL_ERROR)."
+    "3 pipeline, provider or service error (Redis unreachable; INTERNAL_ERROR), or a canceled job's result."
 )
 
 
@@ -288,9 +289,21 @@ def build_parser() -> argparse.ArgumentParser:
     schemas_check.add_argument("file")
     schemas_check.set_defaults(handler=cmd_schemas_check)
 
-    status = verbs.add_parser("status", help="a job's status: queued, running, retrying, done or failed")
+    status = verbs.add_parser(
+        "status",
+        help="a job's status: queued, running, retrying, waiting, canceling, done, failed or canceled",
+    )
     status.add_argument("job_id")
     status.set_defaults(handler=cmd_status)
+
+    cancel = verbs.add_parser(
+        "cancel",
+        help="cancel jobs: one JSON line per id (exit 2 if an id is unknown)",
+        description="A queued or parked job ends canceled now; a running one stops before its next model "
+        'call; a finished one is left as it is ("canceled": false).',
+    )
+    cancel.add_argument("job_ids", nargs="+", metavar="JOB_ID")
+    cancel.set_defaults(handler=cmd_cancel)
 
     result = verbs.add_parser("result", help="wait for a job's result and print it")
     result.add_argument("job_id")
@@ -376,6 +389,9 @@ def build_parser() -> argparse.ArgumentParser:
     batch_results.add_argument("batch_id")
     batch_results.add_argument("--timeout", type=_positive_float, help="seconds to wait (default VETQ_WAIT_TIMEOUT_S)")
     batch_results.set_defaults(handler=cmd_batch_results)
+    batch_cancel = batch_verbs.add_parser("cancel", help="cancel every job of a batch not finished yet")
+    batch_cancel.add_argument("batch_id")
+    batch_cancel.set_defaults(handler=cmd_batch_cancel)
 
     dead = verbs.add_parser("dead", help="messages refused by the workers (dead letters)")
     dead.set_defaults(verb_parser=dead)
@@ -724,6 +740,26 @@ def cmd_schemas_check(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     with _client() as client:
         emit({"job_id": args.job_id, "status": client.job(args.job_id).status()})
+    return EXIT_OK
+
+
+def cmd_cancel(args: argparse.Namespace) -> int:
+    from vetq.core.errors import InvalidInputError, NotFoundError
+
+    worst = EXIT_OK
+    with _client() as client:
+        for job_id in args.job_ids:
+            try:
+                emit(client.job(job_id).cancel())
+            except (NotFoundError, InvalidInputError) as exc:  # the other ids are still canceled
+                emit(error_result(exc.code, exc.message) | {"job_id": job_id})
+                worst = EXIT_INPUT
+    return worst
+
+
+def cmd_batch_cancel(args: argparse.Namespace) -> int:
+    with _client() as client:
+        emit(client.batch(args.batch_id).cancel())
     return EXIT_OK
 
 

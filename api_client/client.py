@@ -20,6 +20,7 @@ from kombu.exceptions import BatchPublishError, OperationalError
 from redis.retry import Retry
 from typing_extensions import Unpack
 
+from vetq.api_client.cancel import CancelOutcome, cancel_jobs
 from vetq.api_client.idempotency import Claim, claim, fingerprint, release
 from vetq.api_client.result_stream import FINAL_STATES, ResultStream
 from vetq.core.batch_records import as_text, job_state, provider_batch_view, text_fields
@@ -61,9 +62,10 @@ from vetq.core.redis_keys import (
     batch_record_key,
     bulk_batch_key,
     bulk_vbatch_key,
+    cancel_key,
     submitted_key,
 )
-from vetq.core.results import error_of, error_result, failure_result, spent_of, upgrade
+from vetq.core.results import canceled, error_of, error_result, failure_result, spent_of, upgrade
 from vetq.core.schemas.catalog import looks_like_path
 from vetq.core.schemas.compiled import CompiledSchema
 from vetq.core.schemas.records import RecordError
@@ -119,7 +121,8 @@ def expire_collected(pipe: Any, job_ids: Iterable[str], ttl_s: int) -> None:
 
 
 class JobStatus(StrEnum):
-    """Where a job stands. `failed` also covers a job that ran and returned an error result."""
+    """Where a job stands. `failed` also covers a job that ran and returned an error
+    result, except a canceled one (error code CANCELED), which is `canceled`."""
 
     QUEUED = "queued"
     RUNNING = "running"
@@ -128,6 +131,9 @@ class JobStatus(StrEnum):
     FAILED = "failed"
     # A bulk job parked until its provider batch answers (it holds no worker).
     WAITING = "waiting"
+    # Running, and asked to cancel: it stops before its next model call.
+    CANCELING = "canceling"
+    CANCELED = "canceled"
 
 
 STATUS_OF_STATE = {
@@ -140,6 +146,32 @@ STATUS_OF_STATE = {
     "REVOKED": JobStatus.FAILED,
     BULK_WAITING_STATE: JobStatus.WAITING,
 }
+
+
+def status_of(state: str, result: Any) -> JobStatus:
+    """A job's status from its stored Celery state and result (a finished job's result
+    says done, failed or canceled)."""
+    status = STATUS_OF_STATE.get(state, JobStatus.QUEUED)
+    if status is JobStatus.DONE and error_of(result) is not None:
+        return JobStatus.CANCELED if canceled(result) else JobStatus.FAILED
+    return status
+
+
+def cancel_report(outcome: CancelOutcome) -> dict[str, Any]:
+    """What a cancel did to one job: `canceled` (this cancel stopped it, or will at its
+    next model call) and its `status` now."""
+    report: dict[str, Any] = {"job_id": outcome.job_id}
+    if outcome.finished:
+        status = status_of(str(outcome.state), outcome.result)
+        return report | {"canceled": False, "status": status, "message": f"the job had already finished ({status})"}
+    if outcome.running:
+        return report | {
+            "canceled": True,
+            "status": JobStatus.CANCELING,
+            "message": "the job is running: it stops before its next model call "
+            "(a run that needs no more calls finishes as it would have)",
+        }
+    return report | {"canceled": True, "status": JobStatus.CANCELED}
 
 
 class NoWorkerError(VetqError):
@@ -239,18 +271,35 @@ class Job:
             )
 
     def status(self) -> JobStatus:
-        """queued, running, retrying, done or failed. A job whose result is an
-        error is `failed`; its result still says why. Raises NotFoundError for an id
-        never submitted here (or expired), ServiceUnavailableError if Redis is down."""
+        """queued, running, retrying, waiting, canceling, done, failed or canceled. A
+        job whose result is an error is `failed` (`canceled` if it was canceled); its
+        result still says why. Raises NotFoundError for an id never submitted here (or
+        expired), ServiceUnavailableError if Redis is down."""
         with _service_errors(self.client.redis_url):
             async_result = self._async_result
             state = async_result.state
             if state == "PENDING":
                 self._require_issued(async_result)
-            status = STATUS_OF_STATE.get(state, JobStatus.QUEUED)
-            if status is JobStatus.DONE and error_of(async_result.result) is not None:
-                return JobStatus.FAILED
+            status = status_of(state, async_result.result)
+            if status is JobStatus.RUNNING and self.client.redis().exists(cancel_key(self.id)):
+                return JobStatus.CANCELING
             return status
+
+    def cancel(self) -> dict[str, Any]:
+        """Cancel the job: queued, requeued or parked on a provider batch, it ends
+        `canceled` now and never runs again; running, it stops before its next model
+        call (`canceling`), its result keeping what it spent; finished, nothing changes.
+        Returns {"job_id", "canceled", "status"} (and a "message" saying why when it was
+        not canceled at once). NotFoundError for an id never submitted here."""
+        with _service_errors(self.client.redis_url):
+            (outcome,) = cancel_jobs(self.client, [self.id])
+        if not outcome.found:
+            raise NotFoundError(
+                f"no job {self.id!r} was submitted to {_safe_url(self.client.redis_url)}, or its result has "
+                "expired (VETQ_RESULT_TTL_S): check the id and VETQ_REDIS_URL"
+            )
+        log.info("job_cancel", job_id=self.id, state=outcome.state, wrote=outcome.wrote)
+        return cancel_report(outcome)
 
     def _outcome(self, async_result: AsyncResult) -> dict[str, Any]:
         return self._outcome_of(async_result.state, async_result.result)
@@ -398,6 +447,25 @@ class Batch:
         outcome = job._outcome_of(meta["status"], meta.get("result"))
         self.collected[index] = outcome
         return index, outcome
+
+    def cancel(self) -> dict[str, Any]:
+        """Cancel every job of the batch not finished yet (as Job.cancel, a chunk of
+        jobs per round trip): {"batch_id", "total", "canceled" (now), "canceling"
+        (running: each stops before its next model call), "finished" (already done,
+        refused lines included)}."""
+        jobs = self.jobs
+        with _service_errors(self.client.redis_url):
+            outcomes = cancel_jobs(self.client, [job.id for job in jobs])
+        counts = {"canceled": 0, "canceling": 0, "finished": len(self.entries) - len(jobs)}
+        for outcome in outcomes:
+            if outcome.finished or not outcome.found:
+                counts["finished"] += 1
+            elif outcome.running:
+                counts["canceling"] += 1
+            else:
+                counts["canceled"] += 1
+        log.info("batch_cancel", batch_id=self.id, **counts)
+        return {"batch_id": self.id, "total": len(self.entries), **counts}
 
     def spent(self) -> dict[str, Any]:
         """What the results collected so far (by as_completed, results, or an
@@ -991,7 +1059,7 @@ class Client:
         r = self.redis()
         record = self._batch_record(batch_id)
         job_ids = [as_text(j) for j in r.lrange(batch_jobs_key(batch_id), 0, -1)]
-        counts = dict.fromkeys(("done", "failed", "waiting", "waiting_for_provider"), 0)
+        counts = dict.fromkeys(("done", "failed", "canceled", "waiting", "waiting_for_provider"), 0)
         finished: list[dict[str, Any]] = []
         for start in range(0, len(job_ids), STATUS_CHUNK):
             chunk = job_ids[start : start + STATUS_CHUNK]

@@ -8,7 +8,8 @@ Two records (keys in core.redis_keys):
 * a provider batch (a Message Batch, an OpenAI batch) the bulk lane submitted: its
   provider:model, state, request counts by state, polls, and the requests it holds.
 
-`job_state` sorts a job by its Celery result record into done, failed or waiting.
+`job_state` sorts a job by its Celery result record into done, failed, canceled or
+waiting.
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import json
 from typing import Any
 
 from vetq.core.queue import BULK_WAITING_STATE
-from vetq.core.results import error_of
+from vetq.core.results import canceled, error_of
 
 __all__ = ["FINISHED_FAILED_STATES", "as_text", "job_state", "provider_batch_view", "text_fields"]
 
@@ -50,18 +51,25 @@ def provider_batch_view(batch_id: str, fields: dict[str, str]) -> dict[str, Any]
         "polls": int(fields.get("polls") or 0),
         "created_ms": int(fields.get("created_ms") or 0),
         "cancel_requested": fields.get("cancel_requested") == "1",
+        # A request of it lost its last waiting job to a cancel: the next poll cancels the
+        # provider batch when no request of it has a job waiting any more.
+        "withdrawn": fields.get("withdrawn") == "1",
         "reason": fields.get("reason") or None,
     }
 
 
 def job_state(meta: dict[str, Any] | None) -> str:
-    """done, failed, waiting_for_provider (a bulk job parked on a provider batch) or
-    waiting (queued, running, retrying) for a job's Celery result record (None: none yet)."""
+    """done, failed, canceled, waiting_for_provider (a bulk job parked on a provider
+    batch) or waiting (queued, running, retrying) for a job's Celery result record
+    (None: none yet)."""
     if not meta:
         return "waiting"
     state = meta.get("status")
     if state == "SUCCESS":
-        return "failed" if error_of(meta.get("result")) is not None else "done"
+        result = meta.get("result")
+        if canceled(result):
+            return "canceled"
+        return "failed" if error_of(result) is not None else "done"
     if state in FINISHED_FAILED_STATES:
         return "failed"
     if state == BULK_WAITING_STATE:

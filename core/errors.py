@@ -25,6 +25,9 @@ class ErrorCode(StrEnum):
     SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
     # An idempotency key already names a job whose request was different.
     IDEMPOTENCY_CONFLICT = "IDEMPOTENCY_CONFLICT"
+    # The job was canceled (Job.cancel, `vetq cancel`): it never ran, or it stopped
+    # before its next model call; its result keeps the usage of the calls it made.
+    CANCELED = "CANCELED"
     INTERNAL_ERROR = "INTERNAL_ERROR"
 
 

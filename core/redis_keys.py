@@ -18,12 +18,14 @@ __all__ = [
     "BATCH_RECORD_PREFIX",
     "BATCH_SCOPE_PREFIX",
     "BUDGET_PREFIX",
+    "BULK_CANCELED_KEY",
     "BULK_LOCK_KEY",
     "BULK_MODELS_KEY",
     "BULK_OPEN_KEY",
     "BULK_PREFIX",
     "BULK_SUBMISSIONS_KEY",
     "BULK_WAKE_KEY",
+    "CANCEL_KEY_PREFIX",
     "CELERY_RESULT_PREFIX",
     "DEAD_LETTER_KEY",
     "EXTRACT_QUEUE",
@@ -58,6 +60,7 @@ __all__ = [
     "bulk_submission_key",
     "bulk_vbatch_key",
     "bulk_waiters_key",
+    "cancel_key",
     "idle_key",
     "job_scope",
     "priority_queue_key",
@@ -111,6 +114,19 @@ SUBMITTED_KEY_PREFIX = "vetq:submitted:"
 
 def submitted_key(job_id: str) -> str:
     return f"{SUBMITTED_KEY_PREFIX}{job_id}"
+
+
+# String `vetq:cancel:{celery-task-meta-<job id>}` = 1: the job was asked to cancel
+# (Client.cancel, `vetq cancel`), set by the client that cancels it, with the results'
+# TTL. A worker reads it in the same script that stores the job's STARTED state
+# (workers/lua/result_store.lua: a queued job ends CANCELED without running) and the
+# call gate before each model call (a running job stops there). Its hash tag is the
+# job's result key, so the mark and the result sit in one Redis Cluster slot.
+CANCEL_KEY_PREFIX = "vetq:cancel:"
+
+
+def cancel_key(job_id: str) -> str:
+    return f"{CANCEL_KEY_PREFIX}{{{CELERY_RESULT_PREFIX}{job_id}}}"
 
 
 # A producer's idempotency key (hashed, by tenant) -> the job it submitted and its
@@ -258,6 +274,11 @@ def idle_key(token: str) -> str:
 #                                   and headers, to publish it again once answered
 #   {vetq:bulk}:wake                list of the job ids whose requests were answered,
 #                                   waiting to be published again
+#   {vetq:bulk}:canceled            list of the parked job ids a client canceled (their
+#                                   results written already), waiting for the
+#                                   coordinator to take them off their requests and
+#                                   withdraw a request no other job waits on; written
+#                                   by producers, no TTL (the coordinator drains it)
 #   {vetq:bulk}:batch:<batch id>    hash of one provider batch: model, requests,
 #                                   counts by state, polls (the results' TTL once ended)
 #   {vetq:bulk}:open                sorted set of the open provider batches by next poll (ms)
@@ -306,6 +327,7 @@ def bulk_submission_key(submission_id: str) -> str:
 
 BULK_MODELS_KEY = f"{BULK_PREFIX}:models"
 BULK_WAKE_KEY = f"{BULK_PREFIX}:wake"
+BULK_CANCELED_KEY = f"{BULK_PREFIX}:canceled"
 BULK_OPEN_KEY = f"{BULK_PREFIX}:open"
 BULK_LOCK_KEY = f"{BULK_PREFIX}:lock"
 BULK_SUBMISSIONS_KEY = f"{BULK_PREFIX}:subs"

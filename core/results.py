@@ -7,7 +7,10 @@ extraction and validation, `ok` | `error` for reviews). A failure is
     {"format": 2, "status": "error", "error": {"code": "<ErrorCode>", "message": "..."},
      "trace_id": "...", ...}
 
-plus what its kind adds (extraction: per-stage `usage`; review: `meta`).
+plus what its kind adds (extraction: per-stage `usage`; review: `meta`). A canceled
+job is a failure like any other, with the code CANCELED (`canceled` tells it apart):
+one shape for every reader of `status`, and the usage of the calls it made before it
+stopped, where the run that stopped knew it.
 
 Format 1 (before the field existed) had two error shapes: extraction's
 `{"status": "error", "error_code", "error_message"}` and the review's
@@ -73,6 +76,23 @@ def failure_result(job_id: str, trace_id: str | None, exc: BaseException | None)
         f"job {job_id} failed in the worker ({type(exc).__name__ if exc else 'unknown'})",
         trace_id=trace_id,
     )
+
+
+def canceled_result(message: str, *, trace_id: str | None = None, spent_unknown: bool = False) -> dict[str, Any]:
+    """The result of a job canceled before a run of it could stop at a model call: by
+    the client that canceled it (queued, requeued or parked) or by a worker at the
+    start of a run. `spent_unknown`: an earlier run may have paid for model calls this
+    result cannot name, so its `cost_usd` is null (unknown), never a silent 0."""
+    body = error_result(ErrorCode.CANCELED, message, trace_id=trace_id)
+    if spent_unknown:
+        body["cost_usd"] = None
+    return body
+
+
+def canceled(result: Any) -> bool:
+    """True for the result of a canceled job (error code CANCELED), in either format."""
+    error = error_of(result)
+    return error is not None and error[0] == ErrorCode.CANCELED.value
 
 
 def upgrade(result: Mapping[str, Any]) -> dict[str, Any]:

@@ -159,6 +159,19 @@ def test_the_tracer_makes_the_result_repr_vetq_tasks_cut_to_nothing():
     assert len(cut) < 10 and "Globex" not in cut, cut
 
 
+def test_the_started_write_gets_the_request_the_task_body_reads():
+    # workers/result_backend.py sets `vetq_canceled` on the request the STARTED write is
+    # given, and workers/tasks.py reads it as task.request: the tracer must pass the
+    # request it pushed (else every task start pays an extra read for the cancel mark).
+    import re
+
+    from celery.app import trace
+
+    tracer = inspect.getsource(trace.build_tracer)
+    assert "push_request(task_request)" in tracer
+    assert re.search(r"store_result\(\s*uuid,[^)]*\bSTARTED,\s*request=task_request,?\s*\)", tracer)
+
+
 def test_the_key_value_store_the_result_backend_replaces_is_unchanged():
     # workers/result_backend.py ResultBackend overrides _store_result with one Lua
     # script; it reuses these RedisBackend / BaseBackend internals as Celery's own does.

@@ -46,6 +46,8 @@ def test_the_deployed_key_names_are_unchanged():
         "extract\x06\x163",
         "extract\x06\x169",
     ]
+    assert redis_keys.cancel_key("j1") == "vetq:cancel:{celery-task-meta-j1}"
+    assert redis_keys.BULK_CANCELED_KEY == "{vetq:bulk}:canceled"
 
 
 def test_the_users_write_the_pinned_keys(redis_url):

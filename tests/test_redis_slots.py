@@ -128,6 +128,19 @@ def exercise_every_script(r: ScriptRecorder) -> None:
     released = bulk.submission("s-released")
     assert released is not None and bulk.release(released) == 1
     lock.release()
+    # A canceled job taken off its request (withdrawn: no other job waits on it).
+    bulk.park(
+        job_id="job-canceled",
+        digest="d-canceled",
+        model_key="openai:gpt-5-mini",
+        new_request={"request": "{}", "stage": "generator"},
+        deadline=None,
+        fallback=False,
+        job={"task": "vetq.extract"},
+    )
+    assert bulk.withdraw("job-canceled").outcome == "withdrawn"
+    orphan = bulk.get("d-recorded")
+    assert orphan is not None and bulk.withdraw_orphan(orphan).outcome == "shared"
     # The worker's result backend, through its own client (here the recorder).
     from celery import Celery
 
@@ -136,6 +149,8 @@ def exercise_every_script(r: ScriptRecorder) -> None:
     app = Celery("slots", backend=backend_url("redis://127.0.0.1:1/0"), set_as_current=False)
     try:
         app.backend.client = r
+        # STARTED reads the job's cancel mark too, in the same script.
+        app.backend.store_result("job-slots", {"pid": 1}, "STARTED")
         app.backend.store_result("job-slots", {"status": "ok"}, "SUCCESS")
     finally:
         app.close()

@@ -23,6 +23,12 @@ One `tick()`:
    A request the results do not mention counts as expired: nothing is dropped.
 3. wake: the woken jobs are published again with their own ids and headers.
 
+Before these, the parked jobs clients canceled are taken off their requests
+(workers/bulk_store.py, Cancellation): a request no job waits on any more is withdrawn
+while pending (never sent, its reservations released); a provider batch whose every
+request lost its jobs is canceled at its next poll, and a request it then leaves
+unanswered is withdrawn rather than queued again.
+
 Each step is safe to repeat after a crash: a request is applied only while it is
 `submitted` to that batch (resolve is once), so re-reading a batch's results applies
 nothing twice.
@@ -74,6 +80,7 @@ from vetq.core.llm.types import LLMResponse
 from vetq.core.logging import get_logger
 from vetq.core.redis_keys import BULK_LOCK_KEY
 from vetq.core.settings import VetqSettings
+from vetq.workers import metrics
 from vetq.workers.budget_ledger import RedisBudgetLedger
 from vetq.workers.bulk_lane import describe_error
 from vetq.workers.bulk_store import BulkStore, ParkedJob, StoredRequest, Submission
@@ -197,6 +204,7 @@ class BulkCoordinator:
         """One round of flush, poll and wake; what it did."""
         done: Counter[str] = Counter()
         done.update(self._recover())
+        done["canceled"] += self._withdraw_canceled()
         for model_key in self.store.pending_models():
             self._keep_lease()
             done["submitted"] += self._flush(model_key)
@@ -480,7 +488,9 @@ class BulkCoordinator:
         if not state.ended:
             now = self.clock()
             if not record["cancel_requested"] and any(s.overdue(now) for s in mine):
-                self._cancel(api, batch_id)
+                self._cancel(api, batch_id, "a request is past its bulk deadline")
+            elif not record["cancel_requested"] and record["withdrawn"] and self.store.all_orphaned(mine):
+                self._cancel(api, batch_id, "every job waiting on it was canceled")
             self.store.update_batch(batch_id, next_poll_s=self._backoff_s(polls + 1), counts=state.counts)
             return outcomes
         by_id = {s.digest: s for s in mine}
@@ -501,13 +511,13 @@ class BulkCoordinator:
         self.store.update_batch(batch_id, next_poll_s=None, state="ended", counts=state.counts)
         return outcomes
 
-    def _cancel(self, api: BatchAPI, batch_id: str) -> None:
+    def _cancel(self, api: BatchAPI, batch_id: str, reason: str) -> None:
         try:
             api.cancel(batch_id)
         except LLMError as exc:
             log.warning("bulk_cancel_failed", provider_batch=batch_id, error_code=exc.code.value)
             return
-        log.info("bulk_batch_canceled", provider_batch=batch_id, reason="a request is past its bulk deadline")
+        log.info("bulk_batch_canceled", provider_batch=batch_id, reason=reason)
         self.store.update_batch(batch_id, next_poll_s=self.settings.bulk_poll_s, cancel_requested="1")
 
     def _requests_of(self, batch_id: str, digests: Sequence[str]) -> list[StoredRequest]:
@@ -563,6 +573,8 @@ class BulkCoordinator:
             self.ledger.settle(stored.reservation_usd, micro_usd(cost) if reported and cost is not None else est_usd)
 
     def _errored(self, stored: StoredRequest, error: LLMError) -> None:
+        if self._withdrawn_orphan(stored):
+            return
         if stored.errors < 1:
             log.warning("bulk_request_errored", stage=stored.stage, model_key=stored.model_key, retry=True)
             self.store.requeue([stored], counter="errors")
@@ -571,6 +583,8 @@ class BulkCoordinator:
         self._fail(stored, describe_error(error))
 
     def _unanswered(self, stored: StoredRequest, kind: str) -> None:
+        if self._withdrawn_orphan(stored):
+            return
         if stored.overdue(self.clock()):
             self._past_deadline(stored, f"{kind} past its bulk deadline")
         elif stored.resubmits < self.settings.bulk_max_resubmits:
@@ -594,10 +608,44 @@ class BulkCoordinator:
         self.store.resolve(stored.digest, "failed", error=json.dumps(error))
 
     def _release(self, stored: StoredRequest) -> None:
+        self._release_reservations([r for r in (stored.reservation, stored.reservation_usd) if r])
+
+    def _release_reservations(self, reservations: Sequence[str]) -> None:
         if self.ledger is not None:
-            for reservation in (stored.reservation, stored.reservation_usd):
-                if reservation:
-                    self.ledger.release(reservation)
+            for reservation in reservations:
+                self.ledger.release(reservation)
+
+    # ------------------------------------------------------------------ cancellation
+
+    def _withdraw_canceled(self) -> int:
+        """Take the parked jobs clients canceled off their requests; how many."""
+        taken = 0
+        while job_ids := self.store.canceled(WAKE_CHUNK):
+            self._keep_lease()
+            for job_id in job_ids:
+                withdrawal = self.store.withdraw(job_id)
+                if withdrawal.outcome == "withdrawn":
+                    self._release_reservations(withdrawal.reservations)
+                elif withdrawal.outcome == "orphaned" and withdrawal.batch:
+                    self.store.mark_withdrawn(withdrawal.batch)
+                if withdrawal.was_parked:  # no run of it will end it: it is counted here
+                    metrics.parked_job_canceled(withdrawal.task, withdrawal.queue)
+                log.info("bulk_job_canceled", job_id=job_id, request=withdrawal.outcome)
+                self.store.forget_canceled(job_id)
+                taken += 1
+            if len(job_ids) < WAKE_CHUNK:
+                break
+        return taken
+
+    def _withdrawn_orphan(self, stored: StoredRequest) -> bool:
+        """A request its batch left unanswered whose jobs were all canceled is withdrawn
+        (its reservations released), not queued again."""
+        withdrawal = self.store.withdraw_orphan(stored)
+        if withdrawal.outcome != "withdrawn":
+            return False
+        self._release_reservations(withdrawal.reservations)
+        log.info("bulk_request_withdrawn", stage=stored.stage, model_key=stored.model_key)
+        return True
 
     # ------------------------------------------------------------------ wake
 

@@ -37,6 +37,16 @@ to pending) because the create was refused or never sent, or it stays open until
 coordinator finds its batch at the provider and records it, or finds none after the
 second moment and releases it. Claimed requests are in no pending set, so nothing
 sends them again meanwhile.
+
+Cancellation. A parked job a client canceled (its result written already) is listed in
+`canceled`; the coordinator takes it off its request (`withdraw`, one script). A
+request no other job waits on is withdrawn while it is pending: deleted, never sent,
+its reservations released. One a provider batch already carries cannot be taken out
+of it (neither Batch API cancels one request of a batch): it is orphaned, and its
+batch is marked `withdrawn`, so a poll cancels the whole batch once every request of
+it is orphaned; an orphan the batch ends without answering is withdrawn then, not
+sent again. A request other jobs still wait on stays, and the job that queued it
+keeps its reservation: that request will be paid.
 """
 
 from __future__ import annotations
@@ -51,6 +61,7 @@ import redis
 from vetq.core.batch_records import as_text, provider_batch_view, text_fields
 from vetq.core.llm.types import LLMRequest, LLMResponse
 from vetq.core.redis_keys import (
+    BULK_CANCELED_KEY,
     BULK_LOCK_KEY,
     BULK_MODELS_KEY,
     BULK_OPEN_KEY,
@@ -67,7 +78,7 @@ from vetq.core.redis_keys import (
 )
 from vetq.workers.lua_scripts import register
 
-__all__ = ["UNRESOLVED", "BulkStore", "ParkedJob", "StoredRequest", "Submission"]
+__all__ = ["UNRESOLVED", "BulkStore", "ParkedJob", "StoredRequest", "Submission", "Withdrawal"]
 
 UNRESOLVED = frozenset({"pending", "submitting", "submitted"})
 # How long an unresolved request, a parked job or an open batch is kept: two provider
@@ -183,12 +194,30 @@ class ParkedJob:
         self.parked_ms = fields.get("parked_ms", "")
 
 
+class Withdrawal:
+    """What taking a canceled job off its request did (bulk_withdraw.lua's outcome):
+    the reservations of a withdrawn request, to release; the provider batch of an
+    orphaned one; the parked job's task and queue when it was still parked."""
+
+    def __init__(self, reply: Sequence[Any], *, task: str = "", queue: str = "") -> None:
+        outcome, reservation, reservation_usd, batch = (as_text(x) for x in reply)
+        self.outcome = outcome
+        self.reservations = [r for r in (reservation, reservation_usd) if r]
+        self.batch = batch
+        self.task = task
+        self.queue = queue
+
+    @property
+    def was_parked(self) -> bool:
+        return self.outcome != "moved" and bool(self.task)
+
+
 class BulkStore:
     def __init__(self, redis_client: Any, *, resolved_ttl_s: int) -> None:
         self.redis = redis_client
         self.resolved_ttl_s = max(1, int(resolved_ttl_s))
-        self._park, self._resolve, self._claim, self._record, self._release = register(
-            redis_client, "bulk_park", "bulk_resolve", "bulk_claim", "bulk_record", "bulk_release"
+        self._park, self._resolve, self._claim, self._record, self._release, self._withdraw = register(
+            redis_client, "bulk_park", "bulk_resolve", "bulk_claim", "bulk_record", "bulk_release", "bulk_withdraw"
         )
 
     # ------------------------------------------------------------------ requests
@@ -507,6 +536,72 @@ class BulkStore:
                     return
                 except redis.WatchError:
                     continue  # it parked again just now: look again
+
+    # ------------------------------------------------------------------ cancellation
+
+    def canceled(self, limit: int) -> list[str]:
+        """The oldest `limit` parked jobs clients canceled, to take off their requests."""
+        return [as_text(j) for j in self.redis.lrange(BULK_CANCELED_KEY, 0, max(0, limit - 1))]
+
+    def forget_canceled(self, job_id: str) -> None:
+        self.redis.lrem(BULK_CANCELED_KEY, 0, job_id)
+
+    def withdraw(self, job_id: str) -> Withdrawal:
+        """Take the canceled job off the request it is parked on (withdrawing the request
+        when no job waits on it any more); "moved" when it is parked on none."""
+        for _ in range(3):  # a job woken and parked again meanwhile is looked up again
+            digest, task, queue = (
+                as_text(x) for x in self.redis.hmget(bulk_job_key(job_id), "digest", "task", "queue")
+            )
+            if not digest:
+                return Withdrawal(["moved", "", "", ""])
+            model_key = as_text(self.redis.hget(bulk_request_key(digest), "model_key"))
+            withdrawal = Withdrawal(
+                self._withdraw(
+                    keys=[
+                        bulk_request_key(digest),
+                        bulk_waiters_key(digest),
+                        bulk_pending_key(model_key),
+                        bulk_job_key(job_id),
+                    ],
+                    args=[digest, job_id, ""],
+                ),
+                task=task,
+                queue=queue,
+            )
+            if withdrawal.outcome != "moved":
+                return withdrawal
+        return Withdrawal(["moved", "", "", ""])
+
+    def withdraw_orphan(self, stored: StoredRequest) -> Withdrawal:
+        """Withdraw a request its provider batch ended without answering, when no job
+        waits on it any more (all of them were canceled): "withdrawn", or another
+        outcome and nothing changed."""
+        return Withdrawal(
+            self._withdraw(
+                keys=[
+                    bulk_request_key(stored.digest),
+                    bulk_waiters_key(stored.digest),
+                    bulk_pending_key(stored.model_key),
+                    bulk_job_key(""),
+                ],
+                args=[stored.digest, "", "submitted"],
+            )
+        )
+
+    def mark_withdrawn(self, batch_id: str) -> None:
+        """A request of the provider batch lost its last job: its next poll looks whether
+        any request of it still has one."""
+        key = bulk_batch_key(batch_id)
+        if self.redis.exists(key):
+            self.redis.hset(key, "withdrawn", "1")
+
+    def all_orphaned(self, requests: Sequence[StoredRequest]) -> bool:
+        """True when no job waits on any of `requests` (one pipelined round trip)."""
+        pipe = self.redis.pipeline(transaction=False)
+        for stored in requests:
+            pipe.scard(bulk_waiters_key(stored.digest))
+        return all(int(n) == 0 for n in pipe.execute())
 
     def counts(self) -> dict[str, int]:
         """What the bulk lane holds now (for status and the benchmark)."""

@@ -24,6 +24,11 @@ One `call()`:
    request: RateLimitExhaustedError (not retryable: the job ends RATE_LIMITED);
 7. any other failure: reservation released, error re-raised.
 
+A canceled job (its cancel mark, `cancel_key`, read once before each call that would
+be sent or queued on the bulk lane; an answer from the cache costs nothing and is
+still returned) makes no further call: JobCanceledError (CANCELED, not retried), with
+nothing reserved, so the pipeline's envelope keeps the usage of the calls it made.
+
 Redis out of reach is GateStateUnavailableError (retryable: the job is put back);
 the worker's own connection pool out of connections is GatePoolExhaustedError (not
 retried: Redis is up, and a rerun would pay again; workers/redis_pool.py).
@@ -79,6 +84,7 @@ from vetq.workers.response_cache import RedisResponseCache
 __all__ = [
     "GatePoolExhaustedError",
     "GateStateUnavailableError",
+    "JobCanceledError",
     "JobTimeoutError",
     "RateLimitExhaustedError",
     "RateLimitWaitError",
@@ -127,6 +133,13 @@ class JobTimeoutError(LLMError):
     retryable = False
 
 
+class JobCanceledError(LLMError):
+    """The job was canceled: no further model call is made, and the job ends CANCELED."""
+
+    code = ErrorCode.CANCELED
+    retryable = False
+
+
 class GateStateUnavailableError(LLMError):
     """Redis, which holds the limiter, ledger and cache, did not answer."""
 
@@ -156,7 +169,8 @@ class RedisCallGate:
     of dollar budgets (micro-dollars, `<scope>:usd`); calls are priced with `prices`
     (the shipped table by default) for `lane`. `budget_limits` (and `job_scope_tokens`
     for the `job:` scopes) are the limits the scopes get, each set once, when the
-    ledger is first needed: building a gate costs no round trip."""
+    ledger is first needed: building a gate costs no round trip. `cancel_key`: the
+    job's cancel mark, read before each call that would be paid."""
 
     def __init__(
         self,
@@ -180,6 +194,7 @@ class RedisCallGate:
         deadline: float | None = None,
         bulk: BulkJob | None = None,
         bulk_store: BulkStore | None = None,
+        cancel_key: str | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
@@ -203,6 +218,7 @@ class RedisCallGate:
         # A bulk job's calls wait for the providers' batches (workers/bulk_lane.py).
         self.bulk = bulk if bulk_store is not None else None
         self.bulk_store = bulk_store
+        self.cancel_key = cancel_key
         self.sleep = sleep
         self.clock = clock
         self.rng = rng or random.Random()
@@ -297,6 +313,12 @@ class RedisCallGate:
                 f"retry later",
                 retry_after_s=wait,
             )
+
+    def _stop_if_canceled(self, stage: str) -> None:
+        """One read before a call that would be paid: a canceled job sends nothing more."""
+        if self.cancel_key is not None and self.redis.exists(self.cancel_key):
+            log.info("job_canceled", stage=stage)
+            raise JobCanceledError(f"the job was canceled before its {stage} call")
 
     def _count(self, name: str, amount: float = 1) -> None:
         with self._lock:
@@ -442,6 +464,7 @@ class RedisCallGate:
         try:
             answer = bulk_answer(self.bulk, self.bulk_store, self.cache, client, request, stage=stage, digest=digest)
         except BulkWaitError as wait:
+            self._stop_if_canceled(stage)  # neither queue a request nor wait for one
             if wait.new_request is not None:
                 est, est_usd, _ = self._estimates(wait.model_key, request, "bulk")
                 held = self._reserve(est, est_usd, wait.model_key, stage, lease_s=BULK_LIVE_TTL_S)
@@ -497,6 +520,7 @@ class RedisCallGate:
         waited = 0.0
         started = self.clock()
         while True:
+            self._stop_if_canceled(stage)  # each attempt: a 429's cooldown may have been long
             reservation = self._reserve(est, est_usd, model_key, stage)
             entry_id = uuid.uuid4().hex
             try:

@@ -41,6 +41,7 @@ SCRIPTS: dict[str, str] = {
     "bulk_claim": "claim pending requests for a submission, only while the caller holds the coordinator lease",
     "bulk_record": "record the provider batch a submission made and close the submission, once",
     "bulk_release": "give a submission's still-claimed requests back to pending and close it",
+    "bulk_withdraw": "take a canceled job off its request, and withdraw the request once no job waits on it",
     # The worker's kombu transport (workers/reliable_transport.py), on kombu's keys.
     "reliable_pop": "pop the next message, priorities by their weighted turn, and record it as unacked in the same step",
     # The worker's result backend (workers/result_backend.py), on one job's meta key.

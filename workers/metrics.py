@@ -5,7 +5,8 @@ They hang on the seams every job and every call already passes, never elsewhere:
 - jobs: Celery's task_prerun and task_postrun (workers/signals.py), which read the
   message's send time (the `vetq_sent_at` header) and the result envelope: its status,
   its error code, its flagged fields, a review's blindness warning. The same outcome
-  the `job_finished` log line gives;
+  the `job_finished` log line gives. A bulk job canceled while parked has no run to
+  end it: the bulk coordinator counts it (`CANCELED`) when it takes it off its request;
 - model calls: the call gate (workers/call_gate.py), where every call passes: its
   outcome (an answer the structured loop could not use is `malformed`, told to the
   gate by its `usable` check), tokens and dollars by lane, rate-limiter waits and
@@ -294,6 +295,13 @@ def job_finished(task: Any, queue: Any, state: Any, retval: Any, runtime_s: floa
 
 def webhook_attempted(outcome: str) -> None:
     metrics().webhooks.labels(outcome).inc()
+
+
+def parked_job_canceled(task_name: str, queue: Any) -> None:
+    """A bulk job canceled while parked ends with no run of its own (its client wrote
+    its result): the coordinator counts it, once, as a run would have."""
+    m = metrics()
+    m.jobs.labels(queue_label(queue), kind_label(task_name), ErrorCode.CANCELED.value).inc()
 
 
 def header_of(request: Any, name: str) -> Any:

@@ -15,6 +15,11 @@ pub/sub acts only on a final state, and one asking for the status reads the key.
 producers no longer decode a second message per job. Every other state is published
 as Celery does.
 
+The STARTED write also reads the job's cancel mark (core.redis_keys.cancel_key), in
+the same script: a canceled job's run then stores nothing and finds
+`request.vetq_canceled` True (False otherwise; unset when no STARTED was stored this
+way, and the task reads the mark itself). So a task start costs no extra round trip.
+
 Whatever this class cannot write that way (a compressed or non-JSON result, which
 vetq's queue contract never configures) goes through Celery's own path. Workers use
 this backend (workers/app.py); producers keep Celery's, since they only read. The
@@ -30,14 +35,19 @@ from celery.backends.redis import RedisBackend
 from celery.exceptions import BackendStoreError
 from kombu.utils.encoding import bytes_to_str
 
+from vetq.core.redis_keys import cancel_key
 from vetq.workers.lua_scripts import register
 
-__all__ = ["BACKEND", "UNPUBLISHED_STATES", "ResultBackend", "backend_url"]
+__all__ = ["BACKEND", "CANCELED_ATTRIBUTE", "UNPUBLISHED_STATES", "ResultBackend", "backend_url"]
 
 # The class as Celery's `result_backend` setting names it (`<class>+<redis url>`).
 BACKEND = "vetq.workers.result_backend:ResultBackend"
 # States stored for readers of the key only: no client waits for them.
 UNPUBLISHED_STATES = frozenset({states.STARTED})
+# Set on the task's request by the STARTED write: whether the job was canceled.
+CANCELED_ATTRIBUTE = "vetq_canceled"
+# What result_store.lua answers for a job whose cancel mark is set.
+_CANCELED = 2
 
 
 def backend_url(redis_url: str) -> str:
@@ -69,11 +79,17 @@ class ResultBackend(RedisBackend):
             raise BackendStoreError("value too large for Redis backend", state=state, task_id=task_id)
         expires = self.failure_expires if state == states.FAILURE else self.expires
         publish = state not in UNPUBLISHED_STATES
+        keys = [self.get_key_for_task(task_id)]
+        if state == states.STARTED:
+            keys.append(cancel_key(bytes_to_str(task_id)))
         # As Celery's own `set`: retried while the connection is down.
-        self.ensure(self._store, (self.get_key_for_task(task_id), value, expires, publish))
+        stored = self.ensure(self._store, (keys, value, expires, publish))
+        if state == states.STARTED and request is not None:
+            # Celery's tracer passes the request the task body reads as `task.request`.
+            setattr(request, CANCELED_ATTRIBUTE, stored == _CANCELED)
         return result
 
-    def _store(self, key: str | bytes, value: str | bytes, expires: Any, publish: bool) -> int:
+    def _store(self, keys: list[Any], value: str | bytes, expires: Any, publish: bool) -> int:
         if self._store_script is None:
             (self._store_script,) = register(self.client, "result_store")
-        return int(self._store_script(keys=[key], args=[value, int(expires or 0), "1" if publish else "0"]))
+        return int(self._store_script(keys=keys, args=[value, int(expires or 0), "1" if publish else "0"]))

@@ -42,8 +42,8 @@ from vetq.core.queue import (
     priority_step,
     requeue_step_s,
 )
-from vetq.core.redis_keys import TELEMETRY_STREAM, batch_scope, job_scope, usd_scope
-from vetq.core.results import RESULT_FORMAT
+from vetq.core.redis_keys import TELEMETRY_STREAM, batch_scope, cancel_key, job_scope, usd_scope
+from vetq.core.results import RESULT_FORMAT, canceled_result
 from vetq.core.review.schema import ReviewError, ReviewErrorMeta, ReviewRequest
 from vetq.core.review.service import config_from_settings, run_review
 from vetq.core.review.telemetry import StreamSink, TelemetrySink
@@ -64,6 +64,7 @@ from vetq.workers.redis_pool import (
     worker_redis,
 )
 from vetq.workers.response_cache import RedisResponseCache
+from vetq.workers.result_backend import CANCELED_ATTRIBUTE
 from vetq.workers.signals import trace_id_of
 
 BATCH_HEADER = "batch_id"
@@ -147,18 +148,36 @@ class WorkerContext:
             deadline=time.monotonic() + self.settings.task_time_limit_s,
             bulk=bulk_job_of(task, batch_id),
             bulk_store=self.bulk_store,
+            cancel_key=cancel_key(job_id),
         )
 
-    def park(self, task: Task, payload: Any, wait: BulkWaitError, gate: RedisCallGate) -> None:
+    def canceled_at_start(self, task: Task) -> bool:
+        """Whether the job was canceled before this run: the STARTED write read its mark
+        (workers/result_backend.py); where none did (VETQ_TRACK_STARTED=off), one read."""
+        canceled = getattr(task.request, CANCELED_ATTRIBUTE, None)
+        if canceled is None:
+            try:
+                canceled = bool(self.redis.exists(cancel_key(task.request.id)))
+            except redis.RedisError as exc:
+                raise_for_redis_outage(task, exc, self.settings)
+        return bool(canceled)
+
+    def park(self, task: Task, payload: Any, wait: BulkWaitError, gate: RedisCallGate) -> dict[str, Any]:
         """Park a bulk job on the request it waits for, and give its worker slot back
         (Ignore: the message is acknowledged, nothing is written as its result). Its
         message is kept with the request and published again when the answer lands.
-        A request answered meanwhile runs the job again at once instead."""
+        A request answered meanwhile runs the job again at once instead. A job canceled
+        since its gate looked is not parked: its canceled result is returned."""
         bulk = gate.bulk
         assert bulk is not None
         # WAITING is written before the job is parked: once parked it may be woken and
         # finish at once, and a later write would hide its result.
         task.update_state(state=BULK_WAITING_STATE, meta={"lane": "bulk", "model": wait.model_key})
+        if self.redis.exists(cancel_key(task.request.id)):
+            # A client that canceled it before WAITING was written saw it running and only
+            # marked it: parked now, nothing would ever end it.
+            gate.release_reserved(wait.new_request)
+            return canceled_run(task, payload, self.ledger, parking=True)
         outcome = self.bulk_store.park(
             job_id=task.request.id,
             digest=wait.digest,
@@ -261,6 +280,26 @@ def with_trace(task: Task, payload: Any, kind: str | None) -> Any:
     if not payload.get("trace_id"):
         payload["trace_id"] = trace_id_of(task.request)
     return payload
+
+
+def canceled_run(task: Task, message: Any, ledger: RedisBudgetLedger, *, parking: bool = False) -> dict[str, Any]:
+    """The result of a run that found its job canceled where it holds no usage: at its
+    start (it calls nothing), or about to park on the bulk lane. What was paid for (by
+    an earlier run: a requeued job, a bulk job woken from its batch) is not this run's
+    to know: when the job's budget scope shows a spend, its cost reads null (unknown),
+    never 0."""
+    log.info("job_canceled", stage="park" if parking else "start")
+    trace_id = message.get("trace_id") if isinstance(message, dict) else None
+    earlier = parking or int(getattr(task.request, "retries", 0) or 0) > 0 or header(task, LANE_HEADER) == "bulk"
+    if parking:
+        text = "the job was canceled before it waited for a provider batch"
+    else:
+        text = "the job was canceled between two of its runs" if earlier else "the job was canceled before it ran"
+    return canceled_result(
+        text,
+        trace_id=trace_id or trace_id_of(task.request),
+        spent_unknown=earlier and ledger.spent(job_scope(task.request.id)) > 0,
+    )
 
 
 def usd_limit(budget: Any) -> int:
@@ -465,13 +504,15 @@ def register(app: Celery, settings: VetqSettings, redis_url: str) -> WorkerConte
     options = {"bind": True, "shared": False, "max_retries": None, "resultrepr_maxsize": RESULT_REPR_MAXSIZE}
 
     def extraction(task: Task, message: Any, kind: str) -> dict[str, Any]:
+        if context.canceled_at_start(task):
+            return canceled_run(task, message, context.ledger)
         park_until_due(task, settings)
         payload = with_trace(task, message, kind)
         try:
             gate = context.gate_for(task, job_tokens=settings.max_job_tokens)
             outcome = context.pipeline().run(payload, raise_retryable=True, gate=gate)
         except BulkWaitError as wait:
-            context.park(task, message, wait, gate)
+            return context.park(task, message, wait, gate)
         except POOL_EXHAUSTED as exc:  # not an outage: never requeued (workers/redis_pool.py)
             log_exhaustion(exc)
             trace_id = payload.get("trace_id") if isinstance(payload, dict) else None
@@ -494,6 +535,8 @@ def register(app: Celery, settings: VetqSettings, redis_url: str) -> WorkerConte
 
     @app.task(name=TASK_REVIEW, **options)
     def review(self: Task, message: Any) -> dict[str, Any]:
+        if context.canceled_at_start(self):
+            return canceled_run(self, message, context.ledger)
         park_until_due(self, settings)
         payload = with_trace(self, message, None)
         try:
@@ -501,7 +544,7 @@ def register(app: Celery, settings: VetqSettings, redis_url: str) -> WorkerConte
             # Benchmark-only modes arrive in a header the producer faces never set.
             return review_job(context, payload, gate, mode=header(self, BENCH_MODE_HEADER))
         except BulkWaitError as wait:
-            context.park(self, message, wait, gate)
+            return context.park(self, message, wait, gate)
         except POOL_EXHAUSTED as exc:  # not an outage: never requeued (workers/redis_pool.py)
             log_exhaustion(exc)
             code, message = ErrorCode.INTERNAL_ERROR, exhaustion_message(exc)
