@@ -24,6 +24,7 @@ INPUT_ERRORS = {
     ErrorCode.BLINDNESS_LEAK.value,
     ErrorCode.NOT_FOUND.value,
     ErrorCode.IDEMPOTENCY_CONFLICT.value,
+    ErrorCode.CONFLICT.value,
     ErrorCode.SCHEMA_INVALID.value,
     ErrorCode.SCHEMA_MISMATCH.value,
     ErrorCode.UNSUPPORTED_DOCUMENT.value,
@@ -394,6 +395,28 @@ def build_parser() -> argparse.ArgumentParser:
     metrics_serve.add_argument("--port", type=_port, default=9465, help="port to listen on (default 9465)")
     metrics_serve.add_argument("--address", help="address to listen on (default VETQ_METRICS_ADDRESS, 127.0.0.1)")
     metrics_serve.set_defaults(handler=cmd_metrics_serve)
+
+    inbox = verbs.add_parser(
+        "inbox", help="the human-review inbox: needs_review results a person confirms or corrects (vetq[inbox])"
+    )
+    inbox.set_defaults(verb_parser=inbox)
+    inbox_verbs = inbox.add_subparsers(dest="inbox_verb", metavar="ACTION", parser_class=_Parser)
+    inbox_migrate = inbox_verbs.add_parser(
+        "migrate", help="bring the inbox's database (VETQ_INBOX_URL) to this release's tables"
+    )
+    inbox_migrate.set_defaults(handler=cmd_inbox, inbox_run="run_migrate")
+    inbox_reviewer = inbox_verbs.add_parser(
+        "add-reviewer", help="add a reviewer and print their sign-in token (shown once)"
+    )
+    inbox_reviewer.add_argument("name", help="the reviewer's name: letters, digits and . _ @ -")
+    inbox_reviewer.set_defaults(handler=cmd_inbox, inbox_run="run_add_reviewer")
+    inbox_list = inbox_verbs.add_parser("list", help="items, highest priority then oldest first (JSON lines)")
+    inbox_list.add_argument("--state", choices=("open", "resolved"), default="open")
+    inbox_list.add_argument("--schema", help="only items of this schema")
+    inbox_list.add_argument("--tenant", help="only items of this tenant")
+    inbox_list.add_argument("--field", help="only items with this field flagged (total, line_items[].amount)")
+    inbox_list.add_argument("--limit", type=_positive_int, default=100)
+    inbox_list.set_defaults(handler=cmd_inbox, inbox_run="run_list")
 
     doctor = verbs.add_parser("doctor", help="check a deployment and name each problem found")
     doctor.add_argument("--timeout", type=_positive_float, default=2.0, help="seconds to wait for worker replies")
@@ -779,6 +802,19 @@ def cmd_metrics_serve(args: argparse.Namespace) -> int:
     from vetq.api_client.service_cli import run_metrics_serve
 
     return run_metrics_serve(args)
+
+
+def cmd_inbox(args: argparse.Namespace) -> int:
+    # The inbox lives in inbox/ (vetq[inbox]); only its verbs import it.
+    import importlib.util
+
+    if importlib.util.find_spec("sqlalchemy") is None:
+        raise ConfigError("the inbox needs vetq[inbox]: pip install 'vetq[inbox]'")
+    from vetq.inbox import cli as inbox_cli
+
+    inbox_cli.require_extra()
+    run: Callable[[argparse.Namespace], int] = getattr(inbox_cli, args.inbox_run)
+    return run(args)
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

@@ -25,6 +25,8 @@ class ErrorCode(StrEnum):
     SERVICE_UNAVAILABLE = "SERVICE_UNAVAILABLE"
     # An idempotency key already names a job whose request was different.
     IDEMPOTENCY_CONFLICT = "IDEMPOTENCY_CONFLICT"
+    # Two people at one thing: an inbox item claimed by another reviewer, or already resolved.
+    CONFLICT = "CONFLICT"
     INTERNAL_ERROR = "INTERNAL_ERROR"
 
 
@@ -60,6 +62,13 @@ class NotFoundError(VetqError):
 
 class IdempotencyConflictError(VetqError):
     code = ErrorCode.IDEMPOTENCY_CONFLICT
+
+
+class ConflictError(VetqError):
+    """The thing is someone else's now (an inbox item another reviewer claimed) or is
+    done (resolved): nothing was written."""
+
+    code = ErrorCode.CONFLICT
 
 
 class ServiceUnavailableError(VetqError):

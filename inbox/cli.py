@@ -1,0 +1,94 @@
+"""The `vetq inbox` verbs and `vetq calibrate`: api_client/cli.py parses them and hands
+the arguments here (the CLI's lazy edge to the inbox, as `vetq eval` is to eval/).
+Output is JSON on stdout, one object per line, as every vetq verb's."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from vetq.core.errors import ConfigError
+from vetq.core.settings import VetqSettings, load_settings
+from vetq.inbox.store import InboxStore
+
+EXIT_OK = 0
+
+
+def emit(obj: Any) -> None:
+    sys.stdout.write(json.dumps(obj, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+def require_extra() -> None:
+    """ConfigError naming the extra when vetq[inbox]'s packages are missing."""
+    import importlib.util
+
+    missing = [
+        name for name in ("sqlalchemy", "alembic", "starlette", "jinja2") if importlib.util.find_spec(name) is None
+    ]
+    if missing:
+        raise ConfigError(f"the inbox needs vetq[inbox] (pip install 'vetq[inbox]'): {', '.join(missing)} missing")
+
+
+def open_store(settings: VetqSettings | None = None) -> InboxStore:
+    """The inbox's store on VETQ_INBOX_URL (or the SQLite file under VETQ_HOME), migrated."""
+    settings = settings or load_settings()
+    return InboxStore.open(settings.inbox_database_url(), lease_s=settings.inbox_lease_s)
+
+
+def run_migrate(args: argparse.Namespace) -> int:
+    from vetq.inbox.database import create_engine_for, database_error, migrate
+
+    settings = load_settings()
+    try:
+        engine = create_engine_for(settings.inbox_database_url())
+    except Exception as exc:  # noqa: BLE001 - named by database_error, without the URL
+        raise database_error(exc) from None
+    try:
+        revision = migrate(engine)
+    finally:
+        engine.dispose()
+    emit({"migrated": True, "revision": revision, "database": engine.dialect.name})
+    return EXIT_OK
+
+
+def run_add_reviewer(args: argparse.Namespace) -> int:
+    store = open_store()
+    try:
+        token = store.add_reviewer(args.name)
+    finally:
+        store.close()
+    # The token is shown this once: only its hash is kept.
+    emit({"reviewer": args.name, "token": token})
+    return EXIT_OK
+
+
+def run_list(args: argparse.Namespace) -> int:
+    store = open_store()
+    try:
+        store.release_expired()
+        for item in store.items(
+            state=args.state, schema=args.schema, tenant=args.tenant, flagged_field=args.field, limit=args.limit
+        ):
+            emit(summary(item))
+    finally:
+        store.close()
+    return EXIT_OK
+
+
+def summary(item: Any) -> dict[str, Any]:
+    return {
+        "item": item.id,
+        "job_id": item.job_id,
+        "kind": item.kind,
+        "state": item.state,
+        "schema": item.schema_name,
+        "tenant": item.tenant,
+        "priority": item.priority,
+        "created_at": item.created_at.isoformat(),
+        "flagged": [field.path for field in item.fields if field.flagged],
+        "claimed_by": item.claimer.name if item.claimer is not None else None,
+        "resolved_by": item.resolver.name if item.resolver is not None else None,
+    }
