@@ -296,6 +296,11 @@ def build_parser() -> argparse.ArgumentParser:
     result = verbs.add_parser("result", help="wait for a job's result and print it")
     result.add_argument("job_id")
     result.add_argument("--timeout", type=_positive_float, help="seconds to wait (default VETQ_WAIT_TIMEOUT_S)")
+    result.add_argument(
+        "--until",
+        choices=("reviewed",),
+        help="reviewed: wait past a needs_review result for the one a person resolves in the inbox",
+    )
     result.set_defaults(handler=cmd_result)
 
     worker = verbs.add_parser("worker", help="run a worker against VETQ_REDIS_URL in the foreground")
@@ -410,6 +415,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     inbox_reviewer.add_argument("name", help="the reviewer's name: letters, digits and . _ @ -")
     inbox_reviewer.set_defaults(handler=cmd_inbox, inbox_run="run_add_reviewer")
+    inbox_sync = inbox_verbs.add_parser(
+        "sync",
+        help="take the workers' needs_review results into items and write reviewed results still pending "
+        "(`vetq inbox serve` does this itself)",
+    )
+    inbox_sync.add_argument("--follow", action="store_true", help="keep syncing until stopped")
+    inbox_sync.set_defaults(handler=cmd_inbox, inbox_run="run_sync")
     inbox_list = inbox_verbs.add_parser("list", help="items, highest priority then oldest first (JSON lines)")
     inbox_list.add_argument("--state", choices=("open", "resolved"), default="open")
     inbox_list.add_argument("--schema", help="only items of this schema")
@@ -767,7 +779,7 @@ def cmd_batch_results(args: argparse.Namespace) -> int:
 
 def cmd_result(args: argparse.Namespace) -> int:
     with _client() as client:
-        result = client.job(args.job_id).result(timeout=_wait_timeout(args))
+        result = client.job(args.job_id).result(timeout=_wait_timeout(args), until=args.until)
     emit(result)
     return exit_code_for(result)
 

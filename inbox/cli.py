@@ -78,6 +78,30 @@ def run_list(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def run_sync(args: argparse.Namespace) -> int:
+    """Take the workers' handoffs into items, write reviewed results still unwritten and
+    return abandoned claims; once, or (--follow) until SIGTERM or Ctrl-C."""
+    import signal
+    import threading
+
+    from vetq.inbox.service import open_inbox
+
+    inbox = open_inbox(load_settings())
+    stop = threading.Event()
+    previous = signal.signal(signal.SIGTERM, lambda _signum, _frame: stop.set()) if args.follow else None
+    try:
+        while True:
+            report = inbox.sync(block_ms=1000 if args.follow else None)
+            if report.added or report.written or report.unreadable or not args.follow:
+                emit({"synced": True, **report.as_dict(), **inbox.store.counts()})
+            if not args.follow or stop.is_set():
+                return EXIT_OK
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        inbox.store.close()
+
+
 def summary(item: Any) -> dict[str, Any]:
     return {
         "item": item.id,
