@@ -422,6 +422,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     inbox_sync.add_argument("--follow", action="store_true", help="keep syncing until stopped")
     inbox_sync.set_defaults(handler=cmd_inbox, inbox_run="run_sync")
+    inbox_export = inbox_verbs.add_parser(
+        "export", help="write resolved items as golden examples (vetq eval), Label Studio tasks or Argilla records"
+    )
+    export_to = inbox_export.add_mutually_exclusive_group(required=True)
+    export_to.add_argument("--golden", metavar="FILE", help="JSONL of {id, text, expected, machine, mistakes}")
+    export_to.add_argument("--label-studio", metavar="FILE", help="Label Studio's JSON import")
+    export_to.add_argument("--argilla", metavar="FILE", help="Argilla records, JSON lines")
+    inbox_export.add_argument("--schema", help="only items of this schema (--golden needs one schema)")
+    inbox_export.set_defaults(handler=cmd_inbox, inbox_run="run_export")
     inbox_list = inbox_verbs.add_parser("list", help="items, highest priority then oldest first (JSON lines)")
     inbox_list.add_argument("--state", choices=("open", "resolved"), default="open")
     inbox_list.add_argument("--schema", help="only items of this schema")
@@ -429,6 +438,18 @@ def build_parser() -> argparse.ArgumentParser:
     inbox_list.add_argument("--field", help="only items with this field flagged (total, line_items[].amount)")
     inbox_list.add_argument("--limit", type=_positive_int, default=100)
     inbox_list.set_defaults(handler=cmd_inbox, inbox_run="run_list")
+
+    calibrate = verbs.add_parser(
+        "calibrate",
+        help="field thresholds from the inbox's resolved items, at a target precision (Wilson lower bound)",
+    )
+    calibrate.add_argument("--target-precision", type=_threshold, default=0.99, help="default 0.99")
+    calibrate.add_argument("--schema", help="only this schema")
+    calibrate.add_argument(
+        "--min-field-values", type=_positive_int, help="a field gets its own threshold only with this many values"
+    )
+    calibrate.add_argument("--write", metavar="FILE", help="write the thresholds file VETQ_FIELD_THRESHOLDS reads")
+    calibrate.set_defaults(handler=cmd_inbox, inbox_run="run_calibrate")
 
     doctor = verbs.add_parser("doctor", help="check a deployment and name each problem found")
     doctor.add_argument("--timeout", type=_positive_float, default=2.0, help="seconds to wait for worker replies")

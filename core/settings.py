@@ -24,6 +24,7 @@ from vetq.core.validation import explain
 
 if TYPE_CHECKING:
     from vetq.core.documents.pdf import ConvertOptions
+    from vetq.core.extraction.thresholds import ThresholdTable
     from vetq.core.llm.prices import PriceTable
     from vetq.core.schemas.compiled import SchemaLimits
 
@@ -54,6 +55,11 @@ class VetqSettings(BaseSettings):
 
     # Extraction gate.
     field_threshold: float = Field(0.70, ge=0, le=1, description="Fields below this are flagged")
+    field_thresholds: Path | None = Field(
+        None,
+        description="A thresholds file (`vetq calibrate --write`): per schema and field, the threshold below which "
+        "a field is flagged",
+    )
     overall_threshold: float = Field(0.75, ge=0, le=1, description="Overall confidence below this is needs_review")
     max_document_chars: int = Field(200_000, gt=0, description="Longest document accepted")
     parse_retries: int = Field(1, ge=0, le=5, description="Repair retries when a model answer does not parse")
@@ -263,6 +269,22 @@ class VetqSettings(BaseSettings):
             raise ValueError(exc.message.removeprefix(f"{ENV_VAR}: ")) from None
         return value
 
+    @field_validator("field_thresholds", mode="before")
+    @classmethod
+    def _no_thresholds_file(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("field_thresholds")
+    @classmethod
+    def _thresholds(cls, value: Path | None) -> Path | None:
+        from vetq.core.extraction.thresholds import ENV_VAR, load_thresholds
+
+        try:
+            load_thresholds(value)
+        except ConfigError as exc:
+            raise ValueError(exc.message.removeprefix(f"{ENV_VAR}: ")) from None
+        return value
+
     @field_validator("metrics_port", mode="before")
     @classmethod
     def _no_metrics_port(cls, value: object) -> object:
@@ -342,6 +364,12 @@ class VetqSettings(BaseSettings):
         if scheme.lower() in ("postgres", "postgresql"):
             return f"postgresql+psycopg://{rest}"
         return self.inbox_url
+
+    def threshold_table(self) -> ThresholdTable:
+        """VETQ_FIELD_THRESHOLDS's per-schema and per-field thresholds (empty when unset)."""
+        from vetq.core.extraction.thresholds import load_thresholds
+
+        return load_thresholds(self.field_thresholds)
 
     def spec(self, role: str) -> ModelSpec:
         return ModelSpec.parse(getattr(self, role), variable=variable_of(role))

@@ -102,6 +102,46 @@ def run_sync(args: argparse.Namespace) -> int:
         inbox.store.close()
 
 
+def run_export(args: argparse.Namespace) -> int:
+    from vetq.inbox.export import export
+
+    kind, path = next((k, getattr(args, k)) for k in ("golden", "label_studio", "argilla") if getattr(args, k))
+    store = open_store()
+    try:
+        written = export(store, kind, path, schema=args.schema)
+    finally:
+        store.close()
+    emit({"exported": written, "format": kind, "file": path})
+    return EXIT_OK
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    """Thresholds from the resolved items; INVALID_INPUT (exit 2) when no schema's
+    values support the target, saying how many more reviews would."""
+    from vetq.core.errors import InvalidInputError
+    from vetq.inbox.calibrate import calibrate, examples_of, thresholds_file, write_json
+
+    store = open_store()
+    try:
+        examples = examples_of(store, args.schema)
+    finally:
+        store.close()
+    report = calibrate(examples, args.target_precision, min_field_values=args.min_field_values)
+    if not report["schemas"]:
+        thin = "; ".join(
+            f"schema {name}: {entry['values']} reviewed values support no threshold at precision "
+            f"{args.target_precision} (Wilson lower bound, 95 %); about {entry['more_reviews_needed']} more reviews "
+            "are needed"
+            for name, entry in report["refused"].items()
+        )
+        raise InvalidInputError(f"too little data to calibrate: {thin}; nothing was written")
+    if args.write:
+        write_json(args.write, thresholds_file(report))
+        report["written"] = args.write
+    emit(report)
+    return EXIT_OK
+
+
 def summary(item: Any) -> dict[str, Any]:
     return {
         "item": item.id,
