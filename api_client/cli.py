@@ -431,6 +431,13 @@ def build_parser() -> argparse.ArgumentParser:
     export_to.add_argument("--argilla", metavar="FILE", help="Argilla records, JSON lines")
     inbox_export.add_argument("--schema", help="only items of this schema (--golden needs one schema)")
     inbox_export.set_defaults(handler=cmd_inbox, inbox_run="run_export")
+    inbox_serve = inbox_verbs.add_parser("serve", help="serve the review page (reviewers sign in with their token)")
+    inbox_serve.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    inbox_serve.add_argument("--port", type=_port, default=8470, help="port to listen on (default 8470)")
+    inbox_serve.add_argument(
+        "--secure-cookies", action="store_true", help="mark the session cookie Secure (behind an HTTPS proxy)"
+    )
+    inbox_serve.set_defaults(handler=cmd_inbox, inbox_run="run_serve")
     inbox_list = inbox_verbs.add_parser("list", help="items, highest priority then oldest first (JSON lines)")
     inbox_list.add_argument("--state", choices=("open", "resolved"), default="open")
     inbox_list.add_argument("--schema", help="only items of this schema")

@@ -142,6 +142,25 @@ def run_calibrate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def run_serve(args: argparse.Namespace) -> int:
+    """The review page on --address (127.0.0.1 unless told otherwise) and --port, until
+    SIGTERM or Ctrl-C; it syncs the inbox itself every few seconds."""
+    import uvicorn
+
+    from vetq.inbox.service import open_inbox
+    from vetq.inbox.web import ReviewPage
+
+    settings = load_settings()
+    inbox = open_inbox(settings)
+    page = ReviewPage(inbox, secure_cookies=args.secure_cookies)
+    sys.stderr.write(f"vetq inbox: serving the review page on http://{args.address}:{args.port}/\n")
+    try:
+        uvicorn.run(page.app(), host=args.address, port=args.port, log_level="warning", access_log=False)
+    finally:
+        inbox.store.close()
+    return EXIT_OK
+
+
 def summary(item: Any) -> dict[str, Any]:
     return {
         "item": item.id,
