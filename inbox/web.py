@@ -62,7 +62,8 @@ def _templates() -> Any:
 
 def segments(text: str, fields: list[ItemField], provenance: Any) -> list[dict[str, Any]]:
     """The document cut at every value's provenance span: plain text, and marks that
-    name their field (flagged or not). Overlapping spans keep the first."""
+    name their field (flagged or not). Overlapping spans keep the first, a flagged
+    value's before another's at the same place."""
     spans = []
     by_path = {field.path: field for field in fields}
     for path, entries in (provenance or {}).items() if isinstance(provenance, dict) else []:
@@ -73,7 +74,8 @@ def segments(text: str, fields: list[ItemField], provenance: Any) -> list[dict[s
             start, end = entry.get("start"), entry.get("end")
             if isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(text):
                 spans.append((start, end, path, index, bool(field and field.flagged)))
-    spans.sort(key=lambda span: (span[0], -span[1]))
+    # Two values at one place (a total read where the subtotal stands): the flagged one shows.
+    spans.sort(key=lambda span: (span[0], -span[1], not span[4]))
     out: list[dict[str, Any]] = []
     cursor = 0
     for start, end, path, index, flagged in spans:
