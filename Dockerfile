@@ -17,7 +17,8 @@ COPY core ./core
 COPY workers ./workers
 COPY api_client ./api_client
 COPY eval ./eval
-RUN pip install '.[anthropic,openai,mcp,ocr,otel]' && useradd --create-home --uid 10001 vetq
+COPY inbox ./inbox
+RUN pip install '.[anthropic,openai,mcp,ocr,otel,inbox]' && useradd --create-home --uid 10001 vetq
 USER vetq
 
 ENTRYPOINT ["vetq"]

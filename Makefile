@@ -5,14 +5,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test test-fast lint venv clean bench tesseract
+.PHONY: demo test test-fast lint venv clean bench tesseract postgresql chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
 $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev,mcp,otel]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,mcp,otel,inbox]'
 	rm -f $(VENV)/.installed-*
 	touch $(STAMP)
 
@@ -27,7 +27,7 @@ demo: $(STAMP)
 # workers, Redis and subprocesses, which overlaps well past the core count. Each worker
 # starts its own embedded Redis.
 TEST_PROCESSES ?= 3
-test: lint tesseract
+test: lint tesseract postgresql chromium
 	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile
 
 # The OCR tests (scanned PDF pages) need the tesseract binary, a Debian package rather
@@ -44,6 +44,33 @@ tesseract:
 		fi; \
 	}
 
+# The inbox's tests run against a real PostgreSQL, a throwaway cluster the suite starts
+# with initdb and pg_ctl (tests/postgres.py): Debian's postgresql package, installed here
+# when missing, as tesseract is; without it those tests are skipped, saying why.
+postgresql:
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "installing postgresql for the inbox's tests"; \
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; } \
+				|| echo "installing postgresql failed: the inbox's PostgreSQL tests will be skipped"; \
+		else \
+			echo "postgresql is missing and cannot be installed here (needs root and apt-get): its tests will be skipped"; \
+		fi; \
+	}
+
+# The review page's browser test drives Debian's headless Chromium through Playwright
+# (Playwright's own browser download is not used): installed here when missing.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { \
+		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+			echo "installing chromium for the review page's browser test"; \
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+				|| echo "installing chromium failed: the browser test will be skipped"; \
+		else \
+			echo "chromium is missing and cannot be installed here (needs root and apt-get): the browser test will be skipped"; \
+		fi; \
+	}
+
 # The developer's loop: every test that starts no process (no Redis, worker or CLI).
 test-fast: $(STAMP)
 	$(BIN)/python -m pytest -m "not processes"
@@ -54,7 +81,7 @@ lint: $(STAMP)
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	@mkdir -p build/typecheck/vetq
-	@for package in core workers api_client eval; do ln -sfn ../../../$$package build/typecheck/vetq/$$package; done
+	@for package in core workers api_client eval inbox; do ln -sfn ../../../$$package build/typecheck/vetq/$$package; done
 	$(BIN)/mypy
 
 clean:

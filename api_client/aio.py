@@ -38,7 +38,10 @@ from vetq.api_client.client import (
     JobStatus,
     WaitTimeout,
     _safe_url,
+    awaits_review,
+    check_until,
     expire_collected,
+    reviewed_of,
     status_of,
 )
 from vetq.api_client.result_stream import FINAL_STATES, SUBSCRIBE_CHUNK
@@ -80,13 +83,20 @@ class AsyncJob:
         """As Job.cancel (one call in the executor): {"job_id", "canceled", "status"}."""
         return await asyncio.to_thread(self._job.cancel)
 
-    async def result(self, timeout: float | None = None) -> dict[str, Any]:
+    async def result(self, timeout: float | None = None, *, until: str | None = None) -> dict[str, Any]:
         """Wait for the result (pub/sub, no thread). While the job is still queued a
         worker ping every few seconds turns a queue nobody consumes into
-        NoWorkerError; WaitTimeout after `timeout` seconds."""
+        NoWorkerError; WaitTimeout after `timeout` seconds. `until="reviewed"` waits
+        past a needs_review result for the one a person resolves in the inbox, as
+        `Job.result` does."""
+        check_until(until)
+        deadline = None if timeout is None else time.monotonic() + timeout
         await self.client._require_issued(self.id)
         meta = await self.client._wait(self.id, self.queue, timeout)
-        return await self._collected(meta)
+        outcome = await self._collected(meta)
+        if until is None or not awaits_review(outcome, self.client.sync.settings):
+            return outcome
+        return await self.client._wait_reviewed(self.id, deadline, timeout)
 
     async def _collected(self, meta: dict[str, Any]) -> dict[str, Any]:
         outcome = self._job._outcome_of(str(meta["status"]), meta.get("result"))
@@ -382,6 +392,31 @@ class AsyncClient:
                 return
             await asyncio.to_thread(self.sync.require_worker, queue)
             self._liveness_checked[queue] = time.monotonic()
+
+    async def _wait_reviewed(self, job_id: str, deadline: float | None, timeout: float | None) -> dict[str, Any]:
+        """A job's reviewed result (Job._wait_reviewed, on a pub/sub connection of its
+        own: a person's review is rare and slow, and no batch waits for one)."""
+        key = CELERY_RESULT_PREFIX + job_id
+        pubsub = self._aredis().pubsub(ignore_subscribe_messages=True)
+        try:
+            await pubsub.subscribe(key)
+            reviewed = reviewed_of(await self._aredis().get(key))
+            while reviewed is None:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise WaitTimeout(
+                        f"job {job_id} was not reviewed within {timeout}s; it may still be: "
+                        f"`vetq result {job_id} --until reviewed`"
+                    )
+                wait_s = LIVENESS_CHECK_S if left is None else min(left, LIVENESS_CHECK_S)
+                message = await pubsub.get_message(timeout=wait_s)
+                if message is not None and message.get("type") == "message":
+                    reviewed = reviewed_of(message.get("data"))
+        finally:
+            with contextlib.suppress(Exception):
+                await pubsub.aclose()
+        await self._expire_collected([job_id])
+        return reviewed
 
     def _ensure_tasks(self) -> None:
         if self._pubsub is None:

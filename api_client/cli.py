@@ -25,6 +25,7 @@ INPUT_ERRORS = {
     ErrorCode.BLINDNESS_LEAK.value,
     ErrorCode.NOT_FOUND.value,
     ErrorCode.IDEMPOTENCY_CONFLICT.value,
+    ErrorCode.CONFLICT.value,
     ErrorCode.SCHEMA_INVALID.value,
     ErrorCode.SCHEMA_MISMATCH.value,
     ErrorCode.UNSUPPORTED_DOCUMENT.value,
@@ -308,6 +309,11 @@ def build_parser() -> argparse.ArgumentParser:
     result = verbs.add_parser("result", help="wait for a job's result and print it")
     result.add_argument("job_id")
     result.add_argument("--timeout", type=_positive_float, help="seconds to wait (default VETQ_WAIT_TIMEOUT_S)")
+    result.add_argument(
+        "--until",
+        choices=("reviewed",),
+        help="reviewed: wait past a needs_review result for the one a person resolves in the inbox",
+    )
     result.set_defaults(handler=cmd_result)
 
     worker = verbs.add_parser("worker", help="run a worker against VETQ_REDIS_URL in the foreground")
@@ -410,6 +416,63 @@ def build_parser() -> argparse.ArgumentParser:
     metrics_serve.add_argument("--port", type=_port, default=9465, help="port to listen on (default 9465)")
     metrics_serve.add_argument("--address", help="address to listen on (default VETQ_METRICS_ADDRESS, 127.0.0.1)")
     metrics_serve.set_defaults(handler=cmd_metrics_serve)
+
+    inbox = verbs.add_parser(
+        "inbox", help="the human-review inbox: needs_review results a person confirms or corrects (vetq[inbox])"
+    )
+    inbox.set_defaults(verb_parser=inbox)
+    inbox_verbs = inbox.add_subparsers(dest="inbox_verb", metavar="ACTION", parser_class=_Parser)
+    inbox_migrate = inbox_verbs.add_parser(
+        "migrate", help="bring the inbox's database (VETQ_INBOX_URL) to this release's tables"
+    )
+    inbox_migrate.set_defaults(handler=cmd_inbox, inbox_run="run_migrate")
+    inbox_reviewer = inbox_verbs.add_parser(
+        "add-reviewer", help="add a reviewer and print their sign-in token (shown once)"
+    )
+    inbox_reviewer.add_argument("name", help="the reviewer's name: letters, digits and . _ @ -")
+    inbox_reviewer.set_defaults(handler=cmd_inbox, inbox_run="run_add_reviewer")
+    inbox_sync = inbox_verbs.add_parser(
+        "sync",
+        help="take the workers' needs_review results into items and write reviewed results still pending "
+        "(`vetq inbox serve` does this itself)",
+    )
+    inbox_sync.add_argument("--follow", action="store_true", help="keep syncing until stopped")
+    inbox_sync.set_defaults(handler=cmd_inbox, inbox_run="run_sync")
+    inbox_export = inbox_verbs.add_parser(
+        "export", help="write resolved items as golden examples (vetq eval), Label Studio tasks or Argilla records"
+    )
+    export_to = inbox_export.add_mutually_exclusive_group(required=True)
+    export_to.add_argument("--golden", metavar="FILE", help="JSONL of {id, text, expected, machine, mistakes}")
+    export_to.add_argument("--label-studio", metavar="FILE", help="Label Studio's JSON import")
+    export_to.add_argument("--argilla", metavar="FILE", help="Argilla records, JSON lines")
+    inbox_export.add_argument("--schema", help="only items of this schema (--golden needs one schema)")
+    inbox_export.set_defaults(handler=cmd_inbox, inbox_run="run_export")
+    inbox_serve = inbox_verbs.add_parser("serve", help="serve the review page (reviewers sign in with their token)")
+    inbox_serve.add_argument("--address", default="127.0.0.1", help="address to listen on (default 127.0.0.1)")
+    inbox_serve.add_argument("--port", type=_port, default=8470, help="port to listen on (default 8470)")
+    inbox_serve.add_argument(
+        "--secure-cookies", action="store_true", help="mark the session cookie Secure (behind an HTTPS proxy)"
+    )
+    inbox_serve.set_defaults(handler=cmd_inbox, inbox_run="run_serve")
+    inbox_list = inbox_verbs.add_parser("list", help="items, highest priority then oldest first (JSON lines)")
+    inbox_list.add_argument("--state", choices=("open", "resolved"), default="open")
+    inbox_list.add_argument("--schema", help="only items of this schema")
+    inbox_list.add_argument("--tenant", help="only items of this tenant")
+    inbox_list.add_argument("--field", help="only items with this field flagged (total, line_items[].amount)")
+    inbox_list.add_argument("--limit", type=_positive_int, default=100)
+    inbox_list.set_defaults(handler=cmd_inbox, inbox_run="run_list")
+
+    calibrate = verbs.add_parser(
+        "calibrate",
+        help="field thresholds from the inbox's resolved items, at a target precision (Wilson lower bound)",
+    )
+    calibrate.add_argument("--target-precision", type=_threshold, default=0.99, help="default 0.99")
+    calibrate.add_argument("--schema", help="only this schema")
+    calibrate.add_argument(
+        "--min-field-values", type=_positive_int, help="a field gets its own threshold only with this many values"
+    )
+    calibrate.add_argument("--write", metavar="FILE", help="write the thresholds file VETQ_FIELD_THRESHOLDS reads")
+    calibrate.set_defaults(handler=cmd_inbox, inbox_run="run_calibrate")
 
     doctor = verbs.add_parser("doctor", help="check a deployment and name each problem found")
     doctor.add_argument("--timeout", type=_positive_float, default=2.0, help="seconds to wait for worker replies")
@@ -780,7 +843,7 @@ def cmd_batch_results(args: argparse.Namespace) -> int:
 
 def cmd_result(args: argparse.Namespace) -> int:
     with _client() as client:
-        result = client.job(args.job_id).result(timeout=_wait_timeout(args))
+        result = client.job(args.job_id).result(timeout=_wait_timeout(args), until=args.until)
     emit(result)
     return exit_code_for(result)
 
@@ -815,6 +878,19 @@ def cmd_metrics_serve(args: argparse.Namespace) -> int:
     from vetq.api_client.service_cli import run_metrics_serve
 
     return run_metrics_serve(args)
+
+
+def cmd_inbox(args: argparse.Namespace) -> int:
+    # The inbox lives in inbox/ (vetq[inbox]); only its verbs import it.
+    import importlib.util
+
+    if importlib.util.find_spec("sqlalchemy") is None:
+        raise ConfigError("the inbox needs vetq[inbox]: pip install 'vetq[inbox]'")
+    from vetq.inbox import cli as inbox_cli
+
+    inbox_cli.require_extra()
+    run: Callable[[argparse.Namespace], int] = getattr(inbox_cli, args.inbox_run)
+    return run(args)
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:

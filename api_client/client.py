@@ -120,6 +120,36 @@ def expire_collected(pipe: Any, job_ids: Iterable[str], ttl_s: int) -> None:
         pipe.expire(submitted_key(job_id), ttl_s)
 
 
+REVIEWED = "reviewed"
+UNTIL_CHOICES = (REVIEWED,)
+
+
+def check_until(until: str | None) -> None:
+    if until is not None and until not in UNTIL_CHOICES:
+        raise InvalidInputError(f"until must be {' or '.join(UNTIL_CHOICES)} (or left out), not {until!r}")
+
+
+def awaits_review(result: dict[str, Any], settings: VetqSettings) -> bool:
+    """Whether a person will review this result in the inbox: a needs_review result,
+    or a review's verdict where verdicts go to the inbox too."""
+    status = result.get("status")
+    return status == "needs_review" or (status == "ok" and "verdict" in result and settings.inbox_review_verdicts)
+
+
+def reviewed_of(raw: Any) -> dict[str, Any] | None:
+    """The reviewed result a stored or published Celery meta holds, else None."""
+    if raw is None:
+        return None
+    try:
+        meta = json.loads(raw)
+    except (TypeError, ValueError):
+        return None
+    result = meta.get("result") if isinstance(meta, dict) and meta.get("status") == "SUCCESS" else None
+    if isinstance(result, dict) and result.get("status") == REVIEWED:
+        return upgrade(result)
+    return None
+
+
 class JobStatus(StrEnum):
     """Where a job stands. `failed` also covers a job that ran and returned an error
     result, except a canceled one (error code CANCELED), which is `canceled`."""
@@ -314,13 +344,48 @@ class Job:
             )
         return _failure_envelope(self.id, self.trace_id, value)
 
-    def result(self, timeout: float | None = None) -> dict[str, Any]:
+    def result(self, timeout: float | None = None, *, until: str | None = None) -> dict[str, Any]:
         """Wait for the result through Redis pub/sub (Celery's result consumer). While
         the job is still queued, a worker ping every few seconds makes a queue that
         nobody consumes fail fast with NoWorkerError instead of hanging. Raises
-        NotFoundError at once for an id never submitted here (or expired)."""
+        NotFoundError at once for an id never submitted here (or expired).
+
+        `until="reviewed"` waits past a needs_review result (and, with
+        VETQ_INBOX_REVIEW_VERDICTS, a review's verdict) for the result a person
+        resolves in the inbox (`status: "reviewed"`); any other result, which no
+        person reviews, is returned as it is. `timeout` covers the whole wait."""
+        check_until(until)
         with _service_errors(self.client.redis_url):
-            return self._wait(timeout)
+            deadline = None if timeout is None else time.monotonic() + timeout
+            outcome = self._wait(timeout)
+            if until is None or not awaits_review(outcome, self.client.settings):
+                return outcome
+            return self._wait_reviewed(deadline, timeout)
+
+    def _wait_reviewed(self, deadline: float | None, timeout: float | None) -> dict[str, Any]:
+        """The job's reviewed result, published on its channel by the inbox
+        (workers/result_backend.store_reviewed); read once after subscribing, so a
+        review stored before the subscription is not missed."""
+        key = CELERY_RESULT_PREFIX + self.id
+        redis_client = self.client.redis()
+        pubsub = redis_client.pubsub(ignore_subscribe_messages=True)
+        try:
+            pubsub.subscribe(key)
+            reviewed = reviewed_of(redis_client.get(key))
+            while reviewed is None:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    raise WaitTimeout(
+                        f"job {self.id} was not reviewed within {timeout}s; it may still be: "
+                        f"`vetq result {self.id} --until reviewed`"
+                    )
+                message = pubsub.get_message(timeout=LIVENESS_CHECK_S if left is None else min(left, LIVENESS_CHECK_S))
+                if message is not None and message.get("type") == "message":
+                    reviewed = reviewed_of(message.get("data"))
+        finally:
+            pubsub.close()
+        self.client._expire_collected([self.id])
+        return reviewed
 
     def _wait(self, timeout: float | None) -> dict[str, Any]:
         async_result = self._async_result

@@ -28,6 +28,8 @@ class ErrorCode(StrEnum):
     # The job was canceled (Job.cancel, `vetq cancel`): it never ran, or it stopped
     # before its next model call; its result keeps the usage of the calls it made.
     CANCELED = "CANCELED"
+    # Two people at one thing: an inbox item claimed by another reviewer, or already resolved.
+    CONFLICT = "CONFLICT"
     INTERNAL_ERROR = "INTERNAL_ERROR"
 
 
@@ -63,6 +65,13 @@ class NotFoundError(VetqError):
 
 class IdempotencyConflictError(VetqError):
     code = ErrorCode.IDEMPOTENCY_CONFLICT
+
+
+class ConflictError(VetqError):
+    """The thing is someone else's now (an inbox item another reviewer claimed) or is
+    done (resolved): nothing was written."""
+
+    code = ErrorCode.CONFLICT
 
 
 class ServiceUnavailableError(VetqError):

@@ -30,6 +30,8 @@ __all__ = [
     "DEAD_LETTER_KEY",
     "EXTRACT_QUEUE",
     "IDLE_KEY_PREFIX",
+    "INBOX_GROUP",
+    "INBOX_STREAM",
     "JOB_SCOPE_PREFIX",
     "KOMBU_BINDING_PREFIX",
     "KOMBU_PRIORITY_SEPARATOR",
@@ -149,6 +151,18 @@ TELEMETRY_STREAM = "vetq:telemetry"
 # workers/dead_letter.py and trimmed to its DEAD_LETTER_CAP; no TTL: an operator reads
 # it with `vetq dead list`.
 DEAD_LETTER_KEY = "vetq:dead"
+
+# Stream of the results a person must review (VETQ_INBOX=on): one entry per needs_review
+# result (and, with VETQ_INBOX_REVIEW_VERDICTS, per review verdict), fields `job_id`,
+# `task`, `request` (the job's payload, JSON: the document and its schema), `result`
+# (JSON), `tenant`, `priority`, `finished_at`. Appended by workers in their task_postrun
+# (workers/signals.py); read by the inbox (`vetq inbox sync`, `vetq inbox serve`)
+# through the consumer group INBOX_GROUP, which XACKs and XDELs an entry once its item
+# is committed to the inbox's database. No TTL and no trim: an entry waits, however
+# long, for an inbox to take it.
+INBOX_STREAM = "vetq:inbox"
+# The stream's consumer group (a name inside the stream, not a key of its own).
+INBOX_GROUP = "vetq-inbox"
 
 # String `vetq:cache:<sha256 of provider, model and request>` = the LLMResponse JSON,
 # written by the call gate's response cache (workers/response_cache.py), TTL

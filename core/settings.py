@@ -24,6 +24,7 @@ from vetq.core.validation import explain
 
 if TYPE_CHECKING:
     from vetq.core.documents.pdf import ConvertOptions
+    from vetq.core.extraction.thresholds import ThresholdTable
     from vetq.core.llm.prices import PriceTable
     from vetq.core.schemas.compiled import SchemaLimits
     from vetq.core.webhooks import AllowList
@@ -55,6 +56,11 @@ class VetqSettings(BaseSettings):
 
     # Extraction gate.
     field_threshold: float = Field(0.70, ge=0, le=1, description="Fields below this are flagged")
+    field_thresholds: Path | None = Field(
+        None,
+        description="A thresholds file (`vetq calibrate --write`): per schema and field, the threshold below which "
+        "a field is flagged",
+    )
     overall_threshold: float = Field(0.75, ge=0, le=1, description="Overall confidence below this is needs_review")
     max_document_chars: int = Field(200_000, gt=0, description="Longest document accepted")
     parse_retries: int = Field(1, ge=0, le=5, description="Repair retries when a model answer does not parse")
@@ -193,6 +199,20 @@ class VetqSettings(BaseSettings):
         description="Address the metrics endpoints listen on (0.0.0.0 to let a Prometheus on another host scrape)",
     )
 
+    # The human-review inbox (inbox/, `vetq inbox`): items in a database, fed from a Redis stream.
+    inbox: bool = Field(False, description="Workers hand each needs_review result to the human-review inbox (on/off)")
+    inbox_review_verdicts: bool = Field(
+        False, description="With VETQ_INBOX: workers hand every review job's verdict to the inbox too"
+    )
+    inbox_url: str | None = Field(
+        None,
+        description="The inbox's database: postgresql://user:password@host/db for a fleet (unset: SQLite under "
+        "VETQ_HOME)",
+    )
+    inbox_lease_s: int = Field(
+        900, ge=10, le=86_400, description="How long a reviewer's claim on an inbox item lasts unless renewed"
+    )
+
     log_level: str = Field(
         "INFO", description="DEBUG, INFO, WARNING or ERROR (unset: WARNING for one-shot commands and the MCP server)"
     )
@@ -291,6 +311,22 @@ class VetqSettings(BaseSettings):
         AllowList.parse(value)  # a ValueError names the entry
         return value
 
+    @field_validator("field_thresholds", mode="before")
+    @classmethod
+    def _no_thresholds_file(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("field_thresholds")
+    @classmethod
+    def _thresholds(cls, value: Path | None) -> Path | None:
+        from vetq.core.extraction.thresholds import ENV_VAR, load_thresholds
+
+        try:
+            load_thresholds(value)
+        except ConfigError as exc:
+            raise ValueError(exc.message.removeprefix(f"{ENV_VAR}: ")) from None
+        return value
+
     @field_validator("metrics_port", mode="before")
     @classmethod
     def _no_metrics_port(cls, value: object) -> object:
@@ -308,6 +344,16 @@ class VetqSettings(BaseSettings):
             if not re.fullmatch(r"[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?", value):
                 raise ValueError("must be an IP address or a host name, e.g. 127.0.0.1 or 0.0.0.0") from None
         return value
+
+    @field_validator("inbox_url", mode="before")
+    @classmethod
+    def _no_inbox_url(cls, value: object) -> object:
+        return None if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("inbox_url")
+    @classmethod
+    def _inbox_url(cls, value: str | None) -> str | None:
+        return check_inbox_url(value) if value else None
 
     @field_validator("redis_url")
     @classmethod
@@ -355,6 +401,22 @@ class VetqSettings(BaseSettings):
         from vetq.core.webhooks import AllowList
 
         return AllowList.parse(self.webhook_allow)
+
+    def inbox_database_url(self) -> str:
+        """The inbox's SQLAlchemy URL: VETQ_INBOX_URL with psycopg (v3) as the PostgreSQL
+        driver, or a SQLite file under VETQ_HOME."""
+        if self.inbox_url is None:
+            return f"sqlite:///{Path(self.home) / 'inbox.sqlite3'}"
+        scheme, rest = self.inbox_url.split("://", 1)
+        if scheme.lower() in ("postgres", "postgresql"):
+            return f"postgresql+psycopg://{rest}"
+        return self.inbox_url
+
+    def threshold_table(self) -> ThresholdTable:
+        """VETQ_FIELD_THRESHOLDS's per-schema and per-field thresholds (empty when unset)."""
+        from vetq.core.extraction.thresholds import load_thresholds
+
+        return load_thresholds(self.field_thresholds)
 
     def spec(self, role: str) -> ModelSpec:
         return ModelSpec.parse(getattr(self, role), variable=variable_of(role))
@@ -432,6 +494,24 @@ def check_redis_url(url: str) -> str:
     if scheme not in REDIS_URL_SCHEMES:
         found = f"one starting {scheme}://" if scheme else "a value without a scheme"
         raise ValueError(f"must be a redis://, rediss:// or unix:// URL (e.g. redis://host:6379/0), got {found}")
+    return url.strip()
+
+
+INBOX_URL_SCHEMES = ("postgresql", "postgres", "postgresql+psycopg", "sqlite")
+
+
+def check_inbox_url(url: str) -> str:
+    """`url` if it names a database the inbox runs on, else ValueError saying what to
+    write. The message never repeats the URL: it may hold a password."""
+    from urllib.parse import urlsplit
+
+    scheme = urlsplit(url.strip()).scheme.lower() if isinstance(url, str) else ""
+    if scheme not in INBOX_URL_SCHEMES or "://" not in url:
+        found = f"one starting {scheme}://" if scheme else "a value without a scheme"
+        raise ValueError(
+            "must be a postgresql:// URL (e.g. postgresql://vetq:secret@db:5432/vetq) or sqlite:////path/inbox.db, "
+            f"got {found}"
+        )
     return url.strip()
 
 

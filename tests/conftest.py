@@ -227,3 +227,21 @@ def service(redis_url, queue_settings):
     svc = Service(queue_settings, redis_url)
     yield svc
     svc.close()
+
+
+# --- the inbox's databases: SQLite and a real PostgreSQL -------------------------------
+
+
+@pytest.fixture(scope="session")
+@starts_processes
+def postgres_server():
+    """A PostgreSQL cluster for this test process (tests/postgres.py); skipped, saying
+    why, where Debian's postgresql package is missing (make test installs it)."""
+    from tests.postgres import PostgresServer, postgres_bin
+
+    bin_dir = postgres_bin()
+    if bin_dir is None:
+        pytest.skip("PostgreSQL's initdb/pg_ctl are missing (apt-get install postgresql; make test does)")
+    server = PostgresServer(bin_dir).start()
+    yield server
+    server.stop()

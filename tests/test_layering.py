@@ -22,6 +22,18 @@ def test_producer_imports_no_worker_code_and_no_sdk():
     assert not {m for m in loaded if m == "vetq.workers" or m.startswith("vetq.workers.")}
     assert not {m for m in loaded if m.split(".")[0] in ("anthropic", "openai", "mcp")}
     assert not {m for m in loaded if m == "vetq.eval" or m.startswith("vetq.eval.")}
+    # The inbox (vetq[inbox]: SQLAlchemy, Starlette) is loaded by its verbs only.
+    assert not {m for m in loaded if m == "vetq.inbox" or m.startswith("vetq.inbox.")}
+    assert not {m for m in loaded if m.split(".")[0] in ("sqlalchemy", "alembic", "starlette", "jinja2", "psycopg")}
+
+
+@pytest.mark.processes
+def test_the_workers_hand_items_to_the_inbox_without_its_database():
+    """A worker appends to the inbox's stream: it imports neither the inbox nor a database."""
+    loaded = modules_after("import vetq.workers.app, vetq.workers.signals, vetq.workers.tasks")
+    assert "vetq.workers.signals" in loaded
+    assert not {m for m in loaded if m == "vetq.inbox" or m.startswith("vetq.inbox.")}
+    assert not {m for m in loaded if m.split(".")[0] in ("sqlalchemy", "alembic", "starlette", "psycopg")}
 
 
 @pytest.mark.processes
@@ -51,7 +63,9 @@ def test_core_imports_no_celery_redis_or_sdk():
     # opentelemetry too: the vetq[otel] extra is loaded only when tracing is on (core/tracing.py).
     forbidden = {"celery", "kombu", "redis", "anthropic", "openai", "opentelemetry"}
     assert not {m for m in loaded if m.split(".")[0] in forbidden}
-    assert not {m for m in loaded if m.split(".")[:2] in (["vetq", "workers"], ["vetq", "api_client"])}
+    assert not {
+        m for m in loaded if m.split(".")[:2] in (["vetq", "workers"], ["vetq", "api_client"], ["vetq", "inbox"])
+    }
 
 
 def test_the_ops_verbs_are_the_admins_not_the_producers():

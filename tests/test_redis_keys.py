@@ -16,7 +16,7 @@ from vetq.core import redis_keys
 from vetq.workers import lua_scripts
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = ("core", "workers", "api_client", "eval")
+SHIPPED = ("core", "workers", "api_client", "eval", "inbox")
 KEYS_MODULE = ROOT / "core" / "redis_keys.py"
 # `vetq:dead`, `{vetq:budget}`, `vetq:` before an f-string field; not `vetq: error: ...`.
 KEY_LITERAL = re.compile(r"^\{?vetq:(\S|$)")

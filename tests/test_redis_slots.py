@@ -154,6 +154,13 @@ def exercise_every_script(r: ScriptRecorder) -> None:
         app.backend.store_result("job-slots", {"status": "ok"}, "SUCCESS")
     finally:
         app.close()
+    # The inbox's one path that replaces a final result with the reviewed one.
+    from vetq.workers.result_backend import store_reviewed
+
+    reviewed = {"format": 2, "status": "reviewed", "review": {"id": "review-slots"}}
+    assert store_reviewed(r, "job-slots", reviewed, replaces_status="ok", date_done="2026-03-01", expires_s=60) == (
+        "stored"
+    )
 
 
 def test_every_script_is_called_with_keys_of_one_cluster_slot(recorder):

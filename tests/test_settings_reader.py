@@ -23,7 +23,7 @@ from vetq.core.settings import (
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-SHIPPED = ("core", "workers", "api_client", "eval")
+SHIPPED = ("core", "workers", "api_client", "eval", "inbox")
 READER = ROOT / "core" / "settings.py"
 
 

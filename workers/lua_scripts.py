@@ -46,6 +46,7 @@ SCRIPTS: dict[str, str] = {
     "reliable_pop": "pop the next message, priorities by their weighted turn, and record it as unacked in the same step",
     # The worker's result backend (workers/result_backend.py), on one job's meta key.
     "result_store": "store a job's state and result unless a SUCCESS is stored, and publish it",
+    "result_review": "replace a job's machine result with the reviewed one, once, and publish it",
 }
 
 _INCLUDE = re.compile(r"^-- include: (\w+)$", re.MULTILINE)

@@ -57,6 +57,8 @@ JOB_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 20, 30, 60, 120, 300, 600)
 QUEUED_BUCKETS = (0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600)
 CALL_BUCKETS = (0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120)
 WAIT_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10)
+# A person's review of one item: seconds to an hour.
+REVIEW_BUCKETS = (5, 10, 20, 30, 60, 120, 300, 600, 1800, 3600)
 
 
 class WorkerMetrics:
@@ -156,6 +158,33 @@ class WorkerMetrics:
             ["schema", "field"],
             registry=registry,
         )
+        # The human-review inbox (vetq.inbox): counted where an item is resolved, the
+        # inbox's own process (`vetq inbox serve` serves them on /metrics).
+        self.inbox_reviews = Counter(
+            "vetq_inbox_reviews",
+            "Inbox items a person resolved, by schema and outcome (confirmed: every value kept; corrected)",
+            ["schema", "outcome"],
+            registry=registry,
+        )
+        self.inbox_review_duration = Histogram(
+            "vetq_inbox_review_seconds",
+            "Time a person spent on one inbox item, from the claim to the resolution",
+            ["schema"],
+            buckets=REVIEW_BUCKETS,
+            registry=registry,
+        )
+        self.inbox_corrections = Counter(
+            "vetq_inbox_corrections",
+            "Values a person corrected in the inbox, by schema and field path (list items as [])",
+            ["schema", "field"],
+            registry=registry,
+        )
+        self.inbox_items = Counter(
+            "vetq_inbox_items",
+            "Results taken into the inbox from the workers' stream, by schema",
+            ["schema"],
+            registry=registry,
+        )
 
 
 _lock = threading.Lock()
@@ -211,12 +240,17 @@ def job_outcome(kind: str, state: Any, retval: Any) -> str:
     return {"RETRY": "retried", "IGNORED": "parked", "FAILURE": "failed"}.get(str(state), OTHER)
 
 
+def schema_label(schema: Any) -> str:
+    name = str(schema) if isinstance(schema, str) and _FIELD_PATH.fullmatch(schema.replace("-", "_")) else OTHER
+    return name[:100]
+
+
 def field_labels(schema: Any, path: Any) -> tuple[str, str]:
     """(schema, field) of a flagged field: its template path, bounded in count."""
-    name = str(schema) if isinstance(schema, str) and _FIELD_PATH.fullmatch(schema.replace("-", "_")) else OTHER
+    name = schema_label(schema)
     template = re.sub(r"\[\d+\]", "[]", path) if isinstance(path, str) else ""
     field = template if _FIELD_PATH.fullmatch(template) and len(template) <= 200 else OTHER
-    pair = (name[:100], field)
+    pair = (name, field)
     with _lock:
         if pair not in _field_series:
             if len(_field_series) >= MAX_FIELD_SERIES:
@@ -314,6 +348,24 @@ def header_of(request: Any, name: str) -> Any:
 
 def sent_at_of(request: Any) -> Any:
     return header_of(request, SENT_AT_HEADER)
+
+
+# --------------------------------------------------------------------------- the inbox
+
+
+def inbox_item_added(schema: Any) -> None:
+    metrics().inbox_items.labels(schema_label(schema)).inc()
+
+
+def inbox_item_resolved(schema: Any, seconds: float | None, corrected: list[str]) -> None:
+    """A person resolved an item: its outcome, their time, and each corrected field."""
+    m = metrics()
+    name = schema_label(schema)
+    m.inbox_reviews.labels(name, "corrected" if corrected else "confirmed").inc()
+    if seconds is not None:
+        m.inbox_review_duration.labels(name).observe(max(0.0, seconds))
+    for path in corrected:
+        m.inbox_corrections.labels(*field_labels(schema, path)).inc()
 
 
 # --------------------------------------------------------------------------- the call gate

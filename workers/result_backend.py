@@ -20,6 +20,10 @@ the same script: a canceled job's run then stores nothing and finds
 `request.vetq_canceled` True (False otherwise; unset when no STARTED was stored this
 way, and the task reads the mark itself). So a task start costs no extra round trip.
 
+One final result is ever replaced: a machine result a person reviewed in the inbox
+(vetq.inbox), by `store_reviewed` and its own script, which replaces only the result
+the review was made from, once.
+
 Whatever this class cannot write that way (a compressed or non-JSON result, which
 vetq's queue contract never configures) goes through Celery's own path. Workers use
 this backend (workers/app.py); producers keep Celery's, since they only read. The
@@ -38,7 +42,7 @@ from kombu.utils.encoding import bytes_to_str
 from vetq.core.redis_keys import cancel_key
 from vetq.workers.lua_scripts import register
 
-__all__ = ["BACKEND", "CANCELED_ATTRIBUTE", "UNPUBLISHED_STATES", "ResultBackend", "backend_url"]
+__all__ = ["BACKEND", "CANCELED_ATTRIBUTE", "UNPUBLISHED_STATES", "ResultBackend", "backend_url", "store_reviewed"]
 
 # The class as Celery's `result_backend` setting names it (`<class>+<redis url>`).
 BACKEND = "vetq.workers.result_backend:ResultBackend"
@@ -93,3 +97,56 @@ class ResultBackend(RedisBackend):
         if self._store_script is None:
             (self._store_script,) = register(self.client, "result_store")
         return int(self._store_script(keys=keys, args=[value, int(expires or 0), "1" if publish else "0"]))
+
+
+REVIEW_STORED, REVIEW_ALREADY_STORED = "stored", "already_stored"
+
+
+def store_reviewed(
+    client: Any,
+    job_id: str,
+    reviewed: dict[str, Any],
+    *,
+    replaces_status: str,
+    date_done: str,
+    expires_s: int,
+) -> str:
+    """Make a reviewed result the job's final result and publish it to its waiters
+    (`job.result(until="reviewed")`). It replaces only the machine result whose status
+    was `replaces_status`; a key expired meanwhile is written anew, and the job's
+    submitted mark with it, so the id reads as issued for another `expires_s`.
+    "stored", or "already_stored" for the same review (a retry after a lost reply);
+    ConflictError when the job holds another review or anything but its machine result."""
+    import json
+
+    from vetq.core.errors import ConflictError
+    from vetq.core.redis_keys import CELERY_RESULT_PREFIX, submitted_key
+
+    review = reviewed.get("review")
+    review_id = str(review.get("id") or "") if isinstance(review, dict) else ""
+    if not review_id:
+        raise ValueError("a reviewed result carries its review's id (review.id)")
+    # Celery's meta, as its backend writes one: what every client reads.
+    meta = {
+        "status": states.SUCCESS,
+        "result": reviewed,
+        "traceback": None,
+        "children": [],
+        "date_done": date_done,
+        "task_id": job_id,
+    }
+    (script,) = register(client, "result_review")
+    outcome = int(
+        script(
+            keys=[CELERY_RESULT_PREFIX + job_id],
+            args=[json.dumps(meta, ensure_ascii=False), int(expires_s), replaces_status, review_id],
+        )
+    )
+    if outcome == 0:
+        raise ConflictError(f"job {job_id} already has another reviewed result; nothing was written")
+    if outcome < 0:
+        raise ConflictError(
+            f"job {job_id}'s stored result is not the {replaces_status} result this review corrects; nothing was written"
+        )
+    client.set(submitted_key(job_id), 1, ex=int(expires_s) or None)
+    return REVIEW_STORED if outcome == 1 else REVIEW_ALREADY_STORED

@@ -14,7 +14,7 @@ import structlog
 from celery import signals
 
 from vetq.core.logging import get_logger
-from vetq.core.queue import KIND_OF_TASK, TASK_WEBHOOK, TRACE_HEADER
+from vetq.core.queue import KIND_OF_TASK, PRIORITY_HEADER, TASK_WEBHOOK, TENANT_HEADER, TRACE_HEADER
 from vetq.core.tracing import TRACEPARENT_HEADER, TRACESTATE_HEADER, get_tracer
 
 log = get_logger("vetq.worker")
@@ -185,6 +185,35 @@ def _deliver_result(
         log.exception("webhook_not_scheduled")
 
 
+def _hand_to_inbox(
+    task_id: str | None = None,
+    task: Any = None,
+    args: Any = None,
+    retval: Any = None,
+    state: str | None = None,
+    **_: Any,
+) -> None:
+    """VETQ_INBOX: a needs_review result (and, when asked, a review's verdict) goes to
+    the human-review inbox's stream (workers/inbox_handoff.py). An ok result returns
+    at the status check."""
+    if state != "SUCCESS" or not isinstance(retval, dict) or retval.get("status") not in ("needs_review", "ok"):
+        return
+    context = getattr(getattr(getattr(task, "app", None), "conf", None), "vetq_context", None)
+    settings = getattr(context, "settings", None)
+    if context is None or settings is None or not settings.inbox or not task_id:
+        return
+    from vetq.workers import inbox_handoff
+    from vetq.workers.metrics import header_of
+
+    name = getattr(task, "name", "")
+    if not inbox_handoff.needs_a_person(name, retval, review_verdicts=settings.inbox_review_verdicts):
+        return
+    request = getattr(task, "request", None)
+    headers = {key: header_of(request, key) for key in (TENANT_HEADER, PRIORITY_HEADER)}
+    payload = args[0] if isinstance(args, (list, tuple)) and args else None
+    inbox_handoff.hand_over(context.redis, inbox_handoff.entry_of(name, task_id, payload, retval, headers))
+
+
 def _flush_traces(**_: Any) -> None:
     try:
         get_tracer().flush()
@@ -205,6 +234,7 @@ def connect() -> None:
     signals.worker_process_shutdown.connect(_metrics_process_exited, weak=False)
     signals.task_postrun.connect(_dead_letter_invalid_input, weak=False)
     signals.task_postrun.connect(_deliver_result, weak=False)
+    signals.task_postrun.connect(_hand_to_inbox, weak=False)
     signals.task_postrun.connect(_clear, weak=False)
     signals.task_failure.connect(_dead_letter_bad_arguments, weak=False)
     # Spans still in the batch processor's queue are exported before a process ends

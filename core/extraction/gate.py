@@ -3,6 +3,7 @@ decide ok or needs_review, naming every field a person must confirm and why."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
@@ -65,7 +66,10 @@ def decide(
     *,
     field_threshold: float,
     overall_threshold: float,
+    field_thresholds: Mapping[str, float] | None = None,
 ) -> GateDecision:
+    """`field_thresholds`: a threshold per template path (`line_items[].amount`) that
+    overrides `field_threshold` for that field (core/extraction/thresholds.py)."""
     verdicts = decisive_verdicts(critique) if critique is not None else None
     field_confidence: dict[str, float | None] = {}
     flagged: list[FlaggedField] = []
@@ -93,11 +97,14 @@ def decide(
             heuristic_notes[name] = (
                 list(check.reasons) if check is not None and check.reasons else [f"heuristic factor {factor:.2f}"]
             )
-        if combined < field_threshold:
+        threshold = field_threshold
+        if field_thresholds:
+            threshold = field_thresholds.get(re.sub(r"\[\d+\]", "[]", name), field_threshold)
+        if combined < threshold:
             heuristic_reasons = list(check.reasons) if check is not None else []
             reason_parts = heuristic_reasons + critic_reasons
             if not reason_parts:
-                reason_parts = [f"confidence {combined:.2f} below {field_threshold:.2f}"]
+                reason_parts = [f"confidence {combined:.2f} below {threshold:.2f}"]
             flagged.append(
                 FlaggedField(
                     field=name,

@@ -26,6 +26,7 @@ from vetq.core.extraction.schema import (
     ExtractionResult,
     ValidationRequest,
 )
+from vetq.core.extraction.thresholds import ThresholdTable
 from vetq.core.llm.client import LLMClient, ModelSpec
 from vetq.core.llm.errors import LLMError
 from vetq.core.llm.factory import make_client
@@ -66,6 +67,7 @@ class ExtractionPipeline:
     ) -> None:
         self.settings = settings or load_settings()
         self.gate: CallGate = gate or DirectGate(prices=self.settings.price_table())
+        self._threshold_table: ThresholdTable | None = None
         self._clients: dict[str, LLMClient] = {}
         if generator_client is not None:
             self._clients["generator"] = generator_client
@@ -147,6 +149,12 @@ class ExtractionPipeline:
                     usage=usage,
                 )
 
+    def _thresholds(self) -> ThresholdTable:
+        """VETQ_FIELD_THRESHOLDS, read once per pipeline (a worker's process)."""
+        if self._threshold_table is None:
+            self._threshold_table = self.settings.threshold_table()
+        return self._threshold_table
+
     def _run(
         self, request: ExtractionRequest | ValidationRequest, trace_id: str, usage: dict[str, Usage], gate: CallGate
     ) -> ExtractionResult:
@@ -160,7 +168,13 @@ class ExtractionPipeline:
             max_pdf_bytes=self.settings.max_pdf_bytes,
         )
         schema = resolve(request.record_schema, self.settings.schema_limits())
-        field_threshold = _pick(request.field_threshold, self.settings.field_threshold)
+        # A job's own threshold holds for every field; else VETQ_FIELD_THRESHOLDS's for the
+        # schema and its fields (core/extraction/thresholds.py), else VETQ_FIELD_THRESHOLD.
+        calibrated = self._thresholds().for_schema(schema.name)
+        per_field = calibrated.fields if request.field_threshold is None else {}
+        field_threshold = _pick(
+            request.field_threshold, _pick(calibrated.field_threshold, self.settings.field_threshold)
+        )
         overall_threshold = _pick(request.overall_threshold, self.settings.overall_threshold)
         notes: list[str] = []
 
@@ -222,7 +236,12 @@ class ExtractionPipeline:
 
         with stage_span("gate") as span:
             decision = decide(
-                record_leaves, checks, critique, field_threshold=field_threshold, overall_threshold=overall_threshold
+                record_leaves,
+                checks,
+                critique,
+                field_threshold=field_threshold,
+                overall_threshold=overall_threshold,
+                field_thresholds=per_field,
             )
             span.set_attribute("vetq.status", str(decision.status))
             span.set_attribute("vetq.flagged_fields", len(decision.flagged_fields))

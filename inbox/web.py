@@ -1,0 +1,375 @@
+"""`vetq inbox serve`: the review page, rendered on the server (Starlette, Jinja2).
+
+Reviewers sign in with the token `vetq inbox add-reviewer` printed; a session is a
+random cookie (HttpOnly, SameSite=Strict) whose hash the database keeps, with the
+CSRF token every form echoes (compared in constant time; a POST without it is 403).
+Templates autoescape: a document's text, values and reasons are always text, never
+markup, and the Content-Security-Policy allows this server's own script and style
+only (no inline script), so a hostile document cannot run anything. The one script,
+static/inbox.js, adds keyboard shortcuts; every page works without it.
+
+The server also keeps the inbox in step (service.Inbox.sync on a background thread):
+new handoffs become items, unwritten results are written, lapsed claims return."""
+
+from __future__ import annotations
+
+import hmac
+import json
+import secrets
+import threading
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from vetq.core.errors import ConflictError, InvalidInputError, NotFoundError
+from vetq.core.logging import get_logger
+from vetq.inbox.models import Item, ItemField, WebSession
+from vetq.inbox.service import Inbox
+from vetq.inbox.store import NUMERIC_KINDS, compiled_schema_of, value_from_text
+
+log = get_logger("vetq.inbox")
+
+HERE = Path(__file__).parent
+SESSION_COOKIE = "vetq_session"
+LOGIN_COOKIE = "vetq_login"
+SECURITY_HEADERS = {
+    "Content-Security-Policy": "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    "X-Frame-Options": "DENY",
+    "Cache-Control": "no-store",
+}
+INPUT_TYPES = {"date": "date", "email": "email", "url": "url", "phone": "tel"}
+
+
+def _templates() -> Any:
+    from jinja2 import Environment, FileSystemLoader, select_autoescape
+
+    return Environment(
+        loader=FileSystemLoader(str(HERE / "templates")),
+        autoescape=select_autoescape(["html"], default=True),
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+
+
+def segments(text: str, fields: list[ItemField], provenance: Any) -> list[dict[str, Any]]:
+    """The document cut at every value's provenance span: plain text, and marks that
+    name their field (flagged or not). Overlapping spans keep the first, a flagged
+    value's before another's at the same place."""
+    spans = []
+    by_path = {field.path: field for field in fields}
+    for path, entries in (provenance or {}).items() if isinstance(provenance, dict) else []:
+        field = by_path.get(path)
+        for index, entry in enumerate(entries if isinstance(entries, list) else []):
+            if not isinstance(entry, dict):
+                continue
+            start, end = entry.get("start"), entry.get("end")
+            if isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(text):
+                spans.append((start, end, path, index, bool(field and field.flagged)))
+    # Two values at one place (a total read where the subtotal stands): the flagged one shows.
+    spans.sort(key=lambda span: (span[0], -span[1], not span[4]))
+    out: list[dict[str, Any]] = []
+    cursor = 0
+    for start, end, path, index, flagged in spans:
+        if start < cursor:
+            continue
+        if start > cursor:
+            out.append({"text": text[cursor:start]})
+        out.append({"text": text[start:end], "field": path, "id": f"mark-{path}-{index}", "flagged": flagged})
+        cursor = end
+    if cursor < len(text):
+        out.append({"text": text[cursor:]})
+    return out
+
+
+def as_text(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value) if isinstance(value, float) else str(value)
+    return json.dumps(value, ensure_ascii=False)
+
+
+class ReviewPage:
+    def __init__(self, inbox: Inbox, *, sync_every_s: float = 2.0, secure_cookies: bool = False) -> None:
+        self.inbox = inbox
+        self.store = inbox.store
+        self.templates = _templates()
+        self.sync_every_s = sync_every_s
+        self.secure_cookies = secure_cookies
+        self._stop = threading.Event()
+        self._syncer: threading.Thread | None = None
+
+    # ----------------------------------------------------------------- plumbing
+
+    def render(self, name: str, status: int = 200, **context: Any) -> HTMLResponse:
+        html = self.templates.get_template(name).render(**context)
+        return HTMLResponse(html, status_code=status, headers=SECURITY_HEADERS)
+
+    def session_of(self, request: Request) -> WebSession | None:
+        return self.store.web_session(request.cookies.get(SESSION_COOKIE))
+
+    async def checked_form(self, request: Request, session: WebSession) -> Any:
+        form = await request.form()
+        sent = str(form.get("csrf") or "")
+        if not hmac.compare_digest(sent.encode(), session.csrf_token.encode()):
+            raise PermissionError("the form's CSRF token is missing or wrong: reload the page")
+        return form
+
+    def signed_in(
+        self, handler: Callable[[Request, WebSession], Awaitable[Response]]
+    ) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            session = self.session_of(request)
+            if session is None:
+                return RedirectResponse("/login", status_code=303, headers=SECURITY_HEADERS)
+            try:
+                return await handler(request, session)
+            except PermissionError as exc:
+                return self.render("message.html", 403, title="Refused", message=str(exc), session=session)
+            except NotFoundError as exc:
+                return self.render("message.html", 404, title="Not found", message=exc.message, session=session)
+
+        return endpoint
+
+    # ----------------------------------------------------------------- sign-in
+
+    async def login(self, request: Request) -> Response:
+        if request.method == "GET":
+            token = secrets.token_urlsafe(24)
+            page = self.render("login.html", login_csrf=token, error=None, session=None)
+            self._cookie(page, LOGIN_COOKIE, token, max_age=600)
+            return page
+        form = await request.form()
+        sent, expected = str(form.get("csrf") or ""), request.cookies.get(LOGIN_COOKIE) or ""
+        if not expected or not hmac.compare_digest(sent.encode(), expected.encode()):
+            return self.render("message.html", 403, title="Refused", message="reload the sign-in page", session=None)
+        reviewer = self.store.reviewer_by_token(str(form.get("token") or "").strip())
+        if reviewer is None:
+            token = secrets.token_urlsafe(24)
+            page = self.render(
+                "login.html", 401, login_csrf=token, error="That token opens no reviewer's account.", session=None
+            )
+            self._cookie(page, LOGIN_COOKIE, token, max_age=600)
+            return page
+        cookie, _ = self.store.open_session(reviewer)
+        response = RedirectResponse("/", status_code=303, headers=SECURITY_HEADERS)
+        self._cookie(response, SESSION_COOKIE, cookie, max_age=12 * 3600)
+        response.delete_cookie(LOGIN_COOKIE)
+        log.info("inbox_signed_in", reviewer=reviewer.name)
+        return response
+
+    def _cookie(self, response: Response, name: str, value: str, *, max_age: int) -> None:
+        response.set_cookie(
+            name, value, max_age=max_age, httponly=True, samesite="strict", secure=self.secure_cookies, path="/"
+        )
+
+    async def logout(self, request: Request, session: WebSession) -> Response:
+        await self.checked_form(request, session)
+        self.store.close_session(request.cookies.get(SESSION_COOKIE))
+        response = RedirectResponse("/login", status_code=303, headers=SECURITY_HEADERS)
+        response.delete_cookie(SESSION_COOKIE)
+        return response
+
+    # ----------------------------------------------------------------- pages
+
+    async def index(self, request: Request, session: WebSession) -> Response:
+        filters = {key: request.query_params.get(key) or None for key in ("schema", "tenant", "field")}
+        items = self.store.items(schema=filters["schema"], tenant=filters["tenant"], flagged_field=filters["field"])
+        now = self.store.clock()
+        rows = []
+        for item in items:
+            held = item.claimed_by is not None and item.claim_expires_at is not None and item.claim_expires_at > now
+            rows.append(
+                {
+                    "item": item,
+                    "flagged": [field.path for field in item.fields if field.flagged],
+                    "holder": item.claimer.name if held and item.claimer is not None else None,
+                    "age_minutes": int((now - item.created_at).total_seconds() // 60),
+                }
+            )
+        return self.render(
+            "list.html",
+            session=session,
+            rows=rows,
+            filters=filters,
+            facets=self.store.facets(),
+            counts=self.store.counts(),
+            notice=request.query_params.get("notice"),
+        )
+
+    async def claim(self, request: Request, session: WebSession) -> Response:
+        await self.checked_form(request, session)
+        item_id = int(request.path_params["item_id"])
+        try:
+            self.store.claim(item_id, session.reviewer)
+        except ConflictError as exc:
+            return self.render("message.html", 409, title="Taken", message=exc.message, session=session)
+        return RedirectResponse(f"/items/{item_id}", status_code=303, headers=SECURITY_HEADERS)
+
+    async def item(self, request: Request, session: WebSession) -> Response:
+        item = self.store.item(int(request.path_params["item_id"]))
+        return self.item_page(item, session)
+
+    def item_page(
+        self, item: Item, session: WebSession, *, status: int = 200, error: str | None = None, typed: Any = None
+    ) -> HTMLResponse:
+        now = self.store.clock()
+        mine = (
+            item.state == "open"
+            and item.claimed_by == session.reviewer.id
+            and item.claim_expires_at is not None
+            and item.claim_expires_at > now
+        )
+        holder = item.claimer.name if item.claimer is not None and not mine else None
+        provenance = item.machine_result.get("field_provenance")
+        return self.render(
+            "item.html",
+            status,
+            session=session,
+            item=item,
+            mine=mine,
+            holder=holder,
+            error=error,
+            segments=segments(item.document_text or "", item.fields, provenance),
+            inputs=self.inputs(item, typed),
+            provenance=provenance if isinstance(provenance, dict) else {},
+        )
+
+    def inputs(self, item: Item, typed: Any) -> list[dict[str, Any]]:
+        """Each field's input, typed by its kind; a reviewer's text kept after an error."""
+        try:
+            schema = compiled_schema_of(item.schema_ref) if item.kind != "review" else None
+        except Exception:  # noqa: BLE001 - a schema this release cannot compile: plain text inputs
+            schema = None
+        out = []
+        for field in item.fields:
+            kind = field.field_kind or "text"
+            definition = schema.by_path.get(field.template) if schema is not None else None
+            choices: list[str] = []
+            if kind == "enum":
+                choices = list(definition.values) if definition is not None else []
+                if item.kind == "review":
+                    from vetq.inbox.store import REVIEW_VERDICTS
+
+                    choices = list(REVIEW_VERDICTS)
+            machine_text = as_text(field.machine_value)
+            value = typed.get(f"v:{field.path}", machine_text) if typed is not None else machine_text
+            out.append(
+                {
+                    "field": field,
+                    "name": f"v:{field.path}",
+                    "kind": kind,
+                    "type": "number" if kind in NUMERIC_KINDS else INPUT_TYPES.get(kind, "text"),
+                    "multiline": kind in ("list", "object") or (kind == "text" and len(machine_text) > 80),
+                    "choices": choices,
+                    "boolean": kind == "boolean",
+                    "value": value,
+                    "machine_text": machine_text,
+                    "reviewed_text": as_text(field.reviewed_value) if field.outcome else None,
+                }
+            )
+        return out
+
+    async def resolve(self, request: Request, session: WebSession) -> Response:
+        form = await self.checked_form(request, session)
+        item = self.store.item(int(request.path_params["item_id"]))
+        values: dict[str, Any] = {}
+        for field in item.fields:
+            sent = form.get(f"v:{field.path}")
+            if sent is None or str(sent) == as_text(field.machine_value):
+                continue  # unchanged: the machine's value, confirmed
+            values[field.path] = value_from_text(field.field_kind, str(sent))
+        try:
+            resolution = self.inbox.resolve(item.id, session.reviewer, values)
+        except InvalidInputError as exc:
+            return self.item_page(item, session, status=422, error=exc.message, typed=dict(form))
+        except ConflictError as exc:
+            return self.render("message.html", 409, title="Not resolved", message=exc.message, session=session)
+        notice = f"Item {item.id} resolved."
+        if resolution.error:
+            notice += f" {resolution.error}"
+        following = self.store.next_open(resolution.item, session.reviewer)
+        if following is not None:
+            try:
+                self.store.claim(following, session.reviewer)
+                return RedirectResponse(f"/items/{following}", status_code=303, headers=SECURITY_HEADERS)
+            except ConflictError:
+                pass
+        from urllib.parse import quote
+
+        return RedirectResponse(f"/?notice={quote(notice)}", status_code=303, headers=SECURITY_HEADERS)
+
+    async def release(self, request: Request, session: WebSession) -> Response:
+        await self.checked_form(request, session)
+        self.store.release(int(request.path_params["item_id"]), session.reviewer)
+        return RedirectResponse("/", status_code=303, headers=SECURITY_HEADERS)
+
+    async def metrics(self, request: Request) -> Response:
+        from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+
+        from vetq.workers.metrics import registry
+
+        return Response(generate_latest(registry()), media_type=CONTENT_TYPE_LATEST)
+
+    async def health(self, request: Request) -> Response:
+        return PlainTextResponse("ok")
+
+    # ----------------------------------------------------------------- sync
+
+    def start_sync(self) -> None:
+        if self.sync_every_s <= 0 or self._syncer is not None:
+            return
+
+        def loop() -> None:
+            while not self._stop.is_set():
+                try:
+                    self.inbox.sync()
+                except Exception as exc:  # noqa: BLE001 - the page keeps serving; the next round tries again
+                    log.warning("inbox_sync_failed", error=type(exc).__name__)
+                self._stop.wait(self.sync_every_s)
+
+        self._syncer = threading.Thread(target=loop, name="vetq-inbox-sync", daemon=True)
+        self._syncer.start()
+
+    def stop_sync(self) -> None:
+        self._stop.set()
+        if self._syncer is not None:
+            self._syncer.join(timeout=10)
+
+    def app(self) -> Starlette:
+        from contextlib import asynccontextmanager
+
+        @asynccontextmanager
+        async def lifespan(_app: Starlette) -> Any:
+            self.start_sync()
+            try:
+                yield
+            finally:
+                self.stop_sync()
+
+        routes = [
+            Route("/login", self.login, methods=["GET", "POST"]),
+            Route("/logout", self.signed_in(self.logout), methods=["POST"]),
+            Route("/", self.signed_in(self.index)),
+            Route("/items/{item_id:int}", self.signed_in(self.item)),
+            Route("/items/{item_id:int}/claim", self.signed_in(self.claim), methods=["POST"]),
+            Route("/items/{item_id:int}/resolve", self.signed_in(self.resolve), methods=["POST"]),
+            Route("/items/{item_id:int}/release", self.signed_in(self.release), methods=["POST"]),
+            Route("/metrics", self.metrics),
+            Route("/healthz", self.health),
+            Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+        ]
+        return Starlette(routes=routes, lifespan=lifespan)
