@@ -77,7 +77,7 @@ def test_a_failed_send_gives_the_key_back(client, redis_url, monkeypatch):
 
     monkeypatch.setattr(client, "_publish_pipelined", broken)
     monkeypatch.setitem(client.app.conf.task_publish_retry_policy, "max_retries", 0)
-    with pytest.raises(Exception, match="went away|unavailable|reach"):
+    with pytest.raises(Exception, match=r"went away|unavailable|reach"):
         client.submit_extraction(GLOBEX, idempotency_key="order-9")
     monkeypatch.undo()
     job = client.submit_extraction(GLOBEX, idempotency_key="order-9")  # the retry sends it
@@ -89,7 +89,7 @@ def test_a_claim_whose_producer_died_before_sending_is_sent_by_the_retry(client,
     retry sends that job, under the id the key names."""
     from vetq.core.queue import TASK_EXTRACT
 
-    task, payload, trace_id = client._prepare({"kind": "extract", "text": GLOBEX})
+    task, payload, _trace_id = client._prepare({"kind": "extract", "text": GLOBEX})
     payload |= {"trace_id": "a" * 32}
     orphan = idempotency.Claim("order-5", None, idempotency.fingerprint(task, payload), "b" * 32, "a" * 32, "extract")
     r = redis.Redis.from_url(redis_url)
