@@ -28,6 +28,7 @@ from vetq.core.redis_keys import (
     bulk_batch_key,
     bulk_job_key,
     bulk_pending_key,
+    fair_queue_keys,
 )
 
 log = get_logger("vetq.metrics")
@@ -115,6 +116,8 @@ class FleetCollector:
         pipe = self.redis.pipeline(transaction=False)
         for queue in QUEUES:
             pipe.llen(queue)
+        for queue in QUEUES:  # the tenants whose messages the fair pop set aside
+            pipe.zrange(fair_queue_keys(queue)[0], 0, -1)
         pipe.llen(DEAD_LETTER_KEY)
         pipe.hlen(KOMBU_UNACKED_KEY)
         pipe.llen(BULK_WAKE_KEY)
@@ -122,16 +125,26 @@ class FleetCollector:
         pipe.zrange(BULK_OPEN_KEY, 0, -1)
         pipe.zcard(BULK_SUBMISSIONS_KEY)
         replies = pipe.execute()
-        depths, (dead, unacked, wake, models, open_batches, submitting) = replies[: len(QUEUES)], replies[len(QUEUES) :]
+        depths, aside = list(replies[: len(QUEUES)]), replies[len(QUEUES) : 2 * len(QUEUES)]
+        dead, unacked, wake, models, open_batches, submitting = replies[2 * len(QUEUES) :]
         models = sorted(_text(m) for m in models)
         open_batches = [_text(b) for b in open_batches]
+        lists = [
+            (index, fair_queue_keys(queue)[2] + _text(tenant))
+            for index, (queue, tenants) in enumerate(zip(QUEUES, aside, strict=True))
+            for tenant in tenants
+        ]
         pipe = self.redis.pipeline(transaction=False)
         for model in models:
             pipe.zcard(bulk_pending_key(model))
         for batch in open_batches:
             pipe.hget(bulk_batch_key(batch), "state")
-        more = pipe.execute() if models or open_batches else []
-        pending, states = more[: len(models)], more[len(models) :]
+        for _, key in lists:
+            pipe.llen(key)
+        more = pipe.execute() if models or open_batches or lists else []
+        pending, states = more[: len(models)], more[len(models) : len(models) + len(open_batches)]
+        for (index, _), length in zip(lists, more[len(models) + len(open_batches) :], strict=True):
+            depths[index] += int(length)
 
         for queue, depth in zip(QUEUES, depths, strict=True):
             out["vetq_queue_depth"].add_metric([queue], int(depth))

@@ -16,6 +16,15 @@ waits at most `WAIT_SLICE_S` for an idle worker. Every idle channel of a queue w
 on each new message and one takes it (the others find nothing and wait again):
 cheap at fleet sizes, and only while workers are idle.
 
+The same script is the fair pop of issue 18 (the script's header says how): once a
+message naming a tenant reaches the head of a queue, messages are set aside per tenant
+and the tenants are served in turn by their weights (VETQ_TENANT_LIMITS), so one
+tenant's burst cannot hold another's jobs behind it. The weights reach the channel in
+the worker's transport options (TENANT_WEIGHTS_OPTION, set by workers/app.py). An idle
+channel still waits on the queue itself: one whose wait began in the instant another
+pop set the queue's last messages aside sees them when its wait slice ends (kombu's
+`brpop_timeout`, 1 s), and every new message wakes it sooner.
+
 Workers use this transport (workers/app.py); producers keep kombu's own, since they
 never consume. A Redis older than 6.2 (no BLMOVE) gets short sleeps between polls."""
 
@@ -29,11 +38,17 @@ from kombu.transport import redis as kombu_redis
 from kombu.utils.encoding import bytes_to_str
 from kombu.utils.json import loads
 
-from vetq.core.redis_keys import idle_key
+from vetq.core.queue import TENANT_HEADER
+from vetq.core.redis_keys import FAIR_QUEUE_PREFIX, idle_key
 from vetq.workers.lua_scripts import source
 
 # An idle channel serving several queues watches each for this long in turn.
 WAIT_SLICE_S = 0.2
+# The most messages one pop sets aside for the fair pop: the cost of a pop stays small
+# (a few ms at most), and a tenant's burst is looked past in a few pops per thousand.
+FAIR_SET_ASIDE = 256
+# The worker's transport option holding the tenants' weights (JSON, core.tenants).
+TENANT_WEIGHTS_OPTION = "vetq_tenant_weights"
 
 _POP_SCRIPT = source("reliable_pop")
 
@@ -58,7 +73,18 @@ class Channel(kombu_redis.Channel):
                 [self.unacked_key, self.unacked_index_key]
                 + [self._q_for_pri(queue, pri) for pri in self.priority_steps for queue in queues]
             )
-            command: list[Any] = ["EVAL", _POP_SCRIPT, len(keys), *keys, time.time()]
+            weights = (self.connection.client.transport_options or {}).get(TENANT_WEIGHTS_OPTION) or "{}"
+            command: list[Any] = [
+                "EVAL",
+                _POP_SCRIPT,
+                len(keys),
+                *keys,
+                time.time(),
+                FAIR_QUEUE_PREFIX,
+                TENANT_HEADER,
+                weights,
+                FAIR_SET_ASIDE,
+            ]
             self._waiting = False
         else:
             # Wait on the plain queue keys only: vetq sends no priorities, and a
