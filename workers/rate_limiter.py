@@ -200,7 +200,7 @@ class RedisRateLimiter:
 
     def tenants_in_window(self, model_key: str) -> dict[str, tuple[int, int]]:
         """Each tenant's (entries, tokens) in the model's window as the scripts keep
-        them, the calls without a tenant under ``; for tests and `vetq usage`."""
+        them, the calls without a tenant under ``; for tests and an operator's look."""
         saved = {
             (k.decode() if isinstance(k, bytes) else k): int(float(v))
             for k, v in self.redis.hgetall(self._sum_key(model_key)).items()
