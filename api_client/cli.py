@@ -406,6 +406,15 @@ def build_parser() -> argparse.ArgumentParser:
     dead_list.add_argument("--limit", type=_positive_int, default=100, help="how many entries (newest first)")
     dead_list.set_defaults(handler=cmd_dead_list)
 
+    usage = verbs.add_parser(
+        "usage", help="each tenant's model use per budget window (VETQ_TENANT_WINDOW_S) and what its budgets have left"
+    )
+    usage.add_argument("--tenant", help="this tenant only (a line even when it used nothing)")
+    usage.add_argument(
+        "--windows", type=_positive_int, default=1, help="how many windows, the current one first (default 1)"
+    )
+    usage.set_defaults(handler=cmd_usage)
+
     metrics = verbs.add_parser("metrics", help="Prometheus metrics: `vetq metrics serve`, the fleet's gauges")
     metrics.set_defaults(verb_parser=metrics)
     metrics_verbs = metrics.add_subparsers(dest="metrics_verb", metavar="ACTION", parser_class=_Parser)
@@ -871,6 +880,13 @@ def cmd_dead_list(args: argparse.Namespace) -> int:
     with _admin() as admin:
         for entry in admin.dead_letters(limit=args.limit):
             emit(entry)
+    return EXIT_OK
+
+
+def cmd_usage(args: argparse.Namespace) -> int:
+    with _admin() as admin:
+        for row in admin.usage(args.tenant, windows=args.windows):
+            emit(row)
     return EXIT_OK
 
 

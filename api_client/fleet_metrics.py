@@ -28,6 +28,7 @@ from vetq.core.redis_keys import (
     bulk_batch_key,
     bulk_job_key,
     bulk_pending_key,
+    fair_queue_keys,
 )
 
 log = get_logger("vetq.metrics")
@@ -122,6 +123,8 @@ class FleetCollector:
         ]
         for _queue, _level, key in lists:
             pipe.llen(key)
+        for _queue, _level, key in lists:  # the tenants whose messages the fair pop set aside
+            pipe.zrange(fair_queue_keys(key)[0], 0, -1)
         pipe.llen(DEAD_LETTER_KEY)
         pipe.hlen(KOMBU_UNACKED_KEY)
         pipe.llen(BULK_WAKE_KEY)
@@ -129,16 +132,26 @@ class FleetCollector:
         pipe.zrange(BULK_OPEN_KEY, 0, -1)
         pipe.zcard(BULK_SUBMISSIONS_KEY)
         replies = pipe.execute()
-        depths, (dead, unacked, wake, models, open_batches, submitting) = replies[: len(lists)], replies[len(lists) :]
+        depths, aside = list(replies[: len(lists)]), replies[len(lists) : 2 * len(lists)]
+        dead, unacked, wake, models, open_batches, submitting = replies[2 * len(lists) :]
         models = sorted(_text(m) for m in models)
         open_batches = [_text(b) for b in open_batches]
+        set_aside = [
+            (index, fair_queue_keys(key)[2] + _text(tenant))
+            for index, ((_queue, _level, key), tenants) in enumerate(zip(lists, aside, strict=True))
+            for tenant in tenants
+        ]
         pipe = self.redis.pipeline(transaction=False)
         for model in models:
             pipe.zcard(bulk_pending_key(model))
         for batch in open_batches:
             pipe.hget(bulk_batch_key(batch), "state")
-        more = pipe.execute() if models or open_batches else []
-        pending, states = more[: len(models)], more[len(models) :]
+        for _, key in set_aside:
+            pipe.llen(key)
+        more = pipe.execute() if models or open_batches or set_aside else []
+        pending, states = more[: len(models)], more[len(models) : len(models) + len(open_batches)]
+        for (index, _), length in zip(set_aside, more[len(models) + len(open_batches) :], strict=True):
+            depths[index] += int(length)
 
         for (queue, level, _key), depth in zip(lists, depths, strict=True):
             out["vetq_queue_depth"].add_metric([queue, level], int(depth))

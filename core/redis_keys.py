@@ -29,6 +29,7 @@ __all__ = [
     "CELERY_RESULT_PREFIX",
     "DEAD_LETTER_KEY",
     "EXTRACT_QUEUE",
+    "FAIR_QUEUE_PREFIX",
     "IDLE_KEY_PREFIX",
     "INBOX_GROUP",
     "INBOX_STREAM",
@@ -44,6 +45,8 @@ __all__ = [
     "REVIEW_QUEUE",
     "SUBMITTED_KEY_PREFIX",
     "TELEMETRY_STREAM",
+    "TENANT_SCOPE_PREFIX",
+    "TENANT_USAGE_PREFIX",
     "USD_SCOPE_SUFFIX",
     "WEBHOOK_QUEUE",
     "attempts_key",
@@ -63,14 +66,18 @@ __all__ = [
     "bulk_vbatch_key",
     "bulk_waiters_key",
     "cancel_key",
+    "fair_queue_keys",
     "idle_key",
     "job_scope",
     "priority_queue_key",
     "priority_turn_key",
     "rate_limit_keys",
     "rate_limit_sum_key",
+    "rate_limit_waiting_keys",
     "response_cache_key",
     "submitted_key",
+    "tenant_scope",
+    "tenant_usage_key",
     "usd_scope",
 ]
 
@@ -104,6 +111,26 @@ PRIORITY_TURN_PREFIX = "vetq:priority_turn:"
 
 def priority_turn_key(queue: str) -> str:
     return f"{PRIORITY_TURN_PREFIX}{queue}"
+
+
+# A queue's fair pop (workers/reliable_transport.py, workers/lua/reliable_pop.lua):
+# once a message with a tenant (header `vetq_tenant`) reaches the head of a queue, the
+# workers' pop sets messages aside per tenant and serves the tenants in turn, by weight:
+#   vetq:fq:<queue key>:t:<tenant>  list of that tenant's messages, in queue order
+#                                   (`t:` alone: the messages without a tenant)
+#   vetq:fq:<queue key>:active      sorted set of the tenants with messages set aside,
+#                                   scored by their pass (served once: + 1 / weight)
+#   vetq:fq:<queue key>:state       hash: `queued` (messages set aside, for the queue's
+#                                   depth), `pass` (where a tenant that comes back starts)
+# No TTL: a message waits until a worker takes it, as on its queue. The script builds
+# these names from the prefix and the queue key it is passed.
+FAIR_QUEUE_PREFIX = "vetq:fq:"
+
+
+def fair_queue_keys(queue_key: str, prefix: str = FAIR_QUEUE_PREFIX) -> tuple[str, str, str]:
+    """The active set, the state hash and the prefix of the tenants' lists of one queue key."""
+    base = f"{prefix}{queue_key}"
+    return f"{base}:active", f"{base}:state", f"{base}:t:"
 
 
 # ----------------------------------------------------------------- written by producers
@@ -180,7 +207,9 @@ def response_cache_key(digest: str, prefix: str = RESPONSE_CACHE_PREFIX) -> str:
 #   vetq:rl:{provider:model}:t    hash entry id -> tokens
 #   vetq:rl:{provider:model}:sum  hash: the window's running sum (`tokens`, over
 #                                 `entries` entries; `recounts`, how often it was counted
-#                                 again), so an acquire never reads the whole window;
+#                                 again; per tenant `n:<tenant>` entries and
+#                                 `k:<tenant>` tokens, `tn`/`tk` for all tenants), so an
+#                                 acquire never reads the whole window;
 #                                 written with w and t by the same scripts
 #                                 (workers/lua/include/rl_window.lua says why it cannot
 #                                 drift), deleted with the window's last entry
@@ -199,6 +228,20 @@ def rate_limit_keys(model_key: str, prefix: str = RATE_LIMIT_PREFIX) -> tuple[st
 def rate_limit_sum_key(model_key: str, prefix: str = RATE_LIMIT_PREFIX) -> str:
     """The running sum of one `provider:model` window's tokens."""
     return f"{prefix}:{{{model_key}}}:sum"
+
+
+# Two more keys per `provider:model` once tenants share it (workers/lua/include/rl_fair.lua):
+#   vetq:rl:{provider:model}:wq   sorted set of the calls waiting in place for the model,
+#                                 `<entry id>|<tokens>` scored by when the call must have
+#                                 asked again (ms) or be forgotten
+#   vetq:rl:{provider:model}:wp   hash per waiting tenant: `n:<tenant>` calls, `k:<tenant>`
+#                                 tokens, `w:<tenant>` weight (the tenant `` is the calls
+#                                 sent without one)
+# Both expire together when the last registration would.
+def rate_limit_waiting_keys(model_key: str, prefix: str = RATE_LIMIT_PREFIX) -> tuple[str, str]:
+    """The waiting calls and the waiting tenants of one `provider:model`."""
+    base = f"{prefix}:{{{model_key}}}"
+    return f"{base}:wq", f"{base}:wp"
 
 
 # The token budgets (workers/budget_ledger.py). Every key carries the prefix as its
@@ -232,6 +275,27 @@ USD_SCOPE_SUFFIX = ":usd"
 
 def usd_scope(scope: str) -> str:
     return f"{scope}{USD_SCOPE_SUFFIX}"
+
+
+# A tenant's budget per window (core.tenants, VETQ_TENANT_LIMITS): the scope
+# `tenant:<tenant>:<window start, epoch s>` (and `...:usd`), created by the first call of
+# the window that needs it, kept until the window has ended.
+TENANT_SCOPE_PREFIX = "tenant:"
+
+
+def tenant_scope(tenant: str, window_start_s: int) -> str:
+    return f"{TENANT_SCOPE_PREFIX}{tenant}:{int(window_start_s)}"
+
+
+# Hash `vetq:usage:<window s>:<window start, epoch s>`: the tenants' use of the models
+# in that window, fields `<tenant>:<counter>` (calls, input_tokens, output_tokens,
+# cost_micro_usd, unpriced_calls), added to by the call gate as each answer lands
+# (workers/call_gate.py), read by `vetq usage`; kept 7 days past the window's end.
+TENANT_USAGE_PREFIX = "vetq:usage:"
+
+
+def tenant_usage_key(window_s: int, window_start_s: int) -> str:
+    return f"{TENANT_USAGE_PREFIX}{int(window_s)}:{int(window_start_s)}"
 
 
 def budget_hash_tag(prefix: str = BUDGET_PREFIX) -> str:

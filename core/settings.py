@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from vetq.core.extraction.thresholds import ThresholdTable
     from vetq.core.llm.prices import PriceTable
     from vetq.core.schemas.compiled import SchemaLimits
+    from vetq.core.tenants import TenantLimits
     from vetq.core.webhooks import AllowList
 
 
@@ -153,6 +154,16 @@ class VetqSettings(BaseSettings):
         "to the shipped prices",
     )
     cache_ttl_s: int = Field(86_400, ge=0, description="How long model answers are cached (0 turns the cache off)")
+    tenant_limits: str = Field(
+        "",
+        description="Per-tenant budgets per window and fair-share weights, e.g. "
+        "acme=200000tokens,5usd,weight=3;*=50000tokens",
+    )
+    tenant_window_s: int = Field(
+        86_400,
+        ge=1,
+        description="Length of the tenants' budget window (windows start at multiples of it since the epoch)",
+    )
 
     # The bulk lane (workers/bulk_coordinator.py): jobs' calls in the providers' Batch APIs.
     bulk_coordinator: bool = Field(
@@ -270,6 +281,17 @@ class VetqSettings(BaseSettings):
             parse_limits(value)
         except ConfigError as exc:
             raise ValueError(exc.message.removeprefix("VETQ_LIMITS: ")) from None
+        return value
+
+    @field_validator("tenant_limits")
+    @classmethod
+    def _tenant_limits(cls, value: str) -> str:
+        from vetq.core.tenants import ENV_VAR, parse_tenant_limits
+
+        try:
+            parse_tenant_limits(value)
+        except ConfigError as exc:
+            raise ValueError(exc.message.removeprefix(f"{ENV_VAR}: ")) from None
         return value
 
     @field_validator("prices", mode="before")
@@ -417,6 +439,12 @@ class VetqSettings(BaseSettings):
         from vetq.core.extraction.thresholds import load_thresholds
 
         return load_thresholds(self.field_thresholds)
+
+    def tenant_table(self) -> TenantLimits:
+        """VETQ_TENANT_LIMITS, parsed (core.tenants)."""
+        from vetq.core.tenants import parse_tenant_limits
+
+        return parse_tenant_limits(self.tenant_limits)
 
     def spec(self, role: str) -> ModelSpec:
         return ModelSpec.parse(getattr(self, role), variable=variable_of(role))

@@ -16,7 +16,7 @@ from vetq.core.llm.errors import RateLimitedError
 from vetq.core.llm.limits import Limit
 from vetq.core.llm.scripted import ScriptedLLMClient
 from vetq.core.llm.types import LLMRequest, Message, Usage
-from vetq.core.redis_keys import BULK_LOCK_KEY, rate_limit_keys, rate_limit_sum_key
+from vetq.core.redis_keys import BULK_LOCK_KEY, rate_limit_keys, rate_limit_sum_key, rate_limit_waiting_keys
 from vetq.workers.budget_ledger import RedisBudgetLedger
 from vetq.workers.bulk_store import BulkStore
 from vetq.workers.call_gate import RedisCallGate
@@ -175,8 +175,9 @@ def test_every_script_is_called_with_keys_of_one_cluster_slot(recorder):
 
 
 def test_the_limiter_scripts_are_passed_every_key_of_their_model(recorder):
-    """The limiter's running sum (`:sum`) is a key of its own, passed with the window and
-    tokens keys under the model's hash tag (the scripts touch no key they are not passed)."""
+    """The limiter's running sum (`:sum`) and its waiting calls and tenants (`:wq`, `:wp`)
+    are keys of their own, passed with the window and tokens keys under the model's hash
+    tag (the scripts touch no key they are not passed)."""
     exercise_every_script(recorder)
     passed: dict[str, list[list[str]]] = {"rl_acquire": [], "rl_settle": []}
     for name, keys in recorder.calls:
@@ -184,6 +185,8 @@ def test_the_limiter_scripts_are_passed_every_key_of_their_model(recorder):
     for model_key in ("scripted:gpt-5-mini", "scripted:odd}name"):
         window, tokens, cooldown = rate_limit_keys(model_key)
         running_sum = rate_limit_sum_key(model_key)
-        assert [window, tokens, cooldown, running_sum] in passed["rl_acquire"]
+        waiting = list(rate_limit_waiting_keys(model_key))
+        assert [window, tokens, cooldown, running_sum, *waiting] in passed["rl_acquire"]
         assert [window, tokens, running_sum] in passed["rl_settle"]
-        assert key_slot(running_sum.encode()) == key_slot(window.encode())
+        for key in (running_sum, *waiting):
+            assert key_slot(key.encode()) == key_slot(window.encode())

@@ -8,6 +8,7 @@ from __future__ import annotations
 # own first connection (the STARTED write) would then wait on the copied lock until
 # the soft time limit (seen in CI: TimeLimitExceeded in the STARTED store).
 import encodings.idna  # noqa: F401
+import json
 
 from celery import Celery
 
@@ -53,6 +54,12 @@ def create_app(settings: VetqSettings, redis_url: str, *, check_safety: bool = T
         # step (workers/reliable_transport.py): a kill or a Redis restart between
         # the two would otherwise lose the job.
         app.conf.broker_transport = "vetq.workers.reliable_transport:Transport"
+        # The tenants' weights for the fair pop (VETQ_TENANT_LIMITS).
+        from vetq.workers.reliable_transport import TENANT_WEIGHTS_OPTION
+
+        options = dict(app.conf.broker_transport_options or {})
+        options[TENANT_WEIGHTS_OPTION] = json.dumps(settings.tenant_table().weights())
+        app.conf.broker_transport_options = options
     # Store each job state in one round trip, never over a SUCCESS, and STARTED
     # without a pub/sub message (workers/result_backend.py).
     from vetq.workers.result_backend import backend_url

@@ -125,15 +125,19 @@ class RedisBudgetLedger:
         job keeps what it spent). True when this call set it."""
         return bool(self._set_limit(keys=[self.scope_key(scope)], args=[int(tokens), max(1, int(ttl_s))]))
 
-    def set_limits(self, limits: Mapping[str, int], ttl_s: int) -> int:
-        """`set_limit` for several scopes in one round trip; how many got their limit
-        from this call."""
+    def set_limits(self, limits: Mapping[str, int], ttl_s: int, ttls: Mapping[str, int] | None = None) -> int:
+        """`set_limit` for several scopes in one round trip, each with its TTL from
+        `ttls` (a tenant's window) or `ttl_s`; how many got their limit from this call."""
         if not limits:
             return 0
+        ttls = ttls or {}
         return int(
             self._set_limit(
                 keys=[self.scope_key(scope) for scope in limits],
-                args=[*(int(tokens) for tokens in limits.values()), max(1, int(ttl_s))],
+                args=[
+                    *(int(tokens) for tokens in limits.values()),
+                    *(max(1, int(ttls.get(scope, ttl_s))) for scope in limits),
+                ],
             )
         )
 

@@ -29,6 +29,12 @@ be sent or queued on the bulk lane; an answer from the cache costs nothing and i
 still returned) makes no further call: JobCanceledError (CANCELED, not retried), with
 nothing reserved, so the pipeline's envelope keeps the usage of the calls it made.
 
+A tenant's job (`tenant`, from the `vetq_tenant` header) has its tenant's budgets for
+the window among its scopes (`tenant:<tenant>:<window start>`, `...:usd`; refused like
+any other: BudgetExceededError), asks the limiter for its tenant's fair share of the
+model (`tenant_weight`; workers/rate_limiter.py), and each answer is counted in the
+tenant's usage for the window (`usage`, workers/tenant_usage.py).
+
 Redis out of reach is GateStateUnavailableError (retryable: the job is put back);
 the worker's own connection pool out of connections is GatePoolExhaustedError (not
 retried: Redis is up, and a rerun would pay again; workers/redis_pool.py).
@@ -77,9 +83,10 @@ from vetq.workers import metrics
 from vetq.workers.budget_ledger import UNLIMITED, RedisBudgetLedger
 from vetq.workers.bulk_lane import BulkJob, BulkWaitError, bulk_answer
 from vetq.workers.bulk_store import BULK_LIVE_TTL_S, BulkStore
-from vetq.workers.rate_limiter import RedisRateLimiter
+from vetq.workers.rate_limiter import RedisRateLimiter, entry_id_for
 from vetq.workers.redis_pool import POOL_EXHAUSTED, exhaustion_message, log_exhaustion
 from vetq.workers.response_cache import RedisResponseCache
+from vetq.workers.tenant_usage import TenantUsage
 
 __all__ = [
     "GatePoolExhaustedError",
@@ -182,6 +189,7 @@ class RedisCallGate:
         budget_scopes: Sequence[str] = (),
         usd_scopes: Sequence[str] = (),
         budget_limits: Mapping[str, int] | None = None,
+        budget_ttls: Mapping[str, int] | None = None,
         prices: PriceTable | None = None,
         lane: str = "realtime",
         job_scope_tokens: int | None = None,
@@ -195,6 +203,9 @@ class RedisCallGate:
         bulk: BulkJob | None = None,
         bulk_store: BulkStore | None = None,
         cancel_key: str | None = None,
+        tenant: str | None = None,
+        tenant_weight: float = 1.0,
+        usage: TenantUsage | None = None,
         sleep: Callable[[float], None] = time.sleep,
         clock: Callable[[], float] = time.monotonic,
         rng: random.Random | None = None,
@@ -219,10 +230,14 @@ class RedisCallGate:
         self.bulk = bulk if bulk_store is not None else None
         self.bulk_store = bulk_store
         self.cancel_key = cancel_key
+        self.tenant = tenant or None
+        self.tenant_weight = float(tenant_weight)
+        self.usage = usage if self.tenant else None
         self.sleep = sleep
         self.clock = clock
         self.rng = rng or random.Random()
         self.budget_ttl_s = int(budget_ttl_s)
+        self.budget_ttls = dict(budget_ttls or {})
         self._lock = threading.Lock()
         self.stats: dict[str, float] = {
             "calls": 0,
@@ -263,7 +278,7 @@ class RedisCallGate:
             return
         with self._limits_lock:
             if self._unset_limits:
-                self.ledger.set_limits(self._unset_limits, self.budget_ttl_s)
+                self.ledger.set_limits(self._unset_limits, self.budget_ttl_s, self.budget_ttls)
                 self._limited.update(self._unset_limits)
                 self._unset_limits = {}
 
@@ -390,7 +405,9 @@ class RedisCallGate:
             return 0.0
         waited = 0.0
         while True:
-            wait = self.limiter.acquire(model_key, est, entry_id=entry_id)
+            wait = self.limiter.acquire(
+                model_key, est, entry_id=entry_id, weight=self.tenant_weight, waits_in_place_s=self.max_sleep_s
+            )
             if wait <= 0:
                 return waited
             self._count("limiter_waits")
@@ -482,6 +499,8 @@ class RedisCallGate:
             model_key = f"{client.provider}:{client.model}"
             metrics.model_answered(model_key, stage, metrics.answer_outcome(answer, usable))
             metrics.model_usage(model_key, "bulk", answer.usage)
+            if self.usage is not None and self.tenant is not None:
+                self.usage.record(self.tenant, answer.usage, charged_tokens=answer.usage.total_tokens)
         return answer  # priced at the batch price when it landed
 
     def release_reserved(self, fields: dict[str, str] | None) -> None:
@@ -522,7 +541,7 @@ class RedisCallGate:
         while True:
             self._stop_if_canceled(stage)  # each attempt: a 429's cooldown may have been long
             reservation = self._reserve(est, est_usd, model_key, stage)
-            entry_id = uuid.uuid4().hex
+            entry_id = entry_id_for(self.tenant)
             try:
                 slept = self._admit(model_key, est, entry_id)
                 waited += slept
@@ -608,6 +627,8 @@ class RedisCallGate:
         if self.limiter is not None:
             self.limiter.settle(model_key, entry_id, actual)
             self.limiter.learn(model_key, response.rate_limit)
+        if self.usage is not None and self.tenant is not None:
+            self.usage.record(self.tenant, usage, charged_tokens=actual)
         if counter is not None:
             self.redis.delete(counter)
         outcome = metrics.answer_outcome(response, usable)

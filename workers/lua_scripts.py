@@ -25,7 +25,8 @@ INCLUDE_DIR = LUA_DIR / "include"
 
 SCRIPTS: dict[str, str] = {
     # The fleet's rate limiter (workers/rate_limiter.py), on one model's keys.
-    "rl_acquire": "admit a call within the model's rpm and tpm (its window's running sum), or say how long to wait",
+    "rl_acquire": "admit a call within the model's rpm and tpm (its window's running sum) and its tenant's fair "
+    "share of them, or say how long to wait (and register the call as waiting)",
     "rl_settle": "correct an admitted entry (and the running sum) to the tokens the provider counted, dated now",
     "rl_cooldown": "set the model's shared cooldown; it only ever grows",
     # The token ledger (workers/budget_ledger.py), on keys of one hash tag.

@@ -129,7 +129,7 @@ class WorkerMetrics:
         )
         self.budget_refusals = Counter(
             "vetq_budget_refusals",
-            "Model calls refused by a budget, by scope (job, batch) and unit (tokens, usd)",
+            "Model calls refused by a budget, by scope (job, batch, tenant) and unit (tokens, usd)",
             ["scope", "unit"],
             registry=registry,
         )
@@ -286,7 +286,7 @@ def call_outcome(exc: BaseException) -> str:
 
 def scope_label(scope: str) -> str:
     kind = scope.split(":", 1)[0]
-    return kind if kind in ("job", "batch") else OTHER
+    return kind if kind in ("job", "batch", "tenant") else OTHER
 
 
 # --------------------------------------------------------------------------- jobs

@@ -8,6 +8,8 @@ model share the hash tag `{provider:model}`):
     <prefix>:{provider:model}:t    hash: entry id -> tokens (estimate, corrected by settle)
     <prefix>:{provider:model}:sum  hash: the window's running sum of tokens (and entries)
     <prefix>:{provider:model}:cd   cooldown: exists while every worker must wait (PTTL = time left)
+    <prefix>:{provider:model}:wq   the calls waiting in place, by when they ask again (tenants)
+    <prefix>:{provider:model}:wp   the waiting tenants: their calls, tokens and weight
 
 The window, token and sum keys expire one window after their last write. Every
 decision is one Lua script, so admission is atomic and uses Redis's clock, not the
@@ -19,6 +21,20 @@ the sum cannot drift, and what makes the scripts count it again from the window)
 request somewhere between admission and then, so the later time never lets the next
 request arrive inside the provider's window. An entry whose call failed (a 429
 included) stays in the window: counting it is the safe side.
+
+Tenants share a model's limit fairly (issue 18). A tenant's entry is
+`<tenant>:<id>` (`entry_id_for`), and the running sum keeps each tenant's entries and
+tokens in the window beside the total. A call refused with a wait its worker sleeps in
+place registers as waiting until it asks again (`:wq`, `:wp`), so the acquire knows
+which tenants have work waiting. When others wait, a tenant over its share of the limit
+(the limit x its weight / the weights of the tenants waiting and its own) is admitted
+only into what is left once the waiting tenants under their share are given what their
+waiting calls need; a tenant under its share, or alone, is admitted as before. Capacity
+is never held back for a call that is not waiting for it, so the limit stays used
+(work-conserving), and a tenant's burst of thousands of calls cannot starve another
+tenant's few: their calls are next whenever capacity frees up. Calls sent without a
+tenant are one tenant (``) of weight 1. With no tenant in the window and nobody
+waiting, an acquire does what it did before (one EXISTS more).
 """
 
 from __future__ import annotations
@@ -32,14 +48,23 @@ from typing import Any
 from vetq.core.llm.limits import Limit
 from vetq.core.llm.types import RateLimitInfo
 from vetq.core.logging import get_logger
-from vetq.core.redis_keys import RATE_LIMIT_PREFIX, rate_limit_keys, rate_limit_sum_key
+from vetq.core.redis_keys import RATE_LIMIT_PREFIX, rate_limit_keys, rate_limit_sum_key, rate_limit_waiting_keys
 from vetq.workers.lua_scripts import register
 
-__all__ = ["DEFAULT_WINDOW_S", "RedisRateLimiter"]
+__all__ = ["DEFAULT_WINDOW_S", "WAITING_GRACE_S", "RedisRateLimiter", "entry_id_for"]
 
 log = get_logger("vetq.rate_limiter")
 
 DEFAULT_WINDOW_S = 60.0
+# How long past its wait a call that sleeps in place stays registered as waiting (the
+# sleep's overshoot and the round trip back); a call not back by then is forgotten.
+WAITING_GRACE_S = 1.0
+
+
+def entry_id_for(tenant: str | None, entry_id: str | None = None) -> str:
+    """A limiter entry id: `<tenant>:<id>` for a tenant's call, the plain id otherwise."""
+    entry = entry_id or uuid.uuid4().hex
+    return f"{tenant}:{entry}" if tenant else entry
 
 
 class RedisRateLimiter:
@@ -75,6 +100,9 @@ class RedisRateLimiter:
     def _sum_key(self, model_key: str) -> str:
         return rate_limit_sum_key(model_key, self.key_prefix)
 
+    def _waiting_keys(self, model_key: str) -> tuple[str, str]:
+        return rate_limit_waiting_keys(model_key, self.key_prefix)
+
     def limit_for(self, model_key: str) -> Limit | None:
         return self.limits.get(model_key)
 
@@ -85,18 +113,40 @@ class RedisRateLimiter:
 
     # ------------------------------------------------------------------ API
 
-    def acquire(self, model_key: str, est_tokens: int, *, entry_id: str | None = None) -> float:
+    def acquire(
+        self,
+        model_key: str,
+        est_tokens: int,
+        *,
+        entry_id: str | None = None,
+        weight: float = 1.0,
+        waits_in_place_s: float = 0.0,
+    ) -> float:
         """0.0 = admitted (the entry `entry_id`, or a fresh id kept in `last_entry_id`,
         is recorded with `est_tokens`); otherwise the seconds to wait. A request larger
         than the tpm limit never fits: it gets a full window's wait every time (the
-        call gate refuses such requests before asking)."""
+        call gate refuses such requests before asking).
+
+        A tenant's call has an `entry_id_for(tenant)` and its tenant's `weight`; a
+        refusal whose wait is at most `waits_in_place_s` (the caller sleeps it and asks
+        again with the same entry id) registers the call as waiting, which is what
+        gives its tenant a share of the limit."""
         limit = self.limits.get(model_key) or Limit()
         entry = entry_id or uuid.uuid4().hex
         window, tokens, cooldown = self._keys(model_key)
         wait_ms = int(
             self._acquire(
-                keys=[window, tokens, cooldown, self._sum_key(model_key)],
-                args=[int(limit.rpm or 0), int(limit.tpm or 0), max(0, int(est_tokens)), self._window_ms, entry],
+                keys=[window, tokens, cooldown, self._sum_key(model_key), *self._waiting_keys(model_key)],
+                args=[
+                    int(limit.rpm or 0),
+                    int(limit.tpm or 0),
+                    max(0, int(est_tokens)),
+                    self._window_ms,
+                    entry,
+                    float(weight) if weight > 0 else 1.0,
+                    max(0, math.floor(waits_in_place_s * 1000)),
+                    round(WAITING_GRACE_S * 1000),
+                ],
             )
         )
         if wait_ms <= 0:
@@ -147,6 +197,31 @@ class RedisRateLimiter:
         """How many entries the model's window holds (expired ones included until the
         next acquire prunes them); for tests and metrics."""
         return int(self.redis.zcard(self._keys(model_key)[0]))
+
+    def tenants_in_window(self, model_key: str) -> dict[str, tuple[int, int]]:
+        """Each tenant's (entries, tokens) in the model's window as the scripts keep
+        them, the calls without a tenant under ``; for tests and an operator's look."""
+        saved = {
+            (k.decode() if isinstance(k, bytes) else k): int(float(v))
+            for k, v in self.redis.hgetall(self._sum_key(model_key)).items()
+        }
+        tenants = {
+            name[2:]: (value, saved.get(f"k:{name[2:]}", 0)) for name, value in saved.items() if name.startswith("n:")
+        }
+        rest = (saved.get("entries", 0) - saved.get("tn", 0), saved.get("tokens", 0) - saved.get("tk", 0))
+        if rest[0] > 0:
+            tenants[""] = rest
+        return tenants
+
+    def waiting_tenants(self, model_key: str) -> dict[str, dict[str, float]]:
+        """The tenants registered as waiting for the model: calls, tokens and weight."""
+        raw = self.redis.hgetall(self._waiting_keys(model_key)[1])
+        waiting: dict[str, dict[str, float]] = {}
+        for key, value in raw.items():
+            name = key.decode() if isinstance(key, bytes) else key
+            kind, _, tenant = name.partition(":")
+            waiting.setdefault(tenant, {})[{"n": "calls", "k": "tokens", "w": "weight"}[kind]] = float(value)
+        return waiting
 
     def window_sum(self, model_key: str) -> dict[str, int]:
         """The window's running sum as the scripts keep it: `tokens` in `entries`

@@ -24,6 +24,14 @@ An idle channel waits on the normal lists, where nearly every job goes, so those
 start at once, as before; it looks at the high and low lists after every slice of
 at most `WAIT_SLICE_S`, so a high or low job sent to an idle fleet waits up to that.
 
+The same script is the fair pop of issue 18 (the script's header says how): once a
+message naming a tenant reaches the head of a list, messages are set aside per tenant
+and the tenants are served in turn by their weights (VETQ_TENANT_LIMITS), so one
+tenant's burst cannot hold another's jobs behind it. The weights reach the channel in
+the worker's transport options (TENANT_WEIGHTS_OPTION, set by workers/app.py). Fairness is
+per list, so priorities keep their order. An idle channel still waits on the normal
+lists themselves: messages set aside are found by the pop after the slice.
+
 Workers use this transport (workers/app.py); producers keep kombu's own, since they
 never consume. A Redis older than 6.2 (no BLMOVE) gets short sleeps between polls."""
 
@@ -37,13 +45,18 @@ from kombu.transport import redis as kombu_redis
 from kombu.utils.encoding import bytes_to_str
 from kombu.utils.json import loads
 
-from vetq.core.queue import PRIORITY_LEVELS, PRIORITY_SCHEDULE, priority_keys
-from vetq.core.redis_keys import WEBHOOK_QUEUE, idle_key, priority_turn_key
+from vetq.core.queue import PRIORITY_LEVELS, PRIORITY_SCHEDULE, TENANT_HEADER, priority_keys
+from vetq.core.redis_keys import FAIR_QUEUE_PREFIX, WEBHOOK_QUEUE, idle_key, priority_turn_key
 from vetq.workers.lua_scripts import source
 
 # An idle channel watches each of its queues' normal lists for this long in turn, then
 # pops (which looks at every list).
 WAIT_SLICE_S = 0.2
+# The most messages one pop sets aside for the fair pop: the cost of a pop stays small
+# (a few ms at most), and a tenant's burst is looked past in a few pops per thousand.
+FAIR_SET_ASIDE = 256
+# The worker's transport option holding the tenants' weights (JSON, core.tenants).
+TENANT_WEIGHTS_OPTION = "vetq_tenant_weights"
 
 # Redis hashes an EVAL's text on every call, and this one runs once per job: its
 # comment lines are not sent (about a tenth of a pop's time in Redis, measured).
@@ -72,7 +85,19 @@ class Channel(kombu_redis.Channel):
             for queue in queues:  # in kombu's rotation, so the queues take turns
                 names += [priority_turn_key(queue), *priority_keys(queue)]
             keys = self._keys(names)
-            command: list[Any] = ["EVAL", _POP_SCRIPT, len(keys), *keys, time.time(), _SCHEDULE]
+            weights = (self.connection.client.transport_options or {}).get(TENANT_WEIGHTS_OPTION) or "{}"
+            command: list[Any] = [
+                "EVAL",
+                _POP_SCRIPT,
+                len(keys),
+                *keys,
+                time.time(),
+                _SCHEDULE,
+                FAIR_QUEUE_PREFIX,
+                TENANT_HEADER,
+                weights,
+                FAIR_SET_ASIDE,
+            ]
             self._waiting = False
         else:
             # Wait on the normal lists (the queues' own keys) only; a high or low job is

@@ -4,6 +4,7 @@ envelopes; only transient provider failures leave as exceptions, to be retried."
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from typing import Any, NoReturn
@@ -15,6 +16,7 @@ from celery.exceptions import Ignore, SoftTimeLimitExceeded
 from vetq.core.errors import ErrorCode, InvalidInputError, VetqError
 from vetq.core.extraction.pipeline import ExtractionPipeline
 from vetq.core.extraction.schema import ExtractionError
+from vetq.core.job_options import check_tenant
 from vetq.core.llm.client import LLMClient
 from vetq.core.llm.errors import LLMError
 from vetq.core.llm.factory import make_client
@@ -42,12 +44,13 @@ from vetq.core.queue import (
     priority_step,
     requeue_step_s,
 )
-from vetq.core.redis_keys import TELEMETRY_STREAM, batch_scope, cancel_key, job_scope, usd_scope
+from vetq.core.redis_keys import TELEMETRY_STREAM, batch_scope, cancel_key, job_scope, tenant_scope, usd_scope
 from vetq.core.results import RESULT_FORMAT, canceled_result
 from vetq.core.review.schema import ReviewError, ReviewErrorMeta, ReviewRequest
 from vetq.core.review.service import config_from_settings, run_review
 from vetq.core.review.telemetry import StreamSink, TelemetrySink
 from vetq.core.settings import VetqSettings
+from vetq.core.tenants import window_start
 from vetq.core.tracing import TRACEPARENT_HEADER, TRACESTATE_HEADER
 from vetq.core.validation import parse_model
 from vetq.workers.budget_ledger import RedisBudgetLedger, lease_s_for
@@ -66,6 +69,7 @@ from vetq.workers.redis_pool import (
 from vetq.workers.response_cache import RedisResponseCache
 from vetq.workers.result_backend import CANCELED_ATTRIBUTE
 from vetq.workers.signals import trace_id_of
+from vetq.workers.tenant_usage import TenantUsage
 
 BATCH_HEADER = "batch_id"
 BATCH_BUDGET_HEADER = "batch_token_budget"
@@ -83,6 +87,9 @@ EXTRA_OUTAGE_RETRIES = 10
 # The length of the repr Celery's tracer makes of a vetq task's result: none.
 RESULT_REPR_MAXSIZE = 0
 EARLY_WAKE_TOLERANCE_S = 0.05
+# A tenant's budget scope outlives its window by this much: a call reserved in the
+# window's last seconds still settles on it.
+TENANT_SCOPE_MARGIN_S = 3600
 
 log = get_logger("vetq.worker")
 
@@ -113,6 +120,8 @@ class WorkerContext:
         self.ledger = RedisBudgetLedger(self.redis, lease_s=lease_s_for(settings))
         self.cache = RedisResponseCache(self.redis, settings.cache_ttl_s) if settings.cache_ttl_s > 0 else None
         self.bulk_store = BulkStore(self.redis, resolved_ttl_s=settings.result_ttl_s)
+        self.tenants = settings.tenant_table()
+        self.tenant_usage = TenantUsage(self.redis, settings.tenant_window_s)
 
     def gate_for(self, task: Task, *, job_tokens: int) -> RedisCallGate:
         """The call gate of one job: the fleet's limiter and cache, and budgets for the
@@ -130,6 +139,10 @@ class WorkerContext:
             if budget is not None:
                 limits[scopes[1]] = int(budget)
         usd_scopes = self._usd_scopes(task, job_id, batch_id, limits)
+        tenant = tenant_of(task)
+        ttls: dict[str, int] = {}
+        if tenant is not None:
+            self._tenant_budgets(tenant, scopes, usd_scopes, limits, ttls)
         return RedisCallGate(
             self.redis,
             limiter=self.limiter,
@@ -139,6 +152,7 @@ class WorkerContext:
             usd_scopes=usd_scopes,
             budget_limits=limits,
             budget_ttl_s=self.settings.result_ttl_s,
+            budget_ttls=ttls,
             prices=self.prices,
             max_sleep_s=self.settings.max_sleep_s,
             max_attempts=self.settings.max_attempts,
@@ -149,6 +163,9 @@ class WorkerContext:
             bulk=bulk_job_of(task, batch_id),
             bulk_store=self.bulk_store,
             cancel_key=cancel_key(job_id),
+            tenant=tenant,
+            tenant_weight=self.tenants.of(tenant).weight,
+            usage=self.tenant_usage,
         )
 
     def canceled_at_start(self, task: Task) -> bool:
@@ -161,6 +178,28 @@ class WorkerContext:
             except redis.RedisError as exc:
                 raise_for_redis_outage(task, exc, self.settings)
         return bool(canceled)
+
+    def _tenant_budgets(
+        self, tenant: str, scopes: list[str], usd_scopes: list[str], limits: dict[str, int], ttls: dict[str, int]
+    ) -> None:
+        """The tenant's budgets for the current window (VETQ_TENANT_LIMITS) as ledger
+        scopes, kept until the window has ended. A job's calls count in the window it
+        started in; each scope gets its limit once, so a changed limit applies from the
+        next window."""
+        limit = self.tenants.of(tenant)
+        if limit.tokens is None and limit.usd is None:
+            return
+        now = time.time()
+        window_s = self.settings.tenant_window_s
+        start = window_start(now, window_s)
+        scope = tenant_scope(tenant, start)
+        ttl = max(1, math.ceil(start + window_s - now)) + TENANT_SCOPE_MARGIN_S
+        if limit.tokens is not None:
+            scopes.append(scope)
+            limits[scope], ttls[scope] = limit.tokens, ttl
+        if limit.usd is not None:
+            usd_scopes.append(usd_scope(scope))
+            limits[usd_scopes[-1]], ttls[usd_scopes[-1]] = budget_micro_usd(limit.usd), ttl
 
     def park(self, task: Task, payload: Any, wait: BulkWaitError, gate: RedisCallGate) -> dict[str, Any]:
         """Park a bulk job on the request it waits for, and give its worker slot back
@@ -311,6 +350,17 @@ def usd_limit(budget: Any) -> int:
         log.warning("budget_header_invalid")
         return 0
     return budget_micro_usd(dollars) if dollars is not None else 0
+
+
+def tenant_of(task: Task) -> str | None:
+    """The tenant a job runs for (its `vetq_tenant` header). A value no producer sends
+    is logged and the job runs without a tenant, as a job that names none would."""
+    value = header(task, TENANT_HEADER)
+    try:
+        return check_tenant(value)
+    except InvalidInputError:
+        log.warning("tenant_header_invalid")
+        return None
 
 
 def bulk_job_of(task: Task, batch_id: Any) -> BulkJob | None:

@@ -2,7 +2,8 @@
 -- now (the provider saw the request somewhere between admission and now, so the
 -- later time is the safe one). A no-op when the entry already left the window.
 -- KEYS[1] window zset, KEYS[2] tokens hash, KEYS[3] the window's running sum (hash;
--- include/rl_window.lua); ARGV[1] entry id, ARGV[2] tokens, ARGV[3] window ms.
+-- include/rl_window.lua, with the tenants' sums); ARGV[1] entry id, ARGV[2] tokens,
+-- ARGV[3] window ms.
 -- include: rl_window
 if not redis.call('ZSCORE', KEYS[1], ARGV[1]) then
   return 0
@@ -15,6 +16,7 @@ local before = tonumber(redis.call('HGET', KEYS[2], ARGV[1])) or 0
 redis.call('ZADD', KEYS[1], 'XX', now, ARGV[1])
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[2])
 st.sum = st.sum + (tonumber(ARGV[2]) or 0) - before
+rl_tenant_add(st, rl_tenant_of(ARGV[1]), 0, (tonumber(ARGV[2]) or 0) - before)
 rl_written(st)
 rl_save(st)
 return 1

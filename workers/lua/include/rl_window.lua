@@ -4,7 +4,8 @@
 -- entry id -> tokens), s the sum (hash: `tokens` = the tokens of w's entries as t holds
 -- them, a missing or unreadable value counting 0, as a read of the whole window always
 -- counted them; `entries` = how many entries that is; `recounts` = how often the sum was
--- counted again from the window). All three expire together, at the same ms.
+-- counted again from the window; and the tenants' part of it, below). All three expire
+-- together, at the same ms.
 --
 -- Why the sum cannot drift:
 -- 1. These scripts change w and t only together with the sum, in the same atomic
@@ -34,6 +35,40 @@
 --    tokens given 0, which is how it was counted).
 local RL_TTL_MARGIN_MS = 10
 
+-- Tenants. The entry of a tenant's call is `<tenant>:<id>`, a plain id is a call sent
+-- without one (the tenant ``). Beside the sum, s holds per tenant `n:<tenant>` (its
+-- entries in the window) and `k:<tenant>` (their tokens), and `tn`/`tk` for all the
+-- tenants' entries together; the calls without a tenant are the rest (`entries` - tn,
+-- `tokens` - tk), so a fleet without tenants keeps no field more. They change only with
+-- the sum, in the same scripts, by the argument above (a trim subtracts exactly the
+-- entries it removes from their tenants), and are counted again with it.
+local function rl_tenant_of(id)
+  return string.match(id, '^([a-z0-9_-]+):') or ''
+end
+
+-- A tenant's {n, k} in the window (read once per script; `` is derived, never stored).
+local function rl_tenant(st, tenant)
+  if tenant == '' then
+    return {n = st.n - st.tn, k = st.sum - st.tk}
+  end
+  local use = st.ten[tenant]
+  if use == nil then
+    local saved = redis.call('HMGET', st.s, 'n:' .. tenant, 'k:' .. tenant)
+    use = {n = tonumber(saved[1]) or 0, k = tonumber(saved[2]) or 0}
+    st.ten[tenant] = use
+  end
+  return use
+end
+
+local function rl_tenant_add(st, tenant, n, k)
+  if tenant == '' then
+    return
+  end
+  local use = rl_tenant(st, tenant)
+  use.n, use.k, use.dirty = use.n + n, use.k + k, true
+  st.tn, st.tk = st.tn + n, st.tk + k
+end
+
 local function rl_recount(st)
   local members = redis.call('ZRANGE', st.w, 0, -1)
   local raw = redis.call('HGETALL', st.t)
@@ -42,16 +77,38 @@ local function rl_recount(st)
     held[raw[i]] = raw[i + 1]
   end
   local sum, missing = 0, {}
+  local tenants, tn, tk = {}, 0, 0
   for i = 1, #members do
     local tokens = held[members[i]]
+    local counted = 0
     if tokens then
-      sum = sum + (tonumber(tokens) or 0)
+      counted = tonumber(tokens) or 0
+      sum = sum + counted
       held[members[i]] = nil
     else
       missing[#missing + 1] = members[i]
       missing[#missing + 1] = 0
     end
+    local tenant = rl_tenant_of(members[i])
+    if tenant ~= '' then
+      local use = tenants[tenant] or {n = 0, k = 0, dirty = true}
+      use.n, use.k = use.n + 1, use.k + counted
+      tenants[tenant] = use
+      tn, tk = tn + 1, tk + counted
+    end
   end
+  -- the tenants' fields are counted again too: the old ones go
+  local fields = redis.call('HKEYS', st.s)
+  local stale = {}
+  for i = 1, #fields do
+    if string.find(fields[i], '^[nk]:') or fields[i] == 'tn' or fields[i] == 'tk' then
+      stale[#stale + 1] = fields[i]
+    end
+  end
+  for i = 1, #stale, 1000 do
+    redis.call('HDEL', st.s, unpack(stale, i, math.min(i + 999, #stale)))
+  end
+  st.ten, st.tn, st.tk = tenants, tn, tk
   local strays = {}
   for id in pairs(held) do
     strays[#strays + 1] = id
@@ -73,11 +130,13 @@ end
 
 -- The window's state, its sum checked (and counted again if it cannot be trusted).
 local function rl_window(w, t, s, now, life)
-  local st = {w = w, t = t, s = s, now = now, life = life, changed = false, recounted = false}
-  local saved = redis.call('HMGET', s, 'tokens', 'entries')
+  local st = {w = w, t = t, s = s, now = now, life = life, changed = false, recounted = false, ten = {}}
+  local saved = redis.call('HMGET', s, 'tokens', 'entries', 'tn', 'tk')
   st.sum, st.n = tonumber(saved[1]) or 0, tonumber(saved[2]) or 0
+  st.tn, st.tk = tonumber(saved[3]) or 0, tonumber(saved[4]) or 0
   local count = redis.call('ZCARD', w)
   local suspect = st.n ~= count or redis.call('HLEN', t) ~= count or (count == 0 and st.sum ~= 0)
+    or st.tn < 0 or st.tn > count
   if not suspect and count > 0 then
     -- s first: where the clock moves between the two calls (Redis before 7), w's
     -- expiry can then only read sooner than s's, never later
@@ -101,7 +160,9 @@ local function rl_trim(st, cutoff)
     local last = math.min(i + 999, #expired)
     local held = redis.call('HMGET', st.t, unpack(expired, i, last))
     for k = 1, #held do
-      st.sum = st.sum - (tonumber(held[k]) or 0)
+      local tokens = tonumber(held[k]) or 0
+      st.sum = st.sum - tokens
+      rl_tenant_add(st, rl_tenant_of(expired[i + k - 1]), -1, -tokens)
     end
     redis.call('HDEL', st.t, unpack(expired, i, last))
   end
@@ -154,6 +215,18 @@ local function rl_save(st)
       return
     end
     redis.call('HSET', st.s, 'tokens', st.sum, 'entries', st.n)
+    if st.tn ~= 0 or st.tk ~= 0 or next(st.ten) ~= nil then
+      redis.call('HSET', st.s, 'tn', st.tn, 'tk', st.tk)
+    end
+    for tenant, use in pairs(st.ten) do
+      if use.dirty then
+        if use.n <= 0 then
+          redis.call('HDEL', st.s, 'n:' .. tenant, 'k:' .. tenant)
+        else
+          redis.call('HSET', st.s, 'n:' .. tenant, use.n, 'k:' .. tenant, use.k)
+        end
+      end
+    end
     if st.recounted then
       redis.call('HINCRBY', st.s, 'recounts', 1)
     end
