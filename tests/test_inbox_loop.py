@@ -39,7 +39,7 @@ def loop(redis_server, tmp_path_factory):
     client = redis.Redis.from_url(redis_server.url)
     client.flushall()
     home = tmp_path_factory.mktemp("inbox-loop")
-    settings = load_settings(home=home, inbox=True)
+    settings = load_settings(home=home, inbox=True, inbox_review_verdicts=True)
     service = Service(settings, redis_server.url)
     store = InboxStore.open(settings.inbox_database_url(), lease_s=60)
     inbox = Inbox(store, client, settings)
@@ -241,3 +241,46 @@ def test_an_async_producer_waits_for_the_review_too(loop):
 
     reviewed = asyncio.run(scenario())
     assert reviewed["status"] == "reviewed" and reviewed["data"]["total"] == 583.2
+
+
+def test_a_review_verdict_becomes_an_item_and_the_reviewers_verdict_the_jobs_result(loop):
+    """VETQ_INBOX_REVIEW_VERDICTS: a review job's verdict (status ok) goes through the
+    same loop: handed over, taken into a review item, resolved, the job's result reviewed."""
+    from tests.test_review_service import POS, PROPOSAL, VER, make_request
+    from vetq.core.errors import InvalidInputError
+    from vetq.core.llm.scripted import ScriptedLLMClient
+
+    service, inbox = loop
+    service.app.conf.vetq_context.replace_reviewer(ScriptedLLMClient([POS, VER]))
+    job = service.client.submit_review(make_request().model_dump(mode="json", exclude_none=True), tenant="acme")
+    machine = job.result(timeout=60)
+    assert (machine["status"], machine["verdict"]) == ("ok", "MODIFY")
+    item_id, _ = take(inbox, job.id)
+    item = inbox.store.item(item_id)
+    assert (item.kind, item.schema_name, item.tenant) == ("review", "review", "acme")
+    assert [(f.path, f.flagged, f.machine_value) for f in item.fields] == [
+        ("verdict", True, "MODIFY"),
+        ("recommendation", False, "Add idempotency keys."),
+    ]
+    assert "OBJECTIVE\nDeliver order events" in item.document_text and PROPOSAL in item.document_text
+
+    inbox.store.add_reviewer("dee")
+    dee = inbox.store.reviewer_named("dee")
+    inbox.store.claim(item_id, dee)
+    with pytest.raises(InvalidInputError, match="verdict must be one of"):
+        inbox.resolve(item_id, dee, {"verdict": "MAYBE"})
+    assert service.client.job(job.id).result(timeout=5) == machine  # nothing written
+    recommendation = "Keep it: the outbox already makes delivery atomic."
+    resolution = inbox.resolve(item_id, dee, {"verdict": "KEEP", "recommendation": recommendation})
+    assert (resolution.written, resolution.error) == ("stored", None)
+
+    reviewed = job.result(timeout=10, until="reviewed")
+    assert (reviewed["status"], reviewed["verdict"], reviewed["recommendation"]) == ("reviewed", "KEEP", recommendation)
+    assert reviewed["review"]["reviewer"] == "dee"
+    assert reviewed["review"]["corrections"] == [
+        {"field": "verdict", "machine": "MODIFY", "reviewed": "KEEP"},
+        {"field": "recommendation", "machine": "Add idempotency keys.", "reviewed": recommendation},
+    ]
+    assert reviewed["machine_result"] == machine
+    assert reviewed["meta"] == machine["meta"] and reviewed["trace_id"] == machine["trace_id"] == job.trace_id
+    assert inbox.store.item(item_id).state == "resolved" and inbox.store.unwritten() == []
