@@ -99,7 +99,7 @@ def run_sync(args: argparse.Namespace) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-        inbox.store.close()
+        inbox.close()
 
 
 def run_export(args: argparse.Namespace) -> int:
@@ -167,7 +167,7 @@ def run_serve(args: argparse.Namespace) -> int:
         server.run()
     finally:
         signal.signal(signal.SIGTERM, previous)
-        inbox.store.close()
+        inbox.close()
     return EXIT_OK
 
 

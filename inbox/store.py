@@ -66,6 +66,9 @@ class ItemDraft:
     finished_at: datetime
     tenant: str | None = None
     priority: str | None = None
+    # Where the job's result is POSTed (core.job_options), the reviewed one too; its batch.
+    callback_url: str | None = None
+    batch_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -264,6 +267,8 @@ class InboxStore:
             trace_id=_text(result.get("trace_id") or request.get("trace_id"), 128),
             tenant=_text(draft.tenant, 200),
             priority=priority,
+            callback_url=draft.callback_url,
+            batch_id=_text(draft.batch_id, 200),
             priority_rank=PRIORITY_RANK[priority],
             created_at=draft.finished_at,
             ingested_at=now,

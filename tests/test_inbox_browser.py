@@ -40,7 +40,7 @@ def served(redis_server, tmp_path_factory):
     settings = load_settings(home=tmp_path_factory.mktemp("inbox-browser"), inbox=True)
     service = Service(settings, redis_server.url)
     store = InboxStore.open(settings.inbox_database_url(), lease_s=600)
-    inbox = Inbox(store, redis.Redis.from_url(redis_server.url), settings)
+    inbox = Inbox(store, redis.Redis.from_url(redis_server.url), settings, redis_url=redis_server.url)
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     port = listener.getsockname()[1]
