@@ -35,7 +35,9 @@ def require_extra() -> None:
 def open_store(settings: VetqSettings | None = None) -> InboxStore:
     """The inbox's store on VETQ_INBOX_URL (or the SQLite file under VETQ_HOME), migrated."""
     settings = settings or load_settings()
-    return InboxStore.open(settings.inbox_database_url(), lease_s=settings.inbox_lease_s)
+    return InboxStore.open(
+        settings.inbox_database_url(), lease_s=settings.inbox_lease_s, max_pdf_bytes=settings.max_pdf_bytes
+    )
 
 
 def run_migrate(args: argparse.Namespace) -> int:

@@ -185,5 +185,7 @@ def open_inbox(settings: VetqSettings, redis_url: str | None = None) -> Inbox:
     from vetq.api_client.service_cli import _service_redis_url
 
     url = redis_url or _service_redis_url(settings)
-    store = InboxStore.open(settings.inbox_database_url(), lease_s=settings.inbox_lease_s)
+    store = InboxStore.open(
+        settings.inbox_database_url(), lease_s=settings.inbox_lease_s, max_pdf_bytes=settings.max_pdf_bytes
+    )
     return Inbox(store, redis.Redis.from_url(url), settings, redis_url=url)
