@@ -52,6 +52,8 @@ REALTIME_FALLBACK_HEADER = "vetq_realtime_fallback"
 PRIORITY_HEADER = "vetq_priority"
 TENANT_HEADER = "vetq_tenant"
 CALLBACK_URL_HEADER = "vetq_callback_url"
+# The batch a job was submitted in (a batch's webhook bodies name it).
+BATCH_HEADER = "batch_id"
 
 # --- priorities (README, Priorities) ---
 # A job's priority picks the list it waits in: kombu's Redis transport keeps one list

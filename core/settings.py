@@ -23,7 +23,7 @@ from vetq.core.llm.client import ModelSpec
 from vetq.core.validation import explain
 
 if TYPE_CHECKING:
-    from vetq.core.documents.pdf import ConvertOptions
+    from vetq.core.documents.pdf import ConvertOptions, RenderOptions
     from vetq.core.extraction.thresholds import ThresholdTable
     from vetq.core.llm.prices import PriceTable
     from vetq.core.schemas.compiled import SchemaLimits
@@ -412,6 +412,13 @@ class VetqSettings(BaseSettings):
         return ConvertOptions(
             max_pages=self.max_pdf_pages, ocr=self.ocr, ocr_lang=self.ocr_lang, timeout_s=self.pdf_timeout_s
         )
+
+    def render_options(self) -> RenderOptions:
+        """How the inbox draws a PDF item's pages (core.documents.pdf.render): within the
+        page and time limits a worker converts it with."""
+        from vetq.core.documents.pdf import RenderOptions
+
+        return RenderOptions(max_pages=self.max_pdf_pages, timeout_s=self.pdf_timeout_s)
 
     def price_table(self) -> PriceTable:
         """The shipped prices with VETQ_PRICES's entries replacing or adding to them."""

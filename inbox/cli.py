@@ -35,7 +35,9 @@ def require_extra() -> None:
 def open_store(settings: VetqSettings | None = None) -> InboxStore:
     """The inbox's store on VETQ_INBOX_URL (or the SQLite file under VETQ_HOME), migrated."""
     settings = settings or load_settings()
-    return InboxStore.open(settings.inbox_database_url(), lease_s=settings.inbox_lease_s)
+    return InboxStore.open(
+        settings.inbox_database_url(), lease_s=settings.inbox_lease_s, max_pdf_bytes=settings.max_pdf_bytes
+    )
 
 
 def run_migrate(args: argparse.Namespace) -> int:
@@ -99,7 +101,7 @@ def run_sync(args: argparse.Namespace) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
-        inbox.store.close()
+        inbox.close()
 
 
 def run_export(args: argparse.Namespace) -> int:
@@ -145,6 +147,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
 def run_serve(args: argparse.Namespace) -> int:
     """The review page on --address (127.0.0.1 unless told otherwise) and --port, until
     SIGTERM or Ctrl-C; it syncs the inbox itself every few seconds."""
+    import signal
+
     import uvicorn
 
     from vetq.inbox.service import open_inbox
@@ -153,11 +157,19 @@ def run_serve(args: argparse.Namespace) -> int:
     settings = load_settings()
     inbox = open_inbox(settings)
     page = ReviewPage(inbox, secure_cookies=args.secure_cookies)
+    server = uvicorn.Server(
+        uvicorn.Config(page.app(), host=args.address, port=args.port, log_level="warning", access_log=False)
+    )
+    # uvicorn stops gracefully on SIGTERM, then raises it again for the handler it found
+    # (the default one ends the process there, the store unclosed): this one makes a
+    # SIGTERM, whenever it comes, the verb's end, with exit 0.
+    previous = signal.signal(signal.SIGTERM, lambda _signum, _frame: setattr(server, "should_exit", True))
     sys.stderr.write(f"vetq inbox: serving the review page on http://{args.address}:{args.port}/\n")
     try:
-        uvicorn.run(page.app(), host=args.address, port=args.port, log_level="warning", access_log=False)
+        server.run()
     finally:
-        inbox.store.close()
+        signal.signal(signal.SIGTERM, previous)
+        inbox.close()
     return EXIT_OK
 
 

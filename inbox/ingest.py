@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
+from vetq.core.errors import InvalidInputError
+from vetq.core.job_options import check_callback_url
 from vetq.core.logging import get_logger
 from vetq.core.queue import KIND_OF_TASK
 from vetq.core.redis_keys import INBOX_GROUP, INBOX_STREAM
@@ -76,7 +78,20 @@ def draft_of(fields: dict[str, str]) -> ItemDraft:
         finished_at=finished,
         tenant=fields.get("tenant") or None,
         priority=fields.get("priority") or None,
+        callback_url=callback_url_of(job_id, fields.get("callback_url") or None),
+        batch_id=fields.get("batch_id") or None,
     )
+
+
+def callback_url_of(job_id: str, url: str | None) -> str | None:
+    """The entry's callback_url as the producer checked it. One that is not (an entry
+    written by hand, or damaged) costs the item its reviewed webhook, never the item:
+    logged, and the worker's delivery would refuse it anyway."""
+    try:
+        return check_callback_url(url)
+    except InvalidInputError as exc:
+        log.error("inbox_callback_url_refused", job_id=job_id, error=exc.message)
+        return None
 
 
 class StreamIngest:

@@ -15,6 +15,8 @@ from sqlalchemy.engine import Dialect
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 from sqlalchemy.types import TypeDecorator
 
+from vetq.core.job_options import MAX_CALLBACK_URL_CHARS
+
 OPEN, RESOLVED = "open", "resolved"
 STATES = (OPEN, RESOLVED)
 CONFIRMED, CORRECTED = "confirmed", "corrected"
@@ -91,6 +93,9 @@ class Item(Base):
     tenant: Mapped[str | None] = mapped_column(String(200), index=True)
     priority: Mapped[str] = mapped_column(String(8), default="normal")
     priority_rank: Mapped[int] = mapped_column(Integer, index=True, default=1)
+    # The job's callback_url: the reviewed result is POSTed there too (event job.reviewed).
+    callback_url: Mapped[str | None] = mapped_column(String(MAX_CALLBACK_URL_CHARS))
+    batch_id: Mapped[str | None] = mapped_column(String(200))
     created_at: Mapped[datetime] = mapped_column(index=True)
     ingested_at: Mapped[datetime]
     claimed_by: Mapped[int | None] = mapped_column(ForeignKey("inbox_reviewers.id"))

@@ -2,13 +2,19 @@
 
 Resolving is two steps, in this order: the database first (the item, its fields and
 the reviewed result in one transaction, or nothing), then the job's result in Redis
-(workers/result_backend.store_reviewed). The database is the record: a resolution
-whose result could not be written (Redis away) stays `unwritten` and every `sync`
-writes it again until it lands; the write is idempotent (the same review id), so a
-retry never writes a second result, and a job's result is replaced only once."""
+(workers/result_backend.store_reviewed) and, for a job that carried a callback_url,
+the reviewed result's webhook (event job.reviewed), published as a worker publishes
+a finished job's (workers/webhooks.publish_delivery) and delivered by the workers.
+The database is the record: a resolution whose result or webhook could not be
+written (Redis away) stays `unwritten` and every `sync` writes it again until both
+land; the result's write is idempotent (the same review id), so a retry never writes
+a second result, and a job's result is replaced only once. The webhook is at least
+once, as every webhook is: a retry publishes it again under the same delivery id
+(X-Vetq-Delivery: the review's id), which a receiver deduplicates by."""
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -52,11 +58,35 @@ class Resolution:
 
 
 class Inbox:
-    def __init__(self, store: InboxStore, redis_client: Any, settings: VetqSettings) -> None:
+    """`redis_url` is the Redis `redis_client` talks to: reviewed webhooks are published
+    there as Celery messages, for the workers to deliver."""
+
+    def __init__(self, store: InboxStore, redis_client: Any, settings: VetqSettings, *, redis_url: str) -> None:
         self.store = store
         self.redis = redis_client
+        self.redis_url = redis_url
         self.settings = settings
         self.ingest = StreamIngest(redis_client, store)
+        self._publisher: Any = None
+        self._publisher_lock = threading.Lock()
+
+    def close(self) -> None:
+        if self._publisher is not None:
+            self._publisher.close()
+        self.store.close()
+
+    def publisher(self) -> Any:
+        """A Celery app on the workers' broker, made at the first webhook to publish."""
+        with self._publisher_lock:
+            if self._publisher is None:
+                from celery import Celery
+
+                from vetq.core.queue import celery_config
+
+                app = Celery("vetq-inbox", set_as_current=False)
+                app.conf.update(celery_config(self.settings, self.redis_url))
+                self._publisher = app
+            return self._publisher
 
     def sync(self, *, block_ms: int | None = None) -> SyncReport:
         """Take the workers' new handoffs, write the reviewed results still unwritten,
@@ -86,10 +116,14 @@ class Inbox:
             written = self.write_result(item, raise_conflict=True)
         except ConflictError as exc:
             return Resolution(item, None, exc.message)
-        return Resolution(item, written, None if written else "the job's result will be written once Redis answers")
+        return Resolution(
+            item, written, None if written else "the job's reviewed result will be written once Redis answers"
+        )
 
     def write_result(self, item: Item, *, raise_conflict: bool = False) -> str | None:
-        """Make the item's reviewed result its job's result; None when Redis is away."""
+        """Make the item's reviewed result its job's result, then publish its webhook
+        when the job has a callback; None when Redis is away (marked written only once
+        both are done: `sync` tries again)."""
         from vetq.workers.result_backend import store_reviewed
 
         if item.reviewed_result is None or item.resolved_at is None:
@@ -114,9 +148,33 @@ class Inbox:
         except Exception as exc:  # noqa: BLE001 - Redis away: the resolution stands, sync writes it later
             log.warning("inbox_result_unwritten", item_id=item.id, job_id=item.job_id, error=type(exc).__name__)
             return None
+        if item.callback_url:
+            try:
+                self.publish_webhook(item)
+            except Exception as exc:  # noqa: BLE001 - the broker away: sync publishes it later
+                log.warning("inbox_webhook_unpublished", item_id=item.id, job_id=item.job_id, error=type(exc).__name__)
+                return None
         self.store.mark_written(item.id)
         log.info("inbox_result_written", item_id=item.id, job_id=item.job_id, outcome=written)
         return written
+
+    def publish_webhook(self, item: Item) -> None:
+        """The reviewed result's delivery to the job's callback_url (event job.reviewed),
+        once it is the job's result; the workers deliver it, signed, as any webhook."""
+        from vetq.workers.webhooks import EVENT_JOB_REVIEWED, publish_delivery
+
+        assert item.reviewed_result is not None and item.callback_url is not None
+        publish_delivery(
+            self.publisher(),
+            item.job_id,
+            item.callback_url,
+            item.reviewed_result,
+            event=EVENT_JOB_REVIEWED,
+            trace_id=item.trace_id,
+            batch_id=item.batch_id,
+            tenant=item.tenant,
+            delivery_id=str(item.reviewed_result["review"]["id"]),
+        )
 
 
 def open_inbox(settings: VetqSettings, redis_url: str | None = None) -> Inbox:
@@ -127,5 +185,7 @@ def open_inbox(settings: VetqSettings, redis_url: str | None = None) -> Inbox:
     from vetq.api_client.service_cli import _service_redis_url
 
     url = redis_url or _service_redis_url(settings)
-    store = InboxStore.open(settings.inbox_database_url(), lease_s=settings.inbox_lease_s)
-    return Inbox(store, redis.Redis.from_url(url), settings)
+    store = InboxStore.open(
+        settings.inbox_database_url(), lease_s=settings.inbox_lease_s, max_pdf_bytes=settings.max_pdf_bytes
+    )
+    return Inbox(store, redis.Redis.from_url(url), settings, redis_url=url)

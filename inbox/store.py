@@ -30,6 +30,7 @@ from sqlalchemy.orm import Session
 
 from vetq.core.errors import ConflictError, InvalidInputError, NotFoundError, VetqError
 from vetq.core.logging import get_logger
+from vetq.core.settings import VetqSettings
 from vetq.inbox.database import create_engine_for, database_error, migrate
 from vetq.inbox.models import (
     CONFIRMED,
@@ -53,6 +54,7 @@ REVIEW_VERDICTS = ("KEEP", "MODIFY", "REPLACE", "INSUFFICIENT_EVIDENCE")
 REVIEWER_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,99}$")
 SESSION_TTL = timedelta(hours=12)
 MAX_PAGE = 500
+DEFAULT_MAX_PDF_BYTES: int = VetqSettings.model_fields["max_pdf_bytes"].default
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,9 @@ class ItemDraft:
     finished_at: datetime
     tenant: str | None = None
     priority: str | None = None
+    # Where the job's result is POSTed (core.job_options), the reviewed one too; its batch.
+    callback_url: str | None = None
+    batch_id: str | None = None
 
 
 @dataclass(frozen=True)
@@ -192,22 +197,38 @@ def hash_token(token: str) -> str:
 
 class InboxStore:
     """The repository over one engine. `clock` gives the current UTC time (tests move it
-    to expire a lease)."""
+    to expire a lease). An item keeps its job's PDF (the page images are drawn from it)
+    up to `max_pdf_bytes` (VETQ_MAX_PDF_BYTES, as the workers took it)."""
 
-    def __init__(self, engine: Engine, *, lease_s: float = 900.0, clock: Callable[[], datetime] = utc_now) -> None:
+    def __init__(
+        self,
+        engine: Engine,
+        *,
+        lease_s: float = 900.0,
+        clock: Callable[[], datetime] = utc_now,
+        max_pdf_bytes: int = DEFAULT_MAX_PDF_BYTES,
+    ) -> None:
         self.engine = engine
         self.lease = timedelta(seconds=lease_s)
         self.clock = clock
+        self.max_pdf_bytes = max_pdf_bytes
 
     @classmethod
-    def open(cls, url: str, *, lease_s: float = 900.0, clock: Callable[[], datetime] = utc_now) -> InboxStore:
+    def open(
+        cls,
+        url: str,
+        *,
+        lease_s: float = 900.0,
+        clock: Callable[[], datetime] = utc_now,
+        max_pdf_bytes: int = DEFAULT_MAX_PDF_BYTES,
+    ) -> InboxStore:
         """The store on `url`, migrated to the newest revision first."""
         try:
             engine = create_engine_for(url)
         except Exception as exc:  # noqa: BLE001 - named by database_error, without the URL
             raise database_error(exc) from None
         migrate(engine)
-        return cls(engine, lease_s=lease_s, clock=clock)
+        return cls(engine, lease_s=lease_s, clock=clock, max_pdf_bytes=max_pdf_bytes)
 
     def close(self) -> None:
         self.engine.dispose()
@@ -264,6 +285,8 @@ class InboxStore:
             trace_id=_text(result.get("trace_id") or request.get("trace_id"), 128),
             tenant=_text(draft.tenant, 200),
             priority=priority,
+            callback_url=draft.callback_url,
+            batch_id=_text(draft.batch_id, 200),
             priority_rank=PRIORITY_RANK[priority],
             created_at=draft.finished_at,
             ingested_at=now,
@@ -285,15 +308,7 @@ class InboxStore:
             item.schema_ref = request.get("schema")
             text = request.get("text")
             item.document_text = text if isinstance(text, str) else None
-            pdf = request.get("pdf")
-            if isinstance(pdf, str):
-                import base64
-                import binascii
-
-                try:
-                    item.document_pdf = base64.b64decode(pdf, validate=True)
-                except (binascii.Error, ValueError):
-                    item.document_pdf = None
+            item.document_pdf = self._pdf_of(draft.job_id, request.get("pdf"))
             try:
                 schema = compiled_schema_of(item.schema_ref)
             except (VetqError, ValueError):
@@ -325,6 +340,28 @@ class InboxStore:
                 )
             )
         return item
+
+    def _pdf_of(self, job_id: str, encoded: Any) -> bytes | None:
+        """The job's PDF (base64 in its request), kept for its page images. One over
+        max_pdf_bytes (a worker allowed more than this inbox does) is not kept: the item
+        then lists where each value stands, without images; logged, never silent."""
+        if not isinstance(encoded, str):
+            return None
+        if len(encoded) > 4 * (self.max_pdf_bytes // 3 + 1):
+            log.warning("inbox_pdf_not_kept", job_id=job_id, reason="over VETQ_MAX_PDF_BYTES")
+            return None
+        import base64
+        import binascii
+
+        try:
+            pdf = base64.b64decode(encoded, validate=True)
+        except (binascii.Error, ValueError):
+            log.warning("inbox_pdf_not_kept", job_id=job_id, reason="not base64")
+            return None
+        if len(pdf) > self.max_pdf_bytes:
+            log.warning("inbox_pdf_not_kept", job_id=job_id, reason="over VETQ_MAX_PDF_BYTES")
+            return None
+        return pdf
 
     def items(
         self,

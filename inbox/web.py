@@ -8,6 +8,14 @@ markup, and the Content-Security-Policy allows this server's own script and styl
 only (no inline script), so a hostile document cannot run anything. The one script,
 static/inbox.js, adds keyboard shortcuts; every page works without it.
 
+A PDF item shows its pages as images with each value's provenance boxes drawn over
+them (SVG, in the page's own points). The pages are drawn from the PDF the item keeps,
+on the first view, in a child process (core.documents.pdf.render_isolated: the server
+never runs PDFium itself), and kept in memory per item (PageImages), served only to
+signed-in reviewers. Drawn on view, not at ingest: most items' pages would be drawn
+for nobody, PNGs are several times the PDF's size in the database, and the PDF stays
+the one record of the document (a later release may draw it differently).
+
 The server also keeps the inbox in step (service.Inbox.sync on a background thread):
 new handoffs become items, unwritten results are written, lapsed claims return."""
 
@@ -17,17 +25,20 @@ import hmac
 import json
 import secrets
 import threading
+from collections import OrderedDict, defaultdict
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, PlainTextResponse, RedirectResponse, Response
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from vetq.core.errors import ConflictError, InvalidInputError, NotFoundError
+from vetq.core.documents.pdf import PageImage, RenderOptions, render_isolated
+from vetq.core.errors import ConflictError, InvalidInputError, NotFoundError, VetqError
 from vetq.core.logging import get_logger
 from vetq.inbox.models import Item, ItemField, WebSession
 from vetq.inbox.service import Inbox
@@ -47,6 +58,11 @@ SECURITY_HEADERS = {
     "Cache-Control": "no-store",
 }
 INPUT_TYPES = {"date": "date", "email": "email", "url": "url", "phone": "tel"}
+# The drawn pages kept in memory, the items viewed last kept first; an item larger than
+# this alone is still kept (until the next is drawn).
+PAGE_CACHE_BYTES = 64 * 1024 * 1024
+# A box around a value reaches this far (points) past its words' own boxes.
+BOX_MARGIN = 2.0
 
 
 def _templates() -> Any:
@@ -90,6 +106,96 @@ def segments(text: str, fields: list[ItemField], provenance: Any) -> list[dict[s
     return out
 
 
+def page_boxes(fields: list[ItemField], provenance: Any) -> dict[int, list[dict[str, Any]]]:
+    """Per page, a box for each line of each value's provenance span (its words' boxes
+    joined), in the page's points from its top-left corner; a flagged value's last, so
+    it is drawn over another's at the same place."""
+    by_path = {field.path: field for field in fields}
+    out: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for path, entries in provenance.items() if isinstance(provenance, dict) else []:
+        field = by_path.get(path)
+        flagged = bool(field and field.flagged)
+        for index, entry in enumerate(entries if isinstance(entries, list) else []):
+            if not isinstance(entry, dict) or not isinstance(entry.get("page"), int):
+                continue
+            words = [box for box in entry.get("boxes") or [] if _is_box(box)]
+            for line, (x0, y0, x1, y1) in enumerate(lines_of(words)):
+                out[entry["page"]].append(
+                    {
+                        "field": path,
+                        "id": f"box-{path}-{index}-{line}",
+                        "flagged": flagged,
+                        "reason": field.reason if field is not None and flagged else None,
+                        "x": round(x0 - BOX_MARGIN, 2),
+                        "y": round(y0 - BOX_MARGIN, 2),
+                        "width": round(x1 - x0 + 2 * BOX_MARGIN, 2),
+                        "height": round(y1 - y0 + 2 * BOX_MARGIN, 2),
+                    }
+                )
+    for boxes in out.values():
+        boxes.sort(key=lambda box: box["flagged"])
+    return dict(out)
+
+
+def _is_box(box: Any) -> bool:
+    return (
+        isinstance(box, list)
+        and len(box) == 4
+        and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in box)
+        and box[0] <= box[2]
+        and box[1] <= box[3]
+    )
+
+
+def lines_of(words: list[list[float]]) -> list[tuple[float, float, float, float]]:
+    """Consecutive word boxes that share a line, joined into one box each."""
+    lines: list[list[float]] = []
+    for x0, y0, x1, y1 in words:
+        if lines:
+            current = lines[-1]
+            overlap = min(current[3], y1) - max(current[1], y0)
+            if overlap > 0.5 * min(current[3] - current[1], y1 - y0):
+                current[:] = [min(current[0], x0), min(current[1], y0), max(current[2], x1), max(current[3], y1)]
+                continue
+        lines.append([x0, y0, x1, y1])
+    return [(a, b, c, d) for a, b, c, d in lines]
+
+
+class PageImages:
+    """Each PDF item's pages, drawn once and kept (most recently viewed first, within
+    PAGE_CACHE_BYTES). One drawing at a time: the requests for a new item's page images
+    wait for its first drawing, not each its own. A drawing that failed (a timeout
+    under load, say) is not kept: the item's next view tries again."""
+
+    def __init__(self, options: RenderOptions, limit_bytes: int = PAGE_CACHE_BYTES) -> None:
+        self.options = options
+        self.limit_bytes = limit_bytes
+        self._lock = threading.Lock()
+        self._kept: OrderedDict[int, list[PageImage]] = OrderedDict()
+
+    def of(self, item: Item) -> list[PageImage] | str:
+        """The item's pages, or the message saying why there are none."""
+        if item.document_pdf is None:
+            return "this item keeps no PDF"
+        with self._lock:
+            kept = self._kept.get(item.id)
+            if kept is not None:
+                self._kept.move_to_end(item.id)
+                return kept
+            try:
+                drawn = render_isolated(item.document_pdf, self.options)
+            except VetqError as exc:
+                log.warning("inbox_pages_not_drawn", item_id=item.id, error=exc.code.value)
+                return exc.message
+            self._kept[item.id] = drawn
+            while len(self._kept) > 1 and self._size() > self.limit_bytes:
+                self._kept.popitem(last=False)
+            return drawn
+
+    def _size(self) -> int:
+        return sum(len(page.png) for pages in self._kept.values() for page in pages)
+
+
 def as_text(value: Any) -> str:
     if value is None:
         return ""
@@ -111,6 +217,7 @@ class ReviewPage:
         self.secure_cookies = secure_cookies
         self._stop = threading.Event()
         self._syncer: threading.Thread | None = None
+        self.page_images = PageImages(inbox.settings.render_options())
 
     # ----------------------------------------------------------------- plumbing
 
@@ -221,9 +328,18 @@ class ReviewPage:
 
     async def item(self, request: Request, session: WebSession) -> Response:
         item = self.store.item(int(request.path_params["item_id"]))
-        return self.item_page(item, session)
+        return await self.item_page(item, session)
 
-    def item_page(
+    async def page_image(self, request: Request, session: WebSession) -> Response:
+        """One page of a PDF item, as the PNG the item view shows."""
+        item = self.store.item(int(request.path_params["item_id"]))
+        number = int(request.path_params["number"])
+        pages = await run_in_threadpool(self.page_images.of, item)
+        if isinstance(pages, str) or not 1 <= number <= len(pages):
+            raise NotFoundError(f"item {item.id} has no page image {number}")
+        return Response(pages[number - 1].png, media_type="image/png", headers=SECURITY_HEADERS)
+
+    async def item_page(
         self, item: Item, session: WebSession, *, status: int = 200, error: str | None = None, typed: Any = None
     ) -> HTMLResponse:
         now = self.store.clock()
@@ -235,6 +351,23 @@ class ReviewPage:
         )
         holder = item.claimer.name if item.claimer is not None and not mine else None
         provenance = item.machine_result.get("field_provenance")
+        pages: list[dict[str, Any]] = []
+        pages_problem = None
+        if item.document_pdf is not None:
+            drawn = await run_in_threadpool(self.page_images.of, item)
+            if isinstance(drawn, str):
+                pages_problem = drawn
+            else:
+                boxes = page_boxes(item.fields, provenance)
+                pages = [
+                    {
+                        "number": page.number,
+                        "width": round(page.width, 2),
+                        "height": round(page.height, 2),
+                        "boxes": boxes.get(page.number, []),
+                    }
+                    for page in drawn
+                ]
         return self.render(
             "item.html",
             status,
@@ -246,6 +379,8 @@ class ReviewPage:
             segments=segments(item.document_text or "", item.fields, provenance),
             inputs=self.inputs(item, typed),
             provenance=provenance if isinstance(provenance, dict) else {},
+            pages=pages,
+            pages_problem=pages_problem,
         )
 
     def inputs(self, item: Item, typed: Any) -> list[dict[str, Any]]:
@@ -295,7 +430,7 @@ class ReviewPage:
         try:
             resolution = self.inbox.resolve(item.id, session.reviewer, values)
         except InvalidInputError as exc:
-            return self.item_page(item, session, status=422, error=exc.message, typed=dict(form))
+            return await self.item_page(item, session, status=422, error=exc.message, typed=dict(form))
         except ConflictError as exc:
             return self.render("message.html", 409, title="Not resolved", message=exc.message, session=session)
         notice = f"Item {item.id} resolved."
@@ -365,6 +500,7 @@ class ReviewPage:
             Route("/logout", self.signed_in(self.logout), methods=["POST"]),
             Route("/", self.signed_in(self.index)),
             Route("/items/{item_id:int}", self.signed_in(self.item)),
+            Route("/items/{item_id:int}/pages/{number:int}.png", self.signed_in(self.page_image)),
             Route("/items/{item_id:int}/claim", self.signed_in(self.claim), methods=["POST"]),
             Route("/items/{item_id:int}/resolve", self.signed_in(self.resolve), methods=["POST"]),
             Route("/items/{item_id:int}/release", self.signed_in(self.release), methods=["POST"]),

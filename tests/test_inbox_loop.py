@@ -11,6 +11,7 @@ import threading
 import pytest
 
 from tests.conftest import GLOBEX, GLOBEX_DATA, Service, starts_processes
+from tests.test_webhooks import SECRET, Receiver, readme_verifier, webhook_settings
 
 WRONG = {**GLOBEX_DATA, "total": 538.20}
 
@@ -28,24 +29,31 @@ def take(inbox, job_id):
 
 
 @pytest.fixture(scope="module")
+def receiver():
+    """A loopback webhook receiver, the only destination the loop's settings allow."""
+    server = Receiver()
+    yield server
+    server.close()
+
+
+@pytest.fixture(scope="module")
 @starts_processes
 def loop(redis_server, tmp_path_factory):
     import redis
 
-    from vetq.core.settings import load_settings
     from vetq.inbox.service import Inbox
     from vetq.inbox.store import InboxStore
 
     client = redis.Redis.from_url(redis_server.url)
     client.flushall()
     home = tmp_path_factory.mktemp("inbox-loop")
-    settings = load_settings(home=home, inbox=True)
+    settings = webhook_settings(home, inbox=True, inbox_review_verdicts=True)
     service = Service(settings, redis_server.url)
     store = InboxStore.open(settings.inbox_database_url(), lease_s=60)
-    inbox = Inbox(store, client, settings)
+    inbox = Inbox(store, client, settings, redis_url=redis_server.url)
     yield service, inbox
     service.close()
-    store.close()
+    inbox.close()
     client.close()
 
 
@@ -144,6 +152,47 @@ def test_resolving_makes_the_jobs_result_reviewed_for_the_producer_waiting_on_it
     assert registry().get_sample_value("vetq_inbox_corrections_total", {"schema": "invoice", "field": "total"}) >= 1
 
 
+def test_a_callback_gets_the_needs_review_result_then_the_reviewed_one_both_signed(loop, receiver):
+    """The webhook fires again on review: the worker POSTs the machine's result
+    (job.finished), the inbox's resolution the reviewed one (job.reviewed), each signed."""
+    from vetq.core.webhooks import verify
+
+    service, inbox = loop
+    url = receiver.url("/reviewed")
+    job = service.client.submit_validation(GLOBEX, WRONG, heuristics_only=True, callback_url=url, tenant="acme")
+    machine = job.result(timeout=60)
+    assert machine["status"] == "needs_review"
+    (finished,) = receiver.wait_for("/reviewed", 1)
+    assert json.loads(finished["body"]) == {
+        "event": "job.finished",
+        "job_id": job.id,
+        "tenant": "acme",
+        "result": machine,
+    }
+
+    item_id, _ = take(inbox, job.id)
+    assert inbox.store.item(item_id).callback_url == url
+    inbox.store.add_reviewer("eve")
+    eve = inbox.store.reviewer_named("eve")
+    inbox.store.claim(item_id, eve)
+    assert inbox.resolve(item_id, eve, {"total": 583.2}).written == "stored"
+
+    _, reviewed_post = receiver.wait_for("/reviewed", 2)
+    reviewed = job.result(timeout=10, until="reviewed")
+    body = json.loads(reviewed_post["body"])
+    assert body == {"event": "job.reviewed", "job_id": job.id, "tenant": "acme", "result": reviewed}
+    assert body["result"]["data"]["total"] == 583.2 and body["result"]["machine_result"] == machine
+    headers = reviewed_post["headers"]
+    assert headers["X-Vetq-Job-Id"] == job.id
+    assert headers["X-Vetq-Delivery"] == reviewed["review"]["id"]  # the same id should sync publish it again
+    assert headers["X-Vetq-Delivery"] != finished["headers"]["X-Vetq-Delivery"]
+    verify_vetq_signature = readme_verifier()
+    for post in (finished, reviewed_post):
+        assert verify(SECRET, post["headers"], post["body"])
+        assert verify_vetq_signature(SECRET.encode(), post["headers"], post["body"])
+    assert inbox.store.unwritten() == []
+
+
 def test_a_result_is_replaced_once_and_only_the_machine_result_it_was_made_from(loop):
     from vetq.core.errors import ConflictError
     from vetq.workers.result_backend import store_reviewed
@@ -180,7 +229,7 @@ def test_a_resolution_whose_result_cannot_be_written_yet_is_written_by_the_next_
     from redis.retry import Retry
 
     unreachable = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.5, retry=Retry(NoBackoff(), 0))
-    away = Inbox(inbox.store, unreachable, inbox.settings)
+    away = Inbox(inbox.store, unreachable, inbox.settings, redis_url="redis://127.0.0.1:1/0")
     resolution = away.resolve(item_id, ben, {})  # every value confirmed
     assert resolution.written is None and "once Redis answers" in resolution.error
     assert resolution.item.state == "resolved"
@@ -241,3 +290,46 @@ def test_an_async_producer_waits_for_the_review_too(loop):
 
     reviewed = asyncio.run(scenario())
     assert reviewed["status"] == "reviewed" and reviewed["data"]["total"] == 583.2
+
+
+def test_a_review_verdict_becomes_an_item_and_the_reviewers_verdict_the_jobs_result(loop):
+    """VETQ_INBOX_REVIEW_VERDICTS: a review job's verdict (status ok) goes through the
+    same loop: handed over, taken into a review item, resolved, the job's result reviewed."""
+    from tests.test_review_service import POS, PROPOSAL, VER, make_request
+    from vetq.core.errors import InvalidInputError
+    from vetq.core.llm.scripted import ScriptedLLMClient
+
+    service, inbox = loop
+    service.app.conf.vetq_context.replace_reviewer(ScriptedLLMClient([POS, VER]))
+    job = service.client.submit_review(make_request().model_dump(mode="json", exclude_none=True), tenant="acme")
+    machine = job.result(timeout=60)
+    assert (machine["status"], machine["verdict"]) == ("ok", "MODIFY")
+    item_id, _ = take(inbox, job.id)
+    item = inbox.store.item(item_id)
+    assert (item.kind, item.schema_name, item.tenant) == ("review", "review", "acme")
+    assert [(f.path, f.flagged, f.machine_value) for f in item.fields] == [
+        ("verdict", True, "MODIFY"),
+        ("recommendation", False, "Add idempotency keys."),
+    ]
+    assert "OBJECTIVE\nDeliver order events" in item.document_text and PROPOSAL in item.document_text
+
+    inbox.store.add_reviewer("dee")
+    dee = inbox.store.reviewer_named("dee")
+    inbox.store.claim(item_id, dee)
+    with pytest.raises(InvalidInputError, match="verdict must be one of"):
+        inbox.resolve(item_id, dee, {"verdict": "MAYBE"})
+    assert service.client.job(job.id).result(timeout=5) == machine  # nothing written
+    recommendation = "Keep it: the outbox already makes delivery atomic."
+    resolution = inbox.resolve(item_id, dee, {"verdict": "KEEP", "recommendation": recommendation})
+    assert (resolution.written, resolution.error) == ("stored", None)
+
+    reviewed = job.result(timeout=10, until="reviewed")
+    assert (reviewed["status"], reviewed["verdict"], reviewed["recommendation"]) == ("reviewed", "KEEP", recommendation)
+    assert reviewed["review"]["reviewer"] == "dee"
+    assert reviewed["review"]["corrections"] == [
+        {"field": "verdict", "machine": "MODIFY", "reviewed": "KEEP"},
+        {"field": "recommendation", "machine": "Add idempotency keys.", "reviewed": recommendation},
+    ]
+    assert reviewed["machine_result"] == machine
+    assert reviewed["meta"] == machine["meta"] and reviewed["trace_id"] == machine["trace_id"] == job.trace_id
+    assert inbox.store.item(item_id).state == "resolved" and inbox.store.unwritten() == []

@@ -231,3 +231,22 @@ def test_a_reviewers_text_becomes_the_value_its_kind_takes():
     assert value_from_text("boolean", "Yes") is True
     assert value_from_text("list", "[]") == []
     assert value_from_text("text", " Globex Ltd ") == " Globex Ltd "
+
+
+def test_an_item_keeps_its_jobs_pdf_within_the_limit_and_its_callback(store, clock):
+    import base64
+    import dataclasses
+
+    def with_pdf(job_id, size, **extra):
+        pdf = b"%PDF-1.7\n" + b"x" * (size - 9)
+        base = draft(job_id, clock=clock)
+        request = {**base.request, "pdf": base64.b64encode(pdf).decode()}
+        return dataclasses.replace(base, request=request, **extra), pdf
+
+    store.max_pdf_bytes = 4096
+    kept, pdf = with_pdf("job-pdf", 4096, callback_url="https://hooks.example.com/vetq?t=1", batch_id="batch-7")
+    item = store.item(store.add_item(kept)[0])
+    assert item.document_pdf == pdf
+    assert (item.callback_url, item.batch_id) == ("https://hooks.example.com/vetq?t=1", "batch-7")
+    too_big, _ = with_pdf("job-pdf-big", 4097)
+    assert store.item(store.add_item(too_big)[0]).document_pdf is None  # the item stands, without the PDF

@@ -25,7 +25,7 @@ def page(redis_url, tmp_path):
     clock = Clock()
     settings = load_settings(home=tmp_path)
     store = InboxStore.open(settings.inbox_database_url(), lease_s=600, clock=clock)
-    inbox = Inbox(store, redis.Redis.from_url(redis_url), settings)
+    inbox = Inbox(store, redis.Redis.from_url(redis_url), settings, redis_url=redis_url)
     review_page = ReviewPage(inbox, sync_every_s=0)
     clients = []
 

@@ -19,12 +19,31 @@ from collections.abc import Mapping
 from typing import Any
 
 from vetq.core.logging import get_logger
-from vetq.core.queue import KIND_OF_TASK, PRIORITY_HEADER, TASK_REVIEW, TENANT_HEADER
+from vetq.core.queue import (
+    BATCH_HEADER,
+    CALLBACK_URL_HEADER,
+    KIND_OF_TASK,
+    PRIORITY_HEADER,
+    TASK_REVIEW,
+    TENANT_HEADER,
+)
 from vetq.core.redis_keys import INBOX_STREAM
 
 log = get_logger("vetq.worker")
 
-ENTRY_FIELDS = ("job_id", "task", "request", "result", "tenant", "priority", "finished_at")
+ENTRY_FIELDS = (
+    "job_id",
+    "task",
+    "request",
+    "result",
+    "tenant",
+    "priority",
+    "callback_url",
+    "batch_id",
+    "finished_at",
+)
+# The job's message headers an item keeps: its callback gets the reviewed result too.
+HEADERS = (TENANT_HEADER, PRIORITY_HEADER, CALLBACK_URL_HEADER, BATCH_HEADER)
 
 
 def needs_a_person(task_name: Any, retval: Any, *, review_verdicts: bool) -> bool:
@@ -40,14 +59,19 @@ def needs_a_person(task_name: Any, retval: Any, *, review_verdicts: bool) -> boo
 def entry_of(
     task_name: str, job_id: str, payload: Any, retval: Mapping[str, Any], headers: Mapping[str, Any]
 ) -> dict[str, str]:
-    tenant, priority = headers.get(TENANT_HEADER), headers.get(PRIORITY_HEADER)
+    def text(name: str) -> str:
+        value = headers.get(name)
+        return str(value) if value else ""
+
     return {
         "job_id": job_id,
         "task": task_name,
         "request": json.dumps(payload if isinstance(payload, Mapping) else {}, ensure_ascii=False),
         "result": json.dumps(dict(retval), ensure_ascii=False),
-        "tenant": str(tenant) if tenant else "",
-        "priority": str(priority) if priority else "",
+        "tenant": text(TENANT_HEADER),
+        "priority": text(PRIORITY_HEADER),
+        "callback_url": text(CALLBACK_URL_HEADER),
+        "batch_id": text(BATCH_HEADER),
         "finished_at": repr(time.time()),
     }
 

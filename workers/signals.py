@@ -14,7 +14,7 @@ import structlog
 from celery import signals
 
 from vetq.core.logging import get_logger
-from vetq.core.queue import KIND_OF_TASK, PRIORITY_HEADER, TASK_WEBHOOK, TENANT_HEADER, TRACE_HEADER
+from vetq.core.queue import KIND_OF_TASK, TASK_WEBHOOK, TRACE_HEADER
 from vetq.core.tracing import TRACEPARENT_HEADER, TRACESTATE_HEADER, get_tracer
 
 log = get_logger("vetq.worker")
@@ -209,7 +209,7 @@ def _hand_to_inbox(
     if not inbox_handoff.needs_a_person(name, retval, review_verdicts=settings.inbox_review_verdicts):
         return
     request = getattr(task, "request", None)
-    headers = {key: header_of(request, key) for key in (TENANT_HEADER, PRIORITY_HEADER)}
+    headers = {key: header_of(request, key) for key in inbox_handoff.HEADERS}
     payload = args[0] if isinstance(args, (list, tuple)) and args else None
     inbox_handoff.hand_over(context.redis, inbox_handoff.entry_of(name, task_id, payload, retval, headers))
 

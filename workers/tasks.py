@@ -26,6 +26,7 @@ from vetq.core.llm.prices import budget_micro_usd, check_budget_usd
 from vetq.core.logging import get_logger
 from vetq.core.queue import (
     BATCH_BUDGET_USD_HEADER,
+    BATCH_HEADER,
     BUDGET_USD_HEADER,
     BULK_DEADLINE_HEADER,
     BULK_WAITING_STATE,
@@ -71,7 +72,6 @@ from vetq.workers.result_backend import CANCELED_ATTRIBUTE
 from vetq.workers.signals import trace_id_of
 from vetq.workers.tenant_usage import TenantUsage
 
-BATCH_HEADER = "batch_id"
 BATCH_BUDGET_HEADER = "batch_token_budget"
 # A job's own retry counts travel in its message headers (Task.retry keeps the headers
 # it is given), apart from Celery's `retries`, which every requeue (and every parked

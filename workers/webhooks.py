@@ -6,6 +6,8 @@ the worker's task_postrun handler (workers/signals.py) publishes one `vetq.webho
 message to the `webhook` queue, carrying the JSON body made once, and is done: the
 job's slot is never held by the POST or its retries. A job without a callback costs
 one header lookup. A retry (RETRY) and a bulk job's parking (IGNORED) are not ends.
+A needs_review result a person resolves in the inbox is delivered again, reviewed
+(event job.reviewed): the inbox publishes it through the same `publish_delivery`.
 
 A delivery is a small task on the webhook queue, which every worker serves. It
 resolves the host, keeps only the addresses VETQ_WEBHOOK_ALLOW accepts
@@ -77,6 +79,8 @@ FINAL_STATES = frozenset({"SUCCESS", "FAILURE"})
 WEBHOOK_ATTEMPTS_HEADER = "vetq_webhook_attempts"
 WEBHOOK_MAX_BACKOFF_S = 600.0
 EVENT_JOB_FINISHED = "job.finished"
+# A needs_review result a person resolved in the inbox: its reviewed result (inbox/service.py).
+EVENT_JOB_REVIEWED = "job.reviewed"
 USER_AGENT = "vetq-webhook/1"
 
 
@@ -102,20 +106,49 @@ def schedule_delivery(task: Task, job_id: str, state: str | None, retval: Any) -
         result = retval
     else:
         result = failure_result(job_id, trace_id, retval if isinstance(retval, BaseException) else None)
-    body: dict[str, Any] = {"event": EVENT_JOB_FINISHED, "job_id": job_id}
-    for name, value in (("batch_id", header(task, BATCH_HEADER)), ("tenant", header(task, TENANT_HEADER))):
+    publish_delivery(
+        task.app,
+        job_id,
+        str(url),
+        result,
+        trace_id=trace_id,
+        batch_id=header(task, BATCH_HEADER),
+        tenant=header(task, TENANT_HEADER),
+    )
+    return True
+
+
+def publish_delivery(
+    app: Celery,
+    job_id: str,
+    url: str,
+    result: dict[str, Any],
+    *,
+    event: str = EVENT_JOB_FINISHED,
+    trace_id: str | None = None,
+    batch_id: str | None = None,
+    tenant: str | None = None,
+    delivery_id: str | None = None,
+) -> None:
+    """Publish one `vetq.webhook` message carrying the body made here, once: the one way
+    a result is delivered, whether a worker's job ended (job.finished) or a person
+    resolved its inbox item (job.reviewed, from the inbox's process). `delivery_id`
+    (X-Vetq-Delivery; a new one when not given) lets a publisher that may publish the
+    same delivery again give it the same id. Raises what the broker raises."""
+    body: dict[str, Any] = {"event": event, "job_id": job_id}
+    for name, value in (("batch_id", batch_id), ("tenant", tenant)):
         if value:
             body[name] = value
     body["result"] = result
-    task.app.send_task(
+    app.send_task(
         TASK_WEBHOOK,
         args=[{"job_id": job_id, "url": url, "body": json.dumps(body)}],
         queue=WEBHOOK_QUEUE,
+        task_id=delivery_id,
         headers={TRACE_HEADER: trace_id, SENT_AT_HEADER: time.time()} if trace_id else {SENT_AT_HEADER: time.time()},
         ignore_result=True,
     )
-    log.info("webhook_scheduled", destination=origin_of(str(url)))
-    return True
+    log.info("webhook_scheduled", webhook_event=event, destination=origin_of(url))
 
 
 # --------------------------------------------------------------------- the POST

@@ -9,6 +9,8 @@ PDF can loop or crash the library. `convert_isolated` runs the conversion as
 (Tesseract included) when the time is up: the worker never hangs or dies on a PDF.
 
 `convert` is the conversion itself, a pure function of the bytes and the options.
+`render` draws the pages as images for a person (the inbox's review page), run the
+same way by `render_isolated`.
 """
 
 from __future__ import annotations
@@ -26,7 +28,16 @@ from vetq.core.documents.layout import PlacedWord, lay_out
 from vetq.core.documents.pages import Page, PdfText
 from vetq.core.errors import ConfigError, ErrorCode, InvalidInputError, VetqError
 
-__all__ = ["ConvertOptions", "UnsupportedDocumentError", "convert", "convert_isolated"]
+__all__ = [
+    "ConvertOptions",
+    "PageImage",
+    "RenderOptions",
+    "UnsupportedDocumentError",
+    "convert",
+    "convert_isolated",
+    "render",
+    "render_isolated",
+]
 
 # A page holding fewer characters than this over an image that covers at least
 # SCANNED_IMAGE_SHARE of it is a scan (a fax header line over a scanned page).
@@ -53,31 +64,60 @@ class ConvertOptions:
     timeout_s: float = 60.0
 
 
+@dataclass(frozen=True)
+class RenderOptions:
+    # 110 dpi: an A4 page is 909 x 1286 pixels, its 10-point text plainly readable
+    # beside the review form, in some 100 kB of grayscale PNG.
+    dpi: float = 110.0
+    max_pages: int = 50
+    # A page larger than this at `dpi` (a poster, a drawing) is drawn smaller to fit it.
+    max_pixels: int = 3_000_000
+    timeout_s: float = 60.0
+
+
+@dataclass(frozen=True)
+class PageImage:
+    number: int  # 1-based
+    width: float  # the page as displayed, in points: the space provenance boxes are in
+    height: float
+    png: bytes
+
+
 # --------------------------------------------------------------------------- conversion
 
 
-def convert(data: bytes, options: ConvertOptions) -> PdfText:
-    """The PDF's pages as text with word boxes. InvalidInputError for an encrypted,
-    damaged, empty or too long PDF; UnsupportedDocumentError naming the scanned pages
-    when they cannot be read (OCR off or not installed)."""
+def _open(data: bytes, max_pages: int) -> Any:
+    """The PDF opened by PDFium; InvalidInputError for one that will not open, has no
+    pages or too many."""
     import pypdfium2 as pdfium
 
     try:
         document = pdfium.PdfDocument(data)
     except pdfium.PdfiumError as exc:
         raise InvalidInputError(_load_problem(str(exc), data)) from None
+    count = len(document)
+    problem = None
+    if count == 0:
+        problem = "the PDF has no pages: send a PDF with at least one page"
+    elif count > max_pages:
+        problem = (
+            f"the PDF has {count} pages; the limit is {max_pages} (VETQ_MAX_PDF_PAGES): split it into shorter documents"
+        )
+    if problem is not None:
+        document.close()
+        raise InvalidInputError(problem)
+    return document
+
+
+def convert(data: bytes, options: ConvertOptions) -> PdfText:
+    """The PDF's pages as text with word boxes. InvalidInputError for an encrypted,
+    damaged, empty or too long PDF; UnsupportedDocumentError naming the scanned pages
+    when they cannot be read (OCR off or not installed)."""
+    document = _open(data, options.max_pages)
     try:
-        count = len(document)
-        if count == 0:
-            raise InvalidInputError("the PDF has no pages: send a PDF with at least one page")
-        if count > options.max_pages:
-            raise InvalidInputError(
-                f"the PDF has {count} pages; the limit is {options.max_pages} (VETQ_MAX_PDF_PAGES): "
-                "split it into shorter documents"
-            )
         pages: list[Page] = []
         scanned: list[int] = []
-        for index in range(count):
+        for index in range(len(document)):
             page = document[index]
             try:
                 read = _text_layer_page(page, index + 1)
@@ -89,6 +129,34 @@ def convert(data: bytes, options: ConvertOptions) -> PdfText:
         if scanned:
             _read_scans(document, pages, scanned, options)
         return PdfText(pages)
+    finally:
+        document.close()
+
+
+def render(data: bytes, options: RenderOptions) -> list[PageImage]:
+    """The PDF's pages as grayscale PNG images at options.dpi (a page over
+    options.max_pixels drawn smaller), each with its displayed size in points.
+    InvalidInputError as `convert` for a PDF that will not open or is too long."""
+    import io
+    import math
+
+    document = _open(data, options.max_pages)
+    try:
+        images = []
+        for index in range(len(document)):
+            page = document[index]
+            try:
+                width, height = page.get_size()  # as displayed: /Rotate applied, as the render is
+                scale = options.dpi / 72
+                pixels = width * height * scale * scale
+                if pixels > options.max_pixels:
+                    scale *= math.sqrt(options.max_pixels / pixels)
+                out = io.BytesIO()
+                page.render(scale=scale, grayscale=True).to_pil().save(out, format="PNG")
+                images.append(PageImage(index + 1, float(width), float(height), out.getvalue()))
+            finally:
+                page.close()
+        return images
     finally:
         document.close()
 
@@ -231,7 +299,36 @@ def convert_isolated(data: bytes, options: ConvertOptions) -> PdfText:
     past it the child's process group is killed and the PDF refused (INVALID_INPUT).
     A child that crashes (a signal, a memory limit) is refused the same way; the
     worker carries on."""
-    command = [sys.executable, "-m", "vetq.core.documents.pdf", json.dumps(asdict(options))]
+    reply = _in_child(CONVERT, data, asdict(options), options.timeout_s)
+    return PdfText([Page.from_json(page) for page in reply["pages"]])
+
+
+def render_isolated(data: bytes, options: RenderOptions) -> list[PageImage]:
+    """`render` in a child process, limited as `convert_isolated` is: the inbox's
+    server never runs PDFium itself (not thread-safe, and a PDF may hang it)."""
+    import base64
+
+    reply = _in_child(RENDER, data, asdict(options), options.timeout_s)
+    return [
+        PageImage(int(page["number"]), float(page["width"]), float(page["height"]), base64.b64decode(page["png"]))
+        for page in reply["pages"]
+    ]
+
+
+CONVERT, RENDER = "convert", "render"
+# What a child's failure says, by its task: what it was doing, what the PDF could not
+# be, and who could not do it.
+_DOING = {
+    CONVERT: ("converting the PDF", "converted", "the worker cannot convert PDFs"),
+    RENDER: ("drawing the PDF's pages", "drawn", "the inbox cannot draw PDF pages"),
+}
+
+
+def _in_child(task: str, data: bytes, options: dict[str, Any], timeout_s: float) -> dict[str, Any]:
+    """`python -m vetq.core.documents.pdf TASK OPTIONS` in its own process group, the PDF
+    on its stdin, killed with its group after timeout_s: its JSON reply, or the
+    VetqError it reported, or INVALID_INPUT for a child that timed out or crashed."""
+    command = [sys.executable, "-m", "vetq.core.documents.pdf", task, json.dumps(options)]
     child = subprocess.Popen(
         command,
         stdin=subprocess.PIPE,
@@ -240,16 +337,16 @@ def convert_isolated(data: bytes, options: ConvertOptions) -> PdfText:
         start_new_session=True,  # its own process group: Tesseract goes with it
     )
     try:
-        out, err = child.communicate(data, timeout=options.timeout_s)
+        out, err = child.communicate(data, timeout=timeout_s)
     except subprocess.TimeoutExpired:
         raise InvalidInputError(
-            f"converting the PDF took longer than {options.timeout_s:g} s (VETQ_PDF_TIMEOUT_S) and was stopped: "
+            f"{_DOING[task][0]} took longer than {timeout_s:g} s (VETQ_PDF_TIMEOUT_S) and was stopped: "
             "it may be damaged or unusually complex; print it to a new PDF, send its text, or raise the limit"
         ) from None
     finally:
         if child.poll() is None:
             _kill_group(child)
-    return _reply(child.returncode, out, err)
+    return _reply(task, child.returncode, out, err)
 
 
 def _kill_group(child: subprocess.Popen[bytes]) -> None:
@@ -263,7 +360,7 @@ def _kill_group(child: subprocess.Popen[bytes]) -> None:
             stream.close()
 
 
-def _reply(returncode: int, out: bytes, err: bytes) -> PdfText:
+def _reply(task: str, returncode: int, out: bytes, err: bytes) -> dict[str, Any]:
     try:
         reply = json.loads(out) if out else None
     except ValueError:
@@ -278,13 +375,13 @@ def _reply(returncode: int, out: bytes, err: bytes) -> PdfText:
             cause = f"exit code {returncode}"
         detail = err.decode("utf-8", "replace").strip().splitlines()[-1:] if err else []
         raise InvalidInputError(
-            f"the PDF could not be converted (the converter stopped: {cause}"
+            f"the PDF could not be {_DOING[task][1]} (the child process stopped: {cause}"
             f"{'; ' + detail[0][:200] if detail else ''}): send the original file, or print it to a new PDF"
         )
     if "error" in reply:
         code, message = reply["error"]["code"], str(reply["error"]["message"])
         raise VetqError(message, code=ErrorCode(code))
-    return PdfText([Page.from_json(page) for page in reply["pages"]])
+    return reply
 
 
 def _limit_child() -> None:
@@ -297,29 +394,46 @@ def _limit_child() -> None:
 
 
 def main(argv: list[str]) -> int:
-    """The child's side: options as JSON in argv, the PDF on stdin, the pages (or an
-    error) as JSON on stdout."""
-    options = ConvertOptions(**json.loads(argv[0]))
+    """The child's side: its task (convert, render) and options as JSON in argv, the
+    PDF on stdin, the reply (or an error) as JSON on stdout."""
+    task, raw_options = argv[0], json.loads(argv[1])
+    timeout_s = float(raw_options["timeout_s"])
     try:
         import resource
 
-        cpu = int(options.timeout_s) + CHILD_CPU_MARGIN_S
+        cpu = int(timeout_s) + CHILD_CPU_MARGIN_S
         resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
     except (ImportError, ValueError, OSError):
         pass
     _limit_child()
     data = sys.stdin.buffer.read()
     try:
-        reply: dict[str, Any] = {"pages": [page.to_json() for page in convert(data, options).pages]}
+        if task == RENDER:
+            import base64
+
+            reply: dict[str, Any] = {
+                "pages": [
+                    {
+                        "number": image.number,
+                        "width": image.width,
+                        "height": image.height,
+                        "png": base64.b64encode(image.png).decode("ascii"),
+                    }
+                    for image in render(data, RenderOptions(**raw_options))
+                ]
+            }
+        else:
+            reply = {"pages": [page.to_json() for page in convert(data, ConvertOptions(**raw_options)).pages]}
     except VetqError as exc:
         reply = {"error": {"code": exc.code.value, "message": exc.message}}
     except ImportError as exc:
-        reply = {"error": {"code": ConfigError.code.value, "message": f"the worker cannot convert PDFs: {exc}"}}
+        reply = {"error": {"code": ConfigError.code.value, "message": f"{_DOING[task][2]}: {exc}"}}
     except MemoryError:
         reply = {
             "error": {
                 "code": ErrorCode.INVALID_INPUT.value,
-                "message": "the PDF needs more memory to convert than a worker allows: print it to a new PDF",
+                "message": f"the PDF needs more memory to be {_DOING[task][1]} than a child process may take: "
+                "print it to a new PDF",
             }
         }
     sys.stdout.write(json.dumps(reply, ensure_ascii=False))

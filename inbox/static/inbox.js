@@ -1,7 +1,7 @@
 // Keyboard shortcuts for the review page; every page works without this file.
 // List: j/k select an item, Enter reviews it. Item: j/k move between flagged values,
 // Ctrl/Cmd+Enter resolves (unchanged values are confirmed). A focused value lights up
-// its place in the document.
+// its place in the document (a mark in its text, or a box on its PDF page).
 (function () {
   "use strict";
   function typing(event) {
@@ -9,7 +9,7 @@
     return tag === "INPUT" || tag === "TEXTAREA" || tag === "SELECT";
   }
   function marksOf(field) {
-    return Array.prototype.filter.call(document.querySelectorAll("mark.span"), function (mark) {
+    return Array.prototype.filter.call(document.querySelectorAll("mark.span, rect.box"), function (mark) {
       return mark.getAttribute("data-field") === field;
     });
   }
