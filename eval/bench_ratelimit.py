@@ -58,6 +58,33 @@ def answer(path: str, body: dict[str, Any]) -> str:
     return json.dumps(DATA)
 
 
+def worker_env(fake: Any, limits: str, window_s: float, **extra: str) -> dict[str, str]:
+    """A benchmark worker's settings: both roles on the fake provider's one model under
+    `limits`, no response cache, waits long enough to ride out a window."""
+    return {
+        "VETQ_GENERATOR": f"openai:{MODEL}",
+        "VETQ_CRITIC": f"openai:{MODEL}",
+        "OPENAI_BASE_URL": fake.base_url_openai,
+        "OPENAI_API_KEY": "bench-key-not-real",
+        "VETQ_LIMITS": limits,
+        "VETQ_LIMIT_WINDOW_S": str(window_s),
+        "VETQ_CACHE_TTL_S": "0",
+        "VETQ_MAX_SLEEP_S": str(max(window_s, 10.0)),
+        "VETQ_MAX_ATTEMPTS": "50",
+        "VETQ_LOG_LEVEL": "WARNING",
+        **extra,
+    }
+
+
+def spawn_workers(redis_url: str, workers: int, concurrency: int, env: dict[str, str]) -> list[Any]:
+    from vetq.workers.runner import spawn_worker_process
+
+    return [
+        spawn_worker_process(redis_url, queues=["extract"], concurrency=concurrency, pool="threads", extra_env=env)
+        for _ in range(workers)
+    ]
+
+
 def run_mode(
     *,
     fleet_limiter: bool,
@@ -75,31 +102,14 @@ def run_mode(
     from vetq.core.settings import load_settings
     from vetq.eval.fake_provider import FakeProvider
     from vetq.workers.embedded_redis import EmbeddedRedis
-    from vetq.workers.runner import spawn_worker_process, stop_processes
+    from vetq.workers.runner import stop_processes
 
     home = Path(tempfile.mkdtemp(prefix="vetq-bench-rl-"))
     limits = f"openai:{MODEL}={rpm}rpm" + (f",{tpm}tpm" if tpm else "")
     with FakeProvider(rpm=rpm, tpm=tpm, latency_ms=latency_ms, window_s=window_s) as fake, EmbeddedRedis(home) as redis:
         fake.set_responder(answer)
-        env = {
-            "VETQ_GENERATOR": f"openai:{MODEL}",
-            "VETQ_CRITIC": f"openai:{MODEL}",
-            "OPENAI_BASE_URL": fake.base_url_openai,
-            "OPENAI_API_KEY": "bench-key-not-real",
-            "VETQ_LIMITS": limits,
-            "VETQ_LIMIT_WINDOW_S": str(window_s),
-            "VETQ_FLEET_LIMITER": "on" if fleet_limiter else "off",
-            "VETQ_CACHE_TTL_S": "0",
-            "VETQ_MAX_SLEEP_S": str(max(window_s, 10.0)),
-            "VETQ_MAX_ATTEMPTS": "50",
-            "VETQ_LOG_LEVEL": "WARNING",
-        }
-        processes = [
-            spawn_worker_process(
-                redis.live_url, queues=["extract"], concurrency=concurrency, pool="threads", extra_env=env
-            )
-            for _ in range(workers)
-        ]
+        env = worker_env(fake, limits, window_s, VETQ_FLEET_LIMITER="on" if fleet_limiter else "off")
+        processes = spawn_workers(redis.live_url, workers, concurrency, env)
         try:
             settings = load_settings(home=home, log_level="WARNING")
             with Client(redis.url, settings=settings) as client:
@@ -182,7 +192,7 @@ def run_tenants(
     from vetq.core.settings import load_settings
     from vetq.eval.fake_provider import FakeProvider
     from vetq.workers.embedded_redis import EmbeddedRedis
-    from vetq.workers.runner import spawn_worker_process, stop_processes
+    from vetq.workers.runner import stop_processes
 
     calls: list[tuple[float, str]] = []  # (arrival, tenant) of each answered model call
     calls_lock = threading.Lock()
@@ -199,24 +209,8 @@ def run_tenants(
         EmbeddedRedis(home) as redis,
     ):
         fake.set_responder(tenant_answer)
-        env = {
-            "VETQ_GENERATOR": f"openai:{MODEL}",
-            "VETQ_CRITIC": f"openai:{MODEL}",
-            "OPENAI_BASE_URL": fake.base_url_openai,
-            "OPENAI_API_KEY": "bench-key-not-real",
-            "VETQ_LIMITS": f"openai:{MODEL}={rpm}rpm",
-            "VETQ_LIMIT_WINDOW_S": str(window_s),
-            "VETQ_CACHE_TTL_S": "0",
-            "VETQ_MAX_SLEEP_S": str(max(window_s, 10.0)),
-            "VETQ_MAX_ATTEMPTS": "50",
-            "VETQ_LOG_LEVEL": "WARNING",
-        }
-        processes = [
-            spawn_worker_process(
-                redis.live_url, queues=["extract"], concurrency=concurrency, pool="threads", extra_env=env
-            )
-            for _ in range(workers)
-        ]
+        env = worker_env(fake, f"openai:{MODEL}={rpm}rpm", window_s)
+        processes = spawn_workers(redis.live_url, workers, concurrency, env)
         done: dict[str, list[float]] = {FLOOD: [], QUIET: []}
         submitted: dict[str, float] = {}
         try:
