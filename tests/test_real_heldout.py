@@ -2,8 +2,8 @@
 never tuned on. Its files agree with what its build derives, no document of the tuned set
 is in it (nor another rendering of one), every label value is in its text, and its
 evaluation runs through the queue. The issue's targets are asserted only where the
-measured figures meet them (false alarms per field: 2 of 211); the document rate (2 of 38)
-and the catch rate (133 of 136) do not, and are reported in its README, not asserted."""
+measured figures meet them (false alarms: 2 of 42 documents, 2 of 226 fields); the catch
+rate (146 of 150) does not, and is reported in its README, not asserted."""
 
 from __future__ import annotations
 
@@ -46,7 +46,7 @@ def test_no_tuned_document_is_held_out():
 
 
 def test_every_document_names_its_source_licence_and_commit_and_its_values_are_in_its_text():
-    assert len(DOCUMENTS) >= 38
+    assert len(DOCUMENTS) >= 42
     for doc in DOCUMENTS:
         source = doc["source"]
         assert source["licence"] and len(source["commit"]) == 40 and source["path"], doc["id"]
@@ -65,6 +65,8 @@ LICENCE_FILES = {
     "konik-io/konik": ("AGPL-3.0-or-later", ["AGPL-3.0.txt", "NOTICE-konik.md"]),
     "Engenere/BrazilFiscalReport": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt"]),
     "asseinfo/br_danfe": ("MIT", ["MIT-br_danfe.txt"]),
+    "fabyo/NFEDanfe": ("MIT", ["MIT-NFEDanfe.txt"]),
+    "ismaelnjr/nfetoolkit-project": ("MIT", ["MIT-nfetoolkit.txt"]),
 }
 
 
@@ -81,7 +83,13 @@ def test_every_source_has_its_licence_text_and_one_commit():
     assert all(len(c) == 1 for c in commits.values())
 
 
-def test_documents_jsonl_is_what_the_build_derives():
+def test_documents_jsonl_is_what_the_build_derives(monkeypatch):
+    from vetq.eval.golden.real import build as tuned_build
+
+    # the held-out build.py points the tuned set's builder at its folder: undo it after
+    # this test, so that tests of the tuned set run after it in this process still see theirs
+    for name in ("HERE", "LABELS", "DOCUMENTS", "README", "TEXTS", "PDFS"):
+        monkeypatch.setattr(tuned_build, name, getattr(tuned_build, name))
     real_build = _heldout_script("build").real_build
     labels = real_build.load_labels()
     assert [label["id"] for label in labels] == [doc["id"] for doc in DOCUMENTS]
@@ -110,6 +118,7 @@ def test_the_heldout_eval_runs_and_computes_its_catch(heldout_report):
     caught, total = report.catch()
     assert total == len(re_.all_corruptions(DOCUMENTS)) and total > 0
     assert report.catch_rate == round(caught / total, 4)
-    # The target the held-out figures meet (README): asserted. The document rate and the
-    # catch rate are not met; they are reported, not asserted.
+    # The targets the held-out figures meet (README): asserted. The catch rate is not met;
+    # it is reported, not asserted.
+    assert report.false_alarm_doc_rate <= re_.DEFAULT_MAX_FALSE_ALARM_DOCS, report.to_text()
     assert report.false_alarm_field_rate <= re_.DEFAULT_MAX_FALSE_ALARM_FIELDS, report.to_text()
