@@ -41,6 +41,7 @@ from vetq.core.lanes import require_batch_models
 from vetq.core.llm.client import ModelSpec
 from vetq.core.logging import get_logger
 from vetq.core.queue import (
+    BATCH_BUDGET_HEADER,
     BATCH_BUDGET_USD_HEADER,
     BUDGET_USD_HEADER,
     BULK_WAITING_STATE,
@@ -1002,7 +1003,7 @@ class Client:
         options = job_options(**given)
         require_callback_allowed(options.callback_url, self.settings)
         batch_id = uuid.uuid4().hex
-        budgets = {"batch_token_budget": token_budget, BATCH_BUDGET_USD_HEADER: options.budget_usd}
+        budgets = {BATCH_BUDGET_HEADER: token_budget, BATCH_BUDGET_USD_HEADER: options.budget_usd}
         budgets = {name: value for name, value in budgets.items() if value is not None}
         with _service_errors(self.redis_url):
             self._record_batch(batch_id, {"lane": options.lane.lane.value, "created": f"{time.time():.3f}", **budgets})

@@ -52,8 +52,12 @@ REALTIME_FALLBACK_HEADER = "vetq_realtime_fallback"
 PRIORITY_HEADER = "vetq_priority"
 TENANT_HEADER = "vetq_tenant"
 CALLBACK_URL_HEADER = "vetq_callback_url"
-# The batch a job was submitted in (a batch's webhook bodies name it).
+# The batch a job was submitted in (a batch's webhook bodies name it), and its shared
+# token budget.
 BATCH_HEADER = "batch_id"
+BATCH_BUDGET_HEADER = "batch_token_budget"
+# A review job in one of the benchmark-only modes (VETQ_BENCH_MODES; eval/review_bench).
+BENCH_MODE_HEADER = "bench_mode"
 
 # --- priorities (README, Priorities) ---
 # A job's priority picks the list it waits in: kombu's Redis transport keeps one list

@@ -25,8 +25,10 @@ from vetq.core.llm.limits import parse_limits
 from vetq.core.llm.prices import budget_micro_usd, check_budget_usd
 from vetq.core.logging import get_logger
 from vetq.core.queue import (
+    BATCH_BUDGET_HEADER,
     BATCH_BUDGET_USD_HEADER,
     BATCH_HEADER,
+    BENCH_MODE_HEADER,
     BUDGET_USD_HEADER,
     BULK_DEADLINE_HEADER,
     BULK_WAITING_STATE,
@@ -72,7 +74,6 @@ from vetq.workers.result_backend import CANCELED_ATTRIBUTE
 from vetq.workers.signals import trace_id_of
 from vetq.workers.tenant_usage import TenantUsage
 
-BATCH_BUDGET_HEADER = "batch_token_budget"
 # A job's own retry counts travel in its message headers (Task.retry keeps the headers
 # it is given), apart from Celery's `retries`, which every requeue (and every parked
 # step) bumps: a Redis blip must not spend an attempt meant for the provider.
@@ -82,7 +83,6 @@ OUTAGE_RETRIES_HEADER = "vetq_outage_retries"
 # than one requeue step); a delivery that wakes earlier parks again.
 NOT_BEFORE_HEADER = "vetq_not_before"
 # A benchmark-only review mode (`vetq bench review` sets it; producers never do).
-BENCH_MODE_HEADER = "bench_mode"
 EXTRA_OUTAGE_RETRIES = 10
 # The length of the repr Celery's tracer makes of a vetq task's result: none.
 RESULT_REPR_MAXSIZE = 0

@@ -30,12 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from vetq.core.errors import ErrorCode
-from vetq.core.queue import TASK_REVIEW
+from vetq.core.queue import BATCH_BUDGET_HEADER, BATCH_HEADER, BENCH_MODE_HEADER, TASK_REVIEW
 from vetq.core.results import error_of, error_result
 
-BENCH_MODE_HEADER = "bench_mode"  # workers/tasks.py reads it
-BATCH_HEADER = "batch_id"
-BATCH_BUDGET_HEADER = "batch_token_budget"
 CHECKPOINT_NAME = "checkpoint.jsonl"
 HEADER_VERSION = 1
 TRANSIENT_CODES = frozenset({"RATE_LIMITED", "PROVIDER_NETWORK_ERROR", "TIMEOUT"})
