@@ -222,8 +222,11 @@ def test_the_key_value_store_the_result_backend_replaces_is_unchanged():
 
 
 # workers/reliable_transport.py: its Channel replaces the BRPOP pair of kombu's Redis
-# channel and reads these attributes of it.
+# channel, its QoS class and its synchronous client, and reads these attributes of it.
 KOMBU_CHANNEL_INTERNALS = (
+    "QoS",
+    "_create_client",
+    "pool",
     "_brpop_start",
     "_brpop_read",
     "_q_for_pri",
@@ -256,3 +259,9 @@ def test_kombu_has_an_upper_bound_and_the_redis_channel_internals_the_transport_
     poller = inspect.getsource(kombu_redis.MultiChannelPoller)
     assert "channel._brpop_start()" in poller and "chan.handlers[type]()" in poller
     assert "'BRPOP': self._brpop_read" in inspect.getsource(channel.__init__)
+    # The unacked record's write is QoS.append's (the pop script makes it redundant),
+    # and the writes and acks reach Redis through _create_client (shared per pool).
+    assert list(inspect.signature(channel._create_client).parameters) == ["self", "asynchronous"]
+    assert list(inspect.signature(kombu_redis.QoS.append).parameters) == ["self", "message", "delivery_tag"]
+    assert "self._create_client()" in inspect.getsource(channel.conn_or_acquire)
+    assert "self.channel.conn_or_acquire(client)" in inspect.getsource(kombu_redis.QoS.pipe_or_acquire)

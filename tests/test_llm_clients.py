@@ -316,3 +316,24 @@ def test_model_profiles_declare_what_a_known_model_accepts():
     assert profile_for("openai", "my-local-llama") == DEFAULT_PROFILE
     shaped = profile_for("openai", "o3").shape(req().model_copy(update={"temperature": 0.2, "json_mode": True}))
     assert (shaped.temperature, shaped.max_tokens_field, shaped.json_mode) == (None, "max_completion_tokens", True)
+
+
+# --------------------------------------------------------------------------- token estimate
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("", 0),
+        ("abcd", 2),  # ceil(4 / 3)
+        ("abc", 1),
+        ("é", 1),  # one per non-ASCII character
+        ("prix: 12 €, façade", 6 + 2),  # 16 ASCII -> 6, "€" and "ç" one each
+        ("\x7f\x80", 1 + 1),  # the last ASCII character and the first beyond it
+        ("日本語 ok 😀", 2 + 4),  # " ok " -> 2, four CJK/emoji characters
+    ],
+)
+def test_token_estimate_counts_ascii_by_three_and_every_other_character_as_one(text, expected):
+    from vetq.core.llm.tokens import estimate_text_tokens
+
+    assert estimate_text_tokens(text) == expected

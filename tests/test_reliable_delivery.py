@@ -84,3 +84,45 @@ def test_a_job_whose_worker_died_after_the_pop_still_runs_once(redis_url, tmp_pa
         assert result.result == {"format": 2, "status": "ok"}
     client = redis.Redis.from_url(redis_url)
     assert client.llen(EXTRACT_QUEUE) == 0 and client.hlen("unacked") == 0
+
+
+def _hset_calls(client) -> int:
+    return int(client.info("commandstats").get("cmdstat_hset", {}).get("calls", 0))
+
+
+def test_a_delivered_message_is_recorded_once_and_stays_unacked_until_its_ack(redis_url, queue_settings):
+    """The pop script's record is the only write before the job runs (kombu's second
+    write is skipped), the record holds until the ack, and the ack removes it."""
+    from kombu.transport.virtual import Message
+
+    from vetq.workers.app import create_app
+
+    _publish_noop(redis_url, queue_settings)
+    app = create_app(queue_settings, redis_url)
+    connection = app.connection_for_read()
+    channel = connection.default_channel
+    client = redis.Redis.from_url(redis_url)
+    seen: dict = {}
+
+    def on_message(body, message):
+        seen["hset_calls"] = _hset_calls(client) - before
+        seen["unacked_while_running"] = client.hexists("unacked", message.delivery_tag)
+        message.ack()
+        seen["unacked_after_ack"] = client.hexists("unacked", message.delivery_tag)
+
+    before = _hset_calls(client)
+    Consumer(channel, queues=[Queue(EXTRACT_QUEUE)], accept=["json"], callbacks=[on_message]).consume()
+    deadline = time.monotonic() + 10
+    while not seen and time.monotonic() < deadline:
+        try:
+            connection.drain_events(timeout=1)
+        except TimeoutError:
+            continue
+    assert seen == {"hset_calls": 1, "unacked_while_running": True, "unacked_after_ack": False}
+
+    # A message the script could not have recorded (its tag not a string) is written by kombu.
+    info = {"exchange": "", "routing_key": EXTRACT_QUEUE}
+    payload = {"body": "", "properties": {"delivery_tag": 7, "delivery_info": info}, "headers": {}}
+    channel.qos.append(Message(payload, channel=channel), 7)
+    assert client.hexists("unacked", 7)
+    connection.release()
