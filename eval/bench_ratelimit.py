@@ -85,6 +85,15 @@ def spawn_workers(redis_url: str, workers: int, concurrency: int, env: dict[str,
     ]
 
 
+def wait_for_workers(client: Any, workers: int, timeout_s: float = 60.0) -> None:
+    """Until `workers` workers answer (or the timeout: the run then measures what came up)."""
+    from vetq.api_client.admin import Admin
+
+    deadline = time.monotonic() + timeout_s
+    while len(Admin.of(client).workers()) < workers and time.monotonic() < deadline:
+        time.sleep(0.2)
+
+
 def run_mode(
     *,
     fleet_limiter: bool,
@@ -97,7 +106,6 @@ def run_mode(
     window_s: float,
     timeout_s: float,
 ) -> dict[str, Any]:
-    from vetq.api_client.admin import Admin
     from vetq.api_client.client import Client
     from vetq.core.settings import load_settings
     from vetq.eval.fake_provider import FakeProvider
@@ -113,9 +121,7 @@ def run_mode(
         try:
             settings = load_settings(home=home, log_level="WARNING")
             with Client(redis.url, settings=settings) as client:
-                deadline = time.monotonic() + 60
-                while len(Admin.of(client).workers()) < workers and time.monotonic() < deadline:
-                    time.sleep(0.2)
+                wait_for_workers(client, workers)
                 batch = client.submit_batch(
                     {"kind": "extract", "text": f"{DOCUMENT}(document {i})"} for i in range(jobs)
                 )
@@ -187,7 +193,6 @@ def run_tenants(
     same jobs without it, the first-come-first-served baseline)."""
     import threading
 
-    from vetq.api_client.admin import Admin
     from vetq.api_client.client import Client
     from vetq.core.settings import load_settings
     from vetq.eval.fake_provider import FakeProvider
@@ -216,9 +221,7 @@ def run_tenants(
         try:
             settings = load_settings(home=home, log_level="WARNING")
             with Client(redis.url, settings=settings) as client:
-                deadline = time.monotonic() + 60
-                while len(Admin.of(client).workers()) < workers and time.monotonic() < deadline:
-                    time.sleep(0.2)
+                wait_for_workers(client, workers)
 
                 def submit(tenant: str, count: int) -> Any:
                     requests = (
