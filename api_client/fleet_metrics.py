@@ -25,6 +25,7 @@ from vetq.core.redis_keys import (
     BULK_WAKE_KEY,
     DEAD_LETTER_KEY,
     KOMBU_UNACKED_KEY,
+    WEBHOOK_QUEUE,
     bulk_batch_key,
     bulk_job_key,
     bulk_pending_key,
@@ -78,7 +79,9 @@ class FleetCollector:
         return [
             GaugeMetricFamily("vetq_fleet_up", "1 when Redis answered this scrape, else 0"),
             GaugeMetricFamily(
-                "vetq_queue_depth", "Messages waiting in a queue, by priority", labels=["queue", "priority"]
+                "vetq_queue_depth",
+                "Messages waiting in a queue (extract, review, webhook), by priority",
+                labels=["queue", "priority"],
             ),
             GaugeMetricFamily(
                 "vetq_workers_alive", "Live workers consuming a queue (a cached probe)", labels=["queue"]
@@ -118,7 +121,7 @@ class FleetCollector:
         pipe = self.redis.pipeline(transaction=False)
         lists = [
             (queue, level, key)
-            for queue in QUEUES
+            for queue in (*QUEUES, WEBHOOK_QUEUE)  # the webhook deliveries waiting too
             for level, key in zip(PRIORITY_LEVELS, priority_keys(queue), strict=True)
         ]
         for _queue, _level, key in lists:

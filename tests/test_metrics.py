@@ -398,6 +398,7 @@ def test_the_fleet_collector_reads_the_bulk_lane_and_caches_its_slow_reads():
     data = {
         "extract": [b"m1", b"m2", b"m3"],
         priority_queue_key("extract", PRIORITY_STEPS["low"]): [b"m4"],
+        "webhook": [b"w1", b"w2"],  # deliveries waiting (every worker serves the queue)
         BULK_MODELS_KEY: {b"openai:gpt-5-mini"},
         bulk_pending_key("openai:gpt-5-mini"): [b"d1", b"d2"],
         BULK_OPEN_KEY: [b"b1", b"b2", b"b3"],
@@ -427,6 +428,7 @@ def test_the_fleet_collector_reads_the_bulk_lane_and_caches_its_slow_reads():
     assert value(m, "vetq_queue_depth", queue="extract", priority="normal") == 3
     assert value(m, "vetq_queue_depth", queue="extract", priority="low") == 1
     assert ("vetq_queue_depth", (("priority", "high"), ("queue", "review"))) in m
+    assert value(m, "vetq_queue_depth", queue="webhook", priority="normal") == 2
     assert value(m, "vetq_workers_alive", queue="extract") == 2 and value(m, "vetq_workers_alive", queue="review") == 1
     assert value(m, "vetq_bulk_pending_requests", model="openai:gpt-5-mini") == 2
     assert value(m, "vetq_bulk_batches", state="in_progress") == 2
