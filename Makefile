@@ -30,46 +30,33 @@ TEST_PROCESSES ?= 3
 test: lint tesseract postgresql chromium
 	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile
 
-# The OCR tests (scanned PDF pages) need the tesseract binary, a Debian package rather
-# than a Python one: installed here when missing and apt-get can (root), else the OCR
-# tests are skipped and pytest's summary says why.
-tesseract:
-	@command -v tesseract >/dev/null 2>&1 || { \
+# $(call debian_package,PRESENT,PACKAGE,FOR): Debian's PACKAGE, installed when the shell
+# test PRESENT fails and apt-get can (root); otherwise the tests it serves (FOR) are
+# skipped, and pytest's summary says why.
+debian_package = $(1) || { \
 		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-			echo "installing tesseract-ocr for the OCR tests"; \
-			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tesseract-ocr >/dev/null; } \
-				|| echo "installing tesseract-ocr failed: OCR tests will be skipped"; \
+			echo "installing $(2) for $(3)"; \
+			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(2) >/dev/null; } \
+				|| echo "installing $(2) failed: $(3) will be skipped"; \
 		else \
-			echo "tesseract is missing and cannot be installed here (needs root and apt-get): OCR tests will be skipped"; \
+			echo "$(2) is missing and cannot be installed here (needs root and apt-get): $(3) will be skipped"; \
 		fi; \
 	}
+
+# The OCR tests (scanned PDF pages) need the tesseract binary, a Debian package rather
+# than a Python one.
+tesseract:
+	@$(call debian_package,command -v tesseract >/dev/null 2>&1,tesseract-ocr,the OCR tests)
 
 # The inbox's tests run against a real PostgreSQL, a throwaway cluster the suite starts
-# with initdb and pg_ctl (tests/postgres.py): Debian's postgresql package, installed here
-# when missing, as tesseract is; without it those tests are skipped, saying why.
+# with initdb and pg_ctl (tests/postgres.py).
 postgresql:
-	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || { \
-		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-			echo "installing postgresql for the inbox's tests"; \
-			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null; } \
-				|| echo "installing postgresql failed: the inbox's PostgreSQL tests will be skipped"; \
-		else \
-			echo "postgresql is missing and cannot be installed here (needs root and apt-get): its tests will be skipped"; \
-		fi; \
-	}
+	@$(call debian_package,ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1,postgresql,the inbox's PostgreSQL tests)
 
 # The review page's browser test drives Debian's headless Chromium through Playwright
-# (Playwright's own browser download is not used): installed here when missing.
+# (Playwright's own browser download is not used).
 chromium:
-	@command -v chromium >/dev/null 2>&1 || { \
-		if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
-			echo "installing chromium for the review page's browser test"; \
-			{ apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
-				|| echo "installing chromium failed: the browser test will be skipped"; \
-		else \
-			echo "chromium is missing and cannot be installed here (needs root and apt-get): the browser test will be skipped"; \
-		fi; \
-	}
+	@$(call debian_package,command -v chromium >/dev/null 2>&1,chromium,the review page's browser test)
 
 # The developer's loop: every test that starts no process (no Redis, worker or CLI).
 test-fast: $(STAMP)

@@ -14,13 +14,13 @@ from typing import Any
 import pytest
 import redis
 
-from tests.test_rate_limiter_sum import Clock, instrumented
+from tests import test_rate_limiter_sum as running_sum
+from tests.test_rate_limiter_sum import Clock
 from vetq.core.errors import ConfigError
 from vetq.core.llm.limits import Limit
 from vetq.core.redis_keys import fair_queue_keys, rate_limit_keys, rate_limit_sum_key, rate_limit_waiting_keys
 from vetq.core.settings import load_settings
 from vetq.core.tenants import TenantLimit, parse_tenant_limits, window_start
-from vetq.workers import rate_limiter as rate_limiter_module
 from vetq.workers.lua_scripts import source
 from vetq.workers.rate_limiter import RedisRateLimiter, entry_id_for
 
@@ -79,20 +79,10 @@ WINDOW_MS = 1000
 MODEL = "test:shared-model"
 
 
-@pytest.fixture
-def r(redis_url: str):
-    client = redis.Redis.from_url(redis_url)
-    yield client
-    client.close()
-
-
-@pytest.fixture
-def instrumented_limiters(monkeypatch):
-    """Limiters built inside the test run the shipped scripts on the test's clock."""
-    monkeypatch.setattr(
-        rate_limiter_module, "register", lambda client, *names: [client.register_script(instrumented(n)) for n in names]
-    )
-
+# The running-sum tests' fixtures: a Redis client, and limiters that run the shipped
+# scripts on the test's clock.
+r = running_sum.r
+instrumented_limiters = running_sum.instrumented_limiters
 
 HOLD_S = 100.0  # the callers sleep every wait in place, so every refusal registers
 

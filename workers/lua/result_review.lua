@@ -27,11 +27,6 @@ if current then
     return -1
   end
 end
-local ttl = tonumber(ARGV[2])
-if ttl and ttl > 0 then
-  redis.call('SET', KEYS[1], ARGV[1], 'EX', ttl)
-else
-  redis.call('SET', KEYS[1], ARGV[1])
-end
+-- include: meta_write
 redis.call('PUBLISH', KEYS[1], ARGV[1])
 return 1

@@ -25,12 +25,7 @@ if current then
     return 0
   end
 end
-local ttl = tonumber(ARGV[2])
-if ttl and ttl > 0 then
-  redis.call('SET', KEYS[1], ARGV[1], 'EX', ttl)
-else
-  redis.call('SET', KEYS[1], ARGV[1])
-end
+-- include: meta_write
 if ARGV[3] == '1' then
   redis.call('PUBLISH', KEYS[1], ARGV[1])
 end
