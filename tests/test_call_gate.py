@@ -577,6 +577,44 @@ def test_attempt_counter_resets_after_success(r):
     assert gate.attempts_so_far(client, request()) == 0
 
 
+def command_calls(r, name: str) -> int:
+    return int(r.info("commandstats").get(f"cmdstat_{name}", {}).get("calls", 0))
+
+
+def test_attempt_counter_is_cleared_only_when_there_is_one(r):
+    # A job's earlier run met a 429 and was put back: the run that succeeds clears the count.
+    first = make_gate(r, cache=False, max_attempts=3, max_sleep_s=0.01, attempt_key="job:a3")
+    limited = ScriptedLLMClient([RateLimitedError("slow", retry_after_s=5)])
+    with pytest.raises(RateLimitWaitError):
+        first.call(limited, request("counted"), stage="s")
+    again = make_gate(r, cache=False, max_attempts=3, attempt_key="job:a3")
+    client = ScriptedLLMClient(["{}", "{}"])
+    assert again.attempts_so_far(client, request("counted")) == 1
+    assert again.call(client, request("counted"), stage="s").text == "{}"
+    assert again.attempts_so_far(client, request("counted")) == 0
+    # A call that met no 429 has nothing to clear, and sends no DEL (a round trip per call).
+    deletes = command_calls(r, "del")
+    assert again.call(client, request("never limited"), stage="s").text == "{}"
+    assert command_calls(r, "del") == deletes
+
+
+def test_settling_a_reservation_does_not_read_its_keys_back(r):
+    ledger = RedisBudgetLedger(r)
+    ledger.set_limit("job:keys", 1_000, 600)
+    rid = ledger.reserve(["job:keys", "batch:keys"], 100)
+    reads = command_calls(r, "hmget")
+    assert ledger.settle(rid, 80)  # the ledger that reserved knows the keys
+    assert command_calls(r, "hmget") == reads
+    assert ledger.spent("job:keys") == 80 and ledger.spent("batch:keys") == 80
+    # Another worker's ledger (a bulk call settled elsewhere) reads them from the reservation.
+    rid = ledger.reserve(["job:keys", "batch:keys"], 100)
+    elsewhere = RedisBudgetLedger(r)
+    reads = command_calls(r, "hmget")
+    assert elsewhere.settle(rid, 50) and command_calls(r, "hmget") == reads + 1
+    assert not ledger.settle(rid, 50)  # settled once, wherever
+    assert ledger.spent("job:keys") == 130 and ledger.remaining("job:keys") == 870
+
+
 def test_backoff_without_hint_is_full_jitter(r):
     import random
 

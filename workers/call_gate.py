@@ -535,6 +535,7 @@ class RedisCallGate:
             )
 
         counter = self._attempt_counter(model_key, request)
+        counted = False  # whether this job has 429s recorded for the request (then cleared on success)
         local_attempts = 0
         waited = 0.0
         started = self.clock()
@@ -553,6 +554,7 @@ class RedisCallGate:
             attempt = local_attempts + 1
             if counter is not None:
                 attempt = int(self.redis.get(counter) or 0) + 1
+                counted = counted or attempt > 1
             left = self.time_left_s()
             if left is not None and left <= 0:
                 self._release(reservation)
@@ -629,7 +631,7 @@ class RedisCallGate:
             self.limiter.learn(model_key, response.rate_limit)
         if self.usage is not None and self.tenant is not None:
             self.usage.record(self.tenant, usage, charged_tokens=actual)
-        if counter is not None:
+        if counter is not None and counted:
             self.redis.delete(counter)
         outcome = metrics.answer_outcome(response, usable)
         if self.cache is not None and outcome == "ok":
