@@ -18,6 +18,7 @@ import redis
 from tests.conftest import GLOBEX, GLOBEX_DATA, Service, critic_answer
 from tests.test_bulk_lane import CRITIC, FAST_LANE, GENERATOR, coordinator_of, creates
 from tests.test_cli import vetq
+from tests.test_webhooks import SECRET, Receiver
 from vetq.api_client.aio import AsyncClient
 from vetq.api_client.client import JobStatus
 from vetq.core.errors import NotFoundError
@@ -84,9 +85,9 @@ def fake():
 @pytest.fixture(scope="module")
 def service(redis_server, fake, tmp_path_factory):
     redis.Redis.from_url(redis_server.url).flushall()
-    settings = load_settings(home=tmp_path_factory.mktemp("cancel-home")).model_copy(
-        update={"generator": GENERATOR, "critic": CRITIC, **FAST_LANE, "bulk_coordinator": False}
-    )
+    settings = load_settings(
+        home=tmp_path_factory.mktemp("cancel-home"), webhook_secret=SECRET, webhook_allow="127.0.0.1"
+    ).model_copy(update={"generator": GENERATOR, "critic": CRITIC, **FAST_LANE, "bulk_coordinator": False})
     svc = Service(settings, redis_server.url, concurrency=1)
     yield svc
     svc.close()
@@ -226,8 +227,15 @@ def test_batch_cancel_cancels_the_jobs_not_finished(service, answers, r):
     assert (status["done"], status["canceled"], status["failed"], status["waiting"]) == (1, 2, 0, 0)
 
 
-def _parked(service, text: str):
-    job = service.client.submit_extraction(text, lane="bulk", budget_usd=1.0)
+@pytest.fixture(scope="module")
+def receiver():
+    server = Receiver()
+    yield server
+    server.close()
+
+
+def _parked(service, text: str, **options):
+    job = service.client.submit_extraction(text, lane="bulk", budget_usd=1.0, **options)
     wait_until(lambda: job.status() == JobStatus.WAITING, "the bulk job never parked")
     return job
 
@@ -259,6 +267,25 @@ def test_a_parked_bulk_job_canceled_withdraws_its_request_before_it_is_sent(serv
     assert nothing_held(r, job.id)
     assert canceled_runs() - before == 1  # counted once, by the coordinator: no run of it ends it
     assert job.result(timeout=5) == result
+
+
+def test_a_canceled_parked_job_delivers_its_callback_once(service, answers, fake, r, receiver):
+    # No run of a parked job ends it after a cancel, so the coordinator that takes it
+    # off its request delivers its canceled result.
+    job = _parked(service, f"{GLOBEX}\nParked with a callback G.", callback_url=receiver.url("/parked"))
+    assert job.cancel()["status"] == "canceled"
+    coordinator = coordinator_of(service)
+    assert coordinator._hold_lock()
+    try:
+        assert coordinator.tick()["canceled"] == 1
+        assert coordinator.tick().get("canceled", 0) == 0  # nothing left to withdraw, or to deliver again
+    finally:
+        coordinator.release()
+    (delivery,) = receiver.wait_for("/parked", 1)
+    body = json.loads(delivery["body"])
+    assert body["event"] == "job.finished" and body["job_id"] == job.id
+    assert error_of(body["result"])[0] == "CANCELED"
+    assert body["result"] == job.result(timeout=5)
 
 
 def test_a_provider_batch_whose_every_job_was_canceled_is_canceled(service, answers, fake, r):

@@ -117,6 +117,7 @@ class BulkCoordinator:
         cache: RedisResponseCache | None,
         ledger: RedisBudgetLedger | None,
         publish: Callable[[ParkedJob], None],
+        deliver_canceled: Callable[[str, dict[str, Any]], object] | None = None,
         prices: PriceTable | None = None,
         batch_api: Callable[[str], BatchAPI] | None = None,
         clock: Callable[[], float] = time.time,
@@ -128,6 +129,9 @@ class BulkCoordinator:
         self.cache = cache
         self.ledger = ledger
         self.publish = publish
+        # A canceled parked job's callback (its headers name the URL): no run of it
+        # will end it, so its result is delivered from here.
+        self.deliver_canceled = deliver_canceled
         self.prices = prices or settings.price_table()
         self.clock = clock
         self._make_api = batch_api or self._build_api
@@ -628,8 +632,10 @@ class BulkCoordinator:
                     self._release_reservations(withdrawal.reservations)
                 elif withdrawal.outcome == "orphaned" and withdrawal.batch:
                     self.store.mark_withdrawn(withdrawal.batch)
-                if withdrawal.was_parked:  # no run of it will end it: it is counted here
+                if withdrawal.was_parked:  # no run of it will end it: it is counted and delivered here
                     metrics.parked_job_canceled(withdrawal.task, withdrawal.queue)
+                    if self.deliver_canceled is not None:
+                        self.deliver_canceled(job_id, withdrawal.headers)
                 log.info("bulk_job_canceled", job_id=job_id, request=withdrawal.outcome)
                 self.store.forget_canceled(job_id)
                 taken += 1

@@ -199,16 +199,21 @@ class Withdrawal:
     the reservations of a withdrawn request, to release; the provider batch of an
     orphaned one; the parked job's task and queue when it was still parked."""
 
-    def __init__(self, reply: Sequence[Any], *, task: str = "", queue: str = "") -> None:
+    def __init__(
+        self, reply: Sequence[Any], *, task: str = "", queue: str = "", headers: dict[str, Any] | None = None
+    ) -> None:
         outcome, reservation, reservation_usd, batch = (as_text(x) for x in reply)
         self.outcome = outcome
         self.reservations = [r for r in (reservation, reservation_usd) if r]
         self.batch = batch
         self.task = task
         self.queue = queue
+        self.headers = headers or {}
 
     @property
     def was_parked(self) -> bool:
+        """The job was still parked: no run of it will end it, so whoever withdrew it
+        counts it and delivers its callback."""
         return self.outcome != "moved" and bool(self.task)
 
 
@@ -550,8 +555,8 @@ class BulkStore:
         """Take the canceled job off the request it is parked on (withdrawing the request
         when no job waits on it any more); "moved" when it is parked on none."""
         for _ in range(3):  # a job woken and parked again meanwhile is looked up again
-            digest, task, queue = (
-                as_text(x) for x in self.redis.hmget(bulk_job_key(job_id), "digest", "task", "queue")
+            digest, task, queue, headers = (
+                as_text(x) for x in self.redis.hmget(bulk_job_key(job_id), "digest", "task", "queue", "headers")
             )
             if not digest:
                 return Withdrawal(["moved", "", "", ""])
@@ -568,6 +573,7 @@ class BulkStore:
                 ),
                 task=task,
                 queue=queue,
+                headers=json.loads(headers or "{}"),
             )
             if withdrawal.outcome != "moved":
                 return withdrawal

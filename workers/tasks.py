@@ -259,6 +259,7 @@ class WorkerContext:
             ledger=self.ledger,
             prices=self.prices,
             publish=lambda parked: self.publish_parked(app, parked),
+            deliver_canceled=lambda job_id, headers: _deliver_canceled(app, job_id, headers),
             lease_s=lease_s,
         )
 
@@ -408,6 +409,12 @@ def message_headers(task: Task) -> dict[str, Any]:
         if value is not None:
             headers[name] = value
     return headers
+
+
+def _deliver_canceled(app: Celery, job_id: str, headers: dict[str, Any]) -> bool:
+    from vetq.workers.webhooks import deliver_canceled_parked  # it imports this module
+
+    return deliver_canceled_parked(app, job_id, headers)
 
 
 def header(task: Task, name: str) -> Any:

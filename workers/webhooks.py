@@ -118,6 +118,36 @@ def schedule_delivery(task: Task, job_id: str, state: str | None, retval: Any) -
     return True
 
 
+def deliver_canceled_parked(app: Celery, job_id: str, headers: dict[str, Any]) -> bool:
+    """A parked bulk job a client canceled, taken off its request by the bulk
+    coordinator: no run of it will end it, so its canceled result (the client wrote
+    it) is delivered from there when the job asks for a callback. Never raises: a
+    delivery that cannot be published is logged, as at a job's end."""
+    url = headers.get(CALLBACK_URL_HEADER)
+    if not url:
+        return False
+    try:
+        meta = app.backend.get_task_meta(job_id)
+        result = meta.get("result")
+        if meta.get("status") not in FINAL_STATES or not isinstance(result, dict):
+            return False
+        publish_delivery(
+            app,
+            job_id,
+            str(url),
+            result,
+            trace_id=headers.get(TRACE_HEADER),
+            batch_id=headers.get(BATCH_HEADER),
+            tenant=headers.get(TENANT_HEADER),
+            # The same id if the coordinator publishes it again after a crash.
+            delivery_id=f"{job_id}-canceled",
+        )
+    except Exception:
+        log.exception("webhook_not_scheduled", job_id=job_id)
+        return False
+    return True
+
+
 def publish_delivery(
     app: Celery,
     job_id: str,
