@@ -8,10 +8,9 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass
-from decimal import Decimal
+from dataclasses import dataclass, replace
 
-from vetq.core.extraction.amounts import AmountMention
+from vetq.core.extraction.amounts import CENT, AmountMention
 from vetq.core.extraction.lexicon import MAX_FIRST_WORD_CHARS, WORD_RE, Lexicon, normalise_phrase
 
 __all__ = [
@@ -274,8 +273,7 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
         # amount, whatever its header or its own label cell says
         roles[ai], role_label[ai], role_header[ai] = None, -1, -1
     assignment = RoleAssignment(labels, label_starts, roles, role_label, role_header, [False] * n)
-    assignment.per_rate[:] = _per_rate(text, amounts, lines, assignment, lexicon)
-    return assignment
+    return replace(assignment, per_rate=_per_rate(text, amounts, lines, assignment, lexicon))
 
 
 _MAX_ROW_FIGURES = 24
@@ -297,12 +295,11 @@ def _line_amounts(amounts: list[AmountMention], lines: Lines, roles: list[str | 
                 continue
             # a quantity and a unit price are under no label of their own
             others = [abs(amounts[j].value) for j in row if j != ai and amounts[j].value and roles[j] is None]
-            if any(abs(q * p - value) < _CENT for i, q in enumerate(others) for p in others[i + 1 :]):
+            if any(abs(q * p - value) < CENT for i, q in enumerate(others) for p in others[i + 1 :]):
                 out.append(ai)
     return out
 
 
-_CENT = Decimal("0.01")
 _RATE_RE = re.compile(r"(?<![0-9.,])[0-9]{1,2}(?:[.,][0-9]{1,3})?[ \t]*%")
 
 
