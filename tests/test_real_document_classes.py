@@ -270,6 +270,11 @@ GOODS_SUMS = [
     ("Merchandise total 80.00\nShipping 5.00\nSales tax 6.80\nTotal 91.80\n", {"subtotal": 80.0, "total": 91.8}),
     ("Totale merce 50,00\nIVA 11,00\nTotale documento 61,00\n", {"subtotal": 50.0, "total": 61.0}),
     ("Suma pozycji 100,00\nVAT 23,00\nDo zapłaty 123,00\n", {"subtotal": 100.0, "total": 123.0}),
+    ("Product total 40.00\nTax 3.20\nAmount due 43.20\n", {"subtotal": 40.0, "total": 43.2}),
+    (
+        "VALOR TOTAL DO SERVIÇO = R$ 1.318,67\nISS 65,93\nVALOR TOTAL DA NOTA = R$ 1.384,60\n",
+        {"subtotal": 1318.67, "total": 1384.6},
+    ),
 ]
 
 
