@@ -86,6 +86,9 @@ def test_every_label_is_found_in_a_document_however_it_is_cased(role, label):
             "'mit' is not one of the qualifying_words",
         ),
         (lambda d: d["tax_included_net_labels"].update(sets=["net"]), "unknown label set 'net'"),
+        (lambda d: d["goods_sum_labels"].update(role_set="net"), "goods_sum_labels.role_set: unknown label set"),
+        (lambda d: d["goods_sum_labels"]["words"].append("Waren"), "'Waren' must be one casefolded word"),
+        (lambda d: d["grand_total_labels"]["phrases"].append("netto"), "'netto' is in none of its label sets"),
     ],
 )
 def test_the_loader_refuses_data_the_matcher_would_misread(change, names):

@@ -248,3 +248,152 @@ def test_cash_tendered_and_change_do_not_count_as_the_largest_figure():
 @pytest.mark.parametrize("written", ["02.03,2020", "02,03.2020", "02 03.2020"])
 def test_a_date_whose_separators_ocr_mixed_is_read(written):
     clean(f"Datum {written} 14:38\nSumme 5,00\n", {"date": "2020-03-02", "total": 5.0}, RECEIPT)
+
+
+# What the held-out set taught (classes, not its documents) --------------------------------
+# 1. A labelled sum of the goods beside the document's total is a subtotal, not the total.
+GOODS_SUMS = [
+    # a DANFE's tax block: headers over one row of figures each
+    (
+        "CÁLCULO DO IMPOSTO\n"
+        "BASE DE CÁLCULO DO ICMS  VALOR DO ICMS   VALOR DO FRETE   VALOR TOTAL DOS PRODUTOS\n"
+        "          13.200,00         1.584,00          0,00             13.200,00\n"
+        "VALOR DO SEGURO   DESCONTO   OUTRAS DESPESAS   VALOR DO IPI   VALOR TOTAL DA NOTA\n"
+        "     0,00            0,00         0,00            657,00          13.857,00\n",
+        {"subtotal": 13200.0, "total": 13857.0},
+    ),
+    (
+        "Total des produits 100,00\nFrais de port 5,00\nTVA 21,00\nTotal TTC 126,00\n",
+        {"subtotal": 100.0, "total": 126.0},
+    ),
+    ("Summe Positionen 200,00\nVersand 10,00\nMwSt 39,90\nGesamtbetrag 249,90\n", {"subtotal": 200.0, "total": 249.9}),
+    ("Merchandise total 80.00\nShipping 5.00\nSales tax 6.80\nTotal 91.80\n", {"subtotal": 80.0, "total": 91.8}),
+    ("Totale merce 50,00\nIVA 11,00\nTotale documento 61,00\n", {"subtotal": 50.0, "total": 61.0}),
+    ("Suma pozycji 100,00\nVAT 23,00\nDo zapłaty 123,00\n", {"subtotal": 100.0, "total": 123.0}),
+    ("Product total 40.00\nTax 3.20\nAmount due 43.20\n", {"subtotal": 40.0, "total": 43.2}),
+    (
+        "VALOR TOTAL DO SERVIÇO = R$ 1.318,67\nISS 65,93\nVALOR TOTAL DA NOTA = R$ 1.384,60\n",
+        {"subtotal": 1318.67, "total": 1384.6},
+    ),
+]
+
+
+@pytest.mark.parametrize("text,record", GOODS_SUMS)
+def test_a_labelled_sum_of_the_goods_is_a_subtotal_not_the_total(text, record):
+    clean(text, record)
+    wrong = reasons(text, {**record, "total": record["subtotal"]})["total"]
+    assert any("not as a labelled total" in r for r in wrong), wrong
+    assert factors(text, {"total": record["subtotal"]})["total"] <= F.ROLE_MISMATCH_FACTOR
+
+
+def test_a_goods_sum_label_names_no_role_in_a_schema_without_a_subtotal():
+    from vetq.core.extraction.roles import find_labels
+    from vetq.core.schemas import compile_schema
+
+    schema = compile_schema({"name": "t", "fields": {"total": {"kind": "amount", "labels": ["@total"]}}})
+    text = "VALOR TOTAL DOS PRODUTOS 10,00\nVALOR TOTAL DA NOTA 12,00\n"
+    labels = find_labels(text, schema.lexicon)
+    assert [(text[lb.start : lb.end], lb.role, lb.grand) for lb in labels] == [("TOTAL", "total", True)]
+
+
+# A plain total label (what is left to pay after a payment) does not make its figure the
+# total when a grand total label names another: labelled payments forgive no such pick.
+OUTRANKED = [
+    (
+        "                                TOTAL HT  TOTAL TVA  TOTAL TTC\n"
+        "                                 83,33    16,67      100,00\n"
+        "Les réglements reçus avant la date d'échéance ne donneront pas lieu à escompte.\n"
+        "Tout retard de paiement engendre une pénalité.\n"
+        "Indemnité forfaitaire pour frais de recouvrement : 40 €\n"
+        "                                           Acompte :   10,00\n"
+        "Date d'échéance :  30/01/2019  NET A PAYER  90,00 EUR\n",
+        {"subtotal": 83.33, "tax": 16.67, "total": 100.0},
+        90.0,
+    ),
+    ("Invoice total 120.00\nPayment received 20.00\nAmount due 100.00\n", {"total": 120.0}, 100.0),
+    ("Rechnungsbetrag 500,00\nAnzahlung 200,00\nZu zahlen 300,00\n", {"total": 500.0}, 300.0),
+]
+
+
+@pytest.mark.parametrize("text,record,lesser", OUTRANKED)
+def test_a_figure_a_grand_total_label_outranks_is_not_the_total(text, record, lesser):
+    clean(text, record)
+    wrong = reasons(text, {**record, "total": lesser})["total"]
+    assert any("is not the document's total" in r for r in wrong), wrong
+
+
+def test_a_total_that_the_tax_completes_to_another_labelled_total_is_a_sum_before_tax():
+    # neither label says goods nor grand: the arithmetic does
+    text = "TOTAL       MWST\n500,00      50,00\n\nGesamt: 550,00\n"
+    clean(text, {"total": 550.0})
+    assert factors(text, {"total": 500.0})["total"] <= X.CONFLICT_FACTOR
+
+
+# 2. A line item's amount is no document total, under a "Total" column or beside its own
+# "Total" cell: a quantity times a unit price on its row makes it.
+def test_a_line_items_total_cell_is_no_document_total():
+    text = (
+        "Widget    Qty 2   Unit price 10.00   Total 20.00\n"
+        "Gadget    Qty 1   Unit price 22.00   Total 22.00\n"
+        "Subtotal 42.00\nVAT 8.40\nTotal due 50.40\n"
+    )
+    clean(text, {"subtotal": 42.0, "tax": 8.4, "total": 50.4})
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Description   Qty   Unit price   Total\nConsulting    2     10.00        20.00\n\nVAT 4.00\nGrand total 24.00\n",
+        "CÓDIGO  DESCRIÇÃO   QUANT.   VALOR UNIT.   VALOR TOTAL\n001     Produto A   1,0000   1.318,67      1.318,67\n\n"
+        "VALOR TOTAL DA NOTA 1.450,54\n",
+    ],
+)
+def test_the_total_column_of_a_one_row_table_labels_no_total(text):
+    correct = 24.0 if "Grand" in text else 1450.54
+    line = 20.0 if "Grand" in text else 1318.67
+    clean(text, {"total": correct})
+    wrong = reasons(text, {"total": line})["total"]
+    assert any("not as a labelled total" in r for r in wrong), wrong
+
+
+# 3. The net figure of each tax rate is no rival for the document's subtotal.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "TVA 20,00 %          TVA 10,00 %          TVA 5,50 %\n"
+        "Base HT   60,00      Base HT   30,00      Base HT  7,00\n"
+        "Total HT 100,00\nRemise 3,00\nTotal TVA 15,39\nTotal TTC 112,39\n",
+        "20% Base HT 60,00  TVA 12,00\n10% Base HT 30,00  TVA 3,00\n5,5% Base HT 7,00  TVA 0,39\n"
+        "Total HT 100,00\nRemise 3,00\nTotal TVA 15,39\nTotal TTC 112,39\n",
+        "Netto 19 %  60,00   MwSt 11,40\nNetto 7 %  30,00   MwSt 2,10\nNetto 0 %  7,00\n"
+        "Nettobetrag 100,00\nRabatt 3,00\nMwSt 13,50\nGesamtbetrag 110,50\n",
+    ],
+)
+def test_the_net_figure_of_each_rate_is_no_rival_for_the_subtotal(text):
+    total = 112.39 if "TTC" in text else 110.5
+    tax = 15.39 if "TTC" in text else 13.5
+    got = reasons(text, {"subtotal": 100.0, "tax": tax, "total": total})
+    assert got["subtotal"] == [], got
+
+
+def test_a_net_figure_beside_one_rate_still_rivals_a_wrong_subtotal():
+    # one rate: its base is the subtotal, and a wrong subtotal still meets it
+    text = "MwSt 19 %          19,00\nNettobetrag       100,00\nGesamtbetrag      119,00\n"
+    clean(text, {"subtotal": 100.0, "tax": 19.0, "total": 119.0})
+    wrong = reasons(text, {"subtotal": 19.0, "tax": 19.0, "total": 119.0})["subtotal"]
+    assert any("not as a labelled subtotal" in r for r in wrong), wrong
+
+
+def test_a_grand_total_label_over_a_lesser_line_figure_outranks_nothing():
+    text = "Pos  Bezeichnung   Gesamtbetrag\n1    Beratung      500,00\n\nNetto 500,00\nMwSt 95,00\nSumme 595,00\n"
+    clean(text, {"subtotal": 500.0, "tax": 95.0, "total": 595.0})
+
+
+def test_an_unlabelled_subtotal_beside_the_net_figures_of_each_rate_is_not_contradicted():
+    text = (
+        "TVA 20,00 %          TVA 10,00 %          TVA 5,50 %\n"
+        "Base HT   60,00      Base HT   30,00      Base HT  7,00\n"
+        "Montant des lignes   100,00\nRemise 3,00\nTotal TTC 112,39\n"
+    )
+    got = factors(text, {"subtotal": 100.0, "total": 112.39})
+    assert got["subtotal"] == F.NO_ROLE_LABEL_FACTOR and 0.95 * got["subtotal"] >= 0.7

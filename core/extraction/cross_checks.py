@@ -13,6 +13,7 @@ from typing import Any
 
 from vetq.core.extraction.amounts import CENT, to_cents
 from vetq.core.extraction.field_checks import FieldCheck, as_given
+from vetq.core.extraction.roles import Label
 from vetq.core.extraction.source import CENTS_RE, Source, difference_made_of
 from vetq.core.schemas.compiled import CompiledRule, CompiledSchema
 from vetq.core.schemas.records import Leaf
@@ -42,17 +43,22 @@ MAX_ADJUSTMENT_SHARE = Decimal("0.25")
 
 
 # --- conflicting labels ------------------------------------------------------
-def _conflict_candidates(src: Source, role: str) -> list[int]:
-    """Amounts a label on their own line gives this role, as a figure for the whole
-    document: not a page or carried-forward figure, not a charge or payment ("Total
-    paid 200.00"), not a rate's base, not zero, not after an "incl. VAT" phrase (which
-    may name the tax it includes)."""
+def _conflict_candidates(src: Source, role: str, *, headed: bool = False) -> list[int]:
+    """Amounts a label on their own line (or, with headed, a column header) gives this
+    role, as a figure for the whole document: not a page or carried-forward figure, not
+    a charge or payment ("Total paid 200.00"), not a rate's base, not zero, not after an
+    "incl. VAT" phrase (which may name the tax it includes)."""
     out = []
     for ai, role_of in enumerate(src.roles):
-        k = src.role_label[ai]
-        if role_of != role or k < 0 or not src.amounts[ai].value:
+        label = (
+            src.assignment.label_of(ai)
+            if headed
+            else src.labels[src.role_label[ai]]
+            if src.role_label[ai] >= 0
+            else None
+        )
+        if role_of != role or label is None or not src.amounts[ai].value:
             continue
-        label = src.labels[k]
         if label.start < src.amounts[ai].start and src.text[label.start : label.end].casefold().startswith(
             src.lexicon.tax_included_prefixes
         ):
@@ -91,9 +97,11 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
             continue
         name = role
         mine_cents = to_cents(abs(check.number))
+        if mine_cents is None or _outranked(src, check, name, mine_cents, currency):
+            continue
         candidates = _conflict_candidates(src, name)
         mine = [ai for ai in candidates if to_cents(abs(src.amounts[ai].value)) == mine_cents]
-        if mine_cents is None or not mine:
+        if not mine:
             continue
         with_cents = any(CENTS_RE.search(src.amounts[ai].raw) for ai in mine)
         my_pages = {src.page_of(src.amounts[ai].start) for ai in mine}
@@ -130,6 +138,74 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
                 f"conflicting {name} in the source: {shown} and {', '.join(unexplained[:3])} are each labelled {name}, "
                 "and no labelled payment, charge or discount accounts for the difference",
             )
+
+
+def _outranked(src: Source, check: FieldCheck, role: str, mine_cents: Decimal, currency: Any) -> bool:
+    """Penalise (and say so) a committed amount its labels, own or column headers, name
+    only as a lesser figure of its role, while another figure of the same page and
+    currency is the role's by a stronger claim: a grand total label ("Total TTC 100,00"
+    beside "Net à payer 90,00"), or it is this amount plus a figure labelled with
+    another role (the tax: "VALOR TOTAL 13.200,00" beside "VALOR TOTAL 13.857,00" and
+    657,00 of tax). Labelled charges and discounts forgive neither."""
+    lexicon = src.lexicon
+    if not any(r == role and p in lexicon.grand_qualified_labels for p, r in lexicon.role_of_label.items()):
+        return False  # not a total's role: none of its labels can be grand
+    headed = _conflict_candidates(src, role, headed=True)
+    mine = [ai for ai in headed if to_cents(abs(src.amounts[ai].value)) == mine_cents]
+    if not mine:
+        return False
+    my_pages = {src.page_of(src.amounts[ai].start) for ai in mine}
+    with_cents = any(CENTS_RE.search(src.amounts[ai].raw) for ai in mine)
+    my_currencies = frozenset().union(*(src.context(ai).currencies for ai in mine))
+    if not my_currencies and isinstance(currency, str):
+        my_currencies = frozenset({currency.strip().upper()})
+    # what completes a sum before tax: a figure another role's label names (the tax), not
+    # the net's (the same figure again under "Subtotal") and no labelled payment
+    completing = {
+        to_cents(abs(am.value))
+        for ai, am in enumerate(src.amounts)
+        if src.roles[ai] not in (None, role, lexicon.goods_role) and am.value and not src.context(ai).rate_base
+    } - {mine_cents}
+    mine_grand = any(_label(src, ai).grand for ai in mine)
+    for ai in headed:
+        am = src.amounts[ai]
+        cents = to_cents(abs(am.value))
+        if cents is None or cents == mine_cents or src.page_of(am.start) not in my_pages:
+            continue
+        if with_cents and not CENTS_RE.search(am.raw):
+            continue
+        theirs = src.context(ai).currencies
+        if theirs and my_currencies and not theirs & my_currencies:
+            continue
+        label = _label(src, ai)
+        shown, labelled = src.amounts[mine[0]].raw, src.text[label.start : label.end]
+        # a grand total is no less than a goods' sum or what is left to pay (a larger
+        # figure than the grand total is no lesser total: a line's under a column header)
+        if label.grand and not mine_grand and cents > mine_cents:
+            check.penalise(
+                CONFLICT_FACTOR,
+                f"{shown} is not the document's {role}: '{labelled}' names {am.raw}, and the labels of {shown} "
+                f"name a lesser {role} (a goods' sum, a line's, or what is left after a payment)",
+            )
+            return True
+        if (
+            cents > mine_cents
+            and cents - mine_cents in completing
+            and difference_made_of(src, cents - mine_cents, either_way=True) is None
+        ):
+            check.penalise(
+                CONFLICT_FACTOR,
+                f"{shown} is a sum before tax or charges: {shown} plus the labelled {cents - mine_cents} "
+                f"is {am.raw}, also labelled '{labelled}'",
+            )
+            return True
+    return False
+
+
+def _label(src: Source, ai: int) -> Label:
+    label = src.assignment.label_of(ai)
+    assert label is not None  # a conflict candidate has a label
+    return label
 
 
 # --- declared rules ------------------------------------------------------------

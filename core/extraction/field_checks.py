@@ -244,7 +244,8 @@ def check_amount(src: Source, leaf: Leaf) -> FieldCheck:
         return check
     shown = src.amounts[hits[0]].raw
     name = leaf.field.name
-    role_numbers = [am.raw for am, r in zip(src.amounts, src.roles, strict=True) if r == role]
+    # a net figure of one tax rate is no rival for the document's subtotal
+    role_numbers = [am.raw for i, am in enumerate(src.amounts) if src.roles[i] == role and not src.context(i).rate_base]
     if any(CENTS_RE.search(src.amounts[i].raw) for i in hits):
         # a figure in cents is no rival for a count or a rate under the label ("MwSt-% 19,0")
         role_numbers = [raw for raw in role_numbers if CENTS_RE.search(raw)]

@@ -107,6 +107,18 @@ class Lexicon:
     net_labels: frozenset[str]
     tax_inclusive_re: re.Pattern[str]
     tax_inclusive_after_re: re.Pattern[str]
+    # Total labels qualified as the goods' sum ("VALOR TOTAL DOS PRODUTOS", "Merchandise
+    # total") name a figure before charges and taxes: `goods_role` (the schema's subtotal
+    # field, None when it has none) is its role, not the total's.
+    goods_sum_labels: frozenset[str]
+    goods_after_re: re.Pattern[str]
+    goods_before_re: re.Pattern[str]
+    goods_role: str | None
+    # Labels of the document's grand total ("Total TTC", "Gesamtbetrag"), and the words
+    # that make a total label one ("VALOR TOTAL DA NOTA"): they outrank plain total labels.
+    grand_total_labels: frozenset[str]
+    grand_qualified_labels: frozenset[str]
+    grand_after_re: re.Pattern[str]
 
 
 def _section(data: Mapping[str, Any], name: str, key: str) -> Any:
@@ -190,6 +202,8 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
     pages = _words(_section(data, "page_words", "words"), "page_words")
     rate_base = _words(_section(data, "rate_base_words", "words"), "rate_base_words")
     net_labels, tax_inclusive = _tax_included_net_labels(data, inclusion)
+    goods = _GoodsSums.from_data(data, role_of_label)
+    grand_labels, grand_qualified, grand_words = _grand_total_labels(data)
     return Lexicon(
         role_of_label=role_of_label,
         label_first_words=frozenset(first_word(p) for p in role_of_label),
@@ -211,6 +225,13 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         net_labels=net_labels,
         tax_inclusive_re=_ending_phrase(tax_inclusive),
         tax_inclusive_after_re=_starting_phrase(tax_inclusive),
+        goods_sum_labels=goods.labels,
+        goods_after_re=_qualifier_after(goods.words, goods.connectors),
+        goods_before_re=re.compile(r"(?<![^\W_])(?:" + _word_alternation(goods.words) + r")[ \t]*$", re.IGNORECASE),
+        goods_role=goods.role,
+        grand_total_labels=grand_labels,
+        grand_qualified_labels=grand_qualified,
+        grand_after_re=_qualifier_after(grand_words, goods.connectors),
         term_unit_re=re.compile(
             r"(?<![^\W_])(?:" + "|".join(map(re.escape, term_units)) + r")(?![^\W_])", re.IGNORECASE
         ),
@@ -221,17 +242,71 @@ def _tax_included_net_labels(
     data: Mapping[str, Any], inclusion: tuple[str, ...]
 ) -> tuple[frozenset[str], tuple[str, ...]]:
     """(the phrases of the net label sets, the qualifying words that include the tax)."""
-    sets = _strings(_section(data, "tax_included_net_labels", "sets"), "tax_included_net_labels.sets")
-    known = label_sets_from_data(data)
-    unknown = [name for name in sets if name not in known]
-    if unknown:
-        raise LexiconError(f"tax_included_net_labels.sets: unknown label set {unknown[0]!r}")
+    net_labels = _set_phrases(data, "tax_included_net_labels")
     words = _strings(_section(data, "tax_included_net_labels", "words"), "tax_included_net_labels.words")
     # Each must be a qualifying word: only a label a qualifying word drops is read here.
     stray = [word for word in words if word not in inclusion]
     if stray:
         raise LexiconError(f"tax_included_net_labels.words: {stray[0]!r} is not one of the qualifying_words")
-    return frozenset(phrase for name in sets for phrase in known[name]), words
+    return net_labels, words
+
+
+def _set_phrases(data: Mapping[str, Any], section: str) -> frozenset[str]:
+    """The phrases of the label sets `section` names."""
+    sets = _strings(_section(data, section, "sets"), f"{section}.sets")
+    known = label_sets_from_data(data)
+    unknown = [name for name in sets if name not in known]
+    if unknown:
+        raise LexiconError(f"{section}.sets: unknown label set {unknown[0]!r}")
+    return frozenset(phrase for name in sets for phrase in known[name])
+
+
+@dataclass(frozen=True)
+class _GoodsSums:
+    labels: frozenset[str]
+    words: tuple[str, ...]
+    connectors: tuple[str, ...]
+    role: str | None
+
+    @classmethod
+    def from_data(cls, data: Mapping[str, Any], role_of_label: Mapping[str, str]) -> _GoodsSums:
+        section = "goods_sum_labels"
+        role_set = _section(data, section, "role_set")
+        known = label_sets_from_data(data)
+        if role_set not in known:
+            raise LexiconError(f"{section}.role_set: unknown label set {role_set!r}")
+        # the schema's field that draws most on the role set's phrases (its subtotal)
+        roles = [role_of_label[p] for p in known[role_set] if p in role_of_label]
+        return cls(
+            labels=_set_phrases(data, section),
+            words=_words(_section(data, section, "words"), f"{section}.words"),
+            connectors=_words(_section(data, section, "connectors"), f"{section}.connectors"),
+            role=max(dict.fromkeys(roles), key=roles.count) if roles else None,
+        )
+
+
+def _grand_total_labels(data: Mapping[str, Any]) -> tuple[frozenset[str], frozenset[str], tuple[str, ...]]:
+    """(the grand total labels, the labels its words qualify, the words)."""
+    section = "grand_total_labels"
+    phrases = _phrases(_section(data, section, "phrases"), f"{section}.phrases")
+    within = _set_phrases(data, section)
+    stray = [p for p in phrases if p not in within]
+    if stray:
+        raise LexiconError(f"{section}.phrases: {stray[0]!r} is in none of its label sets")
+    return frozenset(phrases), within, _words(_section(data, section, "words"), f"{section}.words")
+
+
+def _word_alternation(words: tuple[str, ...]) -> str:
+    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+
+
+def _qualifier_after(words: tuple[str, ...], connectors: tuple[str, ...]) -> re.Pattern[str]:
+    """One of `words` right after a label, after at most two connectors ("dos", "of the")."""
+    return re.compile(
+        r"[ \t]*[:\-]?[ \t]*(?:(?:" + _word_alternation(connectors) + r")[ \t]+){0,2}"
+        r"(?:" + _word_alternation(words) + r")(?![^\W_])",
+        re.IGNORECASE,
+    )
 
 
 def _inclusion_alternation(words: tuple[str, ...]) -> str:

@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
-from vetq.core.extraction.amounts import AmountMention
+from vetq.core.extraction.amounts import CENT, AmountMention
 from vetq.core.extraction.lexicon import MAX_FIRST_WORD_CHARS, WORD_RE, Lexicon, normalise_phrase
 
 __all__ = [
@@ -41,6 +41,7 @@ class Label:
     end: int
     role: str
     trailing: bool = False  # a phrase that usually follows its number ("before tax")
+    grand: bool = False  # names the document's grand total ("Total TTC", "VALOR TOTAL DA NOTA")
 
 
 class Lines:
@@ -84,14 +85,37 @@ def _label_matches(text: str, lexicon: Lexicon) -> Iterator[re.Match[str]]:
 
 
 def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
-    """Every role label in text, in order."""
+    """Every role label in text, in order. A total label qualified as the goods' sum
+    ("VALOR TOTAL DOS PRODUTOS", "Merchandise total") takes the goods' role (the
+    subtotal's), or is none; one qualified as the document's ("TOTAL DA NOTA") is grand."""
     labels: list[Label] = []
     for m in _label_matches(text, lexicon):
         key = normalise_phrase(m.group())
-        role = lexicon.role_of_label.get(key) or lexicon.role_of_label.get(key.rstrip("."))
-        if role:
-            labels.append(Label(m.start(), m.end(), role, key.startswith(lexicon.trailing_label_prefixes)))
+        if key not in lexicon.role_of_label:
+            key = key.rstrip(".")
+        role = lexicon.role_of_label.get(key)
+        if not role:
+            continue
+        grand = key in lexicon.grand_total_labels
+        if key in lexicon.goods_sum_labels and _qualified_as_goods(text, m.start(), m.end(), lexicon):
+            if lexicon.goods_role is None:
+                continue
+            role, grand = lexicon.goods_role, False
+        elif key in lexicon.grand_qualified_labels and lexicon.grand_after_re.match(text, m.end()):
+            grand = True
+        labels.append(Label(m.start(), m.end(), role, key.startswith(lexicon.trailing_label_prefixes), grand))
     return labels
+
+
+_GOODS_BEFORE_REACH = 24
+
+
+def _qualified_as_goods(text: str, start: int, end: int, lexicon: Lexicon) -> bool:
+    line_start = text.rfind("\n", 0, start) + 1
+    return (
+        lexicon.goods_after_re.match(text, end) is not None
+        or lexicon.goods_before_re.search(text, max(line_start, start - _GOODS_BEFORE_REACH), start) is not None
+    )
 
 
 @dataclass(frozen=True)
@@ -103,6 +127,16 @@ class RoleAssignment:
     # role_label[i]: the label on amount i's own line that gave it its role, -1 when
     # the role came from a column header (or there is none)
     role_label: list[int]
+    # role_header[i]: the column header that gave amount i its role, else -1
+    role_header: list[int]
+    # per_rate[i]: amount i is a net figure of one tax rate ("TVA 20 %" over "Base HT
+    # 60,00"; "20% Base HT 60,00"): the base of that rate, no rival for the document's
+    per_rate: list[bool]
+
+    def label_of(self, ai: int) -> Label | None:
+        """The label (own line or column header) that gave amount ai its role."""
+        k = self.role_label[ai] if self.role_label[ai] >= 0 else self.role_header[ai]
+        return self.labels[k] if k >= 0 and self.roles[ai] is not None else None
 
 
 def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMention], lexicon: Lexicon) -> list[Label]:
@@ -225,14 +259,84 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
             if labels_on_line[lines.line_of(labels[header].start)] < 2 and figures_on_line[lines.line_of(am.start)] < 2:
                 continue
             by_column.setdefault(header, []).append(ai)
+    role_header: list[int] = [-1] * n
     for k, column in by_column.items():
         if len(column) == 1:
             roles[column[0]] = labels[k].role
+            role_header[column[0]] = k
     for k, ai in below.items():
         if k not in used and roles[ai] is None:
             roles[ai] = labels[k].role
             role_label[ai] = k
-    return RoleAssignment(labels, label_starts, roles, role_label)
+    for ai in _line_amounts(amounts, lines, roles):
+        # "1,0000  1.318,67  1.318,67" under "QUANT  VALOR UNIT  VALOR TOTAL": a line's
+        # amount, whatever its header or its own label cell says
+        roles[ai], role_label[ai], role_header[ai] = None, -1, -1
+    assignment = RoleAssignment(labels, label_starts, roles, role_label, role_header, [False] * n)
+    return replace(assignment, per_rate=_per_rate(text, amounts, lines, assignment, lexicon))
+
+
+_MAX_ROW_FIGURES = 24
+
+
+def _line_amounts(amounts: list[AmountMention], lines: Lines, roles: list[str | None]) -> list[int]:
+    """The labelled amounts that are a line item's amount: two other figures on their
+    line that no label names, a quantity and a unit price, multiply to them."""
+    by_line: dict[int, list[int]] = {}
+    for ai, am in enumerate(amounts):
+        by_line.setdefault(lines.line_of(am.start), []).append(ai)
+    out = []
+    for row in by_line.values():
+        if len(row) < 3 or len(row) > _MAX_ROW_FIGURES:
+            continue
+        for ai in row:
+            value = abs(amounts[ai].value)
+            if roles[ai] is None or not value:
+                continue
+            # a quantity and a unit price are under no label of their own
+            others = [abs(amounts[j].value) for j in row if j != ai and amounts[j].value and roles[j] is None]
+            if any(abs(q * p - value) < CENT for i, q in enumerate(others) for p in others[i + 1 :]):
+                out.append(ai)
+    return out
+
+
+_RATE_RE = re.compile(r"(?<![0-9.,])[0-9]{1,2}(?:[.,][0-9]{1,3})?[ \t]*%")
+
+
+def _per_rate(
+    text: str, amounts: list[AmountMention], lines: Lines, assignment: RoleAssignment, lexicon: Lexicon
+) -> list[bool]:
+    """Net figures of one tax rate: a net label's figure with a rate ("20 %") in its own
+    cell (since the figure before it on its line) or in the column above its cell, when
+    two or more such figures differ (with one rate, its base is the subtotal)."""
+    out = [False] * len(amounts)
+    for ai, am in enumerate(amounts):
+        label = assignment.label_of(ai)
+        if label is None or normalise_phrase(text[label.start : label.end]) not in lexicon.net_labels:
+            continue
+        line = lines.line_of(am.start)
+        line_start, _ = lines.bounds(line)
+        own = assignment.role_label[ai] >= 0
+        cell_start = label.start if own else am.start
+        previous = amounts[ai - 1].end if ai > 0 and amounts[ai - 1].end > line_start else line_start
+        if _RATE_RE.search(text, min(previous, cell_start), am.start):
+            out[ai] = True
+            continue
+        c0, c1 = lines.column(line_start, cell_start), lines.column(line_start, am.end)
+        j, checked = line - 1, 0
+        while j >= 0 and checked < COLUMN_LOOKUP_LINES and not out[ai]:
+            s, e = lines.bounds(j)
+            j -= 1
+            if not text[s:e].strip() or e - s > _MAX_COLUMN_LINE:
+                continue
+            checked += 1
+            out[ai] = any(
+                min(c1, lines.column(s, m.end())) - max(c0, lines.column(s, m.start())) > 0
+                for m in _RATE_RE.finditer(text, s, e)
+            )
+    if len({amounts[ai].value for ai, per in enumerate(out) if per}) < 2:
+        return [False] * len(amounts)
+    return out
 
 
 _LONE_FIGURE_EXTRA = 4  # what may stand beside a figure alone on its line: "C", "EUR", "€"

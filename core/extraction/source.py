@@ -38,7 +38,7 @@ class AmountContext:
 
     adjustment: str | None  # the charge or deduction phrase that qualifies it ("shipping", "paid")
     partial: bool  # a page, carried-forward or instalment figure
-    rate_base: bool  # the base a tax rate applies to ("20% on 540.00")
+    rate_base: bool  # the base a tax rate applies to ("20% on 540.00", "TVA 20 %" over "Base HT 60,00")
     currencies: frozenset[str]  # currencies named right next to it
 
 
@@ -56,6 +56,7 @@ class Source:
         self.labels = assignment.labels
         self.roles = assignment.roles
         self.role_label = assignment.role_label
+        self.assignment = assignment
         self._currency: list[CurrencyHit] | None = None
         self._currency_starts: list[int] = []
         self._context: dict[int, AmountContext] = {}
@@ -154,7 +155,7 @@ class Source:
                 break
             k -= 1
         partial = self.lexicon.partial_re.search(text, partial_start, am.start) is not None
-        rate_base = self.lexicon.rate_base_re.search(before) is not None
+        rate_base = self.lexicon.rate_base_re.search(before) is not None or self.assignment.per_rate[ai]
         codes: set[str] = set()
         hits = self.currency_hits
         for h in hits[bisect_left(self._currency_starts, start) :]:
