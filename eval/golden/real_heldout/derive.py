@@ -47,14 +47,14 @@ from vetq.eval.golden.real import build as real_build  # noqa: E402
 
 
 def embedded_xml(pdf: bytes) -> bytes:
-    """The XML file a ZUGFeRD / Factur-X PDF carries as an attachment."""
+    """The XML file a ZUGFeRD / Factur-X PDF (or a Czech ISDOC.PDF: `.isdoc`) carries as an attachment."""
     import pypdfium2 as pdfium
 
     document = pdfium.PdfDocument(pdf)
     try:
         for i in range(document.count_attachments()):
             attachment = document.get_attachment(i)
-            if attachment.get_name().lower().endswith(".xml"):
+            if attachment.get_name().lower().endswith((".xml", ".isdoc")):
                 return bytes(attachment.get_data())
     finally:
         document.close()
@@ -178,9 +178,10 @@ def _child_text(node: ElementTree.Element | None, *path: str) -> str | None:
 
 def record_from_ubl(xml: bytes) -> dict[str, Any]:
     """The invoice record a UBL Invoice or CreditNote states (EN 16931's BT-1, BT-2, BT-27,
-    BT-109, BT-110, BT-112, BT-5)."""
+    BT-109, BT-110, BT-112, BT-5), or a Czech ISDOC invoice, which names its parts as UBL
+    does (its currency is the LocalCurrencyCode its amounts are in)."""
     root = ElementTree.fromstring(xml)
-    currency = _child_text(root, "DocumentCurrencyCode")
+    currency = _child_text(root, "DocumentCurrencyCode") or _child_text(root, "LocalCurrencyCode")
     party = _first(root, "AccountingSupplierParty", "Party")
     seller = _child_text(party, "PartyLegalEntity", "RegistrationName") or _child_text(party, "PartyName", "Name")
     totals = next(iter(_children(root, "LegalMonetaryTotal")), None)
@@ -264,9 +265,29 @@ def record_from_cfdi(xml: bytes) -> tuple[dict[str, Any], list[str]]:
     }, notes
 
 
+def record_from_dte(xml: bytes) -> dict[str, Any]:
+    """The invoice record a Chilean DTE states (Encabezado: IdDoc's Folio and FchEmis, the
+    Emisor's RznSoc, Totales): the subtotal is the net plus the exempt amount (MntNeto +
+    MntExe), the tax the IVA, the total MntTotal, in pesos."""
+    root = ElementTree.fromstring(xml)
+    header = _first(root, "Documento", "Encabezado")
+    totals = next(iter(_children(header, "Totales")), None) if header is not None else None
+    parts = [Decimal(value) for value in (_child_text(totals, "MntNeto"), _child_text(totals, "MntExe")) if value]
+    return {
+        "vendor_name": _child_text(header, "Emisor", "RznSoc"),
+        "invoice_number": _child_text(header, "IdDoc", "Folio"),
+        "invoice_date": _child_text(header, "IdDoc", "FchEmis"),
+        "subtotal": float(sum(parts)) if parts else None,
+        "tax": _decimal(_child_text(totals, "IVA")),
+        "total": _decimal(_child_text(totals, "MntTotal")),
+        "currency": "CLP",
+        "line_items": None,
+    }
+
+
 def record_from_xml(xml: bytes) -> tuple[dict[str, Any], list[str]]:
-    """(the record, notes on the mapping) for a CII or UBL invoice, an NF-e, NFS-e or CT-e,
-    a KSeF invoice or a CFDI."""
+    """(the record, notes on the mapping) for a CII, UBL or ISDOC invoice, an NF-e, NFS-e or
+    CT-e, a KSeF invoice, a CFDI or a Chilean DTE."""
     tag = ElementTree.fromstring(xml).tag
     name = _local(tag)
     if name in ("NFe", "nfeProc"):
@@ -275,12 +296,14 @@ def record_from_xml(xml: bytes) -> tuple[dict[str, Any], list[str]]:
         return record_from_nfse(xml), [BRAZIL_NOTE]
     if name in ("CTe", "cteProc"):
         return record_from_cte(xml), [BRAZIL_NOTE.replace("NF-e / NFS-e", "CT-e")]
-    if tag.startswith("{urn:oasis:names:specification:ubl:schema:xsd:"):
+    if tag.startswith(("{urn:oasis:names:specification:ubl:schema:xsd:", "{http://isdoc.cz/namespace/")):
         return record_from_ubl(xml), []
     if name == "Faktura":
         return record_from_ksef(xml), []
     if name == "Comprobante":
         return record_from_cfdi(xml)
+    if name == "DTE":
+        return record_from_dte(xml), []
     return record_from_cii(xml), []
 
 
