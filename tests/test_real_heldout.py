@@ -46,7 +46,7 @@ def test_no_tuned_document_is_held_out():
 
 
 def test_every_document_names_its_source_licence_and_commit_and_its_values_are_in_its_text():
-    assert len(DOCUMENTS) >= 42
+    assert len(DOCUMENTS) >= 55
     for doc in DOCUMENTS:
         source = doc["source"]
         assert source["licence"] and len(source["commit"]) == 40 and source["path"], doc["id"]
@@ -67,6 +67,14 @@ LICENCE_FILES = {
     "asseinfo/br_danfe": ("MIT", ["MIT-br_danfe.txt"]),
     "fabyo/NFEDanfe": ("MIT", ["MIT-NFEDanfe.txt"]),
     "ismaelnjr/nfetoolkit-project": ("MIT", ["MIT-nfetoolkit.txt"]),
+    "nodecfdi/cfdi-to-pdf": ("MIT", ["MIT-cfdi-to-pdf.txt"]),
+    "itplr-kosit/xrechnung-visualization": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "ksef4dev/ksef-fop": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "sstybel/ksef-pdf-generator": ("MIT", ["MIT-ksef-pdf-generator.txt"]),
+    "GoogleCloudPlatform/document-ai-samples": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "nox999/eFactura-xml2pdf": ("GPL-3.0", ["GPL-3.0.txt"]),
+    "isdoc/isdoc.pdf": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "blackysoft/DTExml2pdf": ("GPL-3.0", ["GPL-3.0.txt"]),
 }
 
 

@@ -1,17 +1,23 @@
-"""Derive the held-out set's labels mechanically from the XML each e-invoice carries.
+"""Derive the held-out set's labels from the data each print was made from.
 
     python eval/golden/real_heldout/derive.py [--sources DIR]   # writes labels.jsonl
 
 `candidates.jsonl` lists the documents (id, repository, commit, path, licence, language,
-kind, and `xml_path` when the data is a file beside the print rather than inside it). For
-each, this reads the PDF at its pinned commit and the XML it was printed from: the CII
-invoice a ZUGFeRD 1 / ZUGFeRD 2 / Factur-X PDF embeds, or the sidecar XML at `xml_path`
-(a Brazilian NF-e or NFS-e, whose DANFE / DANFSE print the repository renders from it).
-It maps that XML to the `invoice` schema: seller name, invoice number, issue date, tax
-basis (subtotal), tax total, grand total, currency. Nothing is labelled by hand: a value
-the converted text does not hold (the same simple, OCR-tolerant checks as the tuned set's,
+kind, and `xml_path` when the data is a file beside the print rather than inside it, with
+`xml_repo` / `xml_commit` when the renderer read it from another repository). For each,
+this reads the PDF at its pinned commit and the XML it was printed from: the CII invoice a
+ZUGFeRD 1 / ZUGFeRD 2 / Factur-X PDF embeds, or the sidecar XML at `xml_path` (a Brazilian
+NF-e, NFS-e or CT-e whose DANFE / DANFSE / DACTE the repository renders from it, a UBL
+invoice of the XRechnung test suite, a Polish KSeF invoice, a Mexican CFDI). It maps that
+XML to the `invoice` schema: seller name, invoice number, issue date, tax basis
+(subtotal), tax total, grand total, currency. A value the converted text does not hold
+(the same simple, OCR-tolerant checks as the tuned set's,
 `vetq.eval.real_eval.value_in_text`) becomes null, and the document's notes say which and
 why; a document whose text holds fewer than half of its XML's values is dropped.
+
+A candidate with no data beside its print carries its own `truth`, labelled by hand: every
+value of it must be in the converted text (LabelError otherwise: the label is fixed, the
+document is not dropped), and its notes say it was labelled by hand.
 
 A candidate is dropped when it is another rendering or a variant of a document of
 eval/golden/real or of one already taken here: the same invoice number and grand total,
@@ -41,14 +47,14 @@ from vetq.eval.golden.real import build as real_build  # noqa: E402
 
 
 def embedded_xml(pdf: bytes) -> bytes:
-    """The XML file a ZUGFeRD / Factur-X PDF carries as an attachment."""
+    """The XML file a ZUGFeRD / Factur-X PDF (or a Czech ISDOC.PDF: `.isdoc`) carries as an attachment."""
     import pypdfium2 as pdfium
 
     document = pdfium.PdfDocument(pdf)
     try:
         for i in range(document.count_attachments()):
             attachment = document.get_attachment(i)
-            if attachment.get_name().lower().endswith(".xml"):
+            if attachment.get_name().lower().endswith((".xml", ".isdoc")):
                 return bytes(attachment.get_data())
     finally:
         document.close()
@@ -140,21 +146,182 @@ def record_from_nfse(xml: bytes) -> dict[str, Any]:
     }
 
 
+def record_from_cte(xml: bytes) -> dict[str, Any]:
+    """The invoice record a Brazilian CT-e (the transport service a DACTE prints) states:
+    the total is the service's value (vTPrest)."""
+    root = ElementTree.fromstring(xml)
+    issued = _all_text(root, "ide", "dhEmi")
+    return {
+        "vendor_name": _all_text(root, "emit", "xNome"),
+        "invoice_number": _all_text(root, "ide", "nCT"),
+        "invoice_date": issued[:10] if issued else None,
+        "subtotal": None,
+        "tax": None,
+        "total": _decimal(_all_text(root, "vPrest", "vTPrest")),
+        "currency": "BRL",
+        "line_items": None,
+    }
+
+
+def _children(node: ElementTree.Element, name: str) -> list[ElementTree.Element]:
+    return [child for child in node if _local(child.tag) == name]
+
+
+def _child_text(node: ElementTree.Element | None, *path: str) -> str | None:
+    """The text down a path of direct children (not at any depth, as _text does)."""
+    for name in path:
+        if node is None:
+            return None
+        node = next(iter(_children(node, name)), None)
+    return node.text.strip() if node is not None and node.text and node.text.strip() else None
+
+
+def record_from_ubl(xml: bytes) -> dict[str, Any]:
+    """The invoice record a UBL Invoice or CreditNote states (EN 16931's BT-1, BT-2, BT-27,
+    BT-109, BT-110, BT-112, BT-5), or a Czech ISDOC invoice, which names its parts as UBL
+    does (its currency is the LocalCurrencyCode its amounts are in)."""
+    root = ElementTree.fromstring(xml)
+    currency = _child_text(root, "DocumentCurrencyCode") or _child_text(root, "LocalCurrencyCode")
+    party = _first(root, "AccountingSupplierParty", "Party")
+    seller = _child_text(party, "PartyLegalEntity", "RegistrationName") or _child_text(party, "PartyName", "Name")
+    totals = next(iter(_children(root, "LegalMonetaryTotal")), None)
+    # the tax total in the document's currency (BT-110), not the one in the accounting currency (BT-111)
+    tax = next(
+        (
+            amount.text
+            for total in _children(root, "TaxTotal")
+            for amount in _children(total, "TaxAmount")
+            if amount.get("currencyID") in (None, currency)
+        ),
+        None,
+    )
+    return {
+        "vendor_name": seller,
+        "invoice_number": _child_text(root, "ID"),
+        "invoice_date": (_child_text(root, "IssueDate") or "")[:10] or None,
+        "subtotal": _decimal(_child_text(totals, "TaxExclusiveAmount")),
+        "tax": _decimal(tax.strip() if tax else None),
+        "total": _decimal(_child_text(totals, "TaxInclusiveAmount")),
+        "currency": currency,
+        "line_items": None,
+    }
+
+
+def record_from_ksef(xml: bytes) -> dict[str, Any]:
+    """The invoice record a Polish KSeF invoice (FA(1)-FA(3)) states: P_2 the number, P_1 the
+    issue date, P_15 the gross total; the net and the VAT are the sums of the per-rate
+    P_13_x and P_14_x (not P_14_xW, the VAT converted to PLN)."""
+    root = ElementTree.fromstring(xml)
+    invoice = _first(root, "Fa")
+    seller = _first(root, "Podmiot1", "DaneIdentyfikacyjne", "Nazwa")
+    net = [Decimal(child.text) for child in invoice or [] if _local(child.tag).startswith("P_13_") and child.text]
+    vat = [
+        Decimal(child.text)
+        for child in invoice or []
+        if _local(child.tag).startswith("P_14_") and not _local(child.tag).endswith("W") and child.text
+    ]
+    return {
+        "vendor_name": seller.text.strip() if seller is not None and seller.text else None,
+        "invoice_number": _child_text(invoice, "P_2"),
+        "invoice_date": _child_text(invoice, "P_1"),
+        "subtotal": float(sum(net)) if net else None,
+        "tax": float(sum(vat)) if vat else None,
+        "total": _decimal(_child_text(invoice, "P_15")),
+        "currency": _child_text(invoice, "KodWaluty"),
+        "line_items": None,
+    }
+
+
+# A CFDI's Total is SubTotal - Descuento + transferred taxes - withheld taxes: with a
+# withholding, "subtotal + tax = total" does not hold for any printed tax figure.
+CFDI_WITHHELD_NOTE = "tax: null: the CFDI withholds taxes (retenciones), so subtotal + transferred tax is not its total"
+
+
+def record_from_cfdi(xml: bytes) -> tuple[dict[str, Any], list[str]]:
+    """The invoice record a Mexican CFDI (3.3 / 4.0) states, from the Comprobante's
+    attributes: Folio, Fecha, SubTotal, the transferred taxes, Total, Moneda; the issuer's Nombre."""
+    root = ElementTree.fromstring(xml)
+    issuer = next((node for node in root.iter() if _local(node.tag) == "Emisor"), None)
+    taxes = next((node for node in root if _local(node.tag) == "Impuestos"), None)
+    transferred = taxes.get("TotalImpuestosTrasladados") if taxes is not None else None
+    withheld = taxes.get("TotalImpuestosRetenidos") if taxes is not None else None
+    discount = Decimal(root.get("Descuento") or "0")
+    notes = []
+    tax = _decimal(transferred)
+    if withheld and Decimal(withheld) != 0:
+        tax = None
+        notes.append(CFDI_WITHHELD_NOTE)
+    stated_subtotal = root.get("SubTotal")
+    subtotal = Decimal(stated_subtotal) - discount if stated_subtotal else None
+    return {
+        "vendor_name": issuer.get("Nombre") if issuer is not None else None,
+        "invoice_number": root.get("Folio"),
+        "invoice_date": (root.get("Fecha") or "")[:10] or None,
+        "subtotal": float(subtotal) if subtotal is not None else None,
+        "tax": tax,
+        "total": _decimal(root.get("Total")),
+        "currency": root.get("Moneda"),
+        "line_items": None,
+    }, notes
+
+
+def record_from_dte(xml: bytes) -> dict[str, Any]:
+    """The invoice record a Chilean DTE states (Encabezado: IdDoc's Folio and FchEmis, the
+    Emisor's RznSoc, Totales): the subtotal is the net plus the exempt amount (MntNeto +
+    MntExe), the tax the IVA, the total MntTotal, in pesos."""
+    root = ElementTree.fromstring(xml)
+    header = _first(root, "Documento", "Encabezado")
+    totals = next(iter(_children(header, "Totales")), None) if header is not None else None
+    parts = [Decimal(value) for value in (_child_text(totals, "MntNeto"), _child_text(totals, "MntExe")) if value]
+    return {
+        "vendor_name": _child_text(header, "Emisor", "RznSoc"),
+        "invoice_number": _child_text(header, "IdDoc", "Folio"),
+        "invoice_date": _child_text(header, "IdDoc", "FchEmis"),
+        "subtotal": float(sum(parts)) if parts else None,
+        "tax": _decimal(_child_text(totals, "IVA")),
+        "total": _decimal(_child_text(totals, "MntTotal")),
+        "currency": "CLP",
+        "line_items": None,
+    }
+
+
 def record_from_xml(xml: bytes) -> tuple[dict[str, Any], list[str]]:
-    """(the record, notes on the mapping) for a CII invoice, an NF-e or an NFS-e."""
-    name = _local(ElementTree.fromstring(xml).tag)
+    """(the record, notes on the mapping) for a CII, UBL or ISDOC invoice, an NF-e, NFS-e or
+    CT-e, a KSeF invoice, a CFDI or a Chilean DTE."""
+    tag = ElementTree.fromstring(xml).tag
+    name = _local(tag)
     if name in ("NFe", "nfeProc"):
         return record_from_nfe(xml), [BRAZIL_NOTE]
     if name == "NFSe":
         return record_from_nfse(xml), [BRAZIL_NOTE]
+    if name in ("CTe", "cteProc"):
+        return record_from_cte(xml), [BRAZIL_NOTE.replace("NF-e / NFS-e", "CT-e")]
+    if tag.startswith(("{urn:oasis:names:specification:ubl:schema:xsd:", "{http://isdoc.cz/namespace/")):
+        return record_from_ubl(xml), []
+    if name == "Faktura":
+        return record_from_ksef(xml), []
+    if name == "Comprobante":
+        return record_from_cfdi(xml)
+    if name == "DTE":
+        return record_from_dte(xml), []
     return record_from_cii(xml), []
 
 
 def source_xml(sources: Path, candidate: Mapping[str, Any], pdf: bytes) -> bytes:
     """The XML the print was made from: a sidecar file at the same commit, or the PDF's attachment."""
     if candidate.get("xml_path"):
-        return real_build.read_source(sources, {**candidate, "path": candidate["xml_path"]})
+        return real_build.read_source(sources, xml_source(candidate))
     return embedded_xml(pdf)
+
+
+def xml_source(candidate: Mapping[str, Any]) -> dict[str, Any]:
+    """Where the sidecar XML is: beside the print (the same repository and commit) unless
+    `xml_repo` / `xml_commit` name the repository the renderer read it from."""
+    return {
+        "repo": candidate.get("xml_repo", candidate["repo"]),
+        "commit": candidate.get("xml_commit", candidate["commit"]),
+        "path": candidate["xml_path"],
+    }
 
 
 def record_from_cii(xml: bytes) -> dict[str, Any]:
@@ -179,14 +346,34 @@ def record_from_cii(xml: bytes) -> dict[str, Any]:
     }
 
 
-def label(candidate: Mapping[str, Any], pdf: bytes, xml: bytes) -> tuple[dict[str, Any], str]:
+class LabelError(Exception):
+    """A hand label that its text does not bear out: fix the label, do not drop the document."""
+
+
+def label(candidate: Mapping[str, Any], source: bytes, xml: bytes | None) -> tuple[dict[str, Any], str]:
+    """(the labels.jsonl row, the converted text) for a candidate: from the XML its print was
+    made from, or, for a candidate that carries its own `truth` (a print with no data beside
+    it), from that hand label, every value of which must be in the text."""
     from vetq.eval.real_eval import value_in_text
 
-    text, _ = real_build.document_text("pdf", pdf)
-    derived, notes = record_from_xml(xml)
+    fmt = candidate.get("format", "pdf")
+    text, _ = real_build.document_text(fmt, source)
+    schema = candidate.get("schema", "invoice")
+    if xml is None:
+        derived, notes = dict(candidate["truth"]), ["labelled by hand, each value checked against the converted text"]
+        notes += candidate.get("notes", [])
+        for name, value in derived.items():
+            if value is not None and not value_in_text(schema, name, value, text):
+                raise LabelError(f"{candidate['id']}: the hand label's {name} {value!r} is not in the text")
+    else:
+        derived, notes = record_from_xml(xml)
+        notes = [
+            f"labels derived from {candidate['xml_path'] if candidate.get('xml_path') else 'the embedded XML'} by derive.py",
+            *notes,
+        ]
     truth: dict[str, Any] = {}
     for name, value in derived.items():
-        if value is not None and name != "line_items" and not value_in_text("invoice", name, value, text):
+        if value is not None and name != "line_items" and not value_in_text(schema, name, value, text):
             notes.append(f"{name}: the XML's {value!r} is not in the text, so null")
             value = None
         truth[name] = value
@@ -196,20 +383,19 @@ def label(candidate: Mapping[str, Any], pdf: bytes, xml: bytes) -> tuple[dict[st
         raise ValueError(f"the text holds fewer than half of the {len(stated)} values its XML states")
     row = {
         "id": candidate["id"],
-        "schema": "invoice",
+        "schema": schema,
         "kind": candidate["kind"],
         "language": candidate["language"],
-        "currency": derived["currency"],
+        "currency": derived["currency"] or candidate.get("currency"),
         "source": {
-            key: candidate[key] for key in ("repo", "commit", "path", "xml_path", "licence") if key in candidate
+            key: candidate[key]
+            for key in ("repo", "commit", "path", "xml_repo", "xml_commit", "xml_path", "licence")
+            if key in candidate
         },
-        "format": "pdf",
+        "format": fmt,
         "truth": truth,
         "expected_flags": {},
-        "notes": [
-            f"labels derived from {candidate['xml_path'] if candidate.get('xml_path') else 'the embedded XML'} by derive.py",
-            *notes,
-        ],
+        "notes": notes,
     }
     return row, text
 
@@ -259,12 +445,12 @@ def main(argv: list[str] | None = None) -> int:
         candidate = json.loads(line)
         pdf = real_build.read_source(Path(args.sources), candidate)
         try:
-            xml = source_xml(Path(args.sources), candidate, pdf)
+            xml = None if "truth" in candidate else source_xml(Path(args.sources), candidate, pdf)
             row, _ = label(candidate, pdf, xml)
         except (ValueError, ElementTree.ParseError) as exc:
             print(f"{candidate['id']}: dropped: {exc}", file=sys.stderr)
             continue
-        keys = identity_keys(record_from_xml(xml)[0])
+        keys = identity_keys(candidate["truth"] if xml is None else record_from_xml(xml)[0])
         if keys & (tuned | seen):
             why = "a rendering of a document in eval/golden/real" if keys & tuned else "a rendering of one taken here"
             kind, value = sorted(keys & (tuned | seen))[0]
