@@ -190,6 +190,11 @@ class VetqSettings(BaseSettings):
     webhook_secret: SecretStr | None = Field(
         None, description="Key of every webhook's HMAC-SHA256 signature (unset: a callback_url is refused)"
     )
+    webhook_previous_secret: SecretStr | None = Field(
+        None,
+        description="While a secret is rotated, the one it replaces: each webhook is signed with both, so "
+        "receivers still holding it keep verifying",
+    )
     webhook_allow: str = Field(
         "",
         description="Where callbacks may go, comma-separated: host names, *.domain, addresses, networks (CIDR), "
@@ -310,12 +315,12 @@ class VetqSettings(BaseSettings):
             raise ValueError(exc.message.removeprefix(f"{ENV_VAR}: ")) from None
         return value
 
-    @field_validator("webhook_secret", mode="before")
+    @field_validator("webhook_secret", "webhook_previous_secret", mode="before")
     @classmethod
     def _no_webhook_secret(cls, value: object) -> object:
         return None if isinstance(value, str) and not value.strip() else value
 
-    @field_validator("webhook_secret")
+    @field_validator("webhook_secret", "webhook_previous_secret")
     @classmethod
     def _webhook_secret(cls, value: SecretStr | None) -> SecretStr | None:
         from vetq.core.webhooks import MIN_SECRET_CHARS
@@ -394,6 +399,19 @@ class VetqSettings(BaseSettings):
         if self.visibility_timeout_s is None:
             self.visibility_timeout_s = self.task_time_limit_s * 2 + 60
         return self
+
+    @model_validator(mode="after")
+    def _previous_secret_beside_one(self) -> VetqSettings:
+        if self.webhook_previous_secret is not None and self.webhook_secret is None:
+            raise ValueError(
+                "VETQ_WEBHOOK_PREVIOUS_SECRET is the secret being replaced: it needs VETQ_WEBHOOK_SECRET, the new one"
+            )
+        return self
+
+    def webhook_secrets(self) -> list[str]:
+        """The keys a webhook is signed with: the secret, then the one it replaces while
+        that is still set."""
+        return [s.get_secret_value() for s in (self.webhook_secret, self.webhook_previous_secret) if s is not None]
 
     def schema_limits(self) -> SchemaLimits:
         from vetq.core.schemas.compiled import SchemaLimits

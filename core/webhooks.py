@@ -14,7 +14,8 @@ here, for both sides:
   then: DNS rebinding).
 - **How it is signed.** HMAC-SHA256 with `VETQ_WEBHOOK_SECRET` over
   `<timestamp>.<body>`, the timestamp (Unix seconds) sent beside it so a receiver can
-  refuse an old request replayed (README, Webhooks).
+  refuse an old request replayed (README, Webhooks); while `VETQ_WEBHOOK_PREVIOUS_SECRET`
+  is set, a second signature with it, so a secret is rotated without a gap.
 
 Pure logic: no sockets here."""
 
@@ -25,7 +26,7 @@ import hmac
 import ipaddress
 import re
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 from urllib.parse import urlsplit
@@ -48,6 +49,7 @@ __all__ = [
     "origin_of",
     "require_callback_allowed",
     "sign",
+    "signature_header",
     "verify",
 ]
 
@@ -73,9 +75,15 @@ _HOST_NAME = re.compile(
 
 
 def sign(secret: str, timestamp: int, body: bytes) -> str:
-    """The signature header's value: `v1=` and the hex HMAC-SHA256 of `<timestamp>.<body>`."""
+    """One signature: `v1=` and the hex HMAC-SHA256 of `<timestamp>.<body>`."""
     mac = hmac.new(secret.encode("utf-8"), f"{int(timestamp)}.".encode() + body, hashlib.sha256)
     return f"{SIGNATURE_VERSION}={mac.hexdigest()}"
+
+
+def signature_header(secrets: Sequence[str], timestamp: int, body: bytes) -> str:
+    """The signature header's value: one signature per secret, comma-separated, the
+    current secret's first (two while a secret is rotated, one otherwise)."""
+    return ", ".join(sign(secret, timestamp, body) for secret in secrets)
 
 
 def verify(
@@ -86,8 +94,10 @@ def verify(
     now: float | None = None,
     window_s: float = REPLAY_WINDOW_S,
 ) -> bool:
-    """Whether a request carries vetq's signature of `body`, made within `window_s` of
-    `now` (what a receiver written in Python does; README, Webhooks)."""
+    """Whether a request carries vetq's signature of `body` with `secret`, made within
+    `window_s` of `now` (what a receiver written in Python does; README, Webhooks). Any
+    of the header's signatures may match: while vetq's secret is rotated it sends one
+    with the new secret and one with the old."""
     lowered = {name.lower(): value for name, value in headers.items()}
     timestamp = lowered.get(TIMESTAMP_HEADER.lower(), "")
     signature = lowered.get(SIGNATURE_HEADER.lower(), "")
@@ -95,7 +105,8 @@ def verify(
         return False
     if abs((time.time() if now is None else now) - int(timestamp)) > window_s:
         return False
-    return hmac.compare_digest(sign(secret, int(timestamp), body), signature)
+    expected = sign(secret, int(timestamp), body)
+    return any(hmac.compare_digest(expected, part.strip()) for part in signature.split(","))
 
 
 def host_address(text: str) -> Address | None:

@@ -23,6 +23,8 @@ from vetq.core.errors import ConfigError, ErrorCode, InvalidInputError
 
 ROOT = Path(__file__).resolve().parents[1]
 SECRET = "whsec-test-" + "0123456789abcdef" * 2
+# The module's worker rotates its secret: each POST carries a signature with either.
+PREVIOUS_SECRET = "whsec-old-" + "fedcba9876543210" * 2
 ATTEMPTS = 3
 WAIT_S = 30.0
 
@@ -100,6 +102,7 @@ def webhook_settings(home: Path, **extra: Any):
 
     options = {
         "webhook_secret": SECRET,
+        "webhook_previous_secret": PREVIOUS_SECRET,
         "webhook_allow": "127.0.0.1",  # loopback, and nothing else
         "webhook_attempts": ATTEMPTS,
         "webhook_backoff_s": 0.05,
@@ -148,7 +151,7 @@ def dead_letters_of(svc: Service, job_id: str, timeout: float = WAIT_S) -> list[
 
 
 def test_a_job_and_a_batch_post_their_results_signed(hooked, receiver):
-    from vetq.core.webhooks import verify
+    from vetq.core.webhooks import sign, verify
 
     job = hooked.client.submit_validation(GLOBEX, GLOBEX_DATA, heuristics_only=True, callback_url=receiver.url("/ok"))
     batch = hooked.client.submit_batch([validation(), validation()], callback_url=receiver.url("/batch"))
@@ -164,6 +167,12 @@ def test_a_job_and_a_batch_post_their_results_signed(hooked, receiver):
     verify_vetq_signature = readme_verifier()
     assert verify_vetq_signature(SECRET.encode(), headers, post["body"])
     assert verify(SECRET, headers, post["body"])
+    # Rotating: the new secret's signature first, then the old one's; a receiver holding
+    # either verifies, through vetq's check and through the README's.
+    assert headers["X-Vetq-Signature"].count("v1=") == 2
+    assert headers["X-Vetq-Signature"].startswith(sign(SECRET, int(headers["X-Vetq-Timestamp"]), post["body"]))
+    assert verify_vetq_signature(PREVIOUS_SECRET.encode(), headers, post["body"])
+    assert verify(PREVIOUS_SECRET, headers, post["body"])
     # The signature holds the body, the timestamp and the key, each.
     assert not verify_vetq_signature(SECRET.encode(), headers, post["body"].replace(b'"ok"', b'"needs_review"'))
     assert not verify_vetq_signature(b"another-secret-of-16", headers, post["body"])
@@ -309,6 +318,25 @@ def test_a_malformed_allow_list_stops_at_start_naming_it(entry, tmp_path):
 
     with pytest.raises(ConfigError, match="VETQ_WEBHOOK_ALLOW"):
         load_settings(home=tmp_path, webhook_allow=f"127.0.0.1,{entry}")
+
+
+def test_one_secret_signs_once_and_a_previous_secret_needs_a_current_one(tmp_path):
+    from vetq.core.settings import as_environment, load_settings
+    from vetq.core.webhooks import sign, signature_header, verify
+
+    body, now = b'{"event": "job.finished"}', 1_700_000_000
+    assert signature_header([SECRET], now, body) == sign(SECRET, now, body)  # as before any rotation
+    both = {"X-Vetq-Signature": signature_header([SECRET, PREVIOUS_SECRET], now, body), "X-Vetq-Timestamp": str(now)}
+    assert verify(SECRET, both, body, now=now) and verify(PREVIOUS_SECRET, both, body, now=now)
+    assert not verify("a-third-secret-of-16", both, body, now=now)
+    with pytest.raises(ConfigError, match="VETQ_WEBHOOK_PREVIOUS_SECRET") as refused:
+        load_settings(home=tmp_path, webhook_previous_secret=PREVIOUS_SECRET)
+    assert PREVIOUS_SECRET not in refused.value.message
+    with pytest.raises(ConfigError, match="VETQ_WEBHOOK_PREVIOUS_SECRET"):
+        load_settings(home=tmp_path, webhook_secret=SECRET, webhook_previous_secret="short-secret")
+    settings = load_settings(home=tmp_path, webhook_secret=SECRET, webhook_previous_secret=PREVIOUS_SECRET)
+    assert settings.webhook_secrets() == [SECRET, PREVIOUS_SECRET] and PREVIOUS_SECRET not in repr(settings)
+    assert as_environment(settings)["VETQ_WEBHOOK_PREVIOUS_SECRET"] == PREVIOUS_SECRET
 
 
 def test_a_short_secret_stops_at_start_without_being_printed(tmp_path):

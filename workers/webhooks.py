@@ -57,7 +57,7 @@ from vetq.core.webhooks import (
     check_destination,
     host_address,
     origin_of,
-    sign,
+    signature_header,
 )
 from vetq.workers import dead_letter
 from vetq.workers.call_gate import full_jitter_backoff_s
@@ -308,8 +308,8 @@ def register(app: Celery, context: WorkerContext) -> None:
     """The delivery task, on this worker's app."""
     settings = context.settings
     allow = settings.webhook_allow_list()
-    secret = settings.webhook_secret.get_secret_value() if settings.webhook_secret is not None else None
-    if secret is not None:
+    secrets = settings.webhook_secrets()
+    for secret in secrets:
         mask_secret(secret)
 
     @app.task(
@@ -334,7 +334,7 @@ def register(app: Celery, context: WorkerContext) -> None:
             )
             return
         destination = origin_of(url)
-        if secret is None:
+        if not secrets:
             _dead_letter(
                 self,
                 dead_letter.REASON_WEBHOOK_REFUSED,
@@ -351,7 +351,7 @@ def register(app: Celery, context: WorkerContext) -> None:
             DELIVERY_HEADER: str(self.request.id),
             ATTEMPT_HEADER: str(attempt),
             TIMESTAMP_HEADER: str(timestamp),
-            SIGNATURE_HEADER: sign(secret, timestamp, body),
+            SIGNATURE_HEADER: signature_header(secrets, timestamp, body),
         }
         try:
             status = post(url, body, headers, allow, settings.webhook_timeout_s)
