@@ -46,7 +46,7 @@ def test_no_tuned_document_is_held_out():
 
 
 def test_every_document_names_its_source_licence_and_commit_and_its_values_are_in_its_text():
-    assert len(DOCUMENTS) >= 55
+    assert len(DOCUMENTS) >= 62
     for doc in DOCUMENTS:
         source = doc["source"]
         assert source["licence"] and len(source["commit"]) == 40 and source["path"], doc["id"]
@@ -75,6 +75,9 @@ LICENCE_FILES = {
     "nox999/eFactura-xml2pdf": ("GPL-3.0", ["GPL-3.0.txt"]),
     "isdoc/isdoc.pdf": ("Apache-2.0", ["Apache-2.0.txt"]),
     "blackysoft/DTExml2pdf": ("GPL-3.0", ["GPL-3.0.txt"]),
+    "ad-si/invoice-maker": ("ISC", ["ISC-invoice-maker.txt"]),
+    "LaravelDaily/laravel-invoices": ("GPL-3.0", ["GPL-3.0.txt"]),
+    "mrzool/invoice-boilerplate": ("GPL-2.0", ["GPL-2.0.txt"]),
 }
 
 
