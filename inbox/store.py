@@ -26,7 +26,7 @@ from typing import Any
 
 from sqlalchemy import Engine, and_, delete, func, or_, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, defer
 
 from vetq.core.errors import ConflictError, InvalidInputError, NotFoundError, VetqError
 from vetq.core.logging import get_logger
@@ -375,7 +375,9 @@ class InboxStore:
     ) -> list[Item]:
         """Items in `state`, highest priority first, then oldest first; filtered by schema
         name, tenant, and a flagged field's path or template (`total`, `line_items[].amount`)."""
-        query = select(Item).where(Item.state == state)
+        # A list never shows the PDFs: loading them would hold up to MAX_PAGE of them in
+        # memory per page view. Reading one from a listed item raises, rather than loading.
+        query = select(Item).options(defer(Item.document_pdf, raiseload=True)).where(Item.state == state)
         if schema:
             query = query.where(Item.schema_name == schema)
         if tenant:

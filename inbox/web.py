@@ -26,7 +26,7 @@ import json
 import secrets
 import threading
 from collections import OrderedDict, defaultdict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -208,6 +208,10 @@ def as_text(value: Any) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+# A signed-in page: the request, the reviewer's session, and the form a POST sent.
+Handler = Callable[[Request, WebSession, Mapping[str, Any] | None], Response]
+
+
 class ReviewPage:
     def __init__(self, inbox: Inbox, *, sync_every_s: float = 2.0, secure_cookies: bool = False) -> None:
         self.inbox = inbox
@@ -228,38 +232,49 @@ class ReviewPage:
     def session_of(self, request: Request) -> WebSession | None:
         return self.store.web_session(request.cookies.get(SESSION_COOKIE))
 
-    async def checked_form(self, request: Request, session: WebSession) -> Any:
-        form = await request.form()
-        sent = str(form.get("csrf") or "")
-        if not hmac.compare_digest(sent.encode(), session.csrf_token.encode()):
+    @staticmethod
+    def checked_form(form: Mapping[str, Any] | None, session: WebSession) -> Mapping[str, Any]:
+        sent = str((form or {}).get("csrf") or "")
+        if form is None or not hmac.compare_digest(sent.encode(), session.csrf_token.encode()):
             raise PermissionError("the form's CSRF token is missing or wrong: reload the page")
         return form
 
-    def signed_in(
-        self, handler: Callable[[Request, WebSession], Awaitable[Response]]
-    ) -> Callable[[Request], Awaitable[Response]]:
+    def signed_in(self, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+        """The page of a signed-in reviewer. Only the request's body is read on the event
+        loop; the handler, whose database and Redis calls block, runs in a worker thread,
+        so one slow query (or page rendering) does not hold up every other reviewer."""
+
         async def endpoint(request: Request) -> Response:
-            session = self.session_of(request)
-            if session is None:
+            session = await run_in_threadpool(self.session_of, request)
+            if session is None:  # before the body is read
                 return RedirectResponse("/login", status_code=303, headers=SECURITY_HEADERS)
-            try:
-                return await handler(request, session)
-            except PermissionError as exc:
-                return self.render("message.html", 403, title="Refused", message=str(exc), session=session)
-            except NotFoundError as exc:
-                return self.render("message.html", 404, title="Not found", message=exc.message, session=session)
+            form = await request.form() if request.method == "POST" else None
+            return await run_in_threadpool(self._as_reviewer, handler, request, session, form)
 
         return endpoint
+
+    def _as_reviewer(
+        self, handler: Handler, request: Request, session: WebSession, form: Mapping[str, Any] | None
+    ) -> Response:
+        try:
+            return handler(request, session, form)
+        except PermissionError as exc:
+            return self.render("message.html", 403, title="Refused", message=str(exc), session=session)
+        except NotFoundError as exc:
+            return self.render("message.html", 404, title="Not found", message=exc.message, session=session)
 
     # ----------------------------------------------------------------- sign-in
 
     async def login(self, request: Request) -> Response:
-        if request.method == "GET":
+        form = await request.form() if request.method == "POST" else None
+        return await run_in_threadpool(self._login, request, form)
+
+    def _login(self, request: Request, form: Mapping[str, Any] | None) -> Response:
+        if form is None:
             token = secrets.token_urlsafe(24)
             page = self.render("login.html", login_csrf=token, error=None, session=None)
             self._cookie(page, LOGIN_COOKIE, token, max_age=600)
             return page
-        form = await request.form()
         sent, expected = str(form.get("csrf") or ""), request.cookies.get(LOGIN_COOKIE) or ""
         if not expected or not hmac.compare_digest(sent.encode(), expected.encode()):
             return self.render("message.html", 403, title="Refused", message="reload the sign-in page", session=None)
@@ -283,8 +298,8 @@ class ReviewPage:
             name, value, max_age=max_age, httponly=True, samesite="strict", secure=self.secure_cookies, path="/"
         )
 
-    async def logout(self, request: Request, session: WebSession) -> Response:
-        await self.checked_form(request, session)
+    def logout(self, request: Request, session: WebSession, form: Mapping[str, Any] | None) -> Response:
+        self.checked_form(form, session)
         self.store.close_session(request.cookies.get(SESSION_COOKIE))
         response = RedirectResponse("/login", status_code=303, headers=SECURITY_HEADERS)
         response.delete_cookie(SESSION_COOKIE)
@@ -292,7 +307,7 @@ class ReviewPage:
 
     # ----------------------------------------------------------------- pages
 
-    async def index(self, request: Request, session: WebSession) -> Response:
+    def index(self, request: Request, session: WebSession, form: Mapping[str, Any] | None) -> Response:
         filters = {key: request.query_params.get(key) or None for key in ("schema", "tenant", "field")}
         items = self.store.items(schema=filters["schema"], tenant=filters["tenant"], flagged_field=filters["field"])
         now = self.store.clock()
@@ -317,8 +332,8 @@ class ReviewPage:
             notice=request.query_params.get("notice"),
         )
 
-    async def claim(self, request: Request, session: WebSession) -> Response:
-        await self.checked_form(request, session)
+    def claim(self, request: Request, session: WebSession, form: Mapping[str, Any] | None) -> Response:
+        self.checked_form(form, session)
         item_id = int(request.path_params["item_id"])
         try:
             self.store.claim(item_id, session.reviewer)
@@ -326,20 +341,20 @@ class ReviewPage:
             return self.render("message.html", 409, title="Taken", message=exc.message, session=session)
         return RedirectResponse(f"/items/{item_id}", status_code=303, headers=SECURITY_HEADERS)
 
-    async def item(self, request: Request, session: WebSession) -> Response:
+    def item(self, request: Request, session: WebSession, form: Mapping[str, Any] | None) -> Response:
         item = self.store.item(int(request.path_params["item_id"]))
-        return await self.item_page(item, session)
+        return self.item_page(item, session)
 
-    async def page_image(self, request: Request, session: WebSession) -> Response:
+    def page_image(self, request: Request, session: WebSession, form: Mapping[str, Any] | None) -> Response:
         """One page of a PDF item, as the PNG the item view shows."""
         item = self.store.item(int(request.path_params["item_id"]))
         number = int(request.path_params["number"])
-        pages = await run_in_threadpool(self.page_images.of, item)
+        pages = self.page_images.of(item)
         if isinstance(pages, str) or not 1 <= number <= len(pages):
             raise NotFoundError(f"item {item.id} has no page image {number}")
         return Response(pages[number - 1].png, media_type="image/png", headers=SECURITY_HEADERS)
 
-    async def item_page(
+    def item_page(
         self, item: Item, session: WebSession, *, status: int = 200, error: str | None = None, typed: Any = None
     ) -> HTMLResponse:
         now = self.store.clock()
@@ -354,7 +369,7 @@ class ReviewPage:
         pages: list[dict[str, Any]] = []
         pages_problem = None
         if item.document_pdf is not None:
-            drawn = await run_in_threadpool(self.page_images.of, item)
+            drawn = self.page_images.of(item)
             if isinstance(drawn, str):
                 pages_problem = drawn
             else:
@@ -418,8 +433,8 @@ class ReviewPage:
             )
         return out
 
-    async def resolve(self, request: Request, session: WebSession) -> Response:
-        form = await self.checked_form(request, session)
+    def resolve(self, request: Request, session: WebSession, form: Mapping[str, Any] | None) -> Response:
+        form = self.checked_form(form, session)
         item = self.store.item(int(request.path_params["item_id"]))
         values: dict[str, Any] = {}
         for field in item.fields:
@@ -430,7 +445,7 @@ class ReviewPage:
         try:
             resolution = self.inbox.resolve(item.id, session.reviewer, values)
         except InvalidInputError as exc:
-            return await self.item_page(item, session, status=422, error=exc.message, typed=dict(form))
+            return self.item_page(item, session, status=422, error=exc.message, typed=dict(form))
         except ConflictError as exc:
             return self.render("message.html", 409, title="Not resolved", message=exc.message, session=session)
         notice = f"Item {item.id} resolved."
@@ -447,8 +462,8 @@ class ReviewPage:
 
         return RedirectResponse(f"/?notice={quote(notice)}", status_code=303, headers=SECURITY_HEADERS)
 
-    async def release(self, request: Request, session: WebSession) -> Response:
-        await self.checked_form(request, session)
+    def release(self, request: Request, session: WebSession, form: Mapping[str, Any] | None) -> Response:
+        self.checked_form(form, session)
         self.store.release(int(request.path_params["item_id"]), session.reviewer)
         return RedirectResponse("/", status_code=303, headers=SECURITY_HEADERS)
 

@@ -86,6 +86,15 @@ def pytest_runtest_protocol(item, nextitem):
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_runtest_teardown(item, nextitem):
+    # Fixtures of a wider scope end in the teardown of whichever test used them last in
+    # this process, marked or not (a session's PostgreSQL stopped after an unmarked test):
+    # what a test starts itself, it starts in its setup or its call.
+    _guarding.clear()
+    return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item, call):
     report = yield
     if call.when == "teardown" and _started and report.passed:

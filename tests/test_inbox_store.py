@@ -250,3 +250,13 @@ def test_an_item_keeps_its_jobs_pdf_within_the_limit_and_its_callback(store, clo
     assert (item.callback_url, item.batch_id) == ("https://hooks.example.com/vetq?t=1", "batch-7")
     too_big, _ = with_pdf("job-pdf-big", 4097)
     assert store.item(store.add_item(too_big)[0]).document_pdf is None  # the item stands, without the PDF
+    # A list of items leaves the PDFs in the database; reading one from a listed item
+    # is an error, not a load per item.
+    from sqlalchemy import inspect
+    from sqlalchemy.exc import InvalidRequestError
+    from sqlalchemy.orm.exc import DetachedInstanceError
+
+    (listed,) = [i for i in store.items() if i.id == item.id]
+    assert "document_pdf" in inspect(listed).unloaded and listed.document_text == item.document_text
+    with pytest.raises((InvalidRequestError, DetachedInstanceError)):
+        _ = listed.document_pdf

@@ -133,3 +133,39 @@ def test_another_reviewers_item_cannot_be_taken_or_resolved(page):
     refused = ben.post(f"/items/{item_id}/resolve", data={"csrf": ben_csrf, "v:total": "583.2"})
     assert refused.status_code == 409 and "nothing was written" in refused.text
     assert store.item(item_id).state == "open"
+
+
+def test_a_slow_database_call_does_not_hold_up_other_requests(page, monkeypatch):
+    # The handlers' database calls run in worker threads: while one reviewer's list waits
+    # on a slow query, the server still answers everyone else.
+    import threading
+
+    store, _clock, browser = page
+    client = sign_in(browser, store, "ana")
+    entered, release, answered = threading.Event(), threading.Event(), threading.Event()
+    items = store.items
+
+    def slow_items(**filters):
+        entered.set()
+        release.wait(10)
+        return items(**filters)
+
+    monkeypatch.setattr(store, "items", slow_items)
+    statuses = {}
+
+    def get(path):
+        statuses[path] = client.get(path).status_code
+        if path == "/healthz":
+            answered.set()
+
+    with client:  # one event loop serves every request, as a real server's does
+        listing = threading.Thread(target=get, args=("/",))
+        listing.start()
+        try:
+            assert entered.wait(10)
+            threading.Thread(target=get, args=("/healthz",), daemon=True).start()
+            served_meanwhile = answered.wait(5)
+        finally:
+            release.set()
+            listing.join(10)
+    assert served_meanwhile and statuses == {"/healthz": 200, "/": 200}

@@ -49,6 +49,38 @@ def test_an_unmarked_test_that_starts_a_process_fails(pytester):
     result.stdout.fnmatch_lines(["*test_unmarked_starts_one started a process without the `processes` marker*"])
 
 
+WIDER_SCOPE = """
+import subprocess, sys
+import pytest
+
+from conftest import starts_processes
+
+
+@pytest.fixture(scope="session")
+@starts_processes
+def server():
+    yield "up"
+    subprocess.run([sys.executable, "-c", "pass"], check=True)  # stopped: a process too
+
+
+def test_uses_the_server(server):
+    assert server == "up"
+
+
+def test_unmarked_and_last():
+    assert sum([1, 2]) == 3
+"""
+
+
+@pytest.mark.processes
+def test_a_wider_fixture_ending_after_an_unmarked_test_is_not_that_tests_process(pytester):
+    # The session fixture is torn down in the last test's teardown; that test started nothing.
+    pytester.makeconftest(CONFTEST.read_text())
+    pytester.makepyfile(test_session=WIDER_SCOPE)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+
+
 @pytest.mark.processes
 def test_the_fast_loop_deselects_what_starts_processes(pytester):
     pytester.makeconftest(CONFTEST.read_text())
