@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from vetq.api_client.client import Client, _service_errors, live_workers
-from vetq.core.errors import InvalidInputError
+from vetq.core.errors import InvalidInputError, NotFoundError
 from vetq.core.job_options import check_tenant
 from vetq.core.llm.prices import MICRO_USD
 from vetq.core.redis_keys import (
@@ -56,6 +56,22 @@ class Admin:
                 yield json.loads(raw)
             except ValueError:
                 yield {"reason": "unreadable_entry"}
+
+    def redeliver(self, job_id: str) -> dict[str, Any]:
+        """Send again the webhook deliveries of `job_id` the workers gave up on (its
+        webhook_failed / webhook_refused dead letters), each exactly as it was, once the
+        receiver or the allow-list is fixed. NotFoundError when none is kept (never
+        failed, already redelivered, or older than VETQ_RESULT_TTL_S)."""
+        from vetq.workers.webhooks import redeliver  # publishing a delivery is worker code
+
+        with _service_errors(self._client.redis_url):
+            sent = redeliver(self._client.app, self._client.redis(), job_id)
+        if not sent:
+            raise NotFoundError(
+                f"job {job_id!r} has no undelivered webhook kept: it was delivered, already redelivered, or its "
+                "dead letter is older than VETQ_RESULT_TTL_S"
+            )
+        return {"job_id": job_id, "redelivered": sent}
 
     def export_telemetry(self) -> Iterator[dict[str, Any]]:
         """Every telemetry record in the stream, oldest first."""

@@ -405,6 +405,11 @@ def build_parser() -> argparse.ArgumentParser:
     dead_list = dead_verbs.add_parser("list", help="show the dead-letter list")
     dead_list.add_argument("--limit", type=_positive_int, default=100, help="how many entries (newest first)")
     dead_list.set_defaults(handler=cmd_dead_list)
+    dead_redeliver = dead_verbs.add_parser(
+        "redeliver", help="send a job's undelivered webhooks again, as they were (once the receiver is fixed)"
+    )
+    dead_redeliver.add_argument("job_ids", nargs="+", metavar="JOB_ID")
+    dead_redeliver.set_defaults(handler=cmd_dead_redeliver)
 
     usage = verbs.add_parser(
         "usage", help="each tenant's model use per budget window (VETQ_TENANT_WINDOW_S) and what its budgets have left"
@@ -881,6 +886,20 @@ def cmd_dead_list(args: argparse.Namespace) -> int:
         for entry in admin.dead_letters(limit=args.limit):
             emit(entry)
     return EXIT_OK
+
+
+def cmd_dead_redeliver(args: argparse.Namespace) -> int:
+    from vetq.core.errors import NotFoundError
+
+    worst = EXIT_OK
+    with _admin() as admin:
+        for job_id in args.job_ids:
+            try:
+                emit(admin.redeliver(job_id))
+            except NotFoundError as exc:  # the other jobs' are still sent
+                emit(error_result(exc.code, exc.message) | {"job_id": job_id})
+                worst = EXIT_INPUT
+    return worst
 
 
 def cmd_usage(args: argparse.Namespace) -> int:

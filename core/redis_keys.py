@@ -49,6 +49,7 @@ __all__ = [
     "TENANT_USAGE_PREFIX",
     "USD_SCOPE_SUFFIX",
     "WEBHOOK_QUEUE",
+    "WEBHOOK_UNDELIVERED_PREFIX",
     "attempts_key",
     "batch_jobs_key",
     "batch_record_key",
@@ -79,6 +80,7 @@ __all__ = [
     "tenant_scope",
     "tenant_usage_key",
     "usd_scope",
+    "webhook_undelivered_key",
 ]
 
 # --------------------------------------------------------------------------- queues
@@ -143,6 +145,16 @@ SUBMITTED_KEY_PREFIX = "vetq:submitted:"
 
 def submitted_key(job_id: str) -> str:
     return f"{SUBMITTED_KEY_PREFIX}{job_id}"
+
+
+# Hash `vetq:webhook:undelivered:<job id>`: delivery id -> the delivery a worker gave up
+# on (JSON: url, body, trace id), kept for VETQ_RESULT_TTL_S so `vetq dead redeliver`
+# can send exactly it again once the receiver is fixed (workers/webhooks.py).
+WEBHOOK_UNDELIVERED_PREFIX = "vetq:webhook:undelivered:"
+
+
+def webhook_undelivered_key(job_id: str) -> str:
+    return f"{WEBHOOK_UNDELIVERED_PREFIX}{job_id}"
 
 
 # String `vetq:cancel:{celery-task-meta-<job id>}` = 1: the job was asked to cancel

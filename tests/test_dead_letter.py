@@ -172,6 +172,16 @@ def test_poison_messages_are_dead_lettered_once_and_the_worker_keeps_serving(ser
         timeout=60,
     )
     assert [json.loads(line)["job_id"] for line in limited.stdout.splitlines()] == [e["job_id"] for e in entries[:2]]
+    # `vetq dead redeliver`: a job with no undelivered webhook says so, by its id, exit 2
+    nothing = subprocess.run(
+        [sys.executable, "-m", "vetq.api_client.cli", "dead", "redeliver", "dl-never-hooked"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    (line,) = [json.loads(line) for line in nothing.stdout.splitlines()]
+    assert nothing.returncode == 2 and line["job_id"] == "dl-never-hooked" and line["error"]["code"] == "NOT_FOUND"
 
 
 @pytest.mark.parametrize("args", [[], [{"text": "a"}, {"text": "b"}]])

@@ -226,6 +226,31 @@ def test_a_receiver_that_always_fails_ends_in_the_dead_letter_list(hooked, recei
     assert SECRET not in everything
     assert "receiver-own-token" not in logged
 
+    # The receiver is fixed: the operator sends the undelivered result again, as it was.
+    from vetq.api_client import Admin
+    from vetq.core.errors import NotFoundError
+
+    receiver.always[path] = 200
+    admin = Admin.of(hooked.client)
+    report = admin.redeliver(job.id)
+    assert report == {
+        "job_id": job.id,
+        "redelivered": [{"delivery_id": entry["delivery_id"], "destination": f"http://127.0.0.1:{receiver.port}"}],
+    }
+    posts = receiver.wait_for(path, ATTEMPTS + 1)
+    again = posts[-1]
+    assert again["status"] == 200 and again["body"] == posts[0]["body"]  # the same body, signed afresh
+    assert again["headers"]["X-Vetq-Delivery"] == posts[0]["headers"]["X-Vetq-Delivery"] == entry["delivery_id"]
+    assert again["headers"]["X-Vetq-Attempt"] == "1" and verify_vetq_signature_of(again)
+    with pytest.raises(NotFoundError):  # taken once sent: never posted twice by a second redeliver
+        admin.redeliver(job.id)
+
+
+def verify_vetq_signature_of(post: dict[str, Any]) -> bool:
+    from vetq.core.webhooks import verify
+
+    return verify(SECRET, post["headers"], post["body"])
+
 
 def test_a_destination_the_worker_does_not_allow_is_a_dead_letter_at_once(hooked, receiver, tmp_path):
     """A producer configured more loosely than the worker: the worker's own list decides."""

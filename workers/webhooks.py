@@ -45,7 +45,7 @@ from vetq.core.errors import InvalidInputError
 from vetq.core.job_options import check_callback_url
 from vetq.core.logging import get_logger, mask_secret
 from vetq.core.queue import CALLBACK_URL_HEADER, SENT_AT_HEADER, TASK_WEBHOOK, TENANT_HEADER, TRACE_HEADER
-from vetq.core.redis_keys import WEBHOOK_QUEUE
+from vetq.core.redis_keys import WEBHOOK_QUEUE, webhook_undelivered_key
 from vetq.core.results import failure_result
 from vetq.core.webhooks import (
     ATTEMPT_HEADER,
@@ -170,15 +170,40 @@ def publish_delivery(
         if value:
             body[name] = value
     body["result"] = result
+    _send(app, {"job_id": job_id, "url": url, "body": json.dumps(body)}, delivery_id=delivery_id, trace_id=trace_id)
+    log.info("webhook_scheduled", webhook_event=event, destination=origin_of(url))
+
+
+def _send(app: Celery, message: dict[str, str], *, delivery_id: str | None, trace_id: str | None) -> None:
     app.send_task(
         TASK_WEBHOOK,
-        args=[{"job_id": job_id, "url": url, "body": json.dumps(body)}],
+        args=[message],
         queue=WEBHOOK_QUEUE,
         task_id=delivery_id,
         headers={TRACE_HEADER: trace_id, SENT_AT_HEADER: time.time()} if trace_id else {SENT_AT_HEADER: time.time()},
         ignore_result=True,
     )
-    log.info("webhook_scheduled", webhook_event=event, destination=origin_of(url))
+
+
+def redeliver(app: Celery, redis_client: Any, job_id: str) -> list[dict[str, str]]:
+    """Send again, each as it was, the deliveries of `job_id` the workers gave up on
+    (the dead-letter list's webhook_failed / webhook_refused entries, kept for
+    VETQ_RESULT_TTL_S): once the receiver or the allow-list is fixed. Each keeps its
+    delivery id (X-Vetq-Delivery), so a receiver that did get one deduplicates it, and
+    is tried VETQ_WEBHOOK_ATTEMPTS times afresh. Returns what was sent: the delivery
+    ids and destinations (scheme://host:port); none when nothing is kept."""
+    key = webhook_undelivered_key(job_id)
+    sent = []
+    for delivery_id, raw in redis_client.hgetall(key).items():
+        delivery_id = delivery_id.decode() if isinstance(delivery_id, bytes) else str(delivery_id)
+        kept = json.loads(raw)
+        message = {"job_id": job_id, "url": kept["url"], "body": kept["body"]}
+        _send(app, message, delivery_id=delivery_id, trace_id=kept.get("trace_id"))
+        # Taken once sent: a second redeliver finds nothing rather than posting twice.
+        redis_client.hdel(key, delivery_id)
+        log.info("webhook_redelivered", for_job=job_id, destination=origin_of(kept["url"]))
+        sent.append({"delivery_id": delivery_id, "destination": origin_of(kept["url"])})
+    return sent
 
 
 # --------------------------------------------------------------------- the POST
@@ -289,7 +314,11 @@ def _delivery(message: Any) -> tuple[str, str, bytes]:
     return job_id, checked, body.encode("utf-8")
 
 
-def _dead_letter(task: Task, reason: str, job_id: str | None, error: str) -> None:
+def _dead_letter(
+    task: Task, reason: str, job_id: str | None, error: str, *, undelivered: Any = None, keep_s: int = 0
+) -> None:
+    """Record a delivery given up on. `undelivered` (a well-formed delivery message) is
+    kept `keep_s` seconds beside it, under its delivery id, for `vetq dead redeliver`."""
     from vetq.workers import metrics
 
     metrics.webhook_attempted("refused" if reason == dead_letter.REASON_WEBHOOK_REFUSED else "dead_lettered")
@@ -301,7 +330,21 @@ def _dead_letter(task: Task, reason: str, job_id: str | None, error: str) -> Non
         content_type="application/json",
         error=error,
     )
-    dead_letter.record(dead_letter.redis_of(task.app), entry)
+    redis_client = dead_letter.redis_of(task.app)
+    if undelivered is not None and job_id is not None and redis_client is not None:
+        delivery_id = str(task.request.id)
+        entry["delivery_id"] = delivery_id
+        try:
+            key = webhook_undelivered_key(job_id)
+            kept = {"url": undelivered["url"], "body": undelivered["body"], "trace_id": header(task, TRACE_HEADER)}
+            pipe = redis_client.pipeline()
+            pipe.hset(key, delivery_id, json.dumps(kept))
+            pipe.expire(key, max(1, keep_s))
+            pipe.execute()
+        except Exception:  # the dead letter still says what was lost
+            log.exception("webhook_not_kept", for_job=job_id)
+            entry.pop("delivery_id")
+    dead_letter.record(redis_client, entry)
 
 
 def register(app: Celery, context: WorkerContext) -> None:
@@ -341,6 +384,8 @@ def register(app: Celery, context: WorkerContext) -> None:
                 job_id,
                 f"POST to {destination} not sent: this worker has no VETQ_WEBHOOK_SECRET, and results are never "
                 "sent unsigned",
+                undelivered=message,
+                keep_s=settings.result_ttl_s,
             )
             return
         timestamp = int(time.time())
@@ -359,7 +404,14 @@ def register(app: Celery, context: WorkerContext) -> None:
                 raise WebhookFailedError(f"HTTP {status}")
         except WebhookRefusedError as exc:
             log.warning("webhook_refused", for_job=job_id, destination=destination, error=str(exc))
-            _dead_letter(self, dead_letter.REASON_WEBHOOK_REFUSED, job_id, f"POST to {destination} refused: {exc}")
+            _dead_letter(
+                self,
+                dead_letter.REASON_WEBHOOK_REFUSED,
+                job_id,
+                f"POST to {destination} refused: {exc}",
+                undelivered=message,
+                keep_s=settings.result_ttl_s,
+            )
             return
         except WebhookFailedError as exc:
             if attempt >= settings.webhook_attempts:
@@ -369,6 +421,8 @@ def register(app: Celery, context: WorkerContext) -> None:
                     dead_letter.REASON_WEBHOOK_FAILED,
                     job_id,
                     f"POST to {destination} failed {attempt} times; the last: {exc}",
+                    undelivered=message,
+                    keep_s=settings.result_ttl_s,
                 )
                 return
             wait = full_jitter_backoff_s(attempt, base_s=settings.webhook_backoff_s, cap_s=WEBHOOK_MAX_BACKOFF_S)
