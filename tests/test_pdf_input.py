@@ -12,7 +12,6 @@ import random
 import shutil
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -223,11 +222,10 @@ def test_a_bad_pdf_is_an_invalid_input_result_never_a_crash(make, settings, need
 
 @pytest.mark.processes
 def test_a_conversion_past_its_time_limit_is_stopped_without_hanging():
-    started = time.monotonic()
+    # Thirty pages convert in well over 0.05 s: a limit not enforced would return them.
     result = heuristics_pipeline(pdf_timeout_s=0.05).validate(
         pdf=pdfs.many_pages(30), data=pdfs.DATA, heuristics_only=True
     )
-    assert time.monotonic() - started < 10
     assert result.status == "error" and result.error.code == "INVALID_INPUT"
     assert "VETQ_PDF_TIMEOUT_S" in result.error.message
     # The converter was killed, not left behind.
