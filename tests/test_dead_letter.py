@@ -151,35 +151,22 @@ def test_poison_messages_are_dead_lettered_once_and_the_worker_keeps_serving(ser
 
     # `vetq dead list`: newest first, one JSON object per line
     env = {**os.environ, "VETQ_REDIS_URL": redis_url, "VETQ_HOME": str(service.settings.home)}
-    out = subprocess.run(
-        [sys.executable, "-m", "vetq.api_client.cli", "dead", "list"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+
+    def dead(*args: str) -> subprocess.CompletedProcess:
+        command = [sys.executable, "-m", "vetq.api_client.cli", "dead", *args]
+        return subprocess.run(command, env=env, capture_output=True, text=True, timeout=60)
+
+    out = dead("list")
     assert out.returncode == 0, out.stderr
     lines = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
     assert [e["job_id"] for e in lines] == [e["job_id"] for e in entries]
     times = [e["time"] for e in lines]
     assert times == sorted(times, reverse=True)
     assert "PLANTEDSECRET" not in out.stdout and SECRET_PASSWORD not in out.stdout
-    limited = subprocess.run(
-        [sys.executable, "-m", "vetq.api_client.cli", "dead", "list", "--limit", "2"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    limited = dead("list", "--limit", "2")
     assert [json.loads(line)["job_id"] for line in limited.stdout.splitlines()] == [e["job_id"] for e in entries[:2]]
     # `vetq dead redeliver`: a job with no undelivered webhook says so, by its id, exit 2
-    nothing = subprocess.run(
-        [sys.executable, "-m", "vetq.api_client.cli", "dead", "redeliver", "dl-never-hooked"],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    nothing = dead("redeliver", "dl-never-hooked")
     (line,) = [json.loads(line) for line in nothing.stdout.splitlines()]
     assert nothing.returncode == 2 and line["job_id"] == "dl-never-hooked" and line["error"]["code"] == "NOT_FOUND"
 

@@ -40,11 +40,16 @@ def test_starts_none():
 """
 
 
+def run_session(pytester, source: str, *args: str):
+    """`source` as a test module under this project's conftest, in a pytest of its own."""
+    pytester.makeconftest(CONFTEST.read_text())
+    pytester.makepyfile(test_session=source)
+    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
+
+
 @pytest.mark.processes
 def test_an_unmarked_test_that_starts_a_process_fails(pytester):
-    pytester.makeconftest(CONFTEST.read_text())
-    pytester.makepyfile(test_session=SESSION)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = run_session(pytester, SESSION)
     result.assert_outcomes(passed=4, errors=1)
     result.stdout.fnmatch_lines(["*test_unmarked_starts_one started a process without the `processes` marker*"])
 
@@ -75,15 +80,11 @@ def test_unmarked_and_last():
 @pytest.mark.processes
 def test_a_wider_fixture_ending_after_an_unmarked_test_is_not_that_tests_process(pytester):
     # The session fixture is torn down in the last test's teardown; that test started nothing.
-    pytester.makeconftest(CONFTEST.read_text())
-    pytester.makepyfile(test_session=WIDER_SCOPE)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result = run_session(pytester, WIDER_SCOPE)
     result.assert_outcomes(passed=2)
 
 
 @pytest.mark.processes
 def test_the_fast_loop_deselects_what_starts_processes(pytester):
-    pytester.makeconftest(CONFTEST.read_text())
-    pytester.makepyfile(test_session=SESSION)
-    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-m", "not processes", "-k", "not unmarked")
+    result = run_session(pytester, SESSION, "-m", "not processes", "-k", "not unmarked")
     result.assert_outcomes(passed=1, deselected=3)

@@ -113,54 +113,41 @@ def _decimal(text: str | None) -> float | None:
 BRAZIL_NOTE = "subtotal, tax: null: an NF-e / NFS-e's taxes are included in its prices (no subtotal + tax = total)"
 
 
-def record_from_nfe(xml: bytes) -> dict[str, Any]:
-    """The invoice record a Brazilian NF-e (the data a DANFE prints) states."""
+def _brazilian_record(
+    xml: bytes, number: tuple[str, str], total: tuple[str, str], issued: tuple[tuple[str, str], ...]
+) -> dict[str, Any]:
+    """The invoice record of a Brazilian fiscal document: its issuer, the number and the
+    total at the (parent, element) paths given, the date of the first `issued` path found;
+    subtotal and tax null (BRAZIL_NOTE)."""
     root = ElementTree.fromstring(xml)
-    issued = _all_text(root, "ide", "dhEmi") or _all_text(root, "ide", "dEmi")
+    date = next((text for path in issued if (text := _all_text(root, *path))), None)
     return {
         "vendor_name": _all_text(root, "emit", "xNome"),
-        "invoice_number": _all_text(root, "ide", "nNF"),
-        "invoice_date": issued[:10] if issued else None,
+        "invoice_number": _all_text(root, *number),
+        "invoice_date": date[:10] if date else None,
         "subtotal": None,
         "tax": None,
-        "total": _decimal(_all_text(root, "ICMSTot", "vNF")),
+        "total": _decimal(_all_text(root, *total)),
         "currency": "BRL",
         "line_items": None,
     }
+
+
+def record_from_nfe(xml: bytes) -> dict[str, Any]:
+    """The invoice record a Brazilian NF-e (the data a DANFE prints) states."""
+    return _brazilian_record(xml, ("ide", "nNF"), ("ICMSTot", "vNF"), (("ide", "dhEmi"), ("ide", "dEmi")))
 
 
 def record_from_nfse(xml: bytes) -> dict[str, Any]:
     """The invoice record a Brazilian national NFS-e (the data a DANFSE prints) states: the
     total is the service's value (vServ), before the withholdings that make the net vLiq."""
-    root = ElementTree.fromstring(xml)
-    issued = _all_text(root, "infDPS", "dhEmi")
-    return {
-        "vendor_name": _all_text(root, "emit", "xNome"),
-        "invoice_number": _all_text(root, "infNFSe", "nNFSe"),
-        "invoice_date": issued[:10] if issued else None,
-        "subtotal": None,
-        "tax": None,
-        "total": _decimal(_all_text(root, "vServPrest", "vServ")),
-        "currency": "BRL",
-        "line_items": None,
-    }
+    return _brazilian_record(xml, ("infNFSe", "nNFSe"), ("vServPrest", "vServ"), (("infDPS", "dhEmi"),))
 
 
 def record_from_cte(xml: bytes) -> dict[str, Any]:
     """The invoice record a Brazilian CT-e (the transport service a DACTE prints) states:
     the total is the service's value (vTPrest)."""
-    root = ElementTree.fromstring(xml)
-    issued = _all_text(root, "ide", "dhEmi")
-    return {
-        "vendor_name": _all_text(root, "emit", "xNome"),
-        "invoice_number": _all_text(root, "ide", "nCT"),
-        "invoice_date": issued[:10] if issued else None,
-        "subtotal": None,
-        "tax": None,
-        "total": _decimal(_all_text(root, "vPrest", "vTPrest")),
-        "currency": "BRL",
-        "line_items": None,
-    }
+    return _brazilian_record(xml, ("ide", "nCT"), ("vPrest", "vTPrest"), (("ide", "dhEmi"),))
 
 
 def _children(node: ElementTree.Element, name: str) -> list[ElementTree.Element]:
