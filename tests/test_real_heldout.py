@@ -129,7 +129,8 @@ def test_the_heldout_eval_runs_and_computes_its_catch(heldout_report):
     caught, total = report.catch()
     assert total == len(re_.all_corruptions(DOCUMENTS)) and total > 0
     assert report.catch_rate == round(caught / total, 4)
-    # The targets the held-out figures meet (README): asserted. The catch rate is not met;
-    # it is reported, not asserted.
+    # Issue 14's targets (README: the development figures, on the documents the fixes
+    # were made from)
+    assert report.catch_rate >= re_.DEFAULT_MIN_CATCH, report.to_text()
     assert report.false_alarm_doc_rate <= re_.DEFAULT_MAX_FALSE_ALARM_DOCS, report.to_text()
     assert report.false_alarm_field_rate <= re_.DEFAULT_MAX_FALSE_ALARM_FIELDS, report.to_text()

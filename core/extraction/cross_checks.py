@@ -38,7 +38,8 @@ ORDER_FACTOR = 0.5  # an order or range rule fails (a due date before the issue 
 # subtotal plus the tax: one of several line amounts, most likely.
 UNLABELLED_TOTAL_FACTOR = 0.7
 # Labelled charges and discounts explain a difference up to this share of the sum
-# they correct; beyond it (a "total" of 2% of the bill) nothing is forgiven.
+# they correct; beyond it (a "total" of 2% of the bill) nothing is forgiven, but one
+# labelled charge that is the difference to the cent.
 MAX_ADJUSTMENT_SHARE = Decimal("0.25")
 
 
@@ -108,10 +109,15 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
         my_currencies = frozenset().union(*(src.context(ai).currencies for ai in mine))
         if not my_currencies and isinstance(currency, str):
             my_currencies = frozenset({currency.strip().upper()})
+        # a figure a grand total label names has no rival in a lesser one only a plain
+        # total label names: a line's, a section's, what is left to pay (see _outranked)
+        mine_grand = any(src.labels[src.role_label[ai]].grand for ai in mine)
         parts: list[tuple[int, Decimal]] = []
         for ai in candidates:
             cents = to_cents(abs(src.amounts[ai].value))
             if cents is None or cents == mine_cents:
+                continue
+            if mine_grand and cents < mine_cents and not src.labels[src.role_label[ai]].grand:
                 continue
             if with_cents and not CENTS_RE.search(src.amounts[ai].raw):
                 continue  # "Total: 3" (a count) beside "Total 583.20"
@@ -363,7 +369,7 @@ def _check_equation(
             checks[path].penalise(EXTRA_CHARGE_FACTOR, f"{summary}: the difference {diff:.2f} is within rounding")
         return
     made_of = difference_made_of(src, diff, either_way=False) if rule.spec.adjustments else None
-    if made_of is not None and abs(diff) <= MAX_ADJUSTMENT_SHARE * abs(left):
+    if made_of is not None and (abs(diff) <= MAX_ADJUSTMENT_SHARE * abs(left) or _one_charge(src, diff)):
         for path in _forgiven(read, blamed, checks):
             checks[path].penalise(
                 EXTRA_CHARGE_FACTOR,
@@ -385,6 +391,17 @@ def _check_equation(
     reason = f"arithmetic: {summary}: the difference {diff:.2f} {beyond}"
     for path in _weak_or_blamed(read, blamed, checks):
         checks[path].penalise(ARITHMETIC_FACTOR, reason)
+
+
+def _one_charge(src: Source, diff: Decimal) -> str | None:
+    """The labelled charge that is, to the cent, what the total adds to the sum it
+    corrects ("Shipping 1.99" on 1.80 + 0.27 = 4.06), or None. One such charge is
+    evidence at any share of the sum: a corrupted total is off by a figure the source
+    labels as a charge only by chance. Deductions and sums of several are not."""
+    cents = to_cents(diff)
+    if cents is None or cents <= 0:
+        return None
+    return next((phrase for value, kind, phrase in src.adjustments() if kind == "charge" and value == cents), None)
 
 
 def _number(value: Any, money: bool) -> str:

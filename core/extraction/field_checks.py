@@ -13,7 +13,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any
 
 from vetq.core.extraction import formats
-from vetq.core.extraction.amounts import parse_amount, to_cents
+from vetq.core.extraction.amounts import CENT, parse_amount, to_cents
 from vetq.core.extraction.dates import is_real_iso_date
 from vetq.core.extraction.lexicon import normalise_phrase
 from vetq.core.extraction.schema import Span
@@ -245,12 +245,23 @@ def check_amount(src: Source, leaf: Leaf) -> FieldCheck:
     shown = src.amounts[hits[0]].raw
     name = leaf.field.name
     # a net figure of one tax rate is no rival for the document's subtotal
-    role_numbers = [am.raw for i, am in enumerate(src.amounts) if src.roles[i] == role and not src.context(i).rate_base]
+    role_figures = [i for i in range(len(src.amounts)) if src.roles[i] == role and not src.context(i).rate_base]
     if any(CENTS_RE.search(src.amounts[i].raw) for i in hits):
         # a figure in cents is no rival for a count or a rate under the label ("MwSt-% 19,0")
-        role_numbers = [raw for raw in role_numbers if CENTS_RE.search(raw)]
-    if role_numbers:
-        listed = ", ".join(dict.fromkeys(role_numbers[:3]))
+        role_figures = [i for i in role_figures if CENTS_RE.search(src.amounts[i].raw)]
+    role_numbers = [src.amounts[i].raw for i in role_figures]
+    listed = ", ".join(dict.fromkeys(role_numbers[:3]))
+    parts = {abs(src.amounts[i].value) for i in role_figures}
+    if len(parts) >= 2 and sum(parts) <= abs(d) + CENT:
+        # several figures under the label that together make no more than the value: its
+        # parts (each line's net, each rate's base or tax), no rival for the document's
+        check.penalise(
+            NO_ROLE_LABEL_FACTOR,
+            f"{shown} appears in the source under no {name} label; the amounts labelled {name} "
+            f"({listed}) add up to less: parts of it, not the document's {name}",
+        )
+        check.unlabelled = True
+    elif role_numbers:
         check.penalise(
             ROLE_MISMATCH_FACTOR,
             f"{shown} appears in the source but not as a labelled {name} (labelled {name}: {listed})",

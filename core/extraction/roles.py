@@ -142,7 +142,8 @@ class RoleAssignment:
 def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMention], lexicon: Lexicon) -> list[Label]:
     """Labels less those that only qualify the label before them: "Total sales
     (inclusive of GST) 106.00" is one total label, not a total and a tax; and less a
-    net label qualified as including the tax ("Subtotaal incl. BTW")."""
+    net label qualified as including the tax ("Subtotaal incl. BTW"). A label of a grand
+    total's role right after it ("Gesamtsumme  brutto") is grand too."""
     starts = [am.start for am in amounts]
     kept: list[Label] = []
     for label in labels:
@@ -166,6 +167,16 @@ def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMent
                     # VAT" does not, where "incl. vat" is a total label of its own).
                     kept.pop()
                 continue
+            if (
+                before.grand
+                and before.role == label.role
+                and "\n" not in gap
+                and not figure_between
+                and len(gap) <= LABEL_BEFORE_WINDOW
+            ):
+                # "Gesamtsumme      brutto  8.410,00": a label of the same role after a
+                # grand total's, in its own column, says the same of the same figure
+                label = replace(label, grand=True)
         kept.append(label)
     return kept
 
