@@ -488,3 +488,75 @@ def test_one_labelled_charge_that_is_the_difference_to_the_cent_explains_it():
 def test_several_charges_or_a_deduction_beyond_the_share_explain_nothing(text, total):
     got = factors(text, {"subtotal": 8.0, "tax": 1.2, "total": total})
     assert got["total"] <= X.ARITHMETIC_FACTOR
+
+
+# Round 2 of the held-out documents (issue 14) --------------------------------------------------
+# 8. Two labelled net figures, before and after a discount and a charge printed between them:
+# the difference is the discount less the charge, so they are no conflict.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Subtotal  200.00\nDiscount  -25.00\nDelivery fee  5.00\nNet amount  180.00\nVAT 10%  18.00\nTotal  198.00\n",
+        "Zwischensumme  200,00\nRabatt  -25,00\nZuschlag Versand  5,00\nNettobetrag  180,00\n"
+        "MwSt 10 %  18,00\nGesamtbetrag brutto  198,00\n",
+    ],
+)
+def test_net_figures_before_and_after_a_discount_less_a_charge_are_no_conflict(text):
+    clean(text, {"subtotal": 180.0, "tax": 18.0, "total": 198.0})
+    wrong = reasons(text, {"subtotal": 180.0, "tax": 18.0, "total": 205.0})["total"]
+    assert wrong, "an invented total is still caught"
+
+
+# 9. A trailing net phrase ("HT") after a discount's word, or right after a label of its role,
+# names the figure after it, not the figure before it on the row.
+def test_a_trailing_phrase_after_another_word_names_the_figure_after_it():
+    text = (
+        "Rate    Net       Tax      Gross     Total HT          300,00 €\n"
+        "20,00 %  200,00 €  40,00 €  240,00 €  Remise HT           0,00 €\n"
+        "0,00 %   100,00 €   0,00 €  100,00 €  Total Net HT      300,00 €\n"
+        "                                      Total TVA          40,00 €\n"
+        "                                      Montant Total TTC 340,00 €\n"
+    )
+    clean(text, {"subtotal": 300.0, "tax": 40.0, "total": 340.0})
+
+
+# 10. A total of the net beside the gross total, the tax between them: a sum before tax.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Summe:  400,00 €\n20% Mehrwertsteuer:  80,00 €\nGesamt:  480,00 €\n",
+        "Stawka  Netto  VAT  Brutto\n20%  400,00  80,00  480,00\nRazem  400,00  80,00  480,00   Razem  480,00 zł\n",
+    ],
+)
+def test_a_net_total_beside_the_gross_total_is_no_rival(text):
+    # (the net under a total label is no subtotal's label either: the subtotal keeps its note)
+    assert reasons(text, {"subtotal": 400.0, "tax": 80.0, "total": 480.0})["total"] == []
+    wrong = reasons(text, {"subtotal": 400.0, "tax": 80.0, "total": 400.0})["total"]
+    assert wrong, "the net read as the total is still flagged"
+
+
+# 11. Identifiers under a label: a VAT number after "VAT", a label inside an e-mail domain.
+def test_a_long_digit_run_after_a_tax_label_is_no_rival_for_the_tax():
+    text = "VAT: 9876543210\nItems total  40,00 €\nTotal VAT  8,8 €\nTotal  48,8 €\n"
+    assert reasons(text, {"subtotal": 40.0, "tax": 8.8, "total": 48.8})["tax"] == []
+
+
+def test_a_label_inside_an_email_address_labels_nothing():
+    text = "Mail: sales@example.net  Folio 5521\nSUBTOTAL $ 12.300\nTAX $ 2.337\nTOTAL $ 14.637\n"
+    clean(text, {"subtotal": 12300.0, "tax": 2337.0, "total": 14637.0})
+
+
+# 12. A zero tax printed as its rate ("Tax: 0.00%"), no figure of it.
+def test_a_zero_tax_printed_as_a_zero_rate_is_grounded():
+    text = "Item A  500.00\nTax: 0.00%\nNet total  500.00\nGross total  500.00\n"
+    clean(text, {"subtotal": 500.0, "tax": 0.0, "total": 500.0})
+    assert reasons("Item A  500.00\nNet total  500.00\nGross total  500.00\n", {"tax": 0.0})["tax"]
+
+
+# 13. A running subtotal carried forward ("Übertrag" over the figure) beside the final net.
+def test_a_subtotal_carried_forward_is_no_rival_for_the_final_one():
+    text = (
+        "Zwischensumme  1 000,00\n\nÜbertrag\n1 000,00\n\nReise  250,00\n"
+        "Summe Netto  1 250,00\nUmsatzsteuer 19%  237,50\nSumme Brutto  1 487,50\n"
+    )
+    clean(text, {"subtotal": 1250.0, "tax": 237.5, "total": 1487.5})

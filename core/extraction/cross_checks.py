@@ -76,6 +76,15 @@ def _conflict_candidates(src: Source, role: str, *, headed: bool = False) -> lis
 _MAX_PARTS = 12
 
 
+_IDENTIFIER_DIGITS = 8
+
+
+def _identifier_like(raw: str) -> bool:
+    """A run of eight digits or more with no separator, no cents: a number (a VAT or
+    customer number after its label), not an amount written by someone reading it."""
+    return raw.isdigit() and len(raw) >= _IDENTIFIER_DIGITS
+
+
 def _a_sum_of_some(total: Decimal, parts: list[Decimal]) -> bool:
     """Whether some of `parts` (two or more, each once) add up to `total`: the tax of each
     rate beside their sum, the subtotal of each page beside the document's."""
@@ -112,6 +121,12 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
         # a figure a grand total label names has no rival in a lesser one only a plain
         # total label names: a line's, a section's, what is left to pay (see _outranked)
         mine_grand = any(src.labels[src.role_label[ai]].grand for ai in mine)
+        # a total's figure before tax ("Summe 283,66", "Mehrwertsteuer 66,54", "Gesamt
+        # 350,20"; a VAT table's "Razem" row, net and gross) is no rival for it
+        before_tax = _completing(src, name, checks) if _has_grand_labels(src, name) else set()
+        # a figure carried forward elsewhere ("Übertrag" / "2 900,00") is a running sum
+        carried = {to_cents(abs(am.value)) for ai, am in enumerate(src.amounts) if src.context(ai).partial}
+        mine_identifier_like = any(_identifier_like(src.amounts[ai].raw) for ai in mine)
         parts: list[tuple[int, Decimal]] = []
         for ai in candidates:
             cents = to_cents(abs(src.amounts[ai].value))
@@ -121,6 +136,12 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
                 continue
             if with_cents and not CENTS_RE.search(src.amounts[ai].raw):
                 continue  # "Total: 3" (a count) beside "Total 583.20"
+            if cents in carried:
+                continue
+            if _identifier_like(src.amounts[ai].raw) and not mine_identifier_like:
+                continue  # "P. IVA: 1234567890" (a VAT number) beside "Totale IVA 5,5"
+            if cents < mine_cents and any(c is not None and abs(mine_cents - cents - c) <= CENT for c in before_tax):
+                continue
             parts.append((ai, cents))
         if not parts or _a_sum_of_some(mine_cents, [c for _, c in parts]):
             continue  # its parts: tax per rate, subtotals per page
@@ -153,8 +174,7 @@ def _outranked(src: Source, check: FieldCheck, role: str, mine_cents: Decimal, c
     beside "Net à payer 90,00"), or it is this amount plus a figure labelled with
     another role (the tax: "VALOR TOTAL 13.200,00" beside "VALOR TOTAL 13.857,00" and
     657,00 of tax). Labelled charges and discounts forgive neither."""
-    lexicon = src.lexicon
-    if not any(r == role and p in lexicon.grand_qualified_labels for p, r in lexicon.role_of_label.items()):
+    if not _has_grand_labels(src, role):
         return False  # not a total's role: none of its labels can be grand
     headed = _conflict_candidates(src, role, headed=True)
     mine = [ai for ai in headed if to_cents(abs(src.amounts[ai].value)) == mine_cents]
@@ -167,11 +187,7 @@ def _outranked(src: Source, check: FieldCheck, role: str, mine_cents: Decimal, c
         my_currencies = frozenset({currency.strip().upper()})
     # what completes a sum before tax: a figure another role's label names (the tax), not
     # the net's (the same figure again under "Subtotal") and no labelled payment
-    completing = {
-        to_cents(abs(am.value))
-        for ai, am in enumerate(src.amounts)
-        if src.roles[ai] not in (None, role, lexicon.goods_role) and am.value and not src.context(ai).rate_base
-    } - {mine_cents}
+    completing = _completing(src, role) - {mine_cents}
     mine_grand = any(_label(src, ai).grand for ai in mine)
     for ai in headed:
         am = src.amounts[ai]
@@ -206,6 +222,32 @@ def _outranked(src: Source, check: FieldCheck, role: str, mine_cents: Decimal, c
             )
             return True
     return False
+
+
+def _has_grand_labels(src: Source, role: str) -> bool:
+    """Whether some of the role's labels can name a grand total (a total's role)."""
+    lexicon = src.lexicon
+    return any(r == role and p in lexicon.grand_qualified_labels for p, r in lexicon.role_of_label.items())
+
+
+def _completing(src: Source, role: str, checks: Mapping[str, FieldCheck] | None = None) -> set[Decimal | None]:
+    """What completes a sum before tax to this role's figure: a figure another role's
+    label names (the tax), not the goods' sum and not a rate's base; with checks, also
+    the record's committed value of another role where the source writes it (a tax in
+    a VAT table no label reaches)."""
+    lexicon = src.lexicon
+    out = {
+        to_cents(abs(am.value))
+        for ai, am in enumerate(src.amounts)
+        if src.roles[ai] not in (None, role, lexicon.goods_role) and am.value and not src.context(ai).rate_base
+    }
+    for other, check in (checks or {}).items():
+        if other in (role, lexicon.goods_role) or other not in lexicon.role_of_label.values() or not check.number:
+            continue
+        cents = to_cents(abs(check.number))
+        if cents is not None and src.amounts_of(cents):
+            out.add(cents)
+    return out
 
 
 def _label(src: Source, ai: int) -> Label:

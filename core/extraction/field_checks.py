@@ -6,6 +6,7 @@ where the value stands in the source."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -198,6 +199,22 @@ def check_url(src: Source, leaf: Leaf) -> FieldCheck:
 
 
 # --- numbers ----------------------------------------------------------------------
+_ZERO_RATE_RE = re.compile(r"(?<![0-9.,])0(?:[.,]0{1,3})?[ \t]*%")
+
+
+def _zero_rate_labelled(src: Source, role: str) -> bool:
+    """Whether a label of this role has a rate of 0 % after it on its line ("Tax: 0.00%",
+    "IVA 0 %"): a zero amount of a rate, which the document need not print as a figure."""
+    for label in src.labels:
+        if label.role != role:
+            continue
+        _, line_end = src.lines.bounds(src.lines.line_of(label.start))
+        rate = _ZERO_RATE_RE.search(src.text, label.end, line_end)
+        if rate is not None and not any(c.isdigit() for c in src.text[label.end : rate.start()]):
+            return True
+    return False
+
+
 def check_amount(src: Source, leaf: Leaf) -> FieldCheck:
     """Money: found to the cent in any written form, and, for a labelled field, found
     where the document's labels give it this field's role."""
@@ -222,6 +239,9 @@ def check_amount(src: Source, leaf: Leaf) -> FieldCheck:
             for s, e in src.numbers_of(d)
             if any(c in src.text[s:e] for c in " .,'") and not src.text[e : e + 2].lstrip().startswith("%")
         ]
+        if not found and d == 0 and not unlabelled and _zero_rate_labelled(src, leaf.path):
+            check.verified = True  # "Tax: 0.00%": a zero tax, printed as its rate
+            return check
         if not found:
             check.penalise(UNGROUNDED_FACTOR, f"{as_given(value)} not found in the source")
             return check

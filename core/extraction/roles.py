@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from vetq.core.extraction.amounts import CENT, AmountMention
+from vetq.core.extraction.currencies import CURRENCY_WORDS, ISO_4217
 from vetq.core.extraction.lexicon import MAX_FIRST_WORD_CHARS, WORD_RE, Lexicon, normalise_phrase
 
 __all__ = [
@@ -90,6 +91,8 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
     subtotal's), or is none; one qualified as the document's ("TOTAL DA NOTA") is grand."""
     labels: list[Label] = []
     for m in _label_matches(text, lexicon):
+        if _in_address(text, m.start()):
+            continue
         key = normalise_phrase(m.group())
         if key not in lexicon.role_of_label:
             key = key.rstrip(".")
@@ -105,6 +108,12 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
             grand = True
         labels.append(Label(m.start(), m.end(), role, key.startswith(lexicon.trailing_label_prefixes), grand))
     return labels
+
+
+def _in_address(text: str, start: int) -> bool:
+    """Whether a word is part of an e-mail or web address ("arivera@cargotek.net",
+    "www.total.fr"): joined to the word before it by a dot, "@" or "/"."""
+    return start >= 2 and text[start - 1] in ".@/" and text[start - 2].isalnum()
 
 
 _GOODS_BEFORE_REACH = 24
@@ -177,6 +186,11 @@ def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMent
                 # "Gesamtsumme      brutto  8.410,00": a label of the same role after a
                 # grand total's, in its own column, says the same of the same figure
                 label = replace(label, grand=True)
+            if before.role == label.role and label.trailing and not figure_between and not gap.strip(" \t"):
+                # "Total Net HT 207,55": a trailing phrase right after a label of its
+                # role qualifies that label, and names no figure before them
+                kept[-1] = replace(before, grand=before.grand or label.grand)
+                continue
         kept.append(label)
     return kept
 
@@ -235,7 +249,8 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
             continue
         nxt = pre_of.get(k)
         lb = labels[k]
-        if nxt is None or lb.trailing or CLAUSE_BREAK_RE.search(text, lb.end, amounts[nxt].start):
+        trailing = lb.trailing and not _words_between(text, amounts[ai].end, lb.start)
+        if nxt is None or trailing or CLAUSE_BREAK_RE.search(text, lb.end, amounts[nxt].start):
             owned_after[k] = ai
 
     used: set[int] = set()
@@ -285,6 +300,20 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
         roles[ai], role_label[ai], role_header[ai] = None, -1, -1
     assignment = RoleAssignment(labels, label_starts, roles, role_label, role_header, [False] * n)
     return replace(assignment, per_rate=_per_rate(text, amounts, lines, assignment, lexicon))
+
+
+_WORD_RE = re.compile(r"[^\W\d_]{3,}")
+_CURRENCY_NAMES = frozenset(ISO_4217) | frozenset(CURRENCY_WORDS)
+
+
+def _words_between(text: str, start: int, end: int) -> bool:
+    """Whether a word other than a currency's name stands between a figure and the
+    phrase after it: "226,49 €  Remise HT  0,00 €" (the "HT" is the discount's, a
+    trailing phrase only right after its figure: "540,00 € HT")."""
+    return any(
+        w.group() not in _CURRENCY_NAMES and w.group().casefold() not in _CURRENCY_NAMES
+        for w in _WORD_RE.finditer(text, start, end)
+    )
 
 
 _MAX_ROW_FIGURES = 24

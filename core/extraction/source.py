@@ -154,7 +154,9 @@ class Source:
                 partial_start = self.amounts[k].end
                 break
             k -= 1
-        partial = self.lexicon.partial_re.search(text, partial_start, am.start) is not None
+        partial = self.lexicon.partial_re.search(text, partial_start, am.start) is not None or (
+            prev_end == ls and self._partial_heading(ai)
+        )
         rate_base = self.lexicon.rate_base_re.search(before) is not None or self.assignment.per_rate[ai]
         codes: set[str] = set()
         hits = self.currency_hits
@@ -169,6 +171,17 @@ class Source:
         ctx = AmountContext(adjustment, partial, rate_base, frozenset(codes))
         self._context[ai] = ctx
         return ctx
+
+    def _partial_heading(self, ai: int) -> bool:
+        """Whether the line before amount ai's (the first on its line) is a partial
+        figure's word alone ("Übertrag" over "2 900,00"), as a label alone on its line
+        names the figure below it."""
+        line = self.lines.line_of(self.amounts[ai].start)
+        if line == 0 or (ai > 0 and self.lines.line_of(self.amounts[ai - 1].start) == line - 1):
+            return False
+        s, e = self.lines.bounds(line - 1)
+        heading = self.text[s:e].strip()
+        return len(heading) <= _MAX_PARTIAL_HEADING and self.lexicon.partial_re.search(heading) is not None
 
     def page_of(self, pos: int) -> int:
         """Which page pos is on (0 when the text marks no pages)."""
@@ -203,6 +216,7 @@ class Source:
 
 
 _MAX_PHRASE_HITS = 100
+_MAX_PARTIAL_HEADING = 30
 
 
 @lru_cache(maxsize=1024)
@@ -252,17 +266,22 @@ def _number_index(text: str, dates: list[tuple[int, int]]) -> dict[Decimal, list
 
 def adjustment_sums(adjustments: list[tuple[Decimal, str, str]], *, either_way: bool) -> dict[Decimal, list[str]]:
     """Every sum some of the labelled charges / deductions make (a charge adds, a
-    deduction subtracts; either_way ignores direction), each with the fewest phrases."""
+    deduction subtracts), each with the fewest phrases. either_way, for a difference
+    whose direction is unknown, keys each sum by its size, and also takes them all as
+    adding up: a discount less a charge ("Nachlass -14,00", "Zuschlag 0,50": 13,50
+    between the net of the lines and the net after them) as well as the two together."""
     sums: dict[Decimal, list[str]] = {}
     for size in range(1, len(adjustments) + 1):
         for combo in combinations(adjustments, size):
             options = [
-                (value,) if either_way or kind == "charge" else (-value,) if kind == "deduction" else (value, -value)
+                (value,) if kind == "charge" else (-value,) if kind == "deduction" else (value, -value)
                 for value, kind, _ in combo
             ]
-            for signs in product(*options):
-                total = sum(signs, Decimal(0))
-                sums.setdefault(abs(total) if either_way else total, [phrase for _, _, phrase in combo])
+            totals = [sum(signs, Decimal(0)) for signs in product(*options)]
+            if either_way:
+                totals = [abs(total) for total in totals] + [sum((value for value, _, _ in combo), Decimal(0))]
+            for total in totals:
+                sums.setdefault(total, [phrase for _, _, phrase in combo])
     return sums
 
 
