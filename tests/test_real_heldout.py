@@ -46,7 +46,7 @@ def test_no_tuned_document_is_held_out():
 
 
 def test_every_document_names_its_source_licence_and_commit_and_its_values_are_in_its_text():
-    assert len(DOCUMENTS) >= 91
+    assert len(DOCUMENTS) >= 92
     for doc in DOCUMENTS:
         source = doc["source"]
         assert source["licence"] and len(source["commit"]) == 40 and source["path"], doc["id"]
@@ -104,6 +104,7 @@ LICENCE_FILES = {
     "hashicorp/packer-plugin-hashicups": ("MPL-2.0", ["MPL-2.0-packer-plugin-hashicups.txt"]),
     "AlexAltea/invoice": ("MIT", ["MIT-AlexAltea-invoice.txt"]),
     "tesla-software/chrome2pdf": ("MIT", ["MIT-chrome2pdf.txt"]),
+    "domani-sistemas/sped_fiscal_viewer": ("MIT", ["MIT-sped_fiscal_viewer.txt"]),
 }
 
 
