@@ -134,10 +134,10 @@ def test_documents_jsonl_is_what_the_build_derives(monkeypatch):
     assert (HELDOUT / "documents.jsonl").read_text(encoding="utf-8") == real_build.documents_jsonl(labels)
 
 
-# The held-out figures the README records (85 documents, all now development documents:
-# after the fixes made from round 2, 1 of the 62 and 1 of the 23 keep a false alarm).
-RECORDED_FALSE_ALARM_DOCUMENTS = 2
-RECORDED_FALSE_ALARM_FIELDS = 3
+# The held-out figures the README records (92 documents: 2 false alarms among the 85
+# rounds 1 and 2 were fixed from, 2 among the 7 fresh ones of round 3, measured once).
+RECORDED_FALSE_ALARM_DOCUMENTS = 4
+RECORDED_FALSE_ALARM_FIELDS = 5
 
 
 def test_the_cli_chooses_the_set():
