@@ -173,3 +173,23 @@ def test_a_standard_value_set_is_taken_by_name():
     assert "fällig am" in compiled.by_path["due"].labels
     checks = run_heuristics("Fällig am 31.03.2026\nLieferdatum 05.03.2026\n", {"due": "2026-03-05"}, compiled)
     assert checks["due"].factor < 1.0 and "'Lieferdatum'" in checks["due"].reasons[0]
+
+
+NUMBERED = {
+    "name": "bill",
+    "version": 1,
+    "fields": {"number": {"kind": "identifier", "labels": ["@invoice_number"]}},
+}
+
+
+def test_a_sellers_order_number_stands_in_only_where_no_invoice_number_label_is():
+    receipt = "RECEIPT\nOrder #: ORD-2025-078\nCustomer no: C-1042\n"
+    assert _checks(receipt, {"number": "ORD-2025-078"}, NUMBERED)["number"].factor == 1.0
+    # a customer's number is no stand-in, nor is a buyer's purchase order
+    assert _checks(receipt, {"number": "C-1042"}, NUMBERED)["number"].factor == pytest.approx(F.FOREIGN_LABEL_FACTOR)
+    purchase = "RECEIPT\nPO number: PO-7781\n"
+    assert _checks(purchase, {"number": "PO-7781"}, NUMBERED)["number"].factor == pytest.approx(F.FOREIGN_LABEL_FACTOR)
+    # with an invoice number label in the document, the order number is another value
+    invoice = "Invoice number: INV-204\nOrder #: ORD-2025-078\n"
+    wrong = _checks(invoice, {"number": "ORD-2025-078"}, NUMBERED)["number"]
+    assert wrong.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR) and "'Order #'" in wrong.reasons[0]

@@ -16,7 +16,7 @@ from typing import Any
 from vetq.core.extraction import formats
 from vetq.core.extraction.amounts import CENT, parse_amount, to_cents
 from vetq.core.extraction.dates import is_real_iso_date
-from vetq.core.extraction.lexicon import normalise_phrase
+from vetq.core.extraction.lexicon import VALUE_LABEL_SETS, normalise_phrase
 from vetq.core.extraction.schema import Span
 from vetq.core.extraction.source import CENTS_RE, Source
 from vetq.core.schemas.records import Leaf
@@ -413,6 +413,30 @@ def _cue_spans(src: Source, words: tuple[str, ...]) -> list[tuple[int, int]]:
 
 
 # --- role labels of dates, identifiers and text -------------------------------------------
+# A receipt or an order confirmation with no invoice-number label names its own number
+# "Order #": on such a document, and only there, the seller's order number is a fair
+# reading of the invoice number. A buyer's purchase-order number never is.
+_BUYER_ORDER_WORDS = ("po", "p.o.", "purchase", "your", "customer")
+_STAND_IN_LABELS = {
+    "invoice_number": frozenset(
+        phrase for phrase in VALUE_LABEL_SETS["order_number"] if not phrase.startswith(_BUYER_ORDER_WORDS)
+    )
+}
+
+
+def _stands_in(field_labels: tuple[str, ...], written: list[str]) -> bool:
+    """Whether every label a value stands under may stand in for a field's own labels
+    (the document having none of them)."""
+    stand_ins = frozenset().union(
+        *(
+            phrases
+            for name, phrases in _STAND_IN_LABELS.items()
+            if not set(field_labels).isdisjoint(VALUE_LABEL_SETS[name])
+        )
+    )
+    return bool(stand_ins) and all(normalise_phrase(label) in stand_ins for label in written)
+
+
 def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
     """A field that declares labels, whose value the source writes only under the
     labels of other values ("Delivery date", "Customer no."), is most likely one of
@@ -433,6 +457,8 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
         others.append(written)
     listed = ", ".join(f"'{short(label, 40)}'" for label in dict.fromkeys(others[:3]))
     own_written = [src.text[lb.start : lb.end] for lb in index.labels if lb.role == role]
+    if not own_written and _stands_in(leaf.field.labels, others):
+        return check
     where = f"; its own label '{short(own_written[0], 40)}' stands elsewhere" if own_written else ""
     check.verified = False
     check.penalise(
