@@ -301,6 +301,21 @@ def test_a_goods_sum_label_names_no_role_in_a_schema_without_a_subtotal():
     assert [(text[lb.start : lb.end], lb.role, lb.grand) for lb in labels] == [("TOTAL", "total", True)]
 
 
+# A total label qualified as a tax's sum ("VALOR TOTAL DO IPI") names that tax, no rival
+# of the document's total.
+TAX_SUMS = [
+    ("VALOR TOTAL DO IPI 50,00\nVALOR TOTAL 1266,50\n", {"tax": 50.0, "total": 1266.5}),
+    ("Valor total dos tributos 180,00\nValor total 1180,00\n", {"tax": 180.0, "total": 1180.0}),
+]
+
+
+@pytest.mark.parametrize("text,record", TAX_SUMS)
+def test_a_labelled_sum_of_a_tax_is_the_tax_not_a_rival_total(text, record):
+    clean(text, {"total": record["total"]})
+    clean(text, record)
+    flagged(text, {**record, "total": record["tax"]}, "total", "not as a labelled total")
+
+
 # A plain total label (what is left to pay after a payment) does not make its figure the
 # total when a grand total label names another: labelled payments forgive no such pick.
 OUTRANKED = [

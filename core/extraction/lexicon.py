@@ -114,6 +114,11 @@ class Lexicon:
     goods_after_re: re.Pattern[str]
     goods_before_re: re.Pattern[str]
     goods_role: str | None
+    # Total labels qualified as a tax's sum ("VALOR TOTAL DO IPI") name that tax:
+    # `tax_sum_role` (the schema's tax field, None when it has none) is their role.
+    tax_sum_labels: frozenset[str]
+    tax_sum_after_re: re.Pattern[str]
+    tax_sum_role: str | None
     # Labels of the document's grand total ("Total TTC", "Gesamtbetrag"), and the words
     # that make a total label one ("VALOR TOTAL DA NOTA"): they outrank plain total labels.
     grand_total_labels: frozenset[str]
@@ -203,6 +208,7 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
     rate_base = _words(_section(data, "rate_base_words", "words"), "rate_base_words")
     net_labels, tax_inclusive = _tax_included_net_labels(data, inclusion)
     goods = _GoodsSums.from_data(data, role_of_label)
+    tax_sums = _GoodsSums.from_data(data, role_of_label, "tax_sum_labels", goods.connectors)
     grand_labels, grand_qualified, grand_words = _grand_total_labels(data)
     return Lexicon(
         role_of_label=role_of_label,
@@ -229,6 +235,9 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         goods_after_re=_qualifier_after(goods.words, goods.connectors),
         goods_before_re=re.compile(r"(?<![^\W_])(?:" + _word_alternation(goods.words) + r")[ \t]*$", re.IGNORECASE),
         goods_role=goods.role,
+        tax_sum_labels=tax_sums.labels,
+        tax_sum_after_re=_qualifier_after(tax_sums.words, goods.connectors),
+        tax_sum_role=tax_sums.role,
         grand_total_labels=grand_labels,
         grand_qualified_labels=grand_qualified,
         grand_after_re=_qualifier_after(grand_words, goods.connectors),
@@ -269,8 +278,13 @@ class _GoodsSums:
     role: str | None
 
     @classmethod
-    def from_data(cls, data: Mapping[str, Any], role_of_label: Mapping[str, str]) -> _GoodsSums:
-        section = "goods_sum_labels"
+    def from_data(
+        cls,
+        data: Mapping[str, Any],
+        role_of_label: Mapping[str, str],
+        section: str = "goods_sum_labels",
+        connectors: tuple[str, ...] | None = None,
+    ) -> _GoodsSums:
         role_set = _section(data, section, "role_set")
         known = label_sets_from_data(data)
         if role_set not in known:
@@ -280,7 +294,11 @@ class _GoodsSums:
         return cls(
             labels=_set_phrases(data, section),
             words=_words(_section(data, section, "words"), f"{section}.words"),
-            connectors=_words(_section(data, section, "connectors"), f"{section}.connectors"),
+            connectors=(
+                connectors
+                if connectors is not None
+                else _words(_section(data, section, "connectors"), f"{section}.connectors")
+            ),
             role=max(dict.fromkeys(roles), key=roles.count) if roles else None,
         )
 

@@ -104,6 +104,10 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
             if lexicon.goods_role is None:
                 continue
             role, grand = lexicon.goods_role, False
+        elif key in lexicon.tax_sum_labels and lexicon.tax_sum_after_re.match(text, m.end()):
+            if lexicon.tax_sum_role is None:
+                continue
+            role = lexicon.tax_sum_role  # "VALOR TOTAL DO IPI": the tax's sum
         elif key in lexicon.grand_qualified_labels and lexicon.grand_after_re.match(text, m.end()):
             grand = True
         labels.append(Label(m.start(), m.end(), role, key.startswith(lexicon.trailing_label_prefixes), grand))
