@@ -226,8 +226,7 @@ def _outranked(src: Source, check: FieldCheck, role: str, mine_cents: Decimal, c
 
 def _has_grand_labels(src: Source, role: str) -> bool:
     """Whether some of the role's labels can name a grand total (a total's role)."""
-    lexicon = src.lexicon
-    return any(r == role and p in lexicon.grand_qualified_labels for p, r in lexicon.role_of_label.items())
+    return role in src.lexicon.grand_roles
 
 
 def _completing(src: Source, role: str, checks: Mapping[str, FieldCheck] | None = None) -> set[Decimal | None]:

@@ -111,19 +111,20 @@ class Lexicon:
     # total") name a figure before charges and taxes: `goods_role` (the schema's subtotal
     # field, None when it has none) is its role, not the total's.
     goods_sum_labels: frozenset[str]
-    goods_after_re: re.Pattern[str]
-    goods_before_re: re.Pattern[str]
+    goods_after_re: QualifierAfter
+    goods_before_re: WordBefore
     goods_role: str | None
     # Total labels qualified as a tax's sum ("VALOR TOTAL DO IPI") name that tax:
     # `tax_sum_role` (the schema's tax field, None when it has none) is their role.
     tax_sum_labels: frozenset[str]
-    tax_sum_after_re: re.Pattern[str]
+    tax_sum_after_re: QualifierAfter
     tax_sum_role: str | None
     # Labels of the document's grand total ("Total TTC", "Gesamtbetrag"), and the words
     # that make a total label one ("VALOR TOTAL DA NOTA"): they outrank plain total labels.
     grand_total_labels: frozenset[str]
     grand_qualified_labels: frozenset[str]
-    grand_after_re: re.Pattern[str]
+    grand_roles: frozenset[str]  # the roles some of whose labels can name a grand total
+    grand_after_re: QualifierAfter
 
 
 def _section(data: Mapping[str, Any], name: str, key: str) -> Any:
@@ -233,13 +234,14 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         tax_inclusive_after_re=_starting_phrase(tax_inclusive),
         goods_sum_labels=goods.labels,
         goods_after_re=_qualifier_after(goods.words, goods.connectors),
-        goods_before_re=re.compile(r"(?<![^\W_])(?:" + _word_alternation(goods.words) + r")[ \t]*$", re.IGNORECASE),
+        goods_before_re=WordBefore(frozenset(goods.words)),
         goods_role=goods.role,
         tax_sum_labels=tax_sums.labels,
         tax_sum_after_re=_qualifier_after(tax_sums.words, goods.connectors),
         tax_sum_role=tax_sums.role,
         grand_total_labels=grand_labels,
         grand_qualified_labels=grand_qualified,
+        grand_roles=frozenset(role for phrase, role in role_of_label.items() if phrase in grand_qualified),
         grand_after_re=_qualifier_after(grand_words, goods.connectors),
         term_unit_re=re.compile(
             r"(?<![^\W_])(?:" + "|".join(map(re.escape, term_units)) + r")(?![^\W_])", re.IGNORECASE
@@ -314,17 +316,48 @@ def _grand_total_labels(data: Mapping[str, Any]) -> tuple[frozenset[str], frozen
     return frozenset(phrases), within, _words(_section(data, section, "words"), f"{section}.words")
 
 
-def _word_alternation(words: tuple[str, ...]) -> str:
-    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+# The (up to three) words right after a label, and the word right before a position.
+_FOLLOWING_WORDS_RE = re.compile(r"[ \t]*[:\-]?[ \t]*([^\W_]+)(?:[ \t]+([^\W_]+))?(?:[ \t]+([^\W_]+))?")
+_LAST_WORD_RE = re.compile(r"(?<![^\W_])([^\W_]+)[ \t]*$")
 
 
-def _qualifier_after(words: tuple[str, ...], connectors: tuple[str, ...]) -> re.Pattern[str]:
-    """One of `words` right after a label, after at most two connectors ("dos", "of the")."""
-    return re.compile(
-        r"[ \t]*[:\-]?[ \t]*(?:(?:" + _word_alternation(connectors) + r")[ \t]+){0,2}"
-        r"(?:" + _word_alternation(words) + r")(?![^\W_])",
-        re.IGNORECASE,
-    )
+@dataclass(frozen=True)
+class QualifierAfter:
+    """One of `words` right after a label, after at most two `connectors` ("dos", "of
+    the"). Looked up word by word in sets: one regular expression alternating every word
+    tried each word at each label, and made the checks' text analysis three times slower."""
+
+    words: frozenset[str]
+    connectors: frozenset[str]
+
+    def match(self, text: str, pos: int) -> bool:
+        following = _FOLLOWING_WORDS_RE.match(text, pos)
+        if following is None:
+            return False
+        for word in following.groups():
+            if word is None:
+                return False
+            word = word.casefold()
+            if word in self.words:
+                return True
+            if word not in self.connectors:
+                return False
+        return False
+
+
+@dataclass(frozen=True)
+class WordBefore:
+    """One of `words` right before a position, whitespace between."""
+
+    words: frozenset[str]
+
+    def search(self, text: str, start: int, end: int) -> bool:
+        before = _LAST_WORD_RE.search(text, start, end)
+        return before is not None and before.group(1).casefold() in self.words
+
+
+def _qualifier_after(words: tuple[str, ...], connectors: tuple[str, ...]) -> QualifierAfter:
+    return QualifierAfter(frozenset(words), frozenset(connectors))
 
 
 def _inclusion_alternation(words: tuple[str, ...]) -> str:

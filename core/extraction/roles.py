@@ -125,9 +125,8 @@ _GOODS_BEFORE_REACH = 24
 
 def _qualified_as_goods(text: str, start: int, end: int, lexicon: Lexicon) -> bool:
     line_start = text.rfind("\n", 0, start) + 1
-    return (
-        lexicon.goods_after_re.match(text, end) is not None
-        or lexicon.goods_before_re.search(text, max(line_start, start - _GOODS_BEFORE_REACH), start) is not None
+    return lexicon.goods_after_re.match(text, end) or lexicon.goods_before_re.search(
+        text, max(line_start, start - _GOODS_BEFORE_REACH), start
     )
 
 
