@@ -11,9 +11,9 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict, SettingsError
@@ -42,6 +42,19 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 # logs every job at INFO, the field's default; a one-shot command and the MCP server,
 # whose stderr a person or an agent's host reads, keep to warnings and errors.
 QUIET_LOG_LEVEL = "WARNING"
+
+
+T = TypeVar("T")
+
+
+def _parsed_by(parse: Callable[[Any], object], variable: str, value: T) -> T:
+    """`value` when `parse` reads it; its ConfigError as the validation error, without the
+    variable's name, which pydantic's error already names."""
+    try:
+        parse(value)
+    except ConfigError as exc:
+        raise ValueError(exc.message.removeprefix(f"{variable}: ")) from None
+    return value
 
 
 class VetqSettings(BaseSettings):
@@ -282,22 +295,14 @@ class VetqSettings(BaseSettings):
     def _limits(cls, value: str) -> str:
         from vetq.core.llm.limits import parse_limits
 
-        try:
-            parse_limits(value)
-        except ConfigError as exc:
-            raise ValueError(exc.message.removeprefix("VETQ_LIMITS: ")) from None
-        return value
+        return _parsed_by(parse_limits, "VETQ_LIMITS", value)
 
     @field_validator("tenant_limits")
     @classmethod
     def _tenant_limits(cls, value: str) -> str:
         from vetq.core.tenants import ENV_VAR, parse_tenant_limits
 
-        try:
-            parse_tenant_limits(value)
-        except ConfigError as exc:
-            raise ValueError(exc.message.removeprefix(f"{ENV_VAR}: ")) from None
-        return value
+        return _parsed_by(parse_tenant_limits, ENV_VAR, value)
 
     @field_validator("prices", mode="before")
     @classmethod
@@ -309,11 +314,7 @@ class VetqSettings(BaseSettings):
     def _prices(cls, value: Path | None) -> Path | None:
         from vetq.core.llm.prices import ENV_VAR, load_prices
 
-        try:
-            load_prices(value)
-        except ConfigError as exc:
-            raise ValueError(exc.message.removeprefix(f"{ENV_VAR}: ")) from None
-        return value
+        return _parsed_by(load_prices, ENV_VAR, value)
 
     @field_validator("webhook_secret", "webhook_previous_secret", mode="before")
     @classmethod
@@ -348,11 +349,7 @@ class VetqSettings(BaseSettings):
     def _thresholds(cls, value: Path | None) -> Path | None:
         from vetq.core.extraction.thresholds import ENV_VAR, load_thresholds
 
-        try:
-            load_thresholds(value)
-        except ConfigError as exc:
-            raise ValueError(exc.message.removeprefix(f"{ENV_VAR}: ")) from None
-        return value
+        return _parsed_by(load_thresholds, ENV_VAR, value)
 
     @field_validator("metrics_port", mode="before")
     @classmethod

@@ -69,6 +69,17 @@ def browser():
         launched.close()
 
 
+def signed_in(browser, url: str, token: str):
+    """A page of the browser signed in with the reviewer's token, on the list."""
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.set_default_timeout(10_000)
+    page.goto(f"{url}/login")
+    page.fill("#token", token)
+    page.click("button[type=submit]")
+    page.wait_for_url(f"{url}/")
+    return page
+
+
 def test_a_reviewer_corrects_a_flagged_value_in_the_browser_and_the_job_becomes_reviewed(served, browser):
     service, store, url = served
     # The machine took the subtotal for the total: flagged, and found in the document.
@@ -76,12 +87,7 @@ def test_a_reviewer_corrects_a_flagged_value_in_the_browser_and_the_job_becomes_
     assert job.result(timeout=60)["status"] == "needs_review"
     token = store.add_reviewer("ana")
 
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(10_000)
-    page.goto(f"{url}/login")
-    page.fill("#token", token)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{url}/")
+    page = signed_in(browser, url, token)
     for _ in range(100):  # the server takes the worker's handoff on its sync thread
         if page.locator(f"text={job.id}").count():
             break
@@ -138,12 +144,7 @@ def test_a_pdf_item_shows_each_page_with_the_flagged_value_boxed_where_it_stands
         threading.Event().wait(0.1)
     assert item_id is not None
 
-    page = browser.new_page(viewport={"width": 1280, "height": 900})
-    page.set_default_timeout(10_000)
-    page.goto(f"{url}/login")
-    page.fill("#token", token)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{url}/")
+    page = signed_in(browser, url, token)
     page.goto(f"{url}/items/{item_id}")
     assert page.locator("figure.page svg.page-image image").count() == 2  # an image per page
     assert page.locator("#page-1 rect.box.flagged").count() == 0

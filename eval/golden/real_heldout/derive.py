@@ -31,7 +31,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from decimal import Decimal
 from pathlib import Path
 from typing import Any
@@ -65,8 +65,8 @@ def _local(tag: str) -> str:
     return tag.rsplit("}", 1)[-1]
 
 
-def _first(root: ElementTree.Element, *path: str) -> ElementTree.Element | None:
-    """The first element down the path of local names, at any depth for the first step."""
+def _down(root: ElementTree.Element, *path: str) -> Iterator[ElementTree.Element]:
+    """Every element down the path of local names, at any depth for the first step."""
     for start in root.iter():
         if _local(start.tag) != path[0]:
             continue
@@ -74,8 +74,12 @@ def _first(root: ElementTree.Element, *path: str) -> ElementTree.Element | None:
         for name in path[1:]:
             node = next((child for child in node if _local(child.tag) == name), None) if node is not None else None
         if node is not None:
-            return node
-    return None
+            yield node
+
+
+def _first(root: ElementTree.Element, *path: str) -> ElementTree.Element | None:
+    """The first element down the path of local names, at any depth for the first step."""
+    return next(_down(root, *path), None)
 
 
 def _text(root: ElementTree.Element, *path: str) -> str | None:
@@ -92,15 +96,7 @@ def _amount(root: ElementTree.Element, summation: ElementTree.Element | None, na
 
 def _all_text(root: ElementTree.Element, *path: str) -> str | None:
     """Like _text, but the first match whose text is not empty."""
-    for start in root.iter():
-        if _local(start.tag) != path[0]:
-            continue
-        node: ElementTree.Element | None = start
-        for name in path[1:]:
-            node = next((child for child in node if _local(child.tag) == name), None) if node is not None else None
-        if node is not None and node.text and node.text.strip():
-            return node.text.strip()
-    return None
+    return next((node.text.strip() for node in _down(root, *path) if node.text and node.text.strip()), None)
 
 
 def _decimal(text: str | None) -> float | None:
