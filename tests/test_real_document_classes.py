@@ -574,3 +574,48 @@ def test_a_subtotal_carried_forward_is_no_rival_for_the_final_one():
         "Summe Netto  1 250,00\nUmsatzsteuer 19%  237,50\nSumme Brutto  1 487,50\n"
     )
     clean(text, {"subtotal": 1250.0, "tax": 237.5, "total": 1487.5})
+
+
+# 14. What a converter or a producer varies and the document does not: a right-aligned
+# figure far across the line from its label, spaces other than U+0020 (text taken from
+# HTML or a word processor), a currency code not in capitals next to a sum.
+def test_a_figure_right_aligned_far_from_its_label_is_under_it():
+    wide = " " * 70
+    text = (
+        f"Summe Netto{wide}2 000,00\nSumme Umsatzsteuer{wide}380,00\nRechnungsbetrag{wide}2 380,00\nPos. 1  2 000,00\n"
+    )
+    clean(text, {"subtotal": 2000.0, "tax": 380.0, "total": 2380.0})
+    flagged(text, {"subtotal": 2000.0, "tax": 380.0, "total": 2000.0}, "total", "labelled total")
+
+
+def test_a_date_right_aligned_far_from_its_label_is_under_it():
+    wide = " " * 70
+    text = f"Invoice no.{wide}INV-2231\nInvoice date{wide}12.03.2024\nDue date{wide}11.04.2024\nTotal  100,00\n"
+    clean(text, {"invoice_number": "INV-2231", "invoice_date": "2024-03-12", "total": 100.0})
+    flagged(text, {"invoice_date": "2024-04-11"}, "invoice_date", "only under 'Due date'")
+
+
+def test_a_label_reaches_a_far_value_only_across_blanks():
+    words = "see the terms on the back of this page for the conditions that apply here "
+    text = f"Invoice date {words}12.03.2024\nTotal {words}99,00\nTotal  1 190,00\n"
+    wrong = reasons(text, {"invoice_date": "2024-03-12", "total": 99.0})
+    assert wrong["total"], "a total label 70 characters of words away names no figure"
+
+
+def test_spaces_other_than_the_plain_one_read_as_spaces():
+    nbsp, narrow = "\u00a0", "\u202f"
+    text = (
+        f"Summe{nbsp}netto{nbsp}{nbsp}1{narrow}980,00\nUSt.{nbsp}19{nbsp}%{nbsp}auf{nbsp}1{narrow}980,00{nbsp}{nbsp}376,20\n"
+        f"Gesamtbetrag{nbsp}{nbsp}2{narrow}356,20{nbsp}EUR\n"
+    )
+    record = {"subtotal": 1980.0, "tax": 376.2, "total": 2356.2, "currency": "EUR"}
+    clean(text, record)  # the rate's base is no rival for the tax
+    total = run_heuristics(text, INVOICE.validate_data(record), INVOICE)["total"].spans[0]
+    assert (total.text, text[total.start : total.end]) == (f"2{narrow}356,20",) * 2, "spans quote the text as sent"
+
+
+def test_a_currency_code_not_in_capitals_counts_only_next_to_a_sum():
+    text = "Fattura 12\nImponibile  Eur 100,00\nIVA 22%  Eur 22,00\nTotale  Eur 122,00\n"
+    clean(text, {"subtotal": 100.0, "tax": 22.0, "total": 122.0, "currency": "EUR"})
+    words = "Order of all 3 items: try 2 sizes\nTotal  122,00\n"
+    assert reasons(words, {"currency": "ALL"})["currency"], "'all 3' names no Albanian lek"

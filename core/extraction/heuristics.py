@@ -9,6 +9,7 @@ kind) and cross_checks (conflicting labels, the schema's rules).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any
@@ -21,12 +22,20 @@ from vetq.core.schemas.records import Leaf, leaves
 
 __all__ = ["run_heuristics"]
 
+# Spaces other than U+0020 (no-break, narrow no-break, figure, thin, ideographic ...),
+# as text taken from HTML or a word processor carries them, read as plain spaces: one
+# character for one, so every span found still points into the text as sent.
+_OTHER_SPACE_RE = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
+
 
 def run_heuristics(text: str, record: dict[str, Any], schema: CompiledSchema) -> dict[str, FieldCheck]:
     """One FieldCheck per COMMITTED (non-null) value of a validated record, keyed by its
     path, in schema order. Null values are absent: an honest null is never checked."""
     if not isinstance(text, str):
         text = "" if text is None else str(text)
+    as_sent = text
+    if _OTHER_SPACE_RE.search(text):
+        text = _OTHER_SPACE_RE.sub(" ", text)
     committed = [leaf for leaf in leaves(schema.fields, record) if leaf.value is not None]
     if not committed:
         return {}
@@ -51,6 +60,9 @@ def run_heuristics(text: str, record: dict[str, Any], schema: CompiledSchema) ->
             for check in checks.values():
                 if check.number is not None:
                     check.penalise(INTERNAL_ERROR_FACTOR, f"the {what} check could not run ({type(exc).__name__})")
+    if text is not as_sent:
+        for check in checks.values():
+            check.spans = [span.model_copy(update={"text": as_sent[span.start : span.end]}) for span in check.spans]
     return checks
 
 

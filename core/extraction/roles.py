@@ -34,6 +34,14 @@ COLUMN_LOOKUP_LINES = 3
 MAX_LABELS = 100_000
 _MAX_COLUMN_LINE = 2000
 CLAUSE_BREAK_RE = re.compile(r"[,;]|\.(?![0-9])")
+_BLANK_RUN_RE = re.compile(r"[ \t]{2,}")
+
+
+def within_label_reach(gap: str) -> bool:
+    """Whether a label reaches a value `gap` after it on its line: a run of blanks
+    counts as one, so a right-aligned figure is as near its label as a close one
+    ("Summe Umsatzsteuer" and, across the page, "2.382,00")."""
+    return len(gap) <= LABEL_BEFORE_WINDOW or len(_BLANK_RUN_RE.sub(" ", gap)) <= LABEL_BEFORE_WINDOW
 
 
 @dataclass(frozen=True)
@@ -225,7 +233,7 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
             continue  # a rate's base, a rate, a payment term: the label is the next figure's
         if last_label >= 0 and not amount_since:
             lb = labels[last_label]
-            if am.start - lb.end <= LABEL_BEFORE_WINDOW and "\n" not in text[lb.end : am.start]:
+            if text.find("\n", lb.end, am.start) < 0 and within_label_reach(text[lb.end : am.start]):
                 pre[ai] = last_label
         amount_since = True
         k = bisect_left(label_starts, am.end)
@@ -535,7 +543,7 @@ class LabelIndex:
         if k >= 0 and self.labels[k].start >= line_start:
             lb = self.labels[k]
             gap = self.text[lb.end : start]
-            if len(gap) <= LABEL_BEFORE_WINDOW and not any(c.isdigit() for c in gap):
+            if within_label_reach(gap) and not any(c.isdigit() for c in gap):
                 return lb
             return None  # its line has a label, which names an earlier value
         header = _column_label(start, end, self._inline, self.labels, self.starts, self.lines)

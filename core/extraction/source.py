@@ -310,6 +310,12 @@ _CUR_WORD_RE = re.compile(
     re.IGNORECASE,
 )
 _CAPS3_RE = re.compile(r"[A-Z]{3}")
+# A code not in capitals ("Eur", "usd") is a currency only right next to a sum with
+# cents ("12,50 Eur", "usd 40.00"): elsewhere it may be a word ("all 3", "try 2").
+_CODE_WORD_RE = re.compile(
+    r"(?<=[0-9][.,][0-9]{2})[ \t]?([A-Za-z]{3})(?![^\W\d_])|(?<![^\W\d_])([A-Za-z]{3})(?=[ \t]?[0-9])"
+)
+_CENTS_AFTER_RE = re.compile(r"[ \t]?[0-9][0-9.,' ]{0,15}?[.,][0-9]{2}(?![0-9])")
 _CUR_FIRST_WORDS = frozenset(first_word(w) for w in _CUR_WORDS)
 _MAX_CURRENCY_HITS = 1000
 
@@ -332,6 +338,17 @@ def currency_hits(text: str) -> list[CurrencyHit]:
         if m.group() in ISO_4217 and not _letter(text, m.start() - 1) and not _letter(text, m.end()):
             hits.append(CurrencyHit(m.start(), m.end(), frozenset({m.group()}), True))
             if len(hits) >= _MAX_CURRENCY_HITS:
+                break
+    for m in _CODE_WORD_RE.finditer(text):
+        group = 1 if m.group(1) else 2
+        written = m.group(group)
+        if (
+            not written.isupper()
+            and written.upper() in ISO_4217
+            and (group == 1 or _CENTS_AFTER_RE.match(text, m.end(group)))
+        ):
+            hits.append(CurrencyHit(m.start(group), m.end(group), frozenset({written.upper()}), True))
+            if len(hits) >= 2 * _MAX_CURRENCY_HITS:
                 break
     for m in _SYMBOL_RE.finditer(text):
         sym = m.group()
