@@ -9,7 +9,9 @@ import pytest
 
 from vetq.core.extraction import cross_checks as X
 from vetq.core.extraction import field_checks as F
+from vetq.core.extraction.amounts import find_amounts
 from vetq.core.extraction.heuristics import run_heuristics
+from vetq.core.extraction.source import Source
 from vetq.core.schemas import builtin
 
 INVOICE = builtin("invoice")
@@ -619,3 +621,45 @@ def test_a_currency_code_not_in_capitals_counts_only_next_to_a_sum():
     clean(text, {"subtotal": 100.0, "tax": 22.0, "total": 122.0, "currency": "EUR"})
     words = "Order of all 3 items: try 2 sizes\nTotal  122,00\n"
     assert reasons(words, {"currency": "ALL"})["currency"], "'all 3' names no Albanian lek"
+
+
+def test_the_digit_groups_of_an_iban_are_no_amounts():
+    text = (
+        "Net total  990.00\nTax: 0.00%\nGross total  990.00\nBank  IBAN DE89 3704 0044 0532 0130 00  BIC COBADEFFXXX\n"
+    )
+    clean(text, {"subtotal": 990.0, "tax": 0.0, "total": 990.0})
+    assert 3704 not in {am.value for am in find_amounts(text)}
+
+
+# 15. A header of labels over the one row of their figures, when the spacing no longer
+# lines them up (text taken without its layout): paired in order, the columns' way.
+def test_a_header_of_labels_names_its_row_in_order_without_the_layout():
+    text = "Facture F-1\nTOTAL HT TOTAL TVA TOTAL TTC\nConditions de paiement : 30 jours\n 100,00 10,00 110,00\n"
+    clean(text, {"subtotal": 100.0, "tax": 10.0, "total": 110.0})
+    flagged(text, {"subtotal": 100.0, "tax": 10.0, "total": 100.0}, "total", "labelled total")
+
+
+def _roles(text: str) -> list[str | None]:
+    return Source(text, INVOICE.lexicon, INVOICE.value_lexicon).roles
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Net VAT Gross\n100,00 19,00 119,00\n50,00 3,50 53,50\n",  # a table's rows, one per rate
+        "Net VAT Gross\n100,00 see below 19,00 119,00\n",  # words among the figures
+    ],
+)
+def test_the_order_pairs_no_table_row_and_no_row_it_cannot_line_up(text):
+    assert "total" not in _roles(text) and "tax" not in _roles(text)
+
+
+def test_the_order_pairs_no_header_with_a_column_no_label_names():
+    # a DANFSE's grid: "Total das Retenções" is a total label, "Valor Líquido" is none
+    wide = " " * 12
+    text = (
+        f"VALOR TOTAL DA NFS-E{wide}R$ 5.000,00\n"
+        f"Total das Retenções (ISSQN / Federais){wide}Valor Líquido da NFS-e{wide}Total do IBS/CBS\n"
+        f"R$ 700,00{wide}R$ 4.300,00{wide}-\n"
+    )
+    flagged(text, {"total": 4300.0}, "total", "not as a labelled total")

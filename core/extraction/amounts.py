@@ -178,6 +178,9 @@ _PHONE_RE = re.compile(
     r"|(?i:(?<![^\W_])(?:tel|phone|telephone|fax|mobile|mob|cell|ph)(?![^\W_])\.?:?[ \t]*)"
     r"[+0-9(][0-9 \-.()/]{5,22}[0-9]"
 )
+# An IBAN, in groups of four or not ("DE89 3704 0044 0532 0130 00"): its digit groups
+# are no amounts.
+_IBAN_RE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,3})?(?![A-Za-z0-9])")
 
 
 def _letters_before(text: str, i: int) -> str:
@@ -257,6 +260,7 @@ def find_amounts(text: str, *, date_mentions: list[DateMention] | None = None) -
         date_mentions = find_date_mentions(text)
     zones = [(d.start, d.end) for d in date_mentions]
     zones.extend(m.span() for m in _PHONE_RE.finditer(text))
+    zones.extend(m.span() for m in _IBAN_RE.finditer(text))
     zstarts, zends = _merge(zones)
     out: list[AmountMention] = []
     for m in _NUM_RE.finditer(text):

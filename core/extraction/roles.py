@@ -301,6 +301,11 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
         if len(column) == 1:
             roles[column[0]] = labels[k].role
             role_header[column[0]] = k
+    for ks, row in _header_rows(text, labels, amounts, lines, role_label, transparent, used):
+        # the order fills what the columns left out, and never contradicts them
+        if all(role_header[ai] in (-1, k) for k, ai in zip(ks, row, strict=True)):
+            for k, ai in zip(ks, row, strict=True):
+                roles[ai], role_header[ai] = labels[k].role, k
     for k, ai in below.items():
         if k not in used and roles[ai] is None:
             roles[ai] = labels[k].role
@@ -315,6 +320,59 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
 
 _WORD_RE = re.compile(r"[^\W\d_]{3,}")
 _CURRENCY_NAMES = frozenset(ISO_4217) | frozenset(CURRENCY_WORDS)
+
+
+def _header_rows(
+    text: str,
+    labels: list[Label],
+    amounts: list[AmountMention],
+    lines: Lines,
+    role_label: list[int],
+    transparent: list[bool],
+    used: set[int],
+) -> Iterator[tuple[list[int], list[int]]]:
+    """(e) A header line of labels alone over the one row of as many figures below it
+    ("TOTAL HT  TOTAL TVA  TOTAL TTC" over "100,00  10,00  110,00"), paired in order:
+    what the columns say when the spacing no longer does (text taken without its
+    layout, a proportional font's drift). The header must be its labels alone (a column
+    the lexicon does not name, "Kwota podatku", would shift the order); the row the only
+    one of its width below it (not a table's), with no word among or after its figures
+    but a currency's. Yields the header's label indices and the row's amount indices."""
+    figure_lines: dict[int, list[int]] = {}
+    for ai, am in enumerate(amounts):
+        figure_lines.setdefault(lines.line_of(am.start), []).append(ai)
+    label_lines: dict[int, list[int]] = {}
+    for k, lb in enumerate(labels):
+        label_lines.setdefault(lines.line_of(lb.start), []).append(k)
+    for line, ks in label_lines.items():
+        if len(ks) < 2 or line in figure_lines or any(k in used for k in ks):
+            continue
+        s, e = lines.bounds(line)
+        gaps = zip([s] + [labels[k].end for k in ks], [labels[k].start for k in ks] + [e], strict=True)
+        if any(_words_between(text, a, b) for a, b in gaps):
+            continue
+        rows = []
+        j, checked = line + 1, 0
+        while j < len(lines.starts) and checked <= COLUMN_LOOKUP_LINES:
+            s, e = lines.bounds(j)
+            if text[s:e].strip():
+                checked += 1
+                if j in label_lines and j not in figure_lines:
+                    break  # another header
+                if len(figure_lines.get(j, ())) == len(ks):
+                    rows.append(j)
+            j += 1
+        if len(rows) != 1:
+            continue
+        row = figure_lines[rows[0]]
+        _, e = lines.bounds(rows[0])
+        # words may stand before the row (another column's text), not among its figures
+        gaps = zip([amounts[ai].end for ai in row], [amounts[ai].start for ai in row[1:]] + [e], strict=True)
+        if any(role_label[ai] >= 0 or transparent[ai] for ai in row) or any(
+            _words_between(text, a, b) for a, b in gaps
+        ):
+            continue
+        yield ks, row
 
 
 def _words_between(text: str, start: int, end: int) -> bool:
