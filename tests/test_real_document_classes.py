@@ -663,3 +663,10 @@ def test_the_order_pairs_no_header_with_a_column_no_label_names():
         f"R$ 700,00{wide}R$ 4.300,00{wide}-\n"
     )
     flagged(text, {"total": 4300.0}, "total", "not as a labelled total")
+
+
+# 16. One token per line, as OCR gives: a charge's phrase alone over its figure explains it.
+def test_a_discount_phrase_alone_over_its_figure_is_the_labelled_difference():
+    text = "SUBTOTAL\n1440.00\nDISCOUNT\n4.00\nTOTAL TAX\n100.52\nBALANCE DUE\n$1,536.52\n"
+    flagged(text, {"subtotal": 1440.0, "tax": 100.52, "total": 1536.52}, "total", "the source labels (discount 4.00)")
+    flagged(text, {"subtotal": 1440.0, "tax": 100.52, "total": 1436.52}, "total", "no labelled charge or discount")

@@ -138,6 +138,12 @@ class Source:
         adjustment = None
         for m in self.lexicon.adjustment_re.finditer(before):
             adjustment = normalise_phrase(m.group())  # the phrase nearest the number wins
+        heading = self._heading(ai) if prev_end == ls else ""
+        if adjustment is None and heading and self.roles[ai] is None and len(text[am.end : le].strip()) <= 4:
+            # one token per line, as OCR gives: a charge's phrase alone over its figure
+            found = self.lexicon.adjustment_re.search(heading)
+            if found is not None and not heading[found.end() :].strip(" :"):
+                adjustment = normalise_phrase(found.group())
         if adjustment is None and self.roles[ai] is None:
             after_phrase = self.lexicon.adjustment_re.match(after.lstrip(" \t\u00a0:"))
             rest = text[am.end + len(after) : min(le, next_start)]
@@ -155,7 +161,7 @@ class Source:
                 break
             k -= 1
         partial = self.lexicon.partial_re.search(text, partial_start, am.start) is not None or (
-            prev_end == ls and self._partial_heading(ai)
+            heading != "" and self.lexicon.partial_re.search(heading) is not None
         )
         rate_base = self.lexicon.rate_base_re.search(before) is not None or self.assignment.per_rate[ai]
         codes: set[str] = set()
@@ -172,16 +178,16 @@ class Source:
         self._context[ai] = ctx
         return ctx
 
-    def _partial_heading(self, ai: int) -> bool:
-        """Whether the line before amount ai's (the first on its line) is a partial
-        figure's word alone ("Übertrag" over "2 900,00"), as a label alone on its line
-        names the figure below it."""
+    def _heading(self, ai: int) -> str:
+        """The line before amount ai's (the first on its line) when it holds no figure and
+        is short: a word alone over its figure ("Übertrag" over "2 900,00", "DISCOUNT" over
+        "4"), as a label alone on its line names the figure below it. Else ""."""
         line = self.lines.line_of(self.amounts[ai].start)
         if line == 0 or (ai > 0 and self.lines.line_of(self.amounts[ai - 1].start) == line - 1):
-            return False
+            return ""
         s, e = self.lines.bounds(line - 1)
         heading = self.text[s:e].strip()
-        return len(heading) <= _MAX_PARTIAL_HEADING and self.lexicon.partial_re.search(heading) is not None
+        return heading if len(heading) <= _MAX_HEADING else ""
 
     def page_of(self, pos: int) -> int:
         """Which page pos is on (0 when the text marks no pages)."""
@@ -216,7 +222,7 @@ class Source:
 
 
 _MAX_PHRASE_HITS = 100
-_MAX_PARTIAL_HEADING = 30
+_MAX_HEADING = 30
 
 
 @lru_cache(maxsize=1024)
