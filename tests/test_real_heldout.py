@@ -105,6 +105,8 @@ LICENCE_FILES = {
     "AlexAltea/invoice": ("MIT", ["MIT-AlexAltea-invoice.txt"]),
     "tesla-software/chrome2pdf": ("MIT", ["MIT-chrome2pdf.txt"]),
     "domani-sistemas/sped_fiscal_viewer": ("MIT", ["MIT-sped_fiscal_viewer.txt"]),
+    # round 4 (README: fresh documents)
+    "pdfme/pdfme": ("MIT", ["MIT-pdfme.txt"]),
 }
 
 
