@@ -105,6 +105,9 @@ LICENCE_FILES = {
     "AlexAltea/invoice": ("MIT", ["MIT-AlexAltea-invoice.txt"]),
     "tesla-software/chrome2pdf": ("MIT", ["MIT-chrome2pdf.txt"]),
     "domani-sistemas/sped_fiscal_viewer": ("MIT", ["MIT-sped_fiscal_viewer.txt"]),
+    # round 4 (README: fresh documents)
+    "Joel21/QuijoteLuiPrinter": ("GPL-3.0", ["GPL-3.0.txt"]),
+    "OCA/l10n-switzerland": ("AGPL-3.0", ["AGPL-3.0.txt"]),
 }
 
 
