@@ -108,6 +108,7 @@ LICENCE_FILES = {
     # round 4 (README: fresh documents)
     "Joel21/QuijoteLuiPrinter": ("GPL-3.0", ["GPL-3.0.txt"]),
     "OCA/l10n-switzerland": ("AGPL-3.0", ["AGPL-3.0.txt"]),
+    "sprain/php-swiss-qr-bill": ("MIT", ["MIT-php-swiss-qr-bill.txt"]),
 }
 
 
