@@ -107,6 +107,9 @@ LICENCE_FILES = {
     "domani-sistemas/sped_fiscal_viewer": ("MIT", ["MIT-sped_fiscal_viewer.txt"]),
     # round 4 (README: fresh documents)
     "pdfme/pdfme": ("MIT", ["MIT-pdfme.txt"]),
+    "Joel21/QuijoteLuiPrinter": ("GPL-3.0", ["GPL-3.0.txt"]),
+    "OCA/l10n-switzerland": ("AGPL-3.0", ["AGPL-3.0.txt"]),
+    "sprain/php-swiss-qr-bill": ("MIT", ["MIT-php-swiss-qr-bill.txt"]),
 }
 
 

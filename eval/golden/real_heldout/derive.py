@@ -8,7 +8,8 @@ kind, and `xml_path` when the data is a file beside the print rather than inside
 this reads the PDF at its pinned commit and the XML it was printed from: the CII invoice a
 ZUGFeRD 1 / ZUGFeRD 2 / Factur-X PDF embeds, or the sidecar XML at `xml_path` (a Brazilian
 NF-e, NFS-e or CT-e whose DANFE / DANFSE / DACTE the repository renders from it, a UBL
-invoice of the XRechnung test suite, a Polish KSeF invoice, a Mexican CFDI). It maps that
+invoice of the XRechnung test suite, a Polish KSeF invoice, a Mexican CFDI, an Ecuadorian
+SRI factura beside its RIDE). It maps that
 XML to the `invoice` schema: seller name, invoice number, issue date, tax basis
 (subtotal), tax total, grand total, currency. A value the converted text does not hold
 (the same simple, OCR-tolerant checks as the tuned set's,
@@ -268,9 +269,36 @@ def record_from_dte(xml: bytes) -> dict[str, Any]:
     }
 
 
+def record_from_sri(xml: bytes) -> dict[str, Any]:
+    """The invoice record an Ecuadorian SRI factura states (infoTributaria, infoFactura): the
+    number estab-ptoEmi-secuencial as its RIDE prints it, fechaEmision (dd/mm/yyyy), the
+    subtotal totalSinImpuestos, the tax the sum of its totalImpuesto values (IVA, ICE), the
+    total importeTotal; in US dollars (moneda DOLAR). An SRI authorisation response
+    (`autorizacion`) carries the factura as the text of its `comprobante`."""
+    root = ElementTree.fromstring(xml)
+    if _local(root.tag) == "autorizacion":
+        root = ElementTree.fromstring((_text(root, "comprobante") or "").encode("utf-8"))
+    tributaria = _first(root, "infoTributaria")
+    factura = _first(root, "infoFactura")
+    parts = [part for name in ("estab", "ptoEmi", "secuencial") if (part := _child_text(tributaria, name))]
+    issued = (_child_text(factura, "fechaEmision") or "").split("/")
+    taxes = [Decimal(node.text) for node in _down(root, "totalImpuesto", "valor") if node.text]
+    currency = _child_text(factura, "moneda")
+    return {
+        "vendor_name": _child_text(tributaria, "razonSocial"),
+        "invoice_number": "-".join(parts) if len(parts) == 3 else None,
+        "invoice_date": "-".join(reversed(issued)) if len(issued) == 3 else None,
+        "subtotal": _decimal(_child_text(factura, "totalSinImpuestos")),
+        "tax": float(sum(taxes)) if taxes else None,
+        "total": _decimal(_child_text(factura, "importeTotal")),
+        "currency": "USD" if currency in (None, "DOLAR", "USD") else currency,
+        "line_items": None,
+    }
+
+
 def record_from_xml(xml: bytes) -> tuple[dict[str, Any], list[str]]:
     """(the record, notes on the mapping) for a CII, UBL or ISDOC invoice, an NF-e, NFS-e or
-    CT-e, a KSeF invoice, a CFDI or a Chilean DTE."""
+    CT-e, a KSeF invoice, a CFDI, a Chilean DTE or an Ecuadorian SRI factura."""
     tag = ElementTree.fromstring(xml).tag
     name = _local(tag)
     if name in ("NFe", "nfeProc"):
@@ -287,6 +315,8 @@ def record_from_xml(xml: bytes) -> tuple[dict[str, Any], list[str]]:
         return record_from_cfdi(xml)
     if name == "DTE":
         return record_from_dte(xml), []
+    if name in ("factura", "autorizacion"):
+        return record_from_sri(xml), []
     return record_from_cii(xml), []
 
 
