@@ -136,6 +136,9 @@ LICENCE_FILES = {
     "chrisjenx/compose2pdf": ("Apache-2.0", ["Apache-2.0.txt"]),
     "ella-to/sahar": ("MIT", ["MIT-sahar.txt"]),
     "gompdf/gompdf": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "felixhoffmnn/latex-templates": ("GPL-3.0", ["GPL-3.0.txt"]),
+    "geektortoise/Invoice-LaTeX": ("MIT", ["MIT-Invoice-LaTeX-geektortoise.txt"]),
+    "RedWarbler/tex-invoice": ("MIT", ["MIT-tex-invoice.txt"]),
 }
 
 
