@@ -139,6 +139,8 @@ LICENCE_FILES = {
     "felixhoffmnn/latex-templates": ("GPL-3.0", ["GPL-3.0.txt"]),
     "geektortoise/Invoice-LaTeX": ("MIT", ["MIT-Invoice-LaTeX-geektortoise.txt"]),
     "RedWarbler/tex-invoice": ("MIT", ["MIT-tex-invoice.txt"]),
+    "Johennes/make-invoice": ("AGPL-3.0-or-later", ["AGPL-3.0.txt"]),
+    "bislerium/oig": ("Apache-2.0", ["Apache-2.0.txt"]),
 }
 
 
