@@ -670,3 +670,44 @@ def test_a_discount_phrase_alone_over_its_figure_is_the_labelled_difference():
     text = "SUBTOTAL\n1440.00\nDISCOUNT\n4.00\nTOTAL TAX\n100.52\nBALANCE DUE\n$1,536.52\n"
     flagged(text, {"subtotal": 1440.0, "tax": 100.52, "total": 1536.52}, "total", "the source labels (discount 4.00)")
     flagged(text, {"subtotal": 1440.0, "tax": 100.52, "total": 1436.52}, "total", "no labelled charge or discount")
+
+
+# 17. Dates written year, month, day with their CJK units.
+@pytest.mark.parametrize("written", ["2025年12月5日", "2025 年 12 月 05 日", "2025년 12월 5일"])
+def test_a_date_in_cjk_units_is_found(written):
+    clean(f"請求書\n日付: {written}\n合計 11,000 円\n", {"invoice_date": "2025-12-05"})
+    flagged(f"請求書\n日付: {written}\n", {"invoice_date": "2025-12-06"}, "invoice_date", "not found")
+
+
+# 18. A tax label with its rate right after a net label names that rate's base
+# ("Subtotal IVA 15%"), not a tax.
+def test_a_net_label_qualified_by_a_tax_rate_is_that_rates_base():
+    text = (
+        "Subtotal IVA 15%   0.65\nSubtotal 0%        0.80\nSubtotal sin Impuestos   1.45\n"
+        "IVA 15%            0.10\nVALOR TOTAL        1.55\n"
+    )
+    clean(text, {"subtotal": 1.45, "tax": 0.1, "total": 1.55})
+    flagged(text, {"subtotal": 1.45, "tax": 0.65, "total": 1.55}, "tax", "labelled tax")
+
+
+# 19. A total label over a row of sums names the one written as money, not the hours or
+# the item count before it.
+@pytest.mark.parametrize(
+    "row,total",
+    [(" TOTAL     55.00          $4555.00", 4555.0), ("Total  3  12,50 EUR", 12.5)],
+)
+def test_a_total_row_of_sums_names_the_money(row, total):
+    text = f"Project 1  24.50  $75.00  $1837.50\n{row}\n"
+    assert reasons(text, {"total": total})["total"] == []
+    assert reasons(text, {"total": 55.0 if total > 100 else 3.0})["total"], "the count is no total"
+
+
+# 20. A label word ending a sentence of a line item's description names no figure.
+def test_a_label_word_ending_a_sentence_names_nothing():
+    text = (
+        "3/10/2018  Some things you did           10  $20  $200.00\n"
+        "3/25/2018  Expenses. Amount added in Total.             $105.00\n\n"
+        " Total       $305.00\n"
+    )
+    assert reasons(text, {"total": 305.0})["total"] == []
+    assert reasons(text, {"total": 105.0})["total"], "the expense line is no total"

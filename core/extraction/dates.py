@@ -104,6 +104,11 @@ _OCR_NUMERIC = re.compile(
     r"(?![0-9]|[.,/\-][0-9])"
 )
 
+# Chinese, Japanese and Korean: 2025年12月5日, 2025 年 12 月 05 日, 2025년 12월 5일
+_CJK_YMD = re.compile(
+    r"(?<![0-9])(?P<y>[0-9]{4})[ \t]*[年년][ \t]*(?P<m>[0-9]{1,2})[ \t]*[月월][ \t]*(?P<d>[0-9]{1,2})[ \t]*[日일]"
+)
+
 
 @dataclass(frozen=True)
 class DateMention:
@@ -172,6 +177,10 @@ def find_date_mentions(text: str) -> list[DateMention]:
             day_first = _mk(_year(m.group("c")), int(m.group("b")), int(m.group("a")))
             if day_first is not None:
                 add(m, frozenset({day_first}))
+    if "年" in text or "년" in text:
+        for m in _CJK_YMD.finditer(text):
+            got = _mk(int(m.group("y")), int(m.group("m")), int(m.group("d")))
+            add(m, frozenset({got}) if got else frozenset())
     # month names: find candidate words first (cheap), then match anchored around them
     for w in _WORD.finditer(text):
         if w.end() - w.start() > 10 or w.group().casefold() not in MONTHS:

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from vetq.core.extraction.amounts import CENT, AmountMention
-from vetq.core.extraction.currencies import CURRENCY_WORDS, ISO_4217
+from vetq.core.extraction.currencies import AMBIGUOUS_SYMBOLS, CURRENCY_WORDS, ISO_4217, UNAMBIGUOUS_SYMBOLS
 from vetq.core.extraction.lexicon import MAX_FIRST_WORD_CHARS, WORD_RE, Lexicon, normalise_phrase
 
 __all__ = [
@@ -162,8 +162,9 @@ class RoleAssignment:
 def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMention], lexicon: Lexicon) -> list[Label]:
     """Labels less those that only qualify the label before them: "Total sales
     (inclusive of GST) 106.00" is one total label, not a total and a tax; and less a
-    net label qualified as including the tax ("Subtotaal incl. BTW"). A label of a grand
-    total's role right after it ("Gesamtsumme  brutto") is grand too."""
+    net label qualified as including the tax ("Subtotaal incl. BTW"), and a tax label with
+    its rate right after a net label ("Subtotal IVA 15%": that rate's base). A label of a
+    grand total's role right after it ("Gesamtsumme  brutto") is grand too."""
     starts = [am.start for am in amounts]
     kept: list[Label] = []
     for label in labels:
@@ -173,6 +174,14 @@ def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMent
             figure_between = bisect_left(starts, label.start) > bisect_left(starts, before.end)
             reach = text[max(before.end, label.start - _QUALIFIER_REACH) : label.start]
             after = text[label.end : label.end + _QUALIFIER_REACH]
+            if (
+                label.role == lexicon.tax_sum_role
+                and not gap.strip(" \t")
+                and not figure_between
+                and normalise_phrase(text[before.start : before.end]) in lexicon.net_labels
+                and _RATE_AFTER_RE.match(after)
+            ):
+                continue  # "Subtotal IVA 15%  0.65": the tax names the rate the net is the base of
             if (
                 "\n" not in gap
                 and len(gap) <= LABEL_BEFORE_WINDOW
@@ -207,6 +216,7 @@ def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMent
 
 
 _QUALIFIER_REACH = 20
+_RATE_AFTER_RE = re.compile(r"[ \t]*[0-9]{1,2}(?:[.,][0-9]{1,3})?[ \t]*%")
 
 
 def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon: Lexicon) -> RoleAssignment:
@@ -233,7 +243,11 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
             continue  # a rate's base, a rate, a payment term: the label is the next figure's
         if last_label >= 0 and not amount_since:
             lb = labels[last_label]
-            if text.find("\n", lb.end, am.start) < 0 and within_label_reach(text[lb.end : am.start]):
+            if (
+                text.find("\n", lb.end, am.start) < 0
+                and within_label_reach(text[lb.end : am.start])
+                and not _ends_a_sentence(text, lb)
+            ):
                 pre[ai] = last_label
         amount_since = True
         k = bisect_left(label_starts, am.end)
@@ -264,6 +278,7 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
         if nxt is None or trailing or CLAUSE_BREAK_RE.search(text, lb.end, amounts[nxt].start):
             owned_after[k] = ai
 
+    _to_the_money(text, amounts, lines, pre)
     used: set[int] = set()
     for ai in range(n):
         if pre[ai] >= 0 and pre[ai] not in owned_after:
@@ -320,6 +335,53 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
 
 _WORD_RE = re.compile(r"[^\W\d_]{3,}")
 _CURRENCY_NAMES = frozenset(ISO_4217) | frozenset(CURRENCY_WORDS)
+_SYMBOLS = tuple(sorted({*UNAMBIGUOUS_SYMBOLS, *AMBIGUOUS_SYMBOLS}, key=len, reverse=True))
+
+
+_PROSE_BEFORE_RE = re.compile(r"(?<![^\W\d_])[a-zà-ÿ]{2,}[ \t]$")
+
+
+def _ends_a_sentence(text: str, label: Label) -> bool:
+    """A label word ending a sentence of prose ("Amount added in Total.") names nothing."""
+    return (
+        text[label.end : label.end + 1] == "."
+        and text[label.end + 1 : label.end + 2] in (" ", "\t", "\n", "")
+        and _PROSE_BEFORE_RE.search(text, max(0, label.start - 24), label.start) is not None
+    )
+
+
+def _money_marked(text: str, am: AmountMention) -> bool:
+    """Whether a currency is written right next to a figure ("$4555.00", "12,50 EUR")."""
+    before = text[max(0, am.start - 4) : am.start].rstrip(" \t")
+    after = text[am.end : am.end + 4].lstrip(" \t")
+    return (
+        before.endswith(_SYMBOLS)
+        or after.startswith(_SYMBOLS)
+        or (before[-3:] in ISO_4217 and not before[-4:-3].isalpha())
+        or (after[:3] in ISO_4217 and not after[3:4].isalpha())
+    )
+
+
+def _to_the_money(text: str, amounts: list[AmountMention], lines: Lines, pre: list[int]) -> None:
+    """A label over a row of sums names the one written as money: "TOTAL  55.00  $4555.00"
+    (hours, then the amount), "Total  3  12,50 €" (items, then the amount). The row is
+    the figures after the label on its line with no word between them; when exactly one
+    of them carries a currency, the label moves to it from the first."""
+    n = len(amounts)
+    for ai in range(n):
+        if pre[ai] < 0:
+            continue
+        line_end = lines.bounds(lines.line_of(amounts[ai].start))[1]
+        row = [ai]
+        while (
+            row[-1] + 1 < n
+            and amounts[row[-1] + 1].start < line_end
+            and not _words_between(text, amounts[row[-1]].end, amounts[row[-1] + 1].start)
+        ):
+            row.append(row[-1] + 1)
+        marked = [j for j in row if _money_marked(text, amounts[j])]
+        if len(row) >= 2 and len(marked) == 1 and marked[0] != ai:
+            pre[marked[0]], pre[ai] = pre[ai], -1
 
 
 def _header_rows(
