@@ -228,9 +228,12 @@ def test_a_conversion_past_its_time_limit_is_stopped_without_hanging():
     )
     assert result.status == "error" and result.error.code == "INVALID_INPUT"
     assert "VETQ_PDF_TIMEOUT_S" in result.error.message
-    # The converter was killed, not left behind.
-    leftover = subprocess.run(["pgrep", "-f", "vetq.core.documents.pdf"], capture_output=True, text=True)
-    assert not [pid for pid in leftover.stdout.split() if int(pid) != os.getpid()]
+    # The converter this process started was killed, not left behind (other processes'
+    # conversions, such as a parallel test worker's, are not this test's).
+    leftover = subprocess.run(
+        ["pgrep", "-P", str(os.getpid()), "-f", "vetq.core.documents.pdf"], capture_output=True, text=True
+    )
+    assert leftover.stdout.split() == []
 
 
 def _speckle(image, scale):

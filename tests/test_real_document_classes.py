@@ -5,6 +5,8 @@ small document in the shape that misled the heuristics, with the correct record
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 import pytest
 
 from vetq.core.extraction import cross_checks as X
@@ -711,3 +713,20 @@ def test_a_label_word_ending_a_sentence_names_nothing():
     )
     assert reasons(text, {"total": 305.0})["total"] == []
     assert reasons(text, {"total": 105.0})["total"], "the expense line is no total"
+
+
+# 21. How software and tills write a deduction: the sign before the currency ("-$10.00"),
+# accounting brackets around it ("($10.00)"), a minus after the figure ("0,25-"); and
+# dot leaders glued to a figure ("TOTAL.......12,50").
+@pytest.mark.parametrize(
+    "written,value",
+    [("-$10.00", -10.0), ("− € 10,00", -10.0), ("($10.00)", -10.0), ("10,00-", -10.0), ("$10.00", 10.0)],
+)
+def test_the_sign_of_a_deduction_as_it_is_written(written, value):
+    [amount] = find_amounts(f"Discount  {written}\n")
+    assert amount.value == Decimal(str(value))
+
+
+def test_a_figure_after_dot_leaders_is_an_amount():
+    text = "Subtotal.......100,00\nVAT 20%........20,00\nTOTAL..........120,00\n"
+    clean(text, {"subtotal": 100.0, "tax": 20.0, "total": 120.0})

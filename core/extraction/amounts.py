@@ -15,7 +15,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
-from vetq.core.extraction.currencies import ISO_4217
+from vetq.core.extraction.currencies import AMBIGUOUS_SYMBOLS, ISO_4217, UNAMBIGUOUS_SYMBOLS
 from vetq.core.extraction.dates import DateMention, find_date_mentions
 
 __all__ = ["CENT", "AmountMention", "find_amounts", "parse_amount", "to_cents"]
@@ -29,6 +29,10 @@ _MINUS = "-\u2212"
 # letters glued to a number that still leave it an amount ("1.234,56EUR", "100zł")
 _GLUED_UNITS = frozenset({"zł", "kr", "fr", "kč", "ft", "lei", "lv", "kn", "rm", "rs", "rp", "tl", "sfr", "chf"})
 _MAX_TOKEN = 40
+_SYMBOL_ALT = "|".join(re.escape(x) for x in sorted({*UNAMBIGUOUS_SYMBOLS, *AMBIGUOUS_SYMBOLS}, key=len, reverse=True))
+# A sign or an opening bracket before the currency written before a figure: "-$10.00",
+# "− € 5,00", "($10.00)".
+_SIGN_BEFORE_SYMBOL = re.compile(rf"(?:^|(?<=[^\w\-\u2212]))(?P<mark>[-\u2212(])[ \t]?(?:{_SYMBOL_ALT})[ \t]?$")
 # A document with more numbers than this is not an invoice; stop looking.
 MAX_MENTIONS = 100_000
 _SIMPLE = re.compile(r"[0-9]{1,15}(?:\.[0-9]{1,2})?")
@@ -232,7 +236,7 @@ def _keep(text: str, s: int, e: int) -> bool:
             p in "/\\#@_+&"
             or p in _MINUS
             or (p in ".:" and s > 1 and (text[s - 2].isdigit()))
-            or (p == "." and (s == 1 or not text[s - 2].isalpha()))
+            or (p == "." and (s == 1 or not (text[s - 2].isalpha() or text[s - 2] == ".")))
             or p.isdigit()
         ):
             return False
@@ -280,11 +284,16 @@ def find_amounts(text: str, *, date_mentions: list[DateMention] | None = None) -
             continue  # "SUMME [3]", "Artikel (1)": a count, not an amount
         if _TIME_WORD.match(text, e):
             continue  # "9.00 Uhr": a time
+        marked = None if m.group("sign") or s == 0 else _SIGN_BEFORE_SYMBOL.search(text, max(0, s - 8), s)
         if m.group("sign"):
             value = -value
         elif bracketed and text[s - 1] == "(":
             value = -value
             s, e = s - 1, e + 1
+        elif marked is not None and (marked.group("mark") != "(" or text[e : e + 1] == ")"):
+            value = -value  # "-$10.00", "($10.00)": the sign is the figure's
+        elif _DECIMALS.search(num) and e < len(text) and text[e] in _MINUS and not text[e + 1 : e + 2].isalnum():
+            value = -value  # "0,25-": a deduction as tills print it
         out.append(AmountMention(value=value, start=s, end=e, raw=text[s:e]))
         if len(out) >= MAX_MENTIONS:
             break
