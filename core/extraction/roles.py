@@ -338,11 +338,12 @@ _CURRENCY_NAMES = frozenset(ISO_4217) | frozenset(CURRENCY_WORDS)
 _SYMBOLS = tuple(sorted({*UNAMBIGUOUS_SYMBOLS, *AMBIGUOUS_SYMBOLS}, key=len, reverse=True))
 
 
-_PROSE_BEFORE_RE = re.compile(r"(?<![^\W\d_])[a-zà-ÿ]{2,}[ \t]$")
+_PROSE_BEFORE_RE = re.compile(r"(?<![^\W\d_])[^\W\d_]{2,}[ \t]$")
 
 
 def _ends_a_sentence(text: str, label: Label) -> bool:
-    """A label word ending a sentence of prose ("Amount added in Total.") names nothing."""
+    """A label word ending a sentence, a word before it ("Amount added in Total."), names
+    nothing: prose, as a line item's description is."""
     return (
         text[label.end : label.end + 1] == "."
         and text[label.end + 1 : label.end + 2] in (" ", "\t", "\n", "")

@@ -1,0 +1,180 @@
+"""The real documents written differently: false alarms a layout variation brings.
+
+    python -m vetq.eval.layout_variants                  # both real sets, every variation
+    python -m vetq.eval.layout_variants --set heldout --variant single_spaced --json
+
+Unseen documents differ from the ones the heuristics were tuned on less in what they say
+than in how it is written: another converter's spacing, a footer of bank details, signs
+and spaces as other software writes them. Each variation here rewrites every document of
+the real sets (eval/golden/real, eval/golden/real_heldout) the same way, validates its
+correct record (heuristics only, in process, as a validation job runs) and reports the
+fields flagged that the original text did not flag: what that way of writing costs,
+without new documents.
+
+NEUTRAL variations change nothing a reader relies on (other spaces, line ends, a page
+header, a footer of bank details and registration numbers, capitals, a minus written
+after the figure): they must add no flag, and exit 1 says one did. STRESS variations
+take away what a layout tells (the spacing of columns, one cell per line, dot leaders,
+a document printed twice): their counts are a benchmark, not a gate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from vetq.core.results import error_of
+from vetq.core.schemas import builtin
+from vetq.eval.real_eval import REAL_SETS, _flags, load_documents
+
+_BANK_FOOTER = (
+    "\nSparkasse Berlin  IBAN DE89 3704 0044 0532 0130 00  BIC COBADEFFXXX\n"
+    "Tel. +49 30 1234567  Fax +49 30 1234568  USt-IdNr. DE123456789  HRB 12345 B\n"
+    "Seite 1 von 1\n"
+)
+_ID_FOOTER = (
+    "\nKonto-Nr. 1234567890  BLZ 370 400 44  Steuernummer 27/123/45678\n"
+    "Filiale 4711  Kasse 3  Bon-Nr. 8812  Terminal ID 00012345  Auth code 123456\n"
+)
+_SIGNED = re.compile(r"(?<![0-9])-([0-9][0-9.,]*[.,][0-9]{2})(?![0-9])")
+
+
+@dataclass(frozen=True)
+class Variant:
+    name: str
+    rewrite: Callable[[str], str]
+    neutral: bool
+    what: str
+
+
+VARIANTS: tuple[Variant, ...] = (
+    Variant("no_break_spaces", lambda t: t.replace(" ", "\u00a0"), True, "every space a no-break space"),
+    Variant("crlf", lambda t: t.replace("\n", "\r\n"), True, "CR LF line ends"),
+    Variant("trailing_blanks", lambda t: t.replace("\n", "   \n"), True, "blanks at the end of every line"),
+    Variant("page_header", lambda t: "Seite 1 von 2   Kopie / Copy\n" + t, True, "a page header before the text"),
+    Variant("bank_footer", lambda t: t + _BANK_FOOTER, True, "a footer of bank details, phones, tax ids"),
+    Variant("id_footer", lambda t: t + _ID_FOOTER, True, "a footer of account, branch and terminal numbers"),
+    Variant("upper", str.upper, True, "every letter a capital"),
+    Variant("minus_after", lambda t: _SIGNED.sub(r"\1-", t), True, "a deduction's minus after its figure"),
+    Variant("single_spaced", lambda t: re.sub(r"[ \t]+", " ", t), False, "runs of blanks one space (no layout)"),
+    Variant("one_cell_per_line", lambda t: re.sub(r"[ \t]{2,}", "\n", t), False, "every cell on its own line"),
+    Variant(
+        "dot_leaders",
+        lambda t: re.sub(r"(?<=[^\W\d_:])[ \t]{2,}(?=[0-9]+[.,][0-9]{2}(?![0-9.,]))", lambda m: "." * len(m[0]), t),
+        False,
+        "dot leaders between a label and its figure",
+    ),
+    Variant("twice", lambda t: t + "\f" + t, False, "the document printed twice (a copy after it)"),
+)
+BY_NAME = {v.name: v for v in VARIANTS}
+
+
+@dataclass
+class VariantResult:
+    variant: Variant
+    documents: int = 0
+    fields: int = 0
+    added: dict[str, dict[str, str]] = field(default_factory=dict)  # doc id -> field -> reason
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "variant": self.variant.name,
+            "neutral": self.variant.neutral,
+            "what": self.variant.what,
+            "documents": self.documents,
+            "fields": self.fields,
+            "documents_with_a_new_flag": len(self.added),
+            "new_flags": sum(len(f) for f in self.added.values()),
+            "added": self.added,
+        }
+
+
+class Validator:
+    """Validation jobs run in this process, heuristics only: the pipeline a worker runs,
+    with no model client (asking for one is a bug here)."""
+
+    def __init__(self) -> None:
+        from vetq.core.extraction.pipeline import ExtractionPipeline
+        from vetq.core.llm.client import LLMClient, ModelSpec
+        from vetq.core.settings import load_settings
+
+        def no_model(spec: ModelSpec) -> LLMClient:
+            raise RuntimeError(f"a heuristics-only validation asked for a model client ({spec})")
+
+        self.pipeline = ExtractionPipeline(load_settings(log_level="WARNING"), client_factory=no_model)
+
+    def flags(self, doc: Mapping[str, Any], text: str) -> dict[str, str]:
+        """The fields flagged on the document's correct record read from `text`, with
+        their reasons, less those the document itself earns (its expected flags)."""
+        outcome = self.pipeline.validate(
+            text,
+            dict(doc["truth"]),
+            schema=builtin(doc["schema"]),
+            heuristics_only=True,
+            trace_id=f"variant-{doc['id']}",
+        )
+        result = outcome.model_dump(mode="json")
+        problem = error_of(result)
+        if problem is not None:
+            raise RuntimeError(f"{doc['id']}: the validation failed: {problem[0]}: {problem[1]}")
+        allowed = doc.get("expected_flags") or {}
+        return {name: str(f.get("reason") or "") for name, f in _flags(result).items() if name not in allowed}
+
+
+def measure(
+    documents: Sequence[Mapping[str, Any]], variants: Iterable[Variant], validator: Validator | None = None
+) -> list[VariantResult]:
+    validator = validator or Validator()
+    before = {doc["id"]: validator.flags(doc, doc["text"]) for doc in documents}
+    results = []
+    for variant in variants:
+        result = VariantResult(variant, documents=len(documents))
+        for doc in documents:
+            result.fields += sum(1 for value in doc["truth"].values() if value is not None and value != [])
+            after = validator.flags(doc, variant.rewrite(doc["text"]))
+            added = {name: reason for name, reason in after.items() if name not in before[doc["id"]]}
+            if added:
+                result.added[doc["id"]] = added
+        results.append(result)
+    return results
+
+
+def to_text(results: Sequence[VariantResult]) -> str:
+    lines = ["variation              kind     documents with a new flag   new flags", ""]
+    for r in results:
+        kind = "neutral" if r.variant.neutral else "stress"
+        lines.append(
+            f"  {r.variant.name:<20} {kind:<8} {len(r.added):>4} / {r.documents:<5} "
+            f"{sum(len(f) for f in r.added.values()):>10} / {r.fields:<5}  {r.variant.what}"
+        )
+    for r in results:
+        if r.added and r.variant.neutral:
+            lines += ["", f"{r.variant.name} added (a neutral variation must add none):"]
+            lines += [f"  {doc_id} {name}: {reason}" for doc_id, f in r.added.items() for name, reason in f.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m vetq.eval.layout_variants", description=__doc__.splitlines()[0])
+    parser.add_argument("--set", dest="real_set", choices=("tuned", "heldout", "both"), default="both")
+    parser.add_argument("--variant", action="append", choices=sorted(BY_NAME), help="one variation (repeatable)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    names = ("tuned", "heldout") if args.real_set == "both" else (args.real_set,)
+    documents = [doc for name in names for doc in load_documents(REAL_SETS[name])]
+    variants = [BY_NAME[n] for n in args.variant] if args.variant else list(VARIANTS)
+    results = measure(documents, variants)
+    if args.json:
+        print(json.dumps([r.to_json() for r in results], indent=2, ensure_ascii=False))
+    else:
+        print(to_text(results))
+    return 1 if any(r.added for r in results if r.variant.neutral) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
