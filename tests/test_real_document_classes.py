@@ -730,3 +730,17 @@ def test_the_sign_of_a_deduction_as_it_is_written(written, value):
 def test_a_figure_after_dot_leaders_is_an_amount():
     text = "Subtotal.......100,00\nVAT 20%........20,00\nTOTAL..........120,00\n"
     clean(text, {"subtotal": 100.0, "tax": 20.0, "total": 120.0})
+
+
+# 22. A document printed twice (an original and its copy): each copy's section subtotals
+# are still the parts of its total.
+def test_section_subtotals_of_a_document_printed_twice_are_parts_of_its_total():
+    copy = (
+        "Articles\n01  Article 1   10,00 e\n02  Article 2   45,00 e\n    Sous-total (HT) :  55,00 e\n"
+        "Services\n03  Service 1   10,00 e\n04  Service 2   45,00 e\n    Sous-total (HT) :  55,00 e\n"
+        "Services tiers\n05  Service 3   10,00 e\n06  Service 4   45,00 e\n    Sous-total (HT) :  55,00 e\n"
+        "    Total HT :     165,00 e\n    TVA (0%)* :     0,00 e\n    Total Net TTC :   165,00 e\n"
+    )
+    record = {"subtotal": 165.0, "tax": 0.0, "total": 165.0}
+    clean(copy, record)
+    assert reasons(copy + "\f" + copy, record)["subtotal"] == []

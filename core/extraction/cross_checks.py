@@ -8,7 +8,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import date
 from decimal import Decimal, InvalidOperation
-from itertools import combinations
 from typing import Any
 
 from vetq.core.extraction.amounts import CENT, to_cents
@@ -74,6 +73,7 @@ def _conflict_candidates(src: Source, role: str, *, headed: bool = False) -> lis
 
 
 _MAX_PARTS = 12
+_MAX_REACHABLE = 100_000
 
 
 _IDENTIFIER_DIGITS = 8
@@ -88,14 +88,18 @@ def _identifier_like(raw: str) -> bool:
 def _a_sum_of_some(total: Decimal, parts: list[Decimal]) -> bool:
     """Whether some of `parts` (two or more, each once) add up to `total`: the tax of each
     rate beside their sum, the subtotal of each page beside the document's."""
-    distinct = list(dict.fromkeys(parts))[:_MAX_PARTS]
+    distinct = list(dict.fromkeys(parts))
     if total in (sum(parts), sum(distinct)):
         return True
-    return any(
-        abs(sum(combo) - total) <= CENT
-        for size in range(2, len(distinct) + 1)
-        for combo in combinations(distinct, size)
-    )
+    # a part may stand more than once (the same section subtotal in each of two copies):
+    # the sums some of them reach, each at most as often as it stands, with how many
+    # parts (counted up to two) made them
+    reachable: set[tuple[Decimal, int]] = {(Decimal(0), 0)}
+    for part in sorted(parts)[: 2 * _MAX_PARTS]:
+        reachable |= {(s + part, min(n + 1, 2)) for s, n in reachable if s + part <= total + CENT}
+        if len(reachable) > _MAX_REACHABLE:
+            break
+    return any(n == 2 and abs(s - total) <= CENT for s, n in reachable)
 
 
 def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any) -> None:
