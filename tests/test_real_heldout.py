@@ -145,6 +145,10 @@ LICENCE_FILES = {
     "RedWarbler/tex-invoice": ("MIT", ["MIT-tex-invoice.txt"]),
     "Johennes/make-invoice": ("AGPL-3.0-or-later", ["AGPL-3.0.txt"]),
     "bislerium/oig": ("Apache-2.0", ["Apache-2.0.txt"]),
+    # round 5 (generators: JS / PHP / Ruby / LaTeX / Typst)
+    "philippdrebes/typst-payqr-swiss": ("LGPL-3.0-only", ["LGPL-3.0.txt", "GPL-3.0.txt"]),
+    "cco/my-invoices": ("GPL-3.0", ["GPL-3.0.txt", "NOTICE-my-invoices.txt"]),
+    "eduardokum/laravel-boleto": ("MIT", ["MIT-laravel-boleto.txt"]),
 }
 
 
