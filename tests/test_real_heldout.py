@@ -149,6 +149,15 @@ LICENCE_FILES = {
     "philippdrebes/typst-payqr-swiss": ("LGPL-3.0-only", ["LGPL-3.0.txt", "GPL-3.0.txt"]),
     "cco/my-invoices": ("GPL-3.0", ["GPL-3.0.txt", "NOTICE-my-invoices.txt"]),
     "eduardokum/laravel-boleto": ("MIT", ["MIT-laravel-boleto.txt"]),
+    # round 5 (README: fresh documents, generators' and SDK samples)
+    "jorisschellekens/borb": ("AGPL-3.0-or-later", ["AGPL-3.0.txt"]),
+    "RikoAppDev/compose-pdf": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "Azure-Samples/cognitive-services-REST-api-samples": ("MIT", ["MIT-cognitive-services-REST-api-samples.txt"]),
+    "MicrosoftLearning/mslearn-ai-document-intelligence": ("MIT", ["MIT-mslearn-ai-document-intelligence.txt"]),
+    "Jaydee94/parselmouth": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "manykarim/robotframework-doctestlibrary": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "docutray/docutray-python": ("MIT", ["MIT-docutray-python.txt"]),
+    "flare-foundation/flare-ai-kit": ("Apache-2.0", ["Apache-2.0.txt"]),
 }
 
 
