@@ -744,3 +744,22 @@ def test_section_subtotals_of_a_document_printed_twice_are_parts_of_its_total():
     record = {"subtotal": 165.0, "tax": 0.0, "total": 165.0}
     clean(copy, record)
     assert reasons(copy + "\f" + copy, record)["subtotal"] == []
+
+
+# 23. A row of values narrower than its header: read by order, cell under cell.
+def test_a_row_narrower_than_its_header_pairs_its_cells_by_order():
+    text = (
+        "Contoso\n\nInvoice Number  Invoice Date  Invoice Due Date  Charges  VAT ID\n\n"
+        "34278587  6/18/2017  6/24/2017  $56,651.49  PT----\n"
+    )
+    clean(text, {"invoice_number": "34278587", "invoice_date": "2017-06-18"})
+    flagged(text, {"invoice_date": "2017-06-24"}, "invoice_date", "only under 'Due Date'")
+
+
+def test_thousands_grouped_by_primes_are_one_figure():
+    text = (
+        "Backend      40  CHF 180.00  CHF 7′200.00\nFrontend     24  CHF 165.00  CHF 3′960.00\n"
+        "DevOps        8  CHF 200.00  CHF 1′600.00\nGesamtbetrag                CHF 12′760.00\n"
+    )
+    assert reasons(text, {"total": 12760.0, "currency": "CHF"}) == {"total": [], "currency": []}
+    assert reasons(text, {"total": 3960.0})["total"], "a line's amount is no total"

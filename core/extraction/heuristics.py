@@ -22,10 +22,17 @@ from vetq.core.schemas.records import Leaf, leaves
 
 __all__ = ["run_heuristics"]
 
-# Spaces other than U+0020 (no-break, narrow no-break, figure, thin, ideographic ...),
-# as text taken from HTML or a word processor carries them, read as plain spaces: one
-# character for one, so every span found still points into the text as sent.
-_OTHER_SPACE_RE = re.compile("[\u00a0\u1680\u2000-\u200a\u202f\u205f\u3000]")
+# Characters written for the same thing as plainer ones, read as those: spaces other than
+# U+0020 (no-break, narrow no-break, figure, thin, ideographic ...), as text taken from
+# HTML or a word processor carries them; a prime or a modifier apostrophe grouping
+# thousands ("12′760.00") as the apostrophe does. One character for one, so every span
+# found still points into the text as sent.
+_PLAINER = {
+    **{code: " " for code in (0x00A0, 0x1680, *range(0x2000, 0x200B), 0x202F, 0x205F, 0x3000)},
+    0x2032: "\u2019",
+    0x02BC: "\u2019",
+}
+_PLAINER_RE = re.compile("[" + "".join(chr(code) for code in _PLAINER) + "]")
 
 
 def run_heuristics(text: str, record: dict[str, Any], schema: CompiledSchema) -> dict[str, FieldCheck]:
@@ -34,8 +41,8 @@ def run_heuristics(text: str, record: dict[str, Any], schema: CompiledSchema) ->
     if not isinstance(text, str):
         text = "" if text is None else str(text)
     as_sent = text
-    if _OTHER_SPACE_RE.search(text):
-        text = _OTHER_SPACE_RE.sub(" ", text)
+    if _PLAINER_RE.search(text):
+        text = text.translate(_PLAINER)
     committed = [leaf for leaf in leaves(schema.fields, record) if leaf.value is not None]
     if not committed:
         return {}

@@ -35,6 +35,14 @@ MAX_LABELS = 100_000
 _MAX_COLUMN_LINE = 2000
 CLAUSE_BREAK_RE = re.compile(r"[,;]|\.(?![0-9])")
 _BLANK_RUN_RE = re.compile(r"[ \t]{2,}")
+_CELL_RE = re.compile(r"\S+(?:[ \t]\S+)*")
+
+
+def _cells(text: str, start: int, end: int) -> list[tuple[int, int]]:
+    """A line's cells: its text between runs of two blanks or more."""
+    if end - start > _MAX_COLUMN_LINE:
+        return []
+    return [m.span() for m in _CELL_RE.finditer(text, start, end)]
 
 
 def within_label_reach(gap: str) -> bool:
@@ -667,5 +675,30 @@ class LabelIndex:
             if within_label_reach(gap) and not any(c.isdigit() for c in gap):
                 return lb
             return None  # its line has a label, which names an earlier value
+        paired = self._header_cell(start)
+        if paired is not None:
+            return paired[0]
         header = _column_label(start, end, self._inline, self.labels, self.starts, self.lines)
         return None if header is None else self.labels[header]
+
+    def _header_cell(self, start: int) -> tuple[Label | None] | None:
+        """The header of a row read by order ("Invoice Number  Invoice Date  Charges" over
+        "34278587  6/18/2017  $56,651.49", the row narrower than its header): when the
+        first line above holds no digit and as many cells (split at runs of blanks) as the
+        value's line, the value's cell is under the header's cell of the same rank; the
+        label in it, or none. None when the lines do not pair so."""
+        li = self.lines.line_of(start)
+        row = _cells(self.text, *self.lines.bounds(li))
+        j = li - 1
+        while j >= 0 and not self.text[slice(*self.lines.bounds(j))].strip():
+            j -= 1
+        if len(row) < 2 or j < 0 or li - j > COLUMN_LOOKUP_LINES:
+            return None
+        hs, he = self.lines.bounds(j)
+        header = _cells(self.text, hs, he)
+        if len(header) != len(row) or any(c.isdigit() for c in self.text[hs:he]):
+            return None
+        rank = next(i for i, (_, e) in enumerate(row) if start < e)
+        s, e = header[rank]
+        k = bisect_left(self.starts, s)
+        return (self.labels[k] if k < len(self.labels) and self.labels[k].start < e else None,)
