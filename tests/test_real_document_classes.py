@@ -763,3 +763,21 @@ def test_thousands_grouped_by_primes_are_one_figure():
     )
     assert reasons(text, {"total": 12760.0, "currency": "CHF"}) == {"total": [], "currency": []}
     assert reasons(text, {"total": 3960.0})["total"], "a line's amount is no total"
+
+
+# 24. A discount printed with its rate is what the rate says at any share of the sum; a
+# total written in whole units is rounded to the unit.
+def test_a_discount_at_its_printed_rate_explains_any_share():
+    record = {"subtotal": 1000.0, "tax": 70.0, "total": 770.0}
+    rated = "SUBTOTAL  $1000.00\nDISCOUNT 30%  -$300.00\nTAX 10%  +$70.00\nGRAND TOTAL  $770.00\n"
+    flagged(rated, record, "total", "is the labelled discount", "at 30%")
+    assert "total" not in {f for f, r in reasons(rated, record).items() if any("arithmetic" in x for x in r)}
+    bare = rated.replace("DISCOUNT 30%", "DISCOUNT")
+    flagged(bare, record, "total", "arithmetic", "more than the labelled charges")
+
+
+def test_a_total_in_whole_units_is_rounded_to_the_unit():
+    whole = "Subtotal  99.60\nTax  19.92\nGrand total  120\n"
+    flagged(whole, {"subtotal": 99.6, "tax": 19.92, "total": 120.0}, "total", "within rounding")
+    cents = whole.replace("120\n", "120.00\n")
+    flagged(cents, {"subtotal": 99.6, "tax": 19.92, "total": 120.0}, "total", "arithmetic", "beyond rounding")

@@ -5,6 +5,7 @@ invoice_date`, ...), each item's rule on that item's fields alone."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from datetime import date
 from decimal import Decimal, InvalidOperation
@@ -409,10 +410,24 @@ def _check_equation(
     else:
         right_summary = f"{render(right_expr, path_of)} is {_number(right, money)}"
     summary = f"{left_summary}, but {right_summary}"
-    if rule.spec.rounding is not None and abs(diff) <= Decimal(repr(rule.spec.rounding)):
+    # a figure the source writes in whole units only ("+$1602253" beside "$196767.95") is
+    # rounded to the unit: half of one is rounding too
+    whole = _in_whole_units(right_expr, path_of, checks) and rule.spec.rounding is not None
+    rounding = None if rule.spec.rounding is None else Decimal(repr(rule.spec.rounding))
+    if rounding is not None and whole:
+        rounding = max(rounding, HALF_UNIT)
+    if rounding is not None and abs(diff) <= rounding:
         for path in _forgiven(read, blamed, checks):
             checks[path].penalise(EXTRA_CHARGE_FACTOR, f"{summary}: the difference {diff:.2f} is within rounding")
         return
+    if rule.spec.adjustments:
+        at_rate = _at_its_rate(src, diff, [left, *_amounts_read(read, values)], HALF_UNIT if whole else CENT)
+        if at_rate is not None:
+            for path in _forgiven(read, blamed, checks):
+                checks[path].penalise(
+                    EXTRA_CHARGE_FACTOR, f"{summary}: the difference {diff:.2f} is the labelled {at_rate}"
+                )
+            return
     made_of = difference_made_of(src, diff, either_way=False) if rule.spec.adjustments else None
     if made_of is not None and (abs(diff) <= MAX_ADJUSTMENT_SHARE * abs(left) or _one_charge(src, diff)):
         for path in _forgiven(read, blamed, checks):
@@ -436,6 +451,51 @@ def _check_equation(
     reason = f"arithmetic: {summary}: the difference {diff:.2f} {beyond}"
     for path in _weak_or_blamed(read, blamed, checks):
         checks[path].penalise(ARITHMETIC_FACTOR, reason)
+
+
+HALF_UNIT = Decimal("0.50")
+_RATE_RE = re.compile(r"(?<![0-9.,])([0-9]{1,2}(?:[.,][0-9]{1,3})?)[ \t]*%")
+
+
+def _in_whole_units(right: Any, path_of: Any, checks: Mapping[str, FieldCheck]) -> bool:
+    """Whether the rule's right-hand value is a field the source writes only in whole units."""
+    if not isinstance(right, PathRef):
+        return False
+    check = checks.get(path_of(right.template))
+    if check is None or check.number is None or check.number != check.number.to_integral_value():
+        return False
+    return bool(check.spans) and not any(CENTS_RE.search(span.text) for span in check.spans)
+
+
+def _amounts_read(read: list[str], values: Mapping[str, Leaf]) -> list[Decimal]:
+    out = []
+    for path in read:
+        leaf = values.get(path)
+        if leaf is not None and leaf.field.kind == "amount" and isinstance(leaf.value, (int, float, Decimal)):
+            out.append(Decimal(repr(leaf.value)) if isinstance(leaf.value, float) else Decimal(leaf.value))
+    return out
+
+
+def _at_its_rate(src: Source, diff: Decimal, bases: list[Decimal], slack: Decimal) -> str | None:
+    """The labelled charge or deduction that is the difference (within `slack`) and is
+    printed with a rate it is, to the cent, of one of `bases` ("DISCOUNT 28%
+    -$546577.65" on a subtotal of 1952063.06): evidence at any share of the sum, as the
+    rate says why the figure is what it is. Its phrase and rate, or None."""
+    for ai, am in enumerate(src.amounts):
+        phrase = src.context(ai).adjustment
+        cents = to_cents(abs(am.value))
+        if phrase is None or cents is None or abs(cents - abs(diff)) > slack:
+            continue
+        kind = src.lexicon.adjustment_kind.get(phrase, "either")
+        if (kind == "charge" and diff < 0) or (kind == "deduction" and diff > 0):
+            continue
+        line_start = src.lines.bounds(src.lines.line_of(am.start))[0]
+        since = src.amounts[ai - 1].end if ai > 0 and src.amounts[ai - 1].end > line_start else line_start
+        for m in _RATE_RE.finditer(src.text, since, am.start):
+            rate = Decimal(m.group(1).replace(",", ".")) / 100
+            if any(abs(rate * abs(base) - cents) <= CENT for base in bases if base):
+                return f"{phrase} {am.raw} at {m.group(0)}"
+    return None
 
 
 def _one_charge(src: Source, diff: Decimal) -> str | None:
