@@ -30,7 +30,7 @@ from typing import Any
 
 from vetq.core.results import error_of
 from vetq.core.schemas import builtin
-from vetq.eval.real_eval import REAL_SETS, _flags, load_documents
+from vetq.eval.real_eval import REAL_SETS, flags_by_field, load_documents
 
 _BANK_FOOTER = (
     "\nSparkasse Berlin  IBAN DE89 3704 0044 0532 0130 00  BIC COBADEFFXXX\n"
@@ -123,7 +123,7 @@ class Validator:
         if problem is not None:
             raise RuntimeError(f"{doc['id']}: the validation failed: {problem[0]}: {problem[1]}")
         allowed = doc.get("expected_flags") or {}
-        return {name: str(f.get("reason") or "") for name, f in _flags(result).items() if name not in allowed}
+        return {name: str(f.get("reason") or "") for name, f in flags_by_field(result).items() if name not in allowed}
 
 
 def measure(

@@ -576,7 +576,8 @@ def _conf(confidence: float | None) -> str:
     return "confidence -" if confidence is None else f"confidence {confidence:.2f}"
 
 
-def _flags(result: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+def flags_by_field(result: Mapping[str, Any]) -> dict[str, Mapping[str, Any]]:
+    """A result's flagged fields by field path."""
     return {
         str(f.get("field")): f
         for f in result.get("flagged_fields") or []
@@ -611,7 +612,7 @@ def grade_real(
             errors.append(f"{doc['id']}: {problem[0] if problem else 'ERROR'}: {problem[1] if problem else ''}")
             false_docs.append(doc["id"])
             continue
-        flags = _flags(result)
+        flags = flags_by_field(result)
         needs_review += result.get("status") == "needs_review"
         expected_seen += sum(1 for name in allowed if name in flags)
         unexpected = [
@@ -635,7 +636,7 @@ def grade_real(
             errors.append(f"{corruption.doc_id} {corruption.kind}: {text}")
             outcomes.append(Outcome(corruption, False, "error", None, None, error=text))
             continue
-        flag = _flags(result).get(corruption.field)
+        flag = flags_by_field(result).get(corruption.field)
         confidence = (result.get("field_confidence") or {}).get(corruption.field)
         outcomes.append(
             Outcome(
