@@ -158,6 +158,15 @@ LICENCE_FILES = {
     "manykarim/robotframework-doctestlibrary": ("Apache-2.0", ["Apache-2.0.txt"]),
     "docutray/docutray-python": ("MIT", ["MIT-docutray-python.txt"]),
     "flare-foundation/flare-ai-kit": ("Apache-2.0", ["Apache-2.0.txt"]),
+    # round 6 (document-AI samples)
+    "mistralai/cookbook": ("MIT", ["MIT-mistral-cookbook.txt"]),
+    "MicrosoftLearning/mslearn-ai-fundamentals": ("MIT", ["MIT-mslearn-ai-fundamentals.txt"]),
+    "Azure-Samples/azure-ai-content-understanding-dotnet": ("MIT", ["MIT-azure-ai-content-understanding-dotnet.txt"]),
+    "Azure-Samples/azure-ai-document-processing-samples": ("MIT", ["MIT-azure-ai-document-processing-samples.txt"]),
+    "a-klos/langchain-ocr": ("MIT", ["MIT-langchain-ocr.txt"]),
+    "microsoft/markitdown": ("MIT", ["MIT-markitdown.txt"]),
+    "enoch3712/ExtractThinker": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "microsoft/content-processing-solution-accelerator": ("MIT", ["MIT-content-processing-solution-accelerator.txt"]),
 }
 
 
