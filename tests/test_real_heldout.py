@@ -158,6 +158,10 @@ LICENCE_FILES = {
     "manykarim/robotframework-doctestlibrary": ("Apache-2.0", ["Apache-2.0.txt"]),
     "docutray/docutray-python": ("MIT", ["MIT-docutray-python.txt"]),
     "flare-foundation/flare-ai-kit": ("Apache-2.0", ["Apache-2.0.txt"]),
+    # round 6 (PDF libraries' test corpora and samples)
+    "pdfminer/pdfminer.six": ("MIT", ["MIT-pdfminer.six.txt"]),
+    "LibrePDF/OpenPDF": ("LGPL-2.1", ["LGPL-2.1-openpdf-pdfrenderer.txt"]),
+    "aspose-pdf/Aspose.PDF-for-Java": ("MIT", ["MIT-Aspose.PDF-for-Java.txt"]),
 }
 
 
