@@ -167,6 +167,9 @@ LICENCE_FILES = {
     "microsoft/markitdown": ("MIT", ["MIT-markitdown.txt"]),
     "enoch3712/ExtractThinker": ("Apache-2.0", ["Apache-2.0.txt"]),
     "microsoft/content-processing-solution-accelerator": ("MIT", ["MIT-content-processing-solution-accelerator.txt"]),
+    # round 6 (PDF libraries' test corpora and samples)
+    "LibrePDF/OpenPDF": ("LGPL-2.1", ["LGPL-2.1-openpdf-pdfrenderer.txt"]),
+    "aspose-pdf/Aspose.PDF-for-Java": ("MIT", ["MIT-Aspose.PDF-for-Java.txt"]),
 }
 
 
