@@ -781,3 +781,15 @@ def test_a_total_in_whole_units_is_rounded_to_the_unit():
     flagged(whole, {"subtotal": 99.6, "tax": 19.92, "total": 120.0}, "total", "within rounding")
     cents = whole.replace("120\n", "120.00\n")
     flagged(cents, {"subtotal": 99.6, "tax": 19.92, "total": 120.0}, "total", "arithmetic", "beyond rounding")
+
+
+# 25. What a till takes off after the subtotal besides a discount: rewards, loyalty points,
+# a gift card, store credit.
+@pytest.mark.parametrize("phrase", ["Rewards Applied", "Loyalty", "Gift Card", "Store Credit", "Points redeemed"])
+def test_a_reward_or_a_gift_card_is_a_deduction(phrase):
+    text = (
+        f"SUBTOTAL $863.91\nMember Discount (15%) -$84.00\nSales Tax (8.5%) $66.23\n{phrase} -$25.00\nTOTAL $821.14\n"
+    )
+    record = {"subtotal": 863.91, "tax": 66.23, "total": 821.14}
+    flagged(text, record, "total", "the source labels")
+    flagged(text.replace(phrase, "Item 7"), record, "total", "arithmetic")
