@@ -170,6 +170,11 @@ LICENCE_FILES = {
     # round 6 (PDF libraries' test corpora and samples)
     "LibrePDF/OpenPDF": ("LGPL-2.1", ["LGPL-2.1-openpdf-pdfrenderer.txt"]),
     "aspose-pdf/Aspose.PDF-for-Java": ("MIT", ["MIT-Aspose.PDF-for-Java.txt"]),
+    # round 7 (e-invoicing libraries and earlier leads)
+    "invopop/gobl.html": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "thegreenter/docs": ("MIT", ["MIT-greenter-docs.txt"]),
+    "pretix/python-drafthorse": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "invoice-x/factur-x-ng": ("BSD-3-Clause", ["BSD-3-Clause-factur-x-ng.txt"]),
 }
 
 
