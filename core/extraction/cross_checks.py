@@ -5,7 +5,6 @@ invoice_date`, ...), each item's rule on that item's fields alone."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from datetime import date
 from decimal import Decimal, InvalidOperation
@@ -13,7 +12,7 @@ from typing import Any
 
 from vetq.core.extraction.amounts import CENT, to_cents
 from vetq.core.extraction.field_checks import FieldCheck, as_given
-from vetq.core.extraction.roles import Label
+from vetq.core.extraction.roles import RATE_RE, Label
 from vetq.core.extraction.source import CENTS_RE, Source, difference_made_of
 from vetq.core.schemas.compiled import CompiledRule, CompiledSchema
 from vetq.core.schemas.records import Leaf
@@ -454,7 +453,6 @@ def _check_equation(
 
 
 HALF_UNIT = Decimal("0.50")
-_RATE_RE = re.compile(r"(?<![0-9.,])([0-9]{1,2}(?:[.,][0-9]{1,3})?)[ \t]*%")
 
 
 def _in_whole_units(right: Any, path_of: Any, checks: Mapping[str, FieldCheck]) -> bool:
@@ -491,7 +489,7 @@ def _at_its_rate(src: Source, diff: Decimal, bases: list[Decimal], slack: Decima
             continue
         line_start = src.lines.bounds(src.lines.line_of(am.start))[0]
         since = src.amounts[ai - 1].end if ai > 0 and src.amounts[ai - 1].end > line_start else line_start
-        for m in _RATE_RE.finditer(src.text, since, am.start):
+        for m in RATE_RE.finditer(src.text, since, am.start):
             rate = Decimal(m.group(1).replace(",", ".")) / 100
             if any(abs(rate * abs(base) - cents) <= CENT for base in bases if base):
                 return f"{phrase} {am.raw} at {m.group(0)}"

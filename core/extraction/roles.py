@@ -20,6 +20,7 @@ __all__ = [
     "LABEL_AFTER_WINDOW",
     "LABEL_BEFORE_WINDOW",
     "MAX_LABELS",
+    "RATE_RE",
     "Label",
     "LabelIndex",
     "Lines",
@@ -45,7 +46,7 @@ def _cells(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return [m.span() for m in _CELL_RE.finditer(text, start, end)]
 
 
-def within_label_reach(gap: str) -> bool:
+def _within_label_reach(gap: str) -> bool:
     """Whether a label reaches a value `gap` after it on its line: a run of blanks
     counts as one, so a right-aligned figure is as near its label as a close one
     ("Summe Umsatzsteuer" and, across the page, "2.382,00")."""
@@ -187,7 +188,7 @@ def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMent
                 and not gap.strip(" \t")
                 and not figure_between
                 and normalise_phrase(text[before.start : before.end]) in lexicon.net_labels
-                and _RATE_AFTER_RE.match(after)
+                and RATE_RE.match(after.lstrip(" \t"))
             ):
                 continue  # "Subtotal IVA 15%  0.65": the tax names the rate the net is the base of
             if (
@@ -224,7 +225,8 @@ def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMent
 
 
 _QUALIFIER_REACH = 20
-_RATE_AFTER_RE = re.compile(r"[ \t]*[0-9]{1,2}(?:[.,][0-9]{1,3})?[ \t]*%")
+# A tax rate as written ("19 %", "7,5%"); its figure is group 1.
+RATE_RE = re.compile(r"(?<![0-9.,])([0-9]{1,2}(?:[.,][0-9]{1,3})?)[ \t]*%")
 
 
 def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon: Lexicon) -> RoleAssignment:
@@ -253,7 +255,7 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
             lb = labels[last_label]
             if (
                 text.find("\n", lb.end, am.start) < 0
-                and within_label_reach(text[lb.end : am.start])
+                and _within_label_reach(text[lb.end : am.start])
                 and not _ends_a_sentence(text, lb)
             ):
                 pre[ai] = last_label
@@ -480,9 +482,6 @@ def _line_amounts(amounts: list[AmountMention], lines: Lines, roles: list[str | 
     return out
 
 
-_RATE_RE = re.compile(r"(?<![0-9.,])[0-9]{1,2}(?:[.,][0-9]{1,3})?[ \t]*%")
-
-
 def _per_rate(
     text: str, amounts: list[AmountMention], lines: Lines, assignment: RoleAssignment, lexicon: Lexicon
 ) -> list[bool]:
@@ -499,7 +498,7 @@ def _per_rate(
         own = assignment.role_label[ai] >= 0
         cell_start = label.start if own else am.start
         previous = amounts[ai - 1].end if ai > 0 and amounts[ai - 1].end > line_start else line_start
-        if _RATE_RE.search(text, min(previous, cell_start), am.start):
+        if RATE_RE.search(text, min(previous, cell_start), am.start):
             out[ai] = True
             continue
         c0, c1 = lines.column(line_start, cell_start), lines.column(line_start, am.end)
@@ -512,7 +511,7 @@ def _per_rate(
             checked += 1
             out[ai] = any(
                 min(c1, lines.column(s, m.end())) - max(c0, lines.column(s, m.start())) > 0
-                for m in _RATE_RE.finditer(text, s, e)
+                for m in RATE_RE.finditer(text, s, e)
             )
     if len({amounts[ai].value for ai, per in enumerate(out) if per}) < 2:
         return [False] * len(amounts)
@@ -672,7 +671,7 @@ class LabelIndex:
         if k >= 0 and self.labels[k].start >= line_start:
             lb = self.labels[k]
             gap = self.text[lb.end : start]
-            if within_label_reach(gap) and not any(c.isdigit() for c in gap):
+            if _within_label_reach(gap) and not any(c.isdigit() for c in gap):
                 return lb
             return None  # its line has a label, which names an earlier value
         paired = self._header_cell(start)
