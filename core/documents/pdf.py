@@ -20,11 +20,12 @@ import os
 import signal
 import subprocess
 import sys
+import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from vetq.core.documents.layout import PlacedWord, lay_out
+from vetq.core.documents.layout import PlacedWord, lay_out, right_to_left
 from vetq.core.documents.pages import Page, PdfText
 from vetq.core.errors import ConfigError, ErrorCode, InvalidInputError, VetqError
 
@@ -237,7 +238,12 @@ def _text_layer_page(page: Any, number: int) -> Page:
             if last is not None:
                 h = max(y1 - y0, 0.1)
                 same_line = abs((y0 + y1) / 2 - (last[1] + last[3]) / 2) <= 0.5 * h
-                if not same_line or x0 > last[2] + GLYPH_GAP_SHARE * h or x0 < last[0] - 0.5 * h:
+                if right_to_left("".join(chars)) and unicodedata.bidirectional(ch) != "L":
+                    # a right-to-left word's next letter stands to the left of the last
+                    apart = x1 < last[0] - GLYPH_GAP_SHARE * h or x0 > last[2] + 0.5 * h
+                else:
+                    apart = x0 > last[2] + GLYPH_GAP_SHARE * h or x0 < last[0] - 0.5 * h
+                if not same_line or apart:
                     flush()
             if not chars:
                 box[:] = [x0, y0, x1, y1]
