@@ -21,7 +21,7 @@ from statistics import median
 
 from vetq.core.documents.pages import Word
 
-__all__ = ["PlacedWord", "lay_out", "right_to_left"]
+__all__ = ["PlacedWord", "lay_out"]
 
 # A gap up to this many character widths is ordinary word spacing: one space.
 WORD_GAP_CHARS = 1.6
@@ -76,7 +76,7 @@ def _lines(words: list[PlacedWord]) -> list[list[PlacedWord]]:
     return [sorted(line, key=lambda w: w.x0) for line in lines]
 
 
-def right_to_left(text: str) -> bool:
+def _right_to_left(text: str) -> bool:
     """Whether a word is written right to left: its first strong character is Arabic or
     Hebrew (or another right-to-left script's)."""
     for ch in text:
@@ -94,7 +94,7 @@ def _reading_order(segment: list[PlacedWord]) -> list[PlacedWord]:
     out: list[PlacedWord] = []
     run: list[PlacedWord] = []
     for word in segment:
-        if right_to_left(word.text):
+        if _right_to_left(word.text):
             run.append(word)
             continue
         out += reversed(run)

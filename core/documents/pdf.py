@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from vetq.core.documents.layout import PlacedWord, lay_out, right_to_left
+from vetq.core.documents.layout import PlacedWord, lay_out
 from vetq.core.documents.pages import Page, PdfText
 from vetq.core.errors import ConfigError, ErrorCode, InvalidInputError, VetqError
 
@@ -217,6 +217,7 @@ def _text_layer_page(page: Any, number: int) -> Page:
         chars: list[str] = []
         box: list[float] = []  # the current word's x0, y0, x1, y1
         last: tuple[float, float, float, float] | None = None
+        strong: str | None = None  # the current word's first strong direction: "R" (Arabic, Hebrew ...) or "L"
 
         def flush() -> None:
             if chars:
@@ -238,7 +239,7 @@ def _text_layer_page(page: Any, number: int) -> Page:
             if last is not None:
                 h = max(y1 - y0, 0.1)
                 same_line = abs((y0 + y1) / 2 - (last[1] + last[3]) / 2) <= 0.5 * h
-                if right_to_left("".join(chars)) and unicodedata.bidirectional(ch) != "L":
+                if strong == "R" and unicodedata.bidirectional(ch) != "L":
                     # a right-to-left word's next letter stands to the left of the last
                     apart = x1 < last[0] - GLYPH_GAP_SHARE * h or x0 > last[2] + 0.5 * h
                 else:
@@ -247,9 +248,12 @@ def _text_layer_page(page: Any, number: int) -> Page:
                     flush()
             if not chars:
                 box[:] = [x0, y0, x1, y1]
+                strong = None
             else:
                 box[:] = [min(box[0], x0), min(box[1], y0), max(box[2], x1), max(box[3], y1)]
             chars.append(ch)
+            if strong is None and (direction := unicodedata.bidirectional(ch)) in ("R", "AL", "L"):
+                strong = "L" if direction == "L" else "R"
             last = (x0, y0, x1, y1)
         flush()
     finally:
