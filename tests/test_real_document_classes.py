@@ -793,3 +793,10 @@ def test_a_reward_or_a_gift_card_is_a_deduction(phrase):
     record = {"subtotal": 863.91, "tax": 66.23, "total": 821.14}
     flagged(text, record, "total", "the source labels")
     flagged(text.replace(phrase, "Item 7"), record, "total", "arithmetic")
+
+
+def test_a_line_of_words_without_a_label_is_no_header_to_pair_by_order():
+    # the weekdays' line has as many cells as the dates' line, but names nothing: the
+    # labels above it still head the dates' columns
+    text = "Invoice Date        Due Date\nMonday              Tuesday\n02.03.2026          10.03.2026\nTotal  100,00\n"
+    flagged(text, {"invoice_date": "2026-03-10"}, "invoice_date", "only under 'Due Date'")

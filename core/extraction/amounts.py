@@ -15,7 +15,7 @@ from bisect import bisect_right
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
-from vetq.core.extraction.currencies import AMBIGUOUS_SYMBOLS, ISO_4217, UNAMBIGUOUS_SYMBOLS
+from vetq.core.extraction.currencies import ISO_4217, SYMBOLS_LONGEST_FIRST
 from vetq.core.extraction.dates import DateMention, find_date_mentions
 
 __all__ = ["CENT", "AmountMention", "find_amounts", "parse_amount", "to_cents"]
@@ -29,7 +29,7 @@ _MINUS = "-\u2212"
 # letters glued to a number that still leave it an amount ("1.234,56EUR", "100zł")
 _GLUED_UNITS = frozenset({"zł", "kr", "fr", "kč", "ft", "lei", "lv", "kn", "rm", "rs", "rp", "tl", "sfr", "chf"})
 _MAX_TOKEN = 40
-_SYMBOL_ALT = "|".join(re.escape(x) for x in sorted({*UNAMBIGUOUS_SYMBOLS, *AMBIGUOUS_SYMBOLS}, key=len, reverse=True))
+_SYMBOL_ALT = "|".join(re.escape(x) for x in SYMBOLS_LONGEST_FIRST)
 # A sign or an opening bracket before the currency written before a figure: "-$10.00",
 # "− € 5,00", "($10.00)".
 _SIGN_BEFORE_SYMBOL = re.compile(rf"(?:^|(?<=[^\w\-\u2212]))(?P<mark>[-\u2212(])[ \t]?(?:{_SYMBOL_ALT})[ \t]?$")

@@ -420,7 +420,8 @@ def _check_equation(
             checks[path].penalise(EXTRA_CHARGE_FACTOR, f"{summary}: the difference {diff:.2f} is within rounding")
         return
     if rule.spec.adjustments:
-        at_rate = _at_its_rate(src, diff, [left, *_amounts_read(read, values)], HALF_UNIT if whole else CENT)
+        bases = [left, *(checks[p].number for p in read if p in checks and checks[p].number is not None)]
+        at_rate = _at_its_rate(src, diff, bases, HALF_UNIT if whole else CENT)
         if at_rate is not None:
             for path in _forgiven(read, blamed, checks):
                 checks[path].penalise(
@@ -463,15 +464,6 @@ def _in_whole_units(right: Any, path_of: Any, checks: Mapping[str, FieldCheck]) 
     if check is None or check.number is None or check.number != check.number.to_integral_value():
         return False
     return bool(check.spans) and not any(CENTS_RE.search(span.text) for span in check.spans)
-
-
-def _amounts_read(read: list[str], values: Mapping[str, Leaf]) -> list[Decimal]:
-    out = []
-    for path in read:
-        leaf = values.get(path)
-        if leaf is not None and leaf.field.kind == "amount" and isinstance(leaf.value, (int, float, Decimal)):
-            out.append(Decimal(repr(leaf.value)) if isinstance(leaf.value, float) else Decimal(leaf.value))
-    return out
 
 
 def _at_its_rate(src: Source, diff: Decimal, bases: list[Decimal], slack: Decimal) -> str | None:

@@ -203,6 +203,12 @@ AMBIGUOUS_SYMBOLS: dict[str, frozenset[str]] = {
     "Rs.": frozenset({"INR", "PKR", "LKR", "NPR"}),
 }
 
+# Every currency symbol, the longest first, so that an alternation of them matches "R$"
+# before "$" and "Kč" before any shorter one.
+SYMBOLS_LONGEST_FIRST: tuple[str, ...] = tuple(
+    sorted({*UNAMBIGUOUS_SYMBOLS, *AMBIGUOUS_SYMBOLS}, key=len, reverse=True)
+)
+
 # Currency names in running text ("pay in euros") that name one code.
 CURRENCY_WORDS: dict[str, str] = {
     "euro": "EUR",

@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
 from vetq.core.extraction.amounts import CENT, AmountMention
-from vetq.core.extraction.currencies import AMBIGUOUS_SYMBOLS, CURRENCY_WORDS, ISO_4217, UNAMBIGUOUS_SYMBOLS
+from vetq.core.extraction.currencies import CURRENCY_WORDS, ISO_4217, SYMBOLS_LONGEST_FIRST
 from vetq.core.extraction.lexicon import MAX_FIRST_WORD_CHARS, WORD_RE, Lexicon, normalise_phrase
 
 __all__ = [
@@ -345,7 +345,6 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
 
 _WORD_RE = re.compile(r"[^\W\d_]{3,}")
 _CURRENCY_NAMES = frozenset(ISO_4217) | frozenset(CURRENCY_WORDS)
-_SYMBOLS = tuple(sorted({*UNAMBIGUOUS_SYMBOLS, *AMBIGUOUS_SYMBOLS}, key=len, reverse=True))
 
 
 _PROSE_BEFORE_RE = re.compile(r"(?<![^\W\d_])[^\W\d_]{2,}[ \t]$")
@@ -366,8 +365,8 @@ def _money_marked(text: str, am: AmountMention) -> bool:
     before = text[max(0, am.start - 4) : am.start].rstrip(" \t")
     after = text[am.end : am.end + 4].lstrip(" \t")
     return (
-        before.endswith(_SYMBOLS)
-        or after.startswith(_SYMBOLS)
+        before.endswith(SYMBOLS_LONGEST_FIRST)
+        or after.startswith(SYMBOLS_LONGEST_FIRST)
         or (before[-3:] in ISO_4217 and not before[-4:-3].isalpha())
         or (after[:3] in ISO_4217 and not after[3:4].isalpha())
     )
@@ -683,9 +682,9 @@ class LabelIndex:
     def _header_cell(self, start: int) -> tuple[Label | None] | None:
         """The header of a row read by order ("Invoice Number  Invoice Date  Charges" over
         "34278587  6/18/2017  $56,651.49", the row narrower than its header): when the
-        first line above holds no digit and as many cells (split at runs of blanks) as the
-        value's line, the value's cell is under the header's cell of the same rank; the
-        label in it, or none. None when the lines do not pair so."""
+        first line above holds a label, no digit and as many cells (split at runs of
+        blanks) as the value's line, the value's cell is under the header's cell of the
+        same rank; the label in it, or none. None when the lines do not pair so."""
         li = self.lines.line_of(start)
         row = _cells(self.text, *self.lines.bounds(li))
         j = li - 1
@@ -695,9 +694,14 @@ class LabelIndex:
             return None
         hs, he = self.lines.bounds(j)
         header = _cells(self.text, hs, he)
-        if len(header) != len(row) or any(c.isdigit() for c in self.text[hs:he]):
+        first = bisect_left(self.starts, hs)
+        if (
+            len(header) != len(row)
+            or any(c.isdigit() for c in self.text[hs:he])
+            or not (first < len(self.labels) and self.labels[first].start < he)  # no label: no header
+        ):
             return None
-        rank = next(i for i, (_, e) in enumerate(row) if start < e)
+        rank = next((i for i, (_, e) in enumerate(row) if start < e), len(row) - 1)
         s, e = header[rank]
         k = bisect_left(self.starts, s)
         return (self.labels[k] if k < len(self.labels) and self.labels[k].start < e else None,)

@@ -12,7 +12,13 @@ from functools import lru_cache
 from itertools import combinations, product
 
 from vetq.core.extraction.amounts import CENT, AmountMention, find_amounts, parse_amount, to_cents
-from vetq.core.extraction.currencies import AMBIGUOUS_SYMBOLS, CURRENCY_WORDS, ISO_4217, UNAMBIGUOUS_SYMBOLS
+from vetq.core.extraction.currencies import (
+    AMBIGUOUS_SYMBOLS,
+    CURRENCY_WORDS,
+    ISO_4217,
+    SYMBOLS_LONGEST_FIRST,
+    UNAMBIGUOUS_SYMBOLS,
+)
 from vetq.core.extraction.dates import find_date_mentions
 from vetq.core.extraction.lexicon import WORD_RE, Lexicon, first_word, normalise_phrase, phrase_pattern
 from vetq.core.extraction.roles import (
@@ -307,7 +313,7 @@ _SYMBOLS: dict[str, str | None] = {
     **{sym: c for sym, c in UNAMBIGUOUS_SYMBOLS.items()},
     **{sym: None for sym in AMBIGUOUS_SYMBOLS},
 }
-_SYMBOL_RE = re.compile("|".join(re.escape(x) for x in sorted(_SYMBOLS, key=len, reverse=True)))
+_SYMBOL_RE = re.compile("|".join(re.escape(x) for x in SYMBOLS_LONGEST_FIRST))
 _CUR_WORDS: dict[str, str | None] = {**CURRENCY_WORDS, "dollar": None, "dollars": None}
 _CUR_WORD_RE = re.compile(
     r"(?<![^\W\d_])(?:"
