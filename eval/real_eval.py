@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from vetq.core.extraction.dates import find_date_mentions
+from vetq.core.extraction.source import currency_hits
 from vetq.core.results import error_of
 from vetq.core.schemas import builtin
 
@@ -73,14 +74,6 @@ MAX_DATE_SHIFT = 400
 DATE_FIELD = {"invoice": "invoice_date", "receipt": "date"}
 ID_FIELD = {"invoice": "invoice_number", "receipt": "receipt_number"}
 AMOUNT_FIELDS = ("subtotal", "tax", "tip", "total")
-
-CURRENCY_WORDS = {
-    "EUR": ("€", "euro"),
-    "USD": ("$", "us$", "dollar"),
-    "GBP": ("£", "pound"),
-    "CHF": ("fr.", "franken", "francs"),
-    "HUF": ("ft", "forint"),
-}
 
 
 def load_documents(path: str | os.PathLike[str] = DOCUMENTS) -> list[dict[str, Any]]:
@@ -190,13 +183,9 @@ def time_in_text(value: str, text: str) -> bool:
 
 
 def currency_in_text(code: str, text: str) -> bool:
-    if re.search(rf"(?<![^\W_]){re.escape(code)}(?![^\W_])", text, re.IGNORECASE):
-        return True
-    folded = text.casefold()
-    return any(
-        (word in folded) if not word.isalpha() else re.search(rf"(?<![^\W_]){word}(?![^\W_])", folded) is not None
-        for word in CURRENCY_WORDS.get(code, ())
-    )
+    """The code, a sign or a name for it as vetq reads currencies ("€", "R$", "Kč", "euros");
+    a sign several currencies share ("$", "¥", "kr") counts for each of them."""
+    return any(code in hit.codes for hit in currency_hits(text))
 
 
 def enum_in_text(words: Iterable[str], text: str) -> bool:

@@ -150,6 +150,19 @@ def test_the_simple_checks():
         Decimal("7.00"),
         Decimal("12.34"),
     ]
+    assert not re_.currency_in_text("USD", text)
+
+
+def test_a_truth_currency_is_read_as_vetq_reads_currencies():
+    """A truth's currency counts as printed when the sign the document prints names it
+    ("R$", "Kč", "zł"); a sign several currencies share counts for each."""
+    assert re_.currency_in_text("BRL", "VALOR TOTAL: R$ 1266,50")
+    assert re_.currency_in_text("CZK", "Celkem 1 210,00 Kč")
+    assert re_.currency_in_text("PLN", "Razem 123,00 zł")
+    assert re_.currency_in_text("USD", "Total $12.00") and re_.currency_in_text("CAD", "Total $12.00")
+    assert re_.currency_in_text("EUR", "payable in euros")
+    assert not re_.currency_in_text("BRL", "Total $12.00")
+    assert not re_.currency_in_text("EUR", "EURIBOR + 2%")
 
 
 # --- the corruptions ------------------------------------------------------------------------------
