@@ -800,3 +800,31 @@ def test_a_line_of_words_without_a_label_is_no_header_to_pair_by_order():
     # labels above it still head the dates' columns
     text = "Invoice Date        Due Date\nMonday              Tuesday\n02.03.2026          10.03.2026\nTotal  100,00\n"
     flagged(text, {"invoice_date": "2026-03-10"}, "invoice_date", "only under 'Due Date'")
+
+
+# 26. A tax word after a word for its rate heads a column of rates --------------------------
+def roles(text: str) -> list[tuple[str, str | None]]:
+    src = Source(text, INVOICE.lexicon, INVOICE.value_lexicon)
+    return [(am.raw, role) for am, role in zip(src.amounts, src.roles, strict=True)]
+
+
+@pytest.mark.parametrize(
+    "text,figure",
+    [
+        (
+            "Linia  Nume articol           Preț unitar  Cantitate  Cota TVA Valoare netă\n"
+            "1      Titlul produsului      3.36         15         19%  50.42\n",
+            "50.42",
+        ),
+        ("Article  Qté  Taux TVA  Montant\nConseil  2    20%  100,00\n", "100,00"),
+        ("Article  Qté  Taux de TVA  Montant\nConseil  2    20%     100,00\n", "100,00"),
+        ("Towar  Ilość  Stawka VAT  Wartość\nUsługa  1   23%  200,00\n", "200,00"),
+        ("Artikel  Menge  MwSt.-Satz  Betrag\nBeratung  1   19 %  100,00\n", "100,00"),
+    ],
+)
+def test_a_tax_word_with_a_word_for_its_rate_heads_no_amount(text, figure):
+    assert (figure, None) in roles(text), roles(text)
+
+
+def test_the_tax_word_alone_still_heads_its_column():
+    assert ("20,00", "tax") in roles("Article  Qté  TVA     Montant\nConseil  2    20,00   120,00\n")

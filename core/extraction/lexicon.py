@@ -92,6 +92,8 @@ class Lexicon:
     role_of_label: Mapping[str, str]
     label_first_words: frozenset[str]
     label_re: re.Pattern[str]
+    # "Taux TVA", "Cota TVA", "Tipo de IVA": a role word after one of these names a rate
+    rate_word_before_re: re.Pattern[str]
     trailing_label_prefixes: tuple[str, ...]
     tax_included_prefixes: tuple[str, ...]
     adjustment_kind: Mapping[str, str]
@@ -197,11 +199,22 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
     if amounts:
         label_pattern += (
             # not a tax id / rate / quantity: "VAT No.", "Tax ID", "USt-IdNr", "Tax rate", "Total items"
-            r"(?![ \t]*[:.#\-]?[ \t]*(?:" + "|".join(map(re.escape, not_labels)) + r")(?![^\W_]))"
+            r"(?![ \t]*[:.#\-]{0,2}[ \t]*(?:" + "|".join(map(re.escape, not_labels)) + r")(?![^\W_]))"
             # payment terms: "Net 30 days"
             r"(?![ \t]+[0-9]{1,3}[ \t]*(?:" + "|".join(map(re.escape, term_units)) + r")(?![^\W_]))"
         )
     label_re = re.compile(label_pattern, re.IGNORECASE)
+    rate_words = _section(data, "not_a_label_when_preceded_by", "words")
+    rate_connectors = _section(data, "not_a_label_when_preceded_by", "connectors")
+    rate_word_before = (
+        r"(?<![^\W_])(?:"
+        + "|".join(map(re.escape, _words(rate_words, "not_a_label_when_preceded_by.words")))
+        + r")(?:[ \t]+(?:"
+        + "|".join(map(re.escape, _words(rate_connectors, "not_a_label_when_preceded_by.connectors")))
+        + r"))?[ \t]*[:\-]?[ \t]*$"
+        if amounts
+        else "(?!)"
+    )
     adjustment_kind = _kinds(_section(data, "adjustments", "phrases"), "adjustments.phrases", ADJUSTMENT_KINDS)
     inclusion = _strings(_section(data, "qualifying_words", "words"), "qualifying_words")
     partial = _words(_section(data, "partial_figure_words", "words"), "partial_figure_words")
@@ -215,6 +228,7 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         role_of_label=role_of_label,
         label_first_words=frozenset(first_word(p) for p in role_of_label),
         label_re=label_re,
+        rate_word_before_re=re.compile(rate_word_before, re.IGNORECASE),
         trailing_label_prefixes=_prefixes(
             _section(data, "trailing_label_prefixes", "prefixes"), "trailing_label_prefixes"
         ),
