@@ -175,6 +175,20 @@ LICENCE_FILES = {
     "thegreenter/docs": ("MIT", ["MIT-greenter-docs.txt"]),
     "pretix/python-drafthorse": ("Apache-2.0", ["Apache-2.0.txt"]),
     "invoice-x/factur-x-ng": ("BSD-3-Clause", ["BSD-3-Clause-factur-x-ng.txt"]),
+    # round 8 (invoice / receipt templates' and generators' example prints)
+    "gnikyt/markdown-invoice": ("MIT", ["MIT-markdown-invoice.txt"]),
+    "maelgangloff/signed-invoice": ("GPL-3.0", ["GPL-3.0.txt"]),
+    "ile1/patchpdf": ("MIT", ["MIT-patchpdf.txt"]),
+    "increff/commons-template": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "mcanouil/demo-generate-quarto-invoices": ("MIT", ["MIT-demo-generate-quarto-invoices.txt"]),
+    "mcanouil/generate-quarto-invoices": ("MIT", ["MIT-generate-quarto-invoices.txt"]),
+    "rimiti/invoice-it-example": ("MIT", ["MIT-invoice-it-example.txt"]),
+    "vorpax/facture-latex": ("MIT", ["MIT-facture-latex.txt"]),
+    "arraypress/swift-invoice-pdf": ("MIT", ["MIT-swift-invoice-pdf.txt"]),
+    "Matteljay/invoice-pdfkit": ("MIT", ["MIT-invoice-pdfkit.txt"]),
+    "bdombro/invoice-pdf-gen": ("MIT", ["MIT-invoice-pdf-gen.txt"]),
+    "pagopa/pagopa-receipt-pdf-datastore": ("MIT", ["MIT-pagopa-receipt-pdf-datastore.txt"]),
+    "hortoncd/invoice_maker": ("MIT", ["MIT-invoice_maker-hortoncd.txt"]),
 }
 
 
