@@ -175,6 +175,11 @@ LICENCE_FILES = {
     "thegreenter/docs": ("MIT", ["MIT-greenter-docs.txt"]),
     "pretix/python-drafthorse": ("Apache-2.0", ["Apache-2.0.txt"]),
     "invoice-x/factur-x-ng": ("BSD-3-Clause", ["BSD-3-Clause-factur-x-ng.txt"]),
+    # round 8 (receipts; Asian and Middle-Eastern invoices)
+    "ofdrw/ofdrw": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "CDNTaxReceipts/CDNTaxReceipts": ("AGPL-3.0", ["AGPL-3.0.txt"]),
+    "sypht-team/pdf-anonymizer": ("MIT", ["MIT-pdf-anonymizer.txt"]),
+    "mrsool/zatca": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt", "NOTICE-zatca-sdk.txt"]),
 }
 
 
