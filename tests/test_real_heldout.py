@@ -189,6 +189,11 @@ LICENCE_FILES = {
     "bdombro/invoice-pdf-gen": ("MIT", ["MIT-invoice-pdf-gen.txt"]),
     "pagopa/pagopa-receipt-pdf-datastore": ("MIT", ["MIT-pagopa-receipt-pdf-datastore.txt"]),
     "hortoncd/invoice_maker": ("MIT", ["MIT-invoice_maker-hortoncd.txt"]),
+    # round 8 (receipts; Asian and Middle-Eastern invoices)
+    "ofdrw/ofdrw": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "CDNTaxReceipts/CDNTaxReceipts": ("AGPL-3.0", ["AGPL-3.0.txt"]),
+    "sypht-team/pdf-anonymizer": ("MIT", ["MIT-pdf-anonymizer.txt"]),
+    "mrsool/zatca": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt", "NOTICE-zatca-sdk.txt"]),
 }
 
 
