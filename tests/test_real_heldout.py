@@ -175,6 +175,9 @@ LICENCE_FILES = {
     "thegreenter/docs": ("MIT", ["MIT-greenter-docs.txt"]),
     "pretix/python-drafthorse": ("Apache-2.0", ["Apache-2.0.txt"]),
     "invoice-x/factur-x-ng": ("BSD-3-Clause", ["BSD-3-Clause-factur-x-ng.txt"]),
+    # round 8 (Central and Eastern European prints)
+    "loskoderos/faktura-php": ("MIT", ["MIT-faktura-php.txt"]),
+    "gaborvecsei/OCR-libraries": ("GPL-3.0", ["GPL-3.0.txt"]),
 }
 
 
