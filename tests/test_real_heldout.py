@@ -196,7 +196,6 @@ LICENCE_FILES = {
     "mrsool/zatca": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt", "NOTICE-zatca-sdk.txt"]),
     # round 8 (Central and Eastern European prints)
     "loskoderos/faktura-php": ("MIT", ["MIT-faktura-php.txt"]),
-    "gaborvecsei/OCR-libraries": ("GPL-3.0", ["GPL-3.0.txt"]),
 }
 
 
