@@ -828,3 +828,64 @@ def test_a_tax_word_with_a_word_for_its_rate_heads_no_amount(text, figure):
 
 def test_the_tax_word_alone_still_heads_its_column():
     assert ("20,00", "tax") in roles("Article  Qté  TVA     Montant\nConseil  2    20,00   120,00\n")
+
+
+# 27. Labels as other software abbreviates or phrases them ----------------------------------
+@pytest.mark.parametrize(
+    "text,record",
+    [
+        (
+            "Description   VAT     U.P     Qt   Total exc. VAT\nLaptop        19.60%  952.09  2    1904.18\n"
+            "Licence       10.00%  79.00   5    395.00\n\n"
+            "Note :   Total exc. VAT  2299.18\n         Total VAT        412.71\n         Total inc. VAT   2711.89\n",
+            {"subtotal": 2299.18, "tax": 412.71, "total": 2711.89},
+        ),
+        (
+            "FACTURE   Échéance  01/03/2025\n2025-001  Montant dû  2 400 €\n\n"
+            "Type        Description              P.U. HT     Qté  Total\n\n"
+            "Prestation  Développement            1 500,00 €  1    1 500 €\n"
+            "            - point détaillé un\n            - point détaillé deux\n\n"
+            "Service     Maintenance              450,00 €    2    900 €\n"
+            "            - détail du service\n\n"
+            "                     Total HT          2 400 €\n"
+            "                     Total net de TVA  2 400 €\n"
+            "                     Payé à ce jour    0 €\n"
+            "                     Montant dû        2 400 €\n\n"
+            "TVA non applicable - article 293 B du CGI\n",
+            {"subtotal": 2400.0, "total": 2400.0},
+        ),
+    ],
+)
+def test_abbreviated_and_french_labels_name_their_figures(text, record):
+    clean(text, record)
+
+
+@pytest.mark.parametrize(
+    "text,figure",
+    [
+        ("TVA non applicable - article 293 B du CGI\n", "293"),
+        ("Party Name  ACME\nTax #       FROM 1234567890\n", "1234567890"),
+        ("Tax Rates  | CGST% : 1.12 | SGST% : 2.12 | CESS% : 0.0 |\n", "1.12"),
+        (
+            "Type        Description              P.U. HT     Qté  Total\n\n"
+            "Prestation  Développement            1 500,00 €  4    6 000 €\n",
+            "1 500,00",
+        ),
+    ],
+)
+def test_a_role_word_that_names_no_amount(text, figure):
+    assert (figure, None) in roles(text), roles(text)
+
+
+def test_a_charge_named_by_the_word_charge_explains_the_difference():
+    text = "Subtotal 100.00\nTax 10.00\nCOD charge 10.12\nGift wrapping charge 5.12\nTotal 125.24\n"
+    record = {"subtotal": 100.0, "tax": 10.0, "total": 125.24}
+    assert factors(text, record)["total"] == X.EXTRA_CHARGE_FACTOR
+    flagged(text, record, "total", "the source labels (cod charge 10.12 + charge 5.12)")
+
+
+@pytest.mark.parametrize(
+    "text,total,code", [("RAZEM DO ZAPŁATY: 12 340,59 ZŁ\n", 12340.59, "PLN"), ("TOTAL 1 210,00 KČ\n", 1210.0, "CZK")]
+)
+def test_a_currency_sign_in_capitals_is_read(text, total, code):
+    clean(text, {"total": total, "currency": code})

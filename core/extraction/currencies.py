@@ -180,6 +180,9 @@ UNAMBIGUOUS_SYMBOLS: dict[str, str] = {
     "RM": "MYR",
     "Rp": "IDR",
     "Kč": "CZK",
+    # as a document in capitals writes them (unambiguous by their diacritics)
+    "ZŁ": "PLN",
+    "KČ": "CZK",
     "Ft": "HUF",
     "SFr.": "CHF",
     "US$": "USD",

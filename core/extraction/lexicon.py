@@ -200,6 +200,8 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         label_pattern += (
             # not a tax id / rate / quantity: "VAT No.", "Tax ID", "USt-IdNr", "Tax rate", "Total items"
             r"(?![ \t]*[:.#\-]{0,2}[ \t]*(?:" + "|".join(map(re.escape, not_labels)) + r")(?![^\W_]))"
+            # an id or a rate: "Tax #", "CGST% : 1.12", "VAT %"
+            r"(?![ \t]*[#%])"
             # payment terms: "Net 30 days"
             r"(?![ \t]+[0-9]{1,3}[ \t]*(?:" + "|".join(map(re.escape, term_units)) + r")(?![^\W_]))"
         )
