@@ -889,3 +889,31 @@ def test_a_charge_named_by_the_word_charge_explains_the_difference():
 )
 def test_a_currency_sign_in_capitals_is_read(text, total, code):
     clean(text, {"total": total, "currency": code})
+
+
+# 28. A table's total row under the table's header of labels --------------------------------
+SUM_ROW_TABLE = (
+    "Lp  Nazwa towaru   Ilość   Cena netto   Wartość netto   Stawka VAT   Kwota VAT   Wartość brutto\n\n"
+    "1   Elektronika       21       473,00        9 933,00          23%    2 284,59        12 217,59\n\n"
+    "2   Transport          1       100,00          100,00          23%       23,00           123,00\n\n"
+    "                                Razem       10 033,00                 2 307,59        12 340,59\n\n"
+    "Razem do zapłaty:  12 340,59 zł\n"
+)
+
+
+def test_a_tables_total_row_is_read_by_its_columns():
+    assert [r for r in roles(SUM_ROW_TABLE) if r[1]][:3] == [
+        ("10 033,00", "subtotal"),
+        ("2 307,59", "tax"),
+        ("12 340,59", "total"),
+    ]
+    clean(SUM_ROW_TABLE, {"subtotal": 10033.0, "tax": 2307.59, "total": 12340.59, "currency": "PLN"})
+
+
+def test_a_row_under_a_grid_of_one_roles_parts_is_no_tables_total_row():
+    text = (
+        "        TVA 9%  TVA 19%     TVA TOTAL\nTOTAL    1.49   17.56         19.05  TOTAL\n fără TVA\n"
+        "  Bază calcul  Bază calcul  Bază calcul  128\n108.95  16.51   92.44        108.95\n"
+    )
+    # the grid's total tax is no rival for the document's total: at most a part of it
+    assert factors(text, {"total": 128.0})["total"] == F.NO_ROLE_LABEL_FACTOR

@@ -302,6 +302,10 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
             role_label[ai] = post[ai]
             used.add(post[ai])
 
+    sum_row = _sum_row_columns(labels, label_starts, amounts, lines, pre, text)
+    for ai, k in sum_row.items():
+        roles[ai], role_label[ai] = (labels[k].role if k >= 0 else None), -1
+
     # (c) column layouts: a label above whose columns overlap the number's. A header
     # over one figure labels it ("Subtotal  VAT  Total" over one row); a header over
     # several is a table's column ("Unit price  Total" over line items) and labels none.
@@ -316,7 +320,7 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
         labels_on_line[lines.line_of(lb.start)] = labels_on_line.get(lines.line_of(lb.start), 0) + 1
     by_column: dict[int, list[int]] = {}
     for ai, am in enumerate(amounts):
-        if roles[ai] is None and not transparent[ai]:
+        if roles[ai] is None and not transparent[ai] and ai not in sum_row:
             header = _column_label(am.start, am.end, used, labels, label_starts, lines)
             if header is None:
                 continue
@@ -324,6 +328,8 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
                 continue
             by_column.setdefault(header, []).append(ai)
     role_header: list[int] = [-1] * n
+    for ai, k in sum_row.items():
+        role_header[ai] = k
     for k, column in by_column.items():
         if len(column) == 1:
             roles[column[0]] = labels[k].role
@@ -383,17 +389,70 @@ def _to_the_money(text: str, amounts: list[AmountMention], lines: Lines, pre: li
     for ai in range(n):
         if pre[ai] < 0:
             continue
-        line_end = lines.bounds(lines.line_of(amounts[ai].start))[1]
-        row = [ai]
-        while (
-            row[-1] + 1 < n
-            and amounts[row[-1] + 1].start < line_end
-            and not _words_between(text, amounts[row[-1]].end, amounts[row[-1] + 1].start)
-        ):
-            row.append(row[-1] + 1)
+        row = _row_of(text, amounts, lines, ai)
         marked = [j for j in row if _money_marked(text, amounts[j])]
         if len(row) >= 2 and len(marked) == 1 and marked[0] != ai:
             pre[marked[0]], pre[ai] = pre[ai], -1
+
+
+_SUM_ROW_REACH = 40  # lines from a table's total row up to its header
+
+
+def _row_of(text: str, amounts: list[AmountMention], lines: Lines, ai: int) -> list[int]:
+    """Amount ai and the figures after it on its line with no word between them."""
+    line_end = lines.bounds(lines.line_of(amounts[ai].start))[1]
+    row = [ai]
+    while (
+        row[-1] + 1 < len(amounts)
+        and amounts[row[-1] + 1].start < line_end
+        and not _words_between(text, amounts[row[-1]].end, amounts[row[-1] + 1].start)
+    ):
+        row.append(row[-1] + 1)
+    return row
+
+
+def _sum_row_columns(
+    labels: list[Label], label_starts: list[int], amounts: list[AmountMention], lines: Lines, pre: list[int], text: str
+) -> dict[int, int]:
+    """A table's total row ("Razem  10 033,00  2 307,59  12 340,59") under the table's
+    header of labels ("Wartość netto  Kwota VAT  Wartość brutto"), however many item
+    rows stand between: each figure is its column's, and the row's label only says the
+    row sums the table. Read so when two figures or more of the row stand under labels
+    of the nearest line above with two labels or more, each of another role, one of them
+    the row label's ("TVA 9%  TVA 19%  TVA TOTAL" over "TOTAL  1.49  17.56  19.05" is a
+    grid of taxes). amount index -> header label index, or -1 for a figure under no label."""
+    out: dict[int, int] = {}
+    for ai in range(len(amounts)):
+        if pre[ai] < 0 or ai in out:
+            continue
+        row = _row_of(text, amounts, lines, ai)
+        if len(row) < 2:
+            continue
+        line = lines.line_of(amounts[ai].start)
+        row_start = lines.bounds(line)[0]
+        spans = [(lines.column(row_start, amounts[j].start), lines.column(row_start, amounts[j].end)) for j in row]
+        for up in range(line - 1, max(-1, line - 1 - _SUM_ROW_REACH), -1):
+            s, e = lines.bounds(up)
+            header = range(bisect_left(label_starts, s), bisect_left(label_starts, e))
+            if len(header) < 2:
+                continue
+            under: dict[int, int] = {}
+            for j, (c0, c1) in zip(row, spans, strict=True):
+                overlaps = [
+                    (min(c1, lines.column(s, labels[k].end)) - max(c0, lines.column(s, labels[k].start)), k)
+                    for k in header
+                ]
+                best = max(overlaps)
+                if best[0] > 0:
+                    under[j] = best[1]
+            if (
+                len(under) >= 2
+                and len({labels[k].role for k in under.values()}) == len(under)  # not a grid of one role's parts
+                and labels[pre[ai]].role in {labels[k].role for k in under.values()}
+            ):
+                out.update({j: under.get(j, -1) for j in row})
+            break  # the nearest line of labels is the header, or there is none
+    return out
 
 
 def _header_rows(
