@@ -917,3 +917,42 @@ def test_a_row_under_a_grid_of_one_roles_parts_is_no_tables_total_row():
     )
     # the grid's total tax is no rival for the document's total: at most a part of it
     assert factors(text, {"total": 128.0})["total"] == F.NO_ROLE_LABEL_FACTOR
+
+
+# 29. Captions under their figures (bilingual ZATCA prints: Arabic above, English below) ------
+CAPTIONED = (
+    "    Description     VAT Rate     VAT Amount     Subtotal Exclusive of VAT\n"
+    "    Laptop          15%          300 SAR        2,000 SAR\n\n"
+    "          خصم على مستوى الفاتورة\n"
+    "                                   100 SAR\n"
+    "          Discount at Document Level\n"
+    "          المبلغ الخاضع للضريبة\n"
+    "                                 1,900 SAR\n"
+    "          Invoice Taxable Amount\n"
+    "          اجمالى مبلغ ضريبة القيمة المضافة\n"
+    "                                   285 SAR\n"
+    "          VAT Total Amount\n"
+    "          إجمالي قيمة الفاتورة\n"
+    "                                 2,185 SAR\n"
+    "          Invoice Total Payable Amount\n"
+)
+
+
+def test_a_caption_under_its_figure_names_it():
+    assert [r for r in roles(CAPTIONED) if r[1]] == [
+        ("1,900", "subtotal"),
+        ("285", "tax"),
+        ("2,185", "total"),
+    ]
+    clean(CAPTIONED, {"subtotal": 1900.0, "tax": 285.0, "total": 2185.0, "currency": "SAR"})
+
+
+def test_a_charge_or_discount_captioned_under_its_figure_is_one():
+    src = Source(CAPTIONED, INVOICE.lexicon, INVOICE.value_lexicon)
+    (discount,) = [i for i, am in enumerate(src.amounts) if am.raw == "100"]
+    assert src.context(discount).adjustment == "discount"
+
+
+def test_a_till_receipts_tokens_at_the_margin_are_no_captions():
+    text = "KINDER RIEGEL\n3,49 E\nSUMME\nEUR\n26,42\n"
+    assert ("3,49", "total") not in roles(text), roles(text)

@@ -339,7 +339,7 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
         if all(role_header[ai] in (-1, k) for k, ai in zip(ks, row, strict=True)):
             for k, ai in zip(ks, row, strict=True):
                 roles[ai], role_header[ai] = labels[k].role, k
-    for k, ai in below.items():
+    for k, ai in {**_figures_above(text, labels, amounts, lines), **below}.items():
         if k not in used and roles[ai] is None:
             roles[ai] = labels[k].role
             role_label[ai] = k
@@ -601,6 +601,41 @@ def _figures_below(text: str, labels: list[Label], amounts: list[AmountMention],
         next_start, next_end = lines.bounds(line + 1)
         rest = (text[next_start : amounts[ai].start] + text[amounts[ai].end : next_end]).strip()
         if not others and len(rest) <= _LONE_FIGURE_EXTRA:
+            out[k] = ai
+    return out
+
+
+_CAPTION_INDENT = 8
+
+
+def _figures_above(text: str, labels: list[Label], amounts: list[AmountMention], lines: Lines) -> dict[int, int]:
+    """A caption under its figure, as bilingual and card layouts print them ("285 SAR" /
+    "VAT Total Amount" / the Arabic label / "2,185 SAR"): a label on a line of words
+    names the figure alone on the line right above it, when no figure stands on the line
+    right below it (that one would be the label's) and no label on the figure's line.
+    label index -> amount index."""
+    amount_lines: dict[int, list[int]] = {}
+    for ai, am in enumerate(amounts):
+        amount_lines.setdefault(lines.line_of(am.start), []).append(ai)
+    label_lines = {lines.line_of(lb.start) for lb in labels}
+    out: dict[int, int] = {}
+    for k, lb in enumerate(labels):
+        line = lines.line_of(lb.start)
+        if line in amount_lines or line + 1 in amount_lines or line - 1 in label_lines:
+            continue
+        above = amount_lines.get(line - 1, [])
+        if len(above) != 1:
+            continue
+        ai = above[0]
+        start, end = lines.bounds(line - 1)
+        rest = (text[start : amounts[ai].start] + text[amounts[ai].end : end]).strip()
+        if (
+            len(rest) <= _LONE_FIGURE_EXTRA
+            and ai not in out.values()
+            # set out on the page, not one token per line at the margin as OCR of a till
+            # receipt gives ("3,49 E" / "SUMME" / "EUR" / "26,42")
+            and lines.column(start, amounts[ai].start) >= _CAPTION_INDENT
+        ):
             out[k] = ai
     return out
 

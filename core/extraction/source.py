@@ -150,6 +150,11 @@ class Source:
             found = self.lexicon.adjustment_re.search(heading)
             if found is not None and not heading[found.end() :].strip(" :"):
                 adjustment = normalise_phrase(found.group())
+        if adjustment is None and self.roles[ai] is None and len(text[am.end : le].strip()) <= 4:
+            # a caption under its figure ("100 SAR" / "Discount at Document Level")
+            found = self.lexicon.adjustment_re.match(self._footing(ai))
+            if found is not None:
+                adjustment = normalise_phrase(found.group())
         if adjustment is None and self.roles[ai] is None:
             after_phrase = self.lexicon.adjustment_re.match(after.lstrip(" \t\u00a0:"))
             rest = text[am.end + len(after) : min(le, next_start)]
@@ -194,6 +199,22 @@ class Source:
         s, e = self.lines.bounds(line - 1)
         heading = self.text[s:e].strip()
         return heading if len(heading) <= _MAX_HEADING else ""
+
+    def _footing(self, ai: int) -> str:
+        """The line after amount ai's (the only figure on its line) when it is short and
+        no figure stands on it or on the line after it, so that it can only be a caption
+        of the figure above it. Else ""."""
+        line = self.lines.line_of(self.amounts[ai].start)
+        if line + 1 >= len(self.lines.starts):
+            return ""
+        figure_lines = {
+            self.lines.line_of(self.amounts[j].start) for j in range(ai - 1, min(ai + 3, len(self.amounts)))
+        }
+        if line + 1 in figure_lines or line + 2 in figure_lines or line - 1 in figure_lines:
+            return ""
+        s, e = self.lines.bounds(line + 1)
+        footing = self.text[s:e].strip()
+        return footing if len(footing) <= _MAX_HEADING else ""
 
     def page_of(self, pos: int) -> int:
         """Which page pos is on (0 when the text marks no pages)."""
