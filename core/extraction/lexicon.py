@@ -92,8 +92,9 @@ class Lexicon:
     role_of_label: Mapping[str, str]
     label_first_words: frozenset[str]
     label_re: re.Pattern[str]
-    # "Taux TVA", "Cota TVA", "Tipo de IVA": a role word after one of these names a rate
-    rate_word_before_re: re.Pattern[str]
+    # "Taux TVA", "Tipo de IVA", "P.U. HT": a role word after one of these heads a column
+    # of rates or of unit prices
+    column_word_before_re: re.Pattern[str]
     trailing_label_prefixes: tuple[str, ...]
     tax_included_prefixes: tuple[str, ...]
     adjustment_kind: Mapping[str, str]
@@ -206,13 +207,13 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
             r"(?![ \t]+[0-9]{1,3}[ \t]*(?:" + "|".join(map(re.escape, term_units)) + r")(?![^\W_]))"
         )
     label_re = re.compile(label_pattern, re.IGNORECASE)
-    rate_words = _section(data, "not_a_label_when_preceded_by", "words")
-    rate_connectors = _section(data, "not_a_label_when_preceded_by", "connectors")
-    rate_word_before = (
+    before_words = _section(data, "not_a_label_when_preceded_by", "words")
+    before_connectors = _section(data, "not_a_label_when_preceded_by", "connectors")
+    column_word_before = (
         r"(?<![^\W_])(?:"
-        + "|".join(map(re.escape, _words(rate_words, "not_a_label_when_preceded_by.words")))
+        + "|".join(map(re.escape, _words(before_words, "not_a_label_when_preceded_by.words")))
         + r")(?:[ \t]+(?:"
-        + "|".join(map(re.escape, _words(rate_connectors, "not_a_label_when_preceded_by.connectors")))
+        + "|".join(map(re.escape, _words(before_connectors, "not_a_label_when_preceded_by.connectors")))
         + r"))?[ \t]*[:\-]?[ \t]*$"
         if amounts
         else "(?!)"
@@ -230,7 +231,7 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         role_of_label=role_of_label,
         label_first_words=frozenset(first_word(p) for p in role_of_label),
         label_re=label_re,
-        rate_word_before_re=re.compile(rate_word_before, re.IGNORECASE),
+        column_word_before_re=re.compile(column_word_before, re.IGNORECASE),
         trailing_label_prefixes=_prefixes(
             _section(data, "trailing_label_prefixes", "prefixes"), "trailing_label_prefixes"
         ),

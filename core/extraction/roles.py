@@ -108,7 +108,7 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
     subtotal's), or is none; one qualified as the document's ("TOTAL DA NOTA") is grand."""
     labels: list[Label] = []
     for m in _label_matches(text, lexicon):
-        if _in_address(text, m.start()) or lexicon.rate_word_before_re.search(
+        if _in_address(text, m.start()) or lexicon.column_word_before_re.search(
             text, text.rfind("\n", 0, m.start()) + 1, m.start()
         ):
             continue

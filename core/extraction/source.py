@@ -208,7 +208,7 @@ class Source:
         if line + 1 >= len(self.lines.starts):
             return ""
         figure_lines = {
-            self.lines.line_of(self.amounts[j].start) for j in range(ai - 1, min(ai + 3, len(self.amounts)))
+            self.lines.line_of(self.amounts[j].start) for j in range(max(0, ai - 1), min(ai + 3, len(self.amounts)))
         }
         if line + 1 in figure_lines or line + 2 in figure_lines or line - 1 in figure_lines:
             return ""
