@@ -196,6 +196,8 @@ LICENCE_FILES = {
     "mrsool/zatca": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt", "NOTICE-zatca-sdk.txt"]),
     # round 8 (Central and Eastern European prints)
     "loskoderos/faktura-php": ("MIT", ["MIT-faktura-php.txt"]),
+    # round 9 (Western European invoice templates)
+    "kaat0/typst-faktura": ("ISC", ["ISC-typst-faktura.txt"]),
 }
 
 
