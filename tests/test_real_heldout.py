@@ -196,6 +196,10 @@ LICENCE_FILES = {
     "mrsool/zatca": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt", "NOTICE-zatca-sdk.txt"]),
     # round 8 (Central and Eastern European prints)
     "loskoderos/faktura-php": ("MIT", ["MIT-faktura-php.txt"]),
+    # round 9 (PDF and document-processing libraries' test fixtures)
+    "baphuongna/n8n-nodes-extract-pdf": ("MIT", ["MIT-n8n-nodes-extract-pdf.txt"]),
+    "Swih/mistral-mcp": ("MIT", ["MIT-mistral-mcp.txt"]),
+    "mozilla/pdf.js": ("Apache-2.0", ["Apache-2.0.txt"]),
 }
 
 
