@@ -200,6 +200,7 @@ LICENCE_FILES = {
     "baphuongna/n8n-nodes-extract-pdf": ("MIT", ["MIT-n8n-nodes-extract-pdf.txt"]),
     "Swih/mistral-mcp": ("MIT", ["MIT-mistral-mcp.txt"]),
     "mozilla/pdf.js": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "smalot/pdfparser": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt"]),
 }
 
 
