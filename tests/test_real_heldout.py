@@ -198,6 +198,11 @@ LICENCE_FILES = {
     "loskoderos/faktura-php": ("MIT", ["MIT-faktura-php.txt"]),
     # round 9 (Western European invoice templates)
     "kaat0/typst-faktura": ("ISC", ["ISC-typst-faktura.txt"]),
+    # round 9 (PDF and document-processing libraries' test fixtures)
+    "baphuongna/n8n-nodes-extract-pdf": ("MIT", ["MIT-n8n-nodes-extract-pdf.txt"]),
+    "Swih/mistral-mcp": ("MIT", ["MIT-mistral-mcp.txt"]),
+    "mozilla/pdf.js": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "smalot/pdfparser": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt"]),
 }
 
 
