@@ -196,6 +196,10 @@ LICENCE_FILES = {
     "mrsool/zatca": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt", "NOTICE-zatca-sdk.txt"]),
     # round 8 (Central and Eastern European prints)
     "loskoderos/faktura-php": ("MIT", ["MIT-faktura-php.txt"]),
+    # round 9 (invoicing and billing applications)
+    "csa-admin-org/csa-admin": ("MIT", ["MIT-csa-admin.txt"]),
+    "danbws/invoice-engine": ("MIT", ["MIT-invoice-engine-danbws.txt"]),
+    "idurar/idurar-erp-crm": ("MIT", ["MIT-idurar-erp-crm.txt"]),
 }
 
 
