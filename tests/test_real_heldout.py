@@ -203,6 +203,10 @@ LICENCE_FILES = {
     "Swih/mistral-mcp": ("MIT", ["MIT-mistral-mcp.txt"]),
     "mozilla/pdf.js": ("Apache-2.0", ["Apache-2.0.txt"]),
     "smalot/pdfparser": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt"]),
+    # round 9 (invoicing and billing applications)
+    "csa-admin-org/csa-admin": ("MIT", ["MIT-csa-admin.txt"]),
+    "danbws/invoice-engine": ("MIT", ["MIT-invoice-engine-danbws.txt"]),
+    "idurar/idurar-erp-crm": ("MIT", ["MIT-idurar-erp-crm.txt"]),
 }
 
 
