@@ -196,6 +196,10 @@ LICENCE_FILES = {
     "mrsool/zatca": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt", "NOTICE-zatca-sdk.txt"]),
     # round 8 (Central and Eastern European prints)
     "loskoderos/faktura-php": ("MIT", ["MIT-faktura-php.txt"]),
+    # round 9 (e-commerce prints)
+    "baselbers/woocommerce-pdf-invoices": ("GPL-2.0-or-later", ["GPL-2.0.txt"]),
+    "typesetsh/magento2-extension": ("MIT", ["MIT-typesetsh.txt"]),
+    "typesetsh/shopware6-plugin": ("MIT", ["MIT-typesetsh.txt"]),
 }
 
 
