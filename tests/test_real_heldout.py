@@ -207,6 +207,10 @@ LICENCE_FILES = {
     "csa-admin-org/csa-admin": ("MIT", ["MIT-csa-admin.txt"]),
     "danbws/invoice-engine": ("MIT", ["MIT-invoice-engine-danbws.txt"]),
     "idurar/idurar-erp-crm": ("MIT", ["MIT-idurar-erp-crm.txt"]),
+    # round 9 (e-commerce prints)
+    "baselbers/woocommerce-pdf-invoices": ("GPL-2.0-or-later", ["GPL-2.0.txt"]),
+    "typesetsh/magento2-extension": ("MIT", ["MIT-typesetsh.txt"]),
+    "typesetsh/shopware6-plugin": ("MIT", ["MIT-typesetsh.txt"]),
 }
 
 
