@@ -201,7 +201,6 @@ LICENCE_FILES = {
     # round 9 (PDF and document-processing libraries' test fixtures)
     "baphuongna/n8n-nodes-extract-pdf": ("MIT", ["MIT-n8n-nodes-extract-pdf.txt"]),
     "Swih/mistral-mcp": ("MIT", ["MIT-mistral-mcp.txt"]),
-    "mozilla/pdf.js": ("Apache-2.0", ["Apache-2.0.txt"]),
     "smalot/pdfparser": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt"]),
     # round 9 (invoicing and billing applications)
     "csa-admin-org/csa-admin": ("MIT", ["MIT-csa-admin.txt"]),
