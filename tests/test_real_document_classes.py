@@ -12,6 +12,7 @@ import pytest
 from vetq.core.extraction import cross_checks as X
 from vetq.core.extraction import field_checks as F
 from vetq.core.extraction.amounts import find_amounts
+from vetq.core.extraction.dates import find_date_mentions
 from vetq.core.extraction.heuristics import run_heuristics
 from vetq.core.extraction.source import Source
 from vetq.core.schemas import builtin
@@ -956,3 +957,12 @@ def test_a_charge_or_discount_captioned_under_its_figure_is_one():
 def test_a_till_receipts_tokens_at_the_margin_are_no_captions():
     text = "KINDER RIEGEL\n3,49 E\nSUMME\nEUR\n26,42\n"
     assert ("3,49", "total") not in roles(text), roles(text)
+
+
+# 30. A dotted date no day can come first in is month-first ---------------------------------
+def test_a_dotted_date_with_no_day_first_reading_is_month_first():
+    (mention,) = find_date_mentions("Invoice Date 03.20.15")
+    assert {d.isoformat() for d in mention.dates} == {"2015-03-20"}
+    (mention,) = find_date_mentions("Rechnungsdatum 12.05.15")
+    assert {d.isoformat() for d in mention.dates} == {"2015-05-12"}  # day first, as dots say
+    clean("Invoice #004\n03.20.15  Many thanks for your purchase.\nTotal $18.00\n", {"invoice_date": "2015-03-20"})

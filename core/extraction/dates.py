@@ -148,9 +148,12 @@ def _numeric_dates(m: re.Match[str]) -> frozenset[date]:
             out.add(_mk(int(a), int(b), int(c)))
     elif len(a) <= 2:
         y = _year(c)
-        out.add(_mk(y, int(b), int(a)))  # day-month-year
-        if sep != ".":
-            out.add(_mk(y, int(a), int(b)))  # month/day/year
+        day_first = _mk(y, int(b), int(a))  # day-month-year
+        out.add(day_first)
+        if sep != "." or day_first is None:
+            # month/day/year; dotted only where no day comes first ("03.20.15", as
+            # software set to a US date format writes it)
+            out.add(_mk(y, int(a), int(b)))
     out.discard(None)
     return frozenset(d for d in out if d is not None)
 
