@@ -966,3 +966,18 @@ def test_a_dotted_date_with_no_day_first_reading_is_month_first():
     (mention,) = find_date_mentions("Rechnungsdatum 12.05.15")
     assert {d.isoformat() for d in mention.dates} == {"2015-05-12"}  # day first, as dots say
     clean("Invoice #004\n03.20.15  Many thanks for your purchase.\nTotal $18.00\n", {"invoice_date": "2015-03-20"})
+
+
+# 31. A figure in whole units with its thousands set apart, beside its label, is money -------
+def test_a_line_amount_given_as_a_total_in_whole_units_is_caught():
+    text = "Prestation  1 500,00 €  1  1 500 €\nService  450,00 €  2  900 €\n\nMontant dû  2 400 €\n"
+    flagged(text, {"total": 1500.0}, "total", "not as a labelled total", "2 400")
+
+
+def test_a_number_in_digit_groups_is_no_rival_for_a_figure_in_cents():
+    text = (
+        "           Numero TVA FR51777888991\n           SIRET 777 888 991 00018\n\n"
+        "Taux de TVA  Base Montant HT EUR  Montant de TVA EUR  Montant TTC EUR\n"
+        "20%          27 946,00            5 589,20            33 535,20\n"
+    )
+    assert factors(text, {"tax": 5589.2})["tax"] == F.NO_ROLE_LABEL_FACTOR  # unlabelled, but no rival

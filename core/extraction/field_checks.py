@@ -199,6 +199,7 @@ def check_url(src: Source, leaf: Leaf) -> FieldCheck:
 
 
 # --- numbers ----------------------------------------------------------------------
+_THOUSANDS_RE = re.compile(r"[0-9]{1,3}[ ,.'\u2019\u00a0\u202f][0-9]{3}")
 _ZERO_RATE_RE = re.compile(r"(?<![0-9.,])0(?:[.,]0{1,3})?[ \t]*%")
 
 
@@ -267,8 +268,15 @@ def check_amount(src: Source, leaf: Leaf) -> FieldCheck:
     # a net figure of one tax rate is no rival for the document's subtotal
     role_figures = [i for i in range(len(src.amounts)) if src.roles[i] == role and not src.context(i).rate_base]
     if any(CENTS_RE.search(src.amounts[i].raw) for i in hits):
-        # a figure in cents is no rival for a count or a rate under the label ("MwSt-% 19,0")
-        role_figures = [i for i in role_figures if CENTS_RE.search(src.amounts[i].raw)]
+        # a figure in cents is no rival for a count or a rate under the label ("MwSt-% 19,0"),
+        # but one in whole units with its thousands set apart, beside its own label, is
+        # money ("Montant dû  7 600 €")
+        role_figures = [
+            i
+            for i in role_figures
+            if CENTS_RE.search(src.amounts[i].raw)
+            or (_THOUSANDS_RE.fullmatch(src.amounts[i].raw) and src.assignment.role_label[i] >= 0)
+        ]
     role_numbers = [src.amounts[i].raw for i in role_figures]
     listed = ", ".join(dict.fromkeys(role_numbers[:3]))
     parts = {abs(src.amounts[i].value) for i in role_figures}
