@@ -76,16 +76,16 @@ def _lines(words: list[PlacedWord]) -> list[list[PlacedWord]]:
     return [sorted(line, key=lambda w: w.x0) for line in lines]
 
 
+def strong_direction(ch: str) -> str | None:
+    """A character's strong direction: "R" for Arabic, Hebrew and the other right-to-left
+    scripts, "L" for letters written left to right, None for digits, signs and spaces."""
+    kind = unicodedata.bidirectional(ch)
+    return "R" if kind in ("R", "AL") else "L" if kind == "L" else None
+
+
 def _right_to_left(text: str) -> bool:
-    """Whether a word is written right to left: its first strong character is Arabic or
-    Hebrew (or another right-to-left script's)."""
-    for ch in text:
-        kind = unicodedata.bidirectional(ch)
-        if kind in ("R", "AL"):
-            return True
-        if kind == "L":
-            return False
-    return False
+    """Whether a word is written right to left: its first strong character is."""
+    return next((d for ch in text if (d := strong_direction(ch)) is not None), None) == "R"
 
 
 def _reading_order(segment: list[PlacedWord]) -> list[PlacedWord]:

@@ -20,12 +20,11 @@ import os
 import signal
 import subprocess
 import sys
-import unicodedata
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from vetq.core.documents.layout import PlacedWord, lay_out
+from vetq.core.documents.layout import PlacedWord, lay_out, strong_direction
 from vetq.core.documents.pages import Page, PdfText
 from vetq.core.errors import ConfigError, ErrorCode, InvalidInputError, VetqError
 
@@ -239,7 +238,7 @@ def _text_layer_page(page: Any, number: int) -> Page:
             if last is not None:
                 h = max(y1 - y0, 0.1)
                 same_line = abs((y0 + y1) / 2 - (last[1] + last[3]) / 2) <= 0.5 * h
-                if strong == "R" and unicodedata.bidirectional(ch) != "L":
+                if strong == "R" and strong_direction(ch) != "L":
                     # a right-to-left word's next letter stands to the left of the last
                     apart = x1 < last[0] - GLYPH_GAP_SHARE * h or x0 > last[2] + 0.5 * h
                 else:
@@ -252,8 +251,8 @@ def _text_layer_page(page: Any, number: int) -> Page:
             else:
                 box[:] = [min(box[0], x0), min(box[1], y0), max(box[2], x1), max(box[3], y1)]
             chars.append(ch)
-            if strong is None and (direction := unicodedata.bidirectional(ch)) in ("R", "AL", "L"):
-                strong = "L" if direction == "L" else "R"
+            if strong is None:
+                strong = strong_direction(ch)
             last = (x0, y0, x1, y1)
         flush()
     finally:

@@ -438,13 +438,9 @@ def _sum_row_columns(
                 continue
             under: dict[int, int] = {}
             for j, (c0, c1) in zip(row, spans, strict=True):
-                overlaps = [
-                    (min(c1, lines.column(s, labels[k].end)) - max(c0, lines.column(s, labels[k].start)), k)
-                    for k in header
-                ]
-                best = max(overlaps)
-                if best[0] > 0:
-                    under[j] = best[1]
+                k = _label_over(c0, c1, s, e, labels, label_starts, lines, min_overlap=1)
+                if k is not None:
+                    under[j] = k
             if (
                 len(under) >= 2
                 and len({labels[k].role for k in under.values()}) == len(under)  # not a grid of one role's parts
@@ -608,34 +604,40 @@ def _figures_below(text: str, labels: list[Label], amounts: list[AmountMention],
 _CAPTION_INDENT = 8
 
 
+def caption_line(text: str, amounts: list[AmountMention], lines: Lines, ai: int) -> int | None:
+    """The line under amount ai that captions it, as bilingual and card layouts print
+    them ("285 SAR" / "VAT Total Amount" / the Arabic label / "2,185 SAR"), or None: the
+    figure stands alone on its line, set out on the page (not one token per line at the
+    margin as OCR of a till receipt gives: "3,49 E" / "SUMME" / "EUR" / "26,42"), with no
+    figure on the line before it, and none on the two lines after it (a figure right
+    under a caption would be the caption's)."""
+    am = amounts[ai]
+    line = lines.line_of(am.start)
+    start, end = lines.bounds(line)
+    if line + 1 >= len(lines.starts) or lines.column(start, am.start) < _CAPTION_INDENT:
+        return None
+    if len((text[start : am.start] + text[am.end : end]).strip()) > _LONE_FIGURE_EXTRA:
+        return None
+    before = lines.line_of(amounts[ai - 1].start) if ai > 0 else -2
+    after = {lines.line_of(amounts[j].start) for j in range(ai + 1, min(ai + 3, len(amounts)))}
+    if before >= line - 1 or after & {line, line + 1, line + 2}:
+        return None
+    caption_start, caption_end = lines.bounds(line + 1)
+    return line + 1 if text[caption_start:caption_end].strip() else None
+
+
 def _figures_above(text: str, labels: list[Label], amounts: list[AmountMention], lines: Lines) -> dict[int, int]:
-    """A caption under its figure, as bilingual and card layouts print them ("285 SAR" /
-    "VAT Total Amount" / the Arabic label / "2,185 SAR"): a label on a line of words
-    names the figure alone on the line right above it, when no figure stands on the line
-    right below it (that one would be the label's) and no label on the figure's line.
+    """(f) A label in the caption line under a figure names it (`caption_line`).
     label index -> amount index."""
-    amount_lines: dict[int, list[int]] = {}
-    for ai, am in enumerate(amounts):
-        amount_lines.setdefault(lines.line_of(am.start), []).append(ai)
-    label_lines = {lines.line_of(lb.start) for lb in labels}
+    label_starts = [lb.start for lb in labels]
     out: dict[int, int] = {}
-    for k, lb in enumerate(labels):
-        line = lines.line_of(lb.start)
-        if line in amount_lines or line + 1 in amount_lines or line - 1 in label_lines:
+    for ai in range(len(amounts)):
+        line = caption_line(text, amounts, lines, ai)
+        if line is None:
             continue
-        above = amount_lines.get(line - 1, [])
-        if len(above) != 1:
-            continue
-        ai = above[0]
-        start, end = lines.bounds(line - 1)
-        rest = (text[start : amounts[ai].start] + text[amounts[ai].end : end]).strip()
-        if (
-            len(rest) <= _LONE_FIGURE_EXTRA
-            and ai not in out.values()
-            # set out on the page, not one token per line at the margin as OCR of a till
-            # receipt gives ("3,49 E" / "SUMME" / "EUR" / "26,42")
-            and lines.column(start, amounts[ai].start) >= _CAPTION_INDENT
-        ):
+        s, e = lines.bounds(line)
+        k = bisect_left(label_starts, s)
+        if k < len(labels) and labels[k].start < e:
             out[k] = ai
     return out
 
@@ -720,20 +722,34 @@ def _column_label(
         checked += 1
         if e - s > _MAX_COLUMN_LINE:
             continue
-        k0 = bisect_left(label_starts, s)
-        k1 = bisect_left(label_starts, e)
-        best: tuple[int, int] | None = None
-        for k in range(k0, k1):
-            if k in used:
-                continue
-            lb = labels[k]
-            l0, l1 = lines.column(s, lb.start), lines.column(s, lb.end)
-            overlap = min(c1, l1) - max(c0, l0)
-            if overlap > -2 and (best is None or overlap > best[0]):
-                best = (overlap, k)
+        best = _label_over(c0, c1, s, e, labels, label_starts, lines, used, min_overlap=-1)
         if best is not None:
-            return best[1]
+            return best
     return None
+
+
+def _label_over(
+    c0: int,
+    c1: int,
+    s: int,
+    e: int,
+    labels: list[Label],
+    label_starts: list[int],
+    lines: Lines,
+    used: set[int] | frozenset[int] = frozenset(),
+    *,
+    min_overlap: int,
+) -> int | None:
+    """The label on the line s..e whose columns overlap columns c0..c1 the most, by at
+    least `min_overlap` (negative: a gap that narrow still counts), not one of `used`."""
+    best: tuple[int, int] | None = None
+    for k in range(bisect_left(label_starts, s), bisect_left(label_starts, e)):
+        if k in used:
+            continue
+        overlap = min(c1, lines.column(s, labels[k].end)) - max(c0, lines.column(s, labels[k].start))
+        if overlap >= min_overlap and (best is None or overlap > best[0]):
+            best = (overlap, k)
+    return None if best is None else best[1]
 
 
 class LabelIndex:

@@ -28,6 +28,7 @@ from vetq.core.extraction.roles import (
     LabelIndex,
     Lines,
     assign_roles,
+    caption_line,
 )
 from vetq.core.extraction.text_match import NormalizedText
 
@@ -150,7 +151,7 @@ class Source:
             found = self.lexicon.adjustment_re.search(heading)
             if found is not None and not heading[found.end() :].strip(" :"):
                 adjustment = normalise_phrase(found.group())
-        if adjustment is None and self.roles[ai] is None and len(text[am.end : le].strip()) <= 4:
+        if adjustment is None and self.roles[ai] is None:
             # a caption under its figure ("100 SAR" / "Discount at Document Level")
             found = self.lexicon.adjustment_re.match(self._footing(ai))
             if found is not None:
@@ -201,18 +202,11 @@ class Source:
         return heading if len(heading) <= _MAX_HEADING else ""
 
     def _footing(self, ai: int) -> str:
-        """The line after amount ai's (the only figure on its line) when it is short and
-        no figure stands on it or on the line after it, so that it can only be a caption
-        of the figure above it. Else ""."""
-        line = self.lines.line_of(self.amounts[ai].start)
-        if line + 1 >= len(self.lines.starts):
+        """The line that captions amount ai (`caption_line`) when it is short. Else ""."""
+        line = caption_line(self.text, self.amounts, self.lines, ai)
+        if line is None:
             return ""
-        figure_lines = {
-            self.lines.line_of(self.amounts[j].start) for j in range(max(0, ai - 1), min(ai + 3, len(self.amounts)))
-        }
-        if line + 1 in figure_lines or line + 2 in figure_lines or line - 1 in figure_lines:
-            return ""
-        s, e = self.lines.bounds(line + 1)
+        s, e = self.lines.bounds(line)
         footing = self.text[s:e].strip()
         return footing if len(footing) <= _MAX_HEADING else ""
 
