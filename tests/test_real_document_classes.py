@@ -981,3 +981,27 @@ def test_a_number_in_digit_groups_is_no_rival_for_a_figure_in_cents():
         "20%          27 946,00            5 589,20            33 535,20\n"
     )
     assert factors(text, {"tax": 5589.2})["tax"] == F.NO_ROLE_LABEL_FACTOR  # unlabelled, but no rival
+
+
+# 32. Cash tendered is given before the change it leaves; a gross holds its tax at its rate --
+def test_a_sum_printed_after_its_part_is_no_cash_tendered():
+    # 240.00 - 40.00 is the line amount 200.00 given as the total, but 40.00 is a line above
+    # the sum it adds to, not change left by cash given
+    text = "Basket: 10x 20.00  200.00\nSupport: 10x 4.00  40.00\n\nAnnual amount  240.00\n"
+    assert factors(text, {"total": 200.0})["total"] == X.UNLABELLED_TOTAL_FACTOR * F.NO_ROLE_LABEL_FACTOR
+    assert factors(text, {"total": 240.0})["total"] == F.NO_ROLE_LABEL_FACTOR
+
+
+def test_an_unlabelled_gross_holding_its_tax_at_a_printed_rate_is_a_total():
+    text = (
+        "Haftpflicht  80,00 €\nVollkasko  140,00 €\n"
+        "vierteljährlicher Beitrag inklusive 19 % Versicherungsteuer  220,00 €\n"
+        "in diesem Beitrag enthaltene Versicherungsteuer  (35,13 €)\n"
+        "Ausstehende Forderung  220,00 €\nzu zahlender Beitrag  440,00 €\n"
+    )
+    assert factors(text, {"tax": 35.13, "total": 220.0})["total"] == F.NO_ROLE_LABEL_FACTOR
+    assert factors(text, {"tax": 35.13, "total": 140.0})["total"] < F.NO_ROLE_LABEL_FACTOR
+    # to the cent: 220.07 at 19 % holds 35.14, not the record's 35.13
+    assert (
+        factors(text + "Beitrag Vorjahr  220,07 €\n", {"tax": 35.13, "total": 220.07})["total"] < F.NO_ROLE_LABEL_FACTOR
+    )

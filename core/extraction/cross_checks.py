@@ -544,19 +544,28 @@ def _check_order(
 _MAX_TENDER_PAIRS = 200
 
 
-def _without_tendered(figures: list[Decimal], total: Decimal) -> list[Decimal]:
-    """The figures less cash tendered and its change: two figures whose difference is
-    the total (20,03 given, 11,20 back, 8,83 paid)."""
-    distinct = sorted(set(figures))[:_MAX_TENDER_PAIRS]
+def _without_tendered(src: Source, total: Decimal) -> list[Decimal]:
+    """The figures written with cents, less cash tendered and its change: two figures
+    whose difference is the total, the one given printed before the change it left
+    (20,03 given, 11,20 back, 8,83 paid). A difference printed the other way round is
+    a sum and one of its parts (a line of 40.00 above the 240.00 it adds to), no
+    tender."""
+    first: dict[Decimal, int] = {}
+    last: dict[Decimal, int] = {}
+    for am in src.amounts:
+        if CENTS_RE.search(am.raw):
+            figure = abs(am.value)
+            first.setdefault(figure, am.start)
+            last[figure] = am.start
+    distinct = sorted(first)[:_MAX_TENDER_PAIRS]
     aside = {
         figure
         for given in distinct
         for change in distinct
-        if given > change and abs(given - change - total) <= CENT
+        if given > change and abs(given - change - total) <= CENT and first[given] < last[change]
         for figure in (given, change)
     }
-    kept = [figure for figure in figures if figure not in aside]
-    return kept or [total]
+    return [figure for figure in first if figure not in aside] or [total]
 
 
 def check_unlabelled_totals(
@@ -564,7 +573,8 @@ def check_unlabelled_totals(
 ) -> None:
     """A total the document labels nowhere passes as its largest figure (written with
     cents: "Facture 48390" is a number, not an amount; cash tendered and the change it
-    left aside) or as the subtotal plus the tax; anything else is most likely a line's
+    left aside), as the subtotal plus the tax, or as the gross the record's tax is
+    included in at a rate the source prints; anything else is most likely a line's
     amount taken for the total."""
     figures = [abs(am.value) for am in src.amounts if CENTS_RE.search(am.raw)]
     if not figures:
@@ -572,14 +582,20 @@ def check_unlabelled_totals(
     by_set = {name: leaf for leaf in leaves if "[" not in leaf.path for name in leaf.field.label_sets}
     parts = [_rule_value(by_set[name].value) if name in by_set else None for name in ("subtotal", "tax")]
     reconciled = sum(p for p in parts if isinstance(p, Decimal)) if all(isinstance(p, Decimal) for p in parts) else None
+    tax = parts[1] if isinstance(parts[1], Decimal) and parts[1] else None
+    rates = {Decimal(m.group(1).replace(",", ".")) for m in RATE_RE.finditer(src.text)} if tax is not None else set()
     for leaf in leaves:
         check = checks.get(leaf.path)
         if check is None or not check.unlabelled or "total" not in leaf.field.label_sets or check.number is None:
             continue
         value = abs(check.number)
-        largest = max(_without_tendered(figures, value))
+        largest = max(_without_tendered(src, value))
         if value >= largest - CENT or (reconciled is not None and abs(reconciled - value) <= CENT):
             continue
+        if tax is not None and any(
+            to_cents(value * rate / (100 + rate)) == to_cents(abs(tax)) for rate in rates if rate
+        ):
+            continue  # the gross its tax is included in at a rate the source prints (220.00 with 19 %: 35.13)
         check.penalise(
             UNLABELLED_TOTAL_FACTOR,
             f"no label in the source names the {leaf.field.name}, and {as_given(leaf.value)} is neither its largest "
