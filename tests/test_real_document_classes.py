@@ -1005,3 +1005,12 @@ def test_an_unlabelled_gross_holding_its_tax_at_a_printed_rate_is_a_total():
     assert (
         factors(text + "Beitrag Vorjahr  220,07 €\n", {"tax": 35.13, "total": 220.07})["total"] < F.NO_ROLE_LABEL_FACTOR
     )
+
+
+# 33. A payment's phrase dated on the line over its figure ("Advance : 2022-01-15") ----------
+def test_a_dated_payment_over_its_figure_explains_the_total_due():
+    text = "Total to pay  1,000.00\n\nAmount paid : 2022-01-15\n   400.00\n\nTotal due  600.00\n"
+    clean(text, {"total": 1000.0})
+    # a date in a longer line of prose over a figure is still no heading
+    text = "Total to pay  1,000.00\n\nThe amount paid by the customer so far on 2022-01-15\n   400.00\n\nTotal due  600.00\n"
+    flagged(text, {"total": 1000.0}, "total", "conflicting total")

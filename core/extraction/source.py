@@ -68,6 +68,7 @@ class Source:
         self._currency_starts: list[int] = []
         self._context: dict[int, AmountContext] = {}
         self._adjustments: list[tuple[Decimal, str, str]] | None = None
+        self._date_starts: list[int] | None = None
         self._page_starts: list[int] | None = None
         self._adjustment_sums: dict[bool, dict[Decimal, list[str]]] = {}
         self._numbers: dict[Decimal, list[tuple[int, int]]] | None = None
@@ -198,8 +199,22 @@ class Source:
         if line == 0 or (ai > 0 and self.lines.line_of(self.amounts[ai - 1].start) == line - 1):
             return ""
         s, e = self.lines.bounds(line - 1)
+        e = self._before_closing_date(s, e)
         heading = self.text[s:e].strip()
         return heading if len(heading) <= _MAX_HEADING else ""
+
+    def _before_closing_date(self, s: int, e: int) -> int:
+        """Where the line [s, e) ends once a date closing it is cut off: a payment's date
+        beside its phrase ("Advance : 2022-01-15" over the figure paid) dates the figure
+        below, it does not lengthen the heading."""
+        if self._date_starts is None:
+            self._date_starts = [d.start for d in self.date_mentions]
+        k = bisect_right(self._date_starts, e) - 1
+        if k >= 0:
+            mention = self.date_mentions[k]
+            if mention.start > s and not self.text[mention.end : e].strip():
+                return s + len(self.text[s : mention.start].rstrip(" \t:"))
+        return e
 
     def _footing(self, ai: int) -> str:
         """The line that captions amount ai (`caption_line`) when it is short. Else ""."""
