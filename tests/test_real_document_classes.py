@@ -1014,3 +1014,10 @@ def test_a_dated_payment_over_its_figure_explains_the_total_due():
     # a date in a longer line of prose over a figure is still no heading
     text = "Total to pay  1,000.00\n\nThe amount paid by the customer so far on 2022-01-15\n   400.00\n\nTotal due  600.00\n"
     flagged(text, {"total": 1000.0}, "total", "conflicting total")
+
+
+# 34. A grid of one role's parts and their sum, its row right under its header ---------------
+def test_a_row_right_under_a_grid_of_taxes_is_read_by_its_columns():
+    grid = "        TVA 9%  TVA 19%     TVA TOTAL\nTOTAL    1.49   17.56         19.05  TOTAL\n"
+    assert roles(grid) == [("1.49", "tax"), ("17.56", "tax"), ("19.05", "tax")]
+    clean("Articol  100.00\n\n" + grid + "\nTotal de plată  119.05\n", {"tax": 19.05, "total": 119.05})

@@ -419,8 +419,10 @@ def _sum_row_columns(
     rows stand between: each figure is its column's, and the row's label only says the
     row sums the table. Read so when two figures or more of the row stand under labels
     of the nearest line above with two labels or more, each of another role, one of them
-    the row label's ("TVA 9%  TVA 19%  TVA TOTAL" over "TOTAL  1.49  17.56  19.05" is a
-    grid of taxes). amount index -> header label index, or -1 for a figure under no label."""
+    the row label's; or when every figure of the row stands under a label of one role on
+    the line right above (a grid of taxes and their sum, "TVA 9%  TVA 19%  TVA TOTAL" over
+    "TOTAL  1.49  17.56  19.05"). amount index -> header label index, or -1 for a figure
+    under no label."""
     out: dict[int, int] = {}
     for ai in range(len(amounts)):
         if pre[ai] < 0 or ai in out:
@@ -441,11 +443,12 @@ def _sum_row_columns(
                 k = _label_over(c0, c1, s, e, labels, label_starts, lines, min_overlap=1)
                 if k is not None:
                     under[j] = k
-            if (
-                len(under) >= 2
-                and len({labels[k].role for k in under.values()}) == len(under)  # not a grid of one role's parts
-                and labels[pre[ai]].role in {labels[k].role for k in under.values()}
-            ):
+            roles_under = {labels[k].role for k in under.values()}
+            sums_the_table = len(roles_under) == len(under) and labels[pre[ai]].role in roles_under
+            # a grid of one role's parts and their sum right under its header ("TVA 9%  TVA 19%
+            # TVA TOTAL" over "TOTAL  1.49  17.56  19.05"): the row label sums the grid
+            sums_the_grid = up == line - 1 and len(roles_under) == 1 and len(under) == len(row)
+            if len(under) >= 2 and (sums_the_table or sums_the_grid):
                 out.update({j: under.get(j, -1) for j in row})
             break  # the nearest line of labels is the header, or there is none
     return out
