@@ -213,6 +213,7 @@ LICENCE_FILES = {
     # round 10 (Central and Eastern European and national prints)
     "mlotocki2k/KSeF_Monitor": ("MIT", ["MIT-KSeF_Monitor.txt"]),
     "Thewest123/fit-php": ("MIT", ["MIT-fit-php.txt"]),
+    "macuk/polish_invoicer": ("MIT", ["MIT-polish_invoicer.txt"]),
 }
 
 
