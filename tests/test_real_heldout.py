@@ -210,6 +210,10 @@ LICENCE_FILES = {
     "baselbers/woocommerce-pdf-invoices": ("GPL-2.0-or-later", ["GPL-2.0.txt"]),
     "typesetsh/magento2-extension": ("MIT", ["MIT-typesetsh.txt"]),
     "typesetsh/shopware6-plugin": ("MIT", ["MIT-typesetsh.txt"]),
+    # round 10 (Central and Eastern European and national prints)
+    "mlotocki2k/KSeF_Monitor": ("MIT", ["MIT-KSeF_Monitor.txt"]),
+    "Thewest123/fit-php": ("MIT", ["MIT-fit-php.txt"]),
+    "macuk/polish_invoicer": ("MIT", ["MIT-polish_invoicer.txt"]),
 }
 
 
