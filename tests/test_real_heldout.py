@@ -210,6 +210,12 @@ LICENCE_FILES = {
     "baselbers/woocommerce-pdf-invoices": ("GPL-2.0-or-later", ["GPL-2.0.txt"]),
     "typesetsh/magento2-extension": ("MIT", ["MIT-typesetsh.txt"]),
     "typesetsh/shopware6-plugin": ("MIT", ["MIT-typesetsh.txt"]),
+    # round 10 (generators' and applications' example prints, open leads)
+    "coreystevensdev/invoiceflow": ("MIT", ["MIT-invoiceflow.txt"]),
+    "rafaelurben/django-kmuhelper": ("GPL-3.0", ["GPL-3.0.txt"]),
+    "Diana1928/multi-agent-invoice-generator": ("MIT", ["MIT-multi-agent-invoice-generator.txt"]),
+    "advancedynamic/pdf-lib": ("MIT", ["MIT-pdf-lib-advancedynamic.txt"]),
+    "ccdwyer/omarchy-quicklook": ("MIT", ["MIT-omarchy-quicklook.txt"]),
 }
 
 
