@@ -214,6 +214,12 @@ LICENCE_FILES = {
     "mlotocki2k/KSeF_Monitor": ("MIT", ["MIT-KSeF_Monitor.txt"]),
     "Thewest123/fit-php": ("MIT", ["MIT-fit-php.txt"]),
     "macuk/polish_invoicer": ("MIT", ["MIT-polish_invoicer.txt"]),
+    # round 10 (generators' and applications' example prints, open leads)
+    "coreystevensdev/invoiceflow": ("MIT", ["MIT-invoiceflow.txt"]),
+    "rafaelurben/django-kmuhelper": ("GPL-3.0", ["GPL-3.0.txt"]),
+    "Diana1928/multi-agent-invoice-generator": ("MIT", ["MIT-multi-agent-invoice-generator.txt"]),
+    "advancedynamic/pdf-lib": ("MIT", ["MIT-pdf-lib-advancedynamic.txt"]),
+    "ccdwyer/omarchy-quicklook": ("MIT", ["MIT-omarchy-quicklook.txt"]),
 }
 
 
