@@ -210,6 +210,17 @@ LICENCE_FILES = {
     "baselbers/woocommerce-pdf-invoices": ("GPL-2.0-or-later", ["GPL-2.0.txt"]),
     "typesetsh/magento2-extension": ("MIT", ["MIT-typesetsh.txt"]),
     "typesetsh/shopware6-plugin": ("MIT", ["MIT-typesetsh.txt"]),
+    # round 10 (extraction and OCR projects' test fixtures)
+    "RodrigoSoria07/ai_invoice_detector": ("MIT", ["MIT-ai_invoice_detector.txt"]),
+    "ccdwyer/omarchy-quicklook": ("MIT", ["MIT-omarchy-quicklook.txt"]),
+    "jobordu/gmail-smart-forward": ("MIT", ["MIT-gmail-smart-forward.txt"]),
+    "dstanback/Veriload": ("MIT", ["MIT-veriload.txt"]),
+    "theo-automation-systems/Doc2Struct": ("MIT", ["MIT-doc2struct.txt"]),
+    "SAP-samples/btp-cap-dox-invoice-validation": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "YutaPuta/document-normalizer": ("MIT", ["MIT-document-normalizer.txt"]),
+    "marjan-ahmed/docsamajh-ai": ("MIT", ["MIT-docsamajh-ai.txt"]),
+    "Keshx-3/Kountifi-task1--Intelligent-Invoice-Parser": ("MIT", ["MIT-kountifi-invoice-parser.txt"]),
+    "durgesh-1801/Verifix": ("MIT", ["MIT-verifix.txt"]),
 }
 
 
