@@ -220,6 +220,17 @@ LICENCE_FILES = {
     "Diana1928/multi-agent-invoice-generator": ("MIT", ["MIT-multi-agent-invoice-generator.txt"]),
     "advancedynamic/pdf-lib": ("MIT", ["MIT-pdf-lib-advancedynamic.txt"]),
     "ccdwyer/omarchy-quicklook": ("MIT", ["MIT-omarchy-quicklook.txt"]),
+    # round 10 (extraction and OCR projects' test fixtures)
+    "RodrigoSoria07/ai_invoice_detector": ("MIT", ["MIT-ai_invoice_detector.txt"]),
+    "ccdwyer/omarchy-quicklook": ("MIT", ["MIT-omarchy-quicklook.txt"]),
+    "jobordu/gmail-smart-forward": ("MIT", ["MIT-gmail-smart-forward.txt"]),
+    "dstanback/Veriload": ("MIT", ["MIT-veriload.txt"]),
+    "theo-automation-systems/Doc2Struct": ("MIT", ["MIT-doc2struct.txt"]),
+    "SAP-samples/btp-cap-dox-invoice-validation": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "YutaPuta/document-normalizer": ("MIT", ["MIT-document-normalizer.txt"]),
+    "marjan-ahmed/docsamajh-ai": ("MIT", ["MIT-docsamajh-ai.txt"]),
+    "Keshx-3/Kountifi-task1--Intelligent-Invoice-Parser": ("MIT", ["MIT-kountifi-invoice-parser.txt"]),
+    "durgesh-1801/Verifix": ("MIT", ["MIT-verifix.txt"]),
 }
 
 
