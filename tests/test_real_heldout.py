@@ -210,6 +210,12 @@ LICENCE_FILES = {
     "baselbers/woocommerce-pdf-invoices": ("GPL-2.0-or-later", ["GPL-2.0.txt"]),
     "typesetsh/magento2-extension": ("MIT", ["MIT-typesetsh.txt"]),
     "typesetsh/shopware6-plugin": ("MIT", ["MIT-typesetsh.txt"]),
+    # round 10 (Western and Southern European prints)
+    "rafaelurben/django-kmuhelper": ("GPL-3.0", ["GPL-3.0.txt"]),
+    "smartive/swiss-qr-bill-decoder": ("MIT", ["MIT-swiss-qr-bill-decoder.txt"]),
+    "kevinbaumgartner/SwissQRBill": ("MIT", ["MIT-SwissQRBill-kbaumgartner.txt"]),
+    "amazscript/laravel-einvoicing": ("MIT", ["MIT-laravel-einvoicing.txt"]),
+    "Aloike/latex-facturation": ("MIT", ["MIT-latex-facturation.txt"]),
 }
 
 
