@@ -231,6 +231,12 @@ LICENCE_FILES = {
     "marjan-ahmed/docsamajh-ai": ("MIT", ["MIT-docsamajh-ai.txt"]),
     "Keshx-3/Kountifi-task1--Intelligent-Invoice-Parser": ("MIT", ["MIT-kountifi-invoice-parser.txt"]),
     "durgesh-1801/Verifix": ("MIT", ["MIT-verifix.txt"]),
+    # round 10 (Western and Southern European prints)
+    "rafaelurben/django-kmuhelper": ("GPL-3.0", ["GPL-3.0.txt"]),
+    "smartive/swiss-qr-bill-decoder": ("MIT", ["MIT-swiss-qr-bill-decoder.txt"]),
+    "kevinbaumgartner/SwissQRBill": ("MIT", ["MIT-SwissQRBill-kbaumgartner.txt"]),
+    "amazscript/laravel-einvoicing": ("MIT", ["MIT-laravel-einvoicing.txt"]),
+    "Aloike/latex-facturation": ("MIT", ["MIT-latex-facturation.txt"]),
 }
 
 
