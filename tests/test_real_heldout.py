@@ -210,6 +210,9 @@ LICENCE_FILES = {
     "baselbers/woocommerce-pdf-invoices": ("GPL-2.0-or-later", ["GPL-2.0.txt"]),
     "typesetsh/magento2-extension": ("MIT", ["MIT-typesetsh.txt"]),
     "typesetsh/shopware6-plugin": ("MIT", ["MIT-typesetsh.txt"]),
+    # round 10 (receipts; invoices in other scripts and languages)
+    "mabumusa1/zatca": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt", "NOTICE-zatca-sdk-mabumusa1.txt"]),
+    "ETDA/e-TaxInvoice-PDFgen": ("AGPL-3.0", ["AGPL-3.0.txt"]),
 }
 
 
