@@ -237,6 +237,9 @@ LICENCE_FILES = {
     "kevinbaumgartner/SwissQRBill": ("MIT", ["MIT-SwissQRBill-kbaumgartner.txt"]),
     "amazscript/laravel-einvoicing": ("MIT", ["MIT-laravel-einvoicing.txt"]),
     "Aloike/latex-facturation": ("MIT", ["MIT-latex-facturation.txt"]),
+    # round 10 (receipts; invoices in other scripts and languages)
+    "mabumusa1/zatca": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt", "NOTICE-zatca-sdk-mabumusa1.txt"]),
+    "ETDA/e-TaxInvoice-PDFgen": ("AGPL-3.0", ["AGPL-3.0.txt"]),
 }
 
 
