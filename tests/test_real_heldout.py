@@ -222,7 +222,6 @@ LICENCE_FILES = {
     "ccdwyer/omarchy-quicklook": ("MIT", ["MIT-omarchy-quicklook.txt"]),
     # round 10 (extraction and OCR projects' test fixtures)
     "RodrigoSoria07/ai_invoice_detector": ("MIT", ["MIT-ai_invoice_detector.txt"]),
-    "ccdwyer/omarchy-quicklook": ("MIT", ["MIT-omarchy-quicklook.txt"]),
     "jobordu/gmail-smart-forward": ("MIT", ["MIT-gmail-smart-forward.txt"]),
     "dstanback/Veriload": ("MIT", ["MIT-veriload.txt"]),
     "theo-automation-systems/Doc2Struct": ("MIT", ["MIT-doc2struct.txt"]),
@@ -232,7 +231,6 @@ LICENCE_FILES = {
     "Keshx-3/Kountifi-task1--Intelligent-Invoice-Parser": ("MIT", ["MIT-kountifi-invoice-parser.txt"]),
     "durgesh-1801/Verifix": ("MIT", ["MIT-verifix.txt"]),
     # round 10 (Western and Southern European prints)
-    "rafaelurben/django-kmuhelper": ("GPL-3.0", ["GPL-3.0.txt"]),
     "smartive/swiss-qr-bill-decoder": ("MIT", ["MIT-swiss-qr-bill-decoder.txt"]),
     "kevinbaumgartner/SwissQRBill": ("MIT", ["MIT-SwissQRBill-kbaumgartner.txt"]),
     "amazscript/laravel-einvoicing": ("MIT", ["MIT-laravel-einvoicing.txt"]),
