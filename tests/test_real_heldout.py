@@ -210,6 +210,8 @@ LICENCE_FILES = {
     "baselbers/woocommerce-pdf-invoices": ("GPL-2.0-or-later", ["GPL-2.0.txt"]),
     "typesetsh/magento2-extension": ("MIT", ["MIT-typesetsh.txt"]),
     "typesetsh/shopware6-plugin": ("MIT", ["MIT-typesetsh.txt"]),
+    # round 10 (e-commerce, point-of-sale and ERP prints)
+    "idempiere/idempiere": ("GPL-2.0", ["GPL-2.0.txt"]),
 }
 
 
