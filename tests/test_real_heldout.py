@@ -212,6 +212,8 @@ LICENCE_FILES = {
     "typesetsh/shopware6-plugin": ("MIT", ["MIT-typesetsh.txt"]),
     # round 10 (e-commerce, point-of-sale and ERP prints)
     "idempiere/idempiere": ("GPL-2.0", ["GPL-2.0.txt"]),
+    "polarsource/polar": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "OCA/reporting-engine": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt"]),
 }
 
 
