@@ -214,6 +214,7 @@ LICENCE_FILES = {
     "idempiere/idempiere": ("GPL-2.0", ["GPL-2.0.txt"]),
     "polarsource/polar": ("Apache-2.0", ["Apache-2.0.txt"]),
     "OCA/reporting-engine": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt"]),
+    "ekylibre/ekylibre": ("AGPL-3.0", ["AGPL-3.0.txt"]),
 }
 
 
