@@ -238,6 +238,13 @@ LICENCE_FILES = {
     # round 10 (receipts; invoices in other scripts and languages)
     "mabumusa1/zatca": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt", "NOTICE-zatca-sdk-mabumusa1.txt"]),
     "ETDA/e-TaxInvoice-PDFgen": ("AGPL-3.0", ["AGPL-3.0.txt"]),
+    # round 10 (e-commerce, point-of-sale and ERP prints)
+    "idempiere/idempiere": ("GPL-2.0", ["GPL-2.0.txt"]),
+    "polarsource/polar": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "OCA/reporting-engine": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt"]),
+    "ekylibre/ekylibre": ("AGPL-3.0", ["AGPL-3.0.txt"]),
+    "rafaelurben/django-kmuhelper": ("GPL-3.0", ["GPL-3.0.txt"]),
+    "OCA/edi": ("AGPL-3.0", ["AGPL-3.0.txt"]),
 }
 
 
