@@ -243,7 +243,6 @@ LICENCE_FILES = {
     "polarsource/polar": ("Apache-2.0", ["Apache-2.0.txt"]),
     "OCA/reporting-engine": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt"]),
     "ekylibre/ekylibre": ("AGPL-3.0", ["AGPL-3.0.txt"]),
-    "rafaelurben/django-kmuhelper": ("GPL-3.0", ["GPL-3.0.txt"]),
     "OCA/edi": ("AGPL-3.0", ["AGPL-3.0.txt"]),
 }
 
