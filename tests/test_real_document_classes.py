@@ -1021,3 +1021,48 @@ def test_a_row_right_under_a_grid_of_taxes_is_read_by_its_columns():
     grid = "        TVA 9%  TVA 19%     TVA TOTAL\nTOTAL    1.49   17.56         19.05  TOTAL\n"
     assert roles(grid) == [("1.49", "tax"), ("17.56", "tax"), ("19.05", "tax")]
     clean("Articol  100.00\n\n" + grid + "\nTotal de plată  119.05\n", {"tax": 19.05, "total": 119.05})
+
+
+# 35. A rate's row under a header whose first column is the rate's -------------------------
+KSEF_SUMMARY = (
+    "Podliczenie VAT\n\nStawka VAT  Wartość netto  Kwota VAT\n\n23%  24 500,00  5 635,00\n\n"
+    "Kwota należności ogółem:  30 135,00 PLN\n"
+)
+
+
+def test_a_rates_row_under_a_header_of_labels_is_read_in_order():
+    assert roles(KSEF_SUMMARY) == [("24 500,00", "subtotal"), ("5 635,00", "tax"), ("30 135,00", "total")]
+    clean(KSEF_SUMMARY, {"subtotal": 24500.0, "tax": 5635.0, "total": 30135.0, "currency": "PLN"})
+
+
+def test_a_rate_after_its_label_still_leads_to_the_tax_past_the_base():
+    assert roles("TVA 20,0%  81,90 €  16,38 €\n") == [("81,90", None), ("16,38", "tax")]
+
+
+# 36. A line item's row under its table's header: its amount and its tax are the line's ------
+ITEM_UNDER_HEADER = (
+    "                            Prix unitaire\n"
+    "  Code  Désignation  Qté.         Montant HT  Montant TVA  Taux TVA\n"
+    "                                 HT\n"
+    " ART01                     2.0  40.0   80.0    16.0         20% TVA\n"
+    "ART0002 Graine de lin  3.0  150.0  450.0   90.0        20% TVA\n\n"
+    " Totaux  530.0         106.0\n"
+    " Net à payer ( EUR )  636.0\n"
+)
+
+
+def test_a_line_items_figures_under_the_tables_header_are_the_lines():
+    assert [r for r in roles(ITEM_UNDER_HEADER) if r[1]] == [("636.0", "total")]
+    got = factors(ITEM_UNDER_HEADER, {"subtotal": 530.0, "tax": 106.0, "total": 636.0})
+    # the sums are unlabelled (the "Totaux" row names neither), but the first line is no rival
+    assert got == {"subtotal": F.NO_ROLE_LABEL_FACTOR, "tax": F.NO_ROLE_LABEL_FACTOR, "total": 1.0}
+
+
+def test_a_summary_row_under_its_header_is_no_line_item():
+    # 1,00 x 1,19 = 1,19, but no figure of the row stands under no header: no quantity
+    assert roles("Netto  MwSt  Brutto  Zu zahlen\n1,00  0,19  1,19  1,19\n") == [
+        ("1,00", "subtotal"),
+        ("0,19", "tax"),
+        ("1,19", "total"),
+        ("1,19", "total"),
+    ]

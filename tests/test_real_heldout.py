@@ -276,8 +276,8 @@ def test_documents_jsonl_is_what_the_build_derives(monkeypatch):
 # The held-out figures the README records (172 documents: 3 with a false alarm among the
 # 168 of rounds 1 to 6 after the fixes made from them, and the 1 of round 7's 4 measured
 # once).
-RECORDED_FALSE_ALARM_DOCUMENTS = 2
-RECORDED_FALSE_ALARM_FIELDS = 3
+RECORDED_FALSE_ALARM_DOCUMENTS = 3
+RECORDED_FALSE_ALARM_FIELDS = 4
 
 
 def test_the_cli_chooses_the_set():

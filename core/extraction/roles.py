@@ -343,7 +343,7 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
         if k not in used and roles[ai] is None:
             roles[ai] = labels[k].role
             role_label[ai] = k
-    for ai in _line_amounts(amounts, lines, roles):
+    for ai in _line_amounts(amounts, lines, roles, role_label):
         # "1,0000  1.318,67  1.318,67" under "QUANT  VALOR UNIT  VALOR TOTAL": a line's
         # amount, whatever its header or its own label cell says
         roles[ai], role_label[ai], role_header[ai] = None, -1, -1
@@ -467,7 +467,9 @@ def _header_rows(
     ("TOTAL HT  TOTAL TVA  TOTAL TTC" over "100,00  10,00  110,00"), paired in order:
     what the columns say when the spacing no longer does (text taken without its
     layout, a proportional font's drift). The header must be its labels alone (a column
-    the lexicon does not name, "Kwota podatku", would shift the order); the row the only
+    the lexicon does not name, "Kwota podatku", would shift the order), but for a first
+    column over a first cell that is no figure ("Stawka VAT" over "23%", "Opis" over a
+    name); the row the only
     one of its width below it (not a table's), with no word among or after its figures
     but a currency's. Yields the header's label indices and the row's amount indices."""
     figure_lines: dict[int, list[int]] = {}
@@ -480,9 +482,10 @@ def _header_rows(
         if len(ks) < 2 or line in figure_lines or any(k in used for k in ks):
             continue
         s, e = lines.bounds(line)
-        gaps = zip([s] + [labels[k].end for k in ks], [labels[k].start for k in ks] + [e], strict=True)
+        gaps = zip([labels[k].end for k in ks], [labels[k].start for k in ks[1:]] + [e], strict=True)
         if any(_words_between(text, a, b) for a, b in gaps):
             continue
+        leading_column = _words_between(text, s, labels[ks[0]].start)
         rows = []
         j, checked = line + 1, 0
         while j < len(lines.starts) and checked <= COLUMN_LOOKUP_LINES:
@@ -497,7 +500,9 @@ def _header_rows(
         if len(rows) != 1:
             continue
         row = figure_lines[rows[0]]
-        _, e = lines.bounds(rows[0])
+        s, e = lines.bounds(rows[0])
+        if leading_column and not text[s : amounts[row[0]].start].strip():
+            continue  # a column the lexicon does not name ("Stawka VAT") over a figure: the order shifts
         # words may stand before the row (another column's text), not among its figures
         gaps = zip([amounts[ai].end for ai in row], [amounts[ai].start for ai in row[1:]] + [e], strict=True)
         if any(role_label[ai] >= 0 or transparent[ai] for ai in row) or any(
@@ -520,24 +525,37 @@ def _words_between(text: str, start: int, end: int) -> bool:
 _MAX_ROW_FIGURES = 24
 
 
-def _line_amounts(amounts: list[AmountMention], lines: Lines, roles: list[str | None]) -> list[int]:
-    """The labelled amounts that are a line item's amount: two other figures on their
-    line that no label names, a quantity and a unit price, multiply to them."""
+def _line_amounts(
+    amounts: list[AmountMention], lines: Lines, roles: list[str | None], role_label: list[int]
+) -> list[int]:
+    """The labelled amounts that are a line item's figures: on a row where two figures no
+    label on the row names, a quantity and a unit price, multiply to a third, that third
+    and every figure only a column's header names ("1.0  70.0  70.0  14.0" under
+    "Qté.  Prix unitaire HT  Montant HT  Montant TVA": the line's amount and its tax)."""
     by_line: dict[int, list[int]] = {}
     for ai, am in enumerate(amounts):
         by_line.setdefault(lines.line_of(am.start), []).append(ai)
-    out = []
+    out: list[int] = []
     for row in by_line.values():
         if len(row) < 3 or len(row) > _MAX_ROW_FIGURES:
             continue
+        unnamed = [j for j in row if role_label[j] < 0 and amounts[j].value]  # by no label on the row
+        items: list[int] = []
         for ai in row:
             value = abs(amounts[ai].value)
-            if roles[ai] is None or not value:
+            if not value:
                 continue
-            # a quantity and a unit price are under no label of their own
-            others = [abs(amounts[j].value) for j in row if j != ai and amounts[j].value and roles[j] is None]
-            if any(abs(q * p - value) < CENT for i, q in enumerate(others) for p in others[i + 1 :]):
-                out.append(ai)
+            # a quantity and a unit price are under no label of their own, one under no
+            # header either ("Netto  MwSt  Brutto" over "1,00  0,19  1,19" is no item)
+            others = [(abs(amounts[j].value), roles[j] is None) for j in unnamed if j != ai]
+            if any(
+                abs(q * p - value) < CENT and (q_bare or p_bare)
+                for i, (q, q_bare) in enumerate(others)
+                for p, p_bare in others[i + 1 :]
+            ):
+                items.append(ai)
+        if items:
+            out.extend(ai for ai in row if roles[ai] is not None and (ai in items or role_label[ai] < 0))
     return out
 
 
@@ -667,10 +685,12 @@ def _transparent(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
             out[ai] = True
     for ai in range(len(amounts) - 1):
         base, tax = amounts[ai], amounts[ai + 1]
-        # "TVA 20,0%  81,90 €  16,38 €": a rate, then the base, then the tax
+        # "TVA 20,0%  81,90 €  16,38 €": a rate after its label, then the base, then the tax (a
+        # rate opening its row, "23%  24 500,00  5 635,00", is a column of a table with a header)
         rate_before = _PERCENT_BEFORE.search(text, max(0, base.start - _RATE_BASE_BEFORE), base.start)
         if (
             rate_before is not None
+            and _WORD_RE.search(text, lines.bounds(lines.line_of(base.start))[0], rate_before.start()) is not None
             and lines.line_of(tax.start) == lines.line_of(base.start)
             and _WITH_CENTS.search(base.raw)
             and _WITH_CENTS.search(tax.raw)
