@@ -1066,3 +1066,18 @@ def test_a_summary_row_under_its_header_is_no_line_item():
         ("1,19", "total"),
         ("1,19", "total"),
     ]
+
+
+# 37. A discount at a rate of its base: the phrase is the figure's after the base -----------
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Zwischensumme  300,00\nabzgl. Sondernachlass  10%  von  200,00  -20,00\nzzgl. Versandkosten  4,90\n\n"
+        "Rechnungssumme Netto  284,90\n",
+        "Subtotal  300.00\nLess discount  10% of  200.00  -20.00\nShipping  4.90\n\nNet total  284.90\n",
+    ],
+)
+def test_a_discount_at_a_rate_of_its_base_explains_the_sums(text):
+    src = Source(text, INVOICE.lexicon, INVOICE.value_lexicon)
+    assert (Decimal("20.00"), "deduction") in [(value, kind) for value, kind, _ in src.adjustments()]
+    assert reasons(text, {"subtotal": 284.9})["subtotal"] == []

@@ -299,6 +299,9 @@ def test_the_deterministic_layer_meets_the_real_document_targets(real_report):
     """At most 5% of documents and 2% of fields flagged on correct records, at least 98%
     of the corruptions caught (the issue's targets; the figures are the README's)."""
     assert real_report.gate_failures() == [], real_report.to_text()
+    # and no worse than the README records: a ratchet, lowered as fixes land
+    assert len(real_report.false_alarm_docs) <= 4, real_report.to_text()
+    assert len(real_report.false_alarms) <= 5, real_report.to_text()
 
 
 @pytest.mark.processes

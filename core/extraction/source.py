@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import lru_cache
 from itertools import combinations, product
@@ -241,6 +241,9 @@ class Source:
         seen: dict[tuple[Decimal, str], tuple[Decimal, str, str]] = {}
         for ai, am in enumerate(self.amounts):
             ctx = self.context(ai)
+            if ctx.adjustment is not None and ctx.rate_base and self._next_on_line(ai):
+                # "Sondernachlass 10% von 147,30  -14,73": the phrase is the figure's after its base
+                am, ctx = self.amounts[ai + 1], replace(self.context(ai + 1), adjustment=ctx.adjustment)
             cents = to_cents(abs(am.value))
             if ctx.adjustment is None or cents is None or cents == 0:
                 continue
@@ -250,6 +253,16 @@ class Source:
                 break
         self._adjustments = list(seen.values())
         return self._adjustments
+
+    def _next_on_line(self, ai: int) -> bool:
+        """Whether a figure follows amount ai on its line, with no adjustment of its own."""
+        if ai + 1 >= len(self.amounts):
+            return False
+        nxt = self.amounts[ai + 1]
+        return (
+            self.lines.line_of(nxt.start) == self.lines.line_of(self.amounts[ai].start)
+            and self.context(ai + 1).adjustment is None
+        )
 
     def adjustment_sums(self, either_way: bool) -> dict[Decimal, list[str]]:
         if either_way not in self._adjustment_sums:
