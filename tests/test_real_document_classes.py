@@ -1081,3 +1081,19 @@ def test_a_discount_at_a_rate_of_its_base_explains_the_sums(text):
     src = Source(text, INVOICE.lexicon, INVOICE.value_lexicon)
     assert (Decimal("20.00"), "deduction") in [(value, kind) for value, kind, _ in src.adjustments()]
     assert reasons(text, {"subtotal": 284.9})["subtotal"] == []
+
+
+# 38. A charge's or a deduction's phrase between a label and a figure names the figure -------
+@pytest.mark.parametrize(
+    "text,figure",
+    [
+        ("Subtotal  100.00\nTax 19%  Discount:  -5.00\nTotal  95.00\n", "-5.00"),
+        ("Rechnungsrabatt 1:  Basisbetrag: 280,00, MwSt.-% 19,0, Rabattbetrag:  -5,60\n", "-5,60"),
+    ],
+)
+def test_an_adjustments_phrase_nearer_the_figure_than_the_label_names_it(text, figure):
+    assert (figure, None) in roles(text), roles(text)
+
+
+def test_an_adjustments_word_right_after_a_label_is_part_of_it():
+    assert roles("Service  710.00\nTotal Charges  $710.00\n")[-1] == ("710.00", "total")

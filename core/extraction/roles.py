@@ -259,6 +259,7 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
                 text.find("\n", lb.end, am.start) < 0
                 and _within_label_reach(text[lb.end : am.start])
                 and not _ends_a_sentence(text, lb)
+                and not _adjustment_between(text, lb.end, am.start, lexicon)
             ):
                 pre[ai] = last_label
         amount_since = True
@@ -356,6 +357,14 @@ _CURRENCY_NAMES = frozenset(ISO_4217) | frozenset(CURRENCY_WORDS)
 
 
 _PROSE_BEFORE_RE = re.compile(r"(?<![^\W\d_])[^\W\d_]{2,}[ \t]$")
+
+
+def _adjustment_between(text: str, start: int, end: int, lexicon: Lexicon) -> bool:
+    """Whether a charge's or a deduction's phrase stands between a label and a figure,
+    apart from the label ("Tax 19%  Discount: -5.00": the discount's figure). A phrase
+    right after the label is part of it ("Total Charges  $710.00")."""
+    found = lexicon.adjustment_re.search(text, start, end)
+    return found is not None and bool(text[start : found.start()].strip(" \t:.-"))
 
 
 def _ends_a_sentence(text: str, label: Label) -> bool:
