@@ -1080,6 +1080,8 @@ def test_a_summary_row_under_its_header_is_no_line_item():
 def test_a_discount_at_a_rate_of_its_base_explains_the_sums(text):
     src = Source(text, INVOICE.lexicon, INVOICE.value_lexicon)
     assert (Decimal("20.00"), "deduction") in [(value, kind) for value, kind, _ in src.adjustments()]
+    base, discount = (i for i, am in enumerate(src.amounts) if abs(am.value) in (200, 20))
+    assert src.context(base).adjustment is None and src.context(discount).adjustment is not None
     assert reasons(text, {"subtotal": 284.9})["subtotal"] == []
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
 from itertools import combinations, product
@@ -67,6 +67,7 @@ class Source:
         self._currency: list[CurrencyHit] | None = None
         self._currency_starts: list[int] = []
         self._context: dict[int, AmountContext] = {}
+        self._phrases: dict[int, tuple[str | None, bool]] = {}
         self._adjustments: list[tuple[Decimal, str, str]] | None = None
         self._date_starts: list[int] | None = None
         self._page_starts: list[int] | None = None
@@ -137,15 +138,15 @@ class Source:
             return cached
         text, am = self.text, self.amounts[ai]
         ls, le = self.lines.bounds(self.lines.line_of(am.start))
-        prev_end = self.amounts[ai - 1].end if ai > 0 and self.amounts[ai - 1].end > ls else ls
-        start = max(prev_end, am.start - LABEL_BEFORE_WINDOW)
-        before = text[start : am.start]
+        prev_end, start = self._words_before(ai)
         next_start = self.amounts[ai + 1].start if ai + 1 < len(self.amounts) else len(text)
         after_end = min(le, next_start, am.end + LABEL_AFTER_WINDOW)
         after = text[am.end : after_end]
-        adjustment = None
-        for m in self.lexicon.adjustment_re.finditer(before):
-            adjustment = normalise_phrase(m.group())  # the phrase nearest the number wins
+        adjustment, rate_base = self._phrase_before(ai)
+        if adjustment is not None and rate_base and self._hands_phrase_on(ai):
+            adjustment = None
+        elif adjustment is None and ai > 0 and self._hands_phrase_on(ai - 1):
+            adjustment = self._phrase_before(ai - 1)[0]
         heading = self._heading(ai) if prev_end == ls else ""
         if adjustment is None and heading and self.roles[ai] is None and len(text[am.end : le].strip()) <= 4:
             # one token per line, as OCR gives: a charge's phrase alone over its figure
@@ -176,7 +177,6 @@ class Source:
         partial = self.lexicon.partial_re.search(text, partial_start, am.start) is not None or (
             heading != "" and self.lexicon.partial_re.search(heading) is not None
         )
-        rate_base = self.lexicon.rate_base_re.search(before) is not None or self.assignment.per_rate[ai]
         codes: set[str] = set()
         hits = self.currency_hits
         for h in hits[bisect_left(self._currency_starts, start) :]:
@@ -190,6 +190,40 @@ class Source:
         ctx = AmountContext(adjustment, partial, rate_base, frozenset(codes))
         self._context[ai] = ctx
         return ctx
+
+    def _words_before(self, ai: int) -> tuple[int, int]:
+        """Where the words before amount ai begin on its line: the end of the previous
+        amount on it (or the line's start), and that or the label window's start."""
+        am = self.amounts[ai]
+        ls = self.lines.starts[self.lines.line_of(am.start)]
+        prev_end = self.amounts[ai - 1].end if ai > 0 and self.amounts[ai - 1].end > ls else ls
+        return prev_end, max(prev_end, am.start - LABEL_BEFORE_WINDOW)
+
+    def _phrase_before(self, ai: int) -> tuple[str | None, bool]:
+        """The charge's or deduction's phrase nearest before amount ai on its line, since the
+        previous amount, and whether amount ai is a rate's base ("10% von 147,30")."""
+        cached = self._phrases.get(ai)
+        if cached is not None:
+            return cached
+        before = self.text[self._words_before(ai)[1] : self.amounts[ai].start]
+        phrase = None
+        for m in self.lexicon.adjustment_re.finditer(before):
+            phrase = normalise_phrase(m.group())  # the phrase nearest the number wins
+        rate_base = self.lexicon.rate_base_re.search(before) is not None or self.assignment.per_rate[ai]
+        self._phrases[ai] = (phrase, rate_base)
+        return phrase, rate_base
+
+    def _hands_phrase_on(self, ai: int) -> bool:
+        """Whether amount ai is a rate's base whose phrase is the next figure's on its line,
+        that figure having no phrase of its own ("Sondernachlass 10% von 147,30  -14,73")."""
+        phrase, rate_base = self._phrase_before(ai)
+        return (
+            phrase is not None
+            and rate_base
+            and ai + 1 < len(self.amounts)
+            and self.lines.line_of(self.amounts[ai + 1].start) == self.lines.line_of(self.amounts[ai].start)
+            and self._phrase_before(ai + 1)[0] is None
+        )
 
     def _heading(self, ai: int) -> str:
         """The line before amount ai's (the first on its line) when it holds no figure and
@@ -241,9 +275,6 @@ class Source:
         seen: dict[tuple[Decimal, str], tuple[Decimal, str, str]] = {}
         for ai, am in enumerate(self.amounts):
             ctx = self.context(ai)
-            if ctx.adjustment is not None and ctx.rate_base and self._next_on_line(ai):
-                # "Sondernachlass 10% von 147,30  -14,73": the phrase is the figure's after its base
-                am, ctx = self.amounts[ai + 1], replace(self.context(ai + 1), adjustment=ctx.adjustment)
             cents = to_cents(abs(am.value))
             if ctx.adjustment is None or cents is None or cents == 0:
                 continue
@@ -253,16 +284,6 @@ class Source:
                 break
         self._adjustments = list(seen.values())
         return self._adjustments
-
-    def _next_on_line(self, ai: int) -> bool:
-        """Whether a figure follows amount ai on its line, with no adjustment of its own."""
-        if ai + 1 >= len(self.amounts):
-            return False
-        nxt = self.amounts[ai + 1]
-        return (
-            self.lines.line_of(nxt.start) == self.lines.line_of(self.amounts[ai].start)
-            and self.context(ai + 1).adjustment is None
-        )
 
     def adjustment_sums(self, either_way: bool) -> dict[Decimal, list[str]]:
         if either_way not in self._adjustment_sums:
