@@ -576,8 +576,7 @@ def check_unlabelled_totals(
     left aside), as the subtotal plus the tax, or as the gross the record's tax is
     included in at a rate the source prints; anything else is most likely a line's
     amount taken for the total."""
-    figures = [abs(am.value) for am in src.amounts if CENTS_RE.search(am.raw)]
-    if not figures:
+    if not any(CENTS_RE.search(am.raw) for am in src.amounts):
         return
     by_set = {name: leaf for leaf in leaves if "[" not in leaf.path for name in leaf.field.label_sets}
     parts = [_rule_value(by_set[name].value) if name in by_set else None for name in ("subtotal", "tax")]
