@@ -8,6 +8,7 @@ figures its README records are a ceiling a change may not raise."""
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import pytest
@@ -309,3 +310,115 @@ def test_the_heldout_eval_runs_and_computes_its_catch(heldout_report):
     # these as classes are fixed.
     assert len(report.false_alarm_docs) <= RECORDED_FALSE_ALARM_DOCUMENTS, report.to_text()
     assert len(report.false_alarms) <= RECORDED_FALSE_ALARM_FIELDS, report.to_text()
+
+
+# --- a round built from its own sources only -------------------------------------------------
+def _source_repo(tmp_path: Path, pdf: bytes) -> str:
+    """A git copy of one repository holding `invoice.pdf`, laid out as the sources folder
+    holds them; returns the commit."""
+    import subprocess
+
+    repo = tmp_path / "sources" / "example+invoices"
+    repo.mkdir(parents=True)
+    (repo / "invoice.pdf").write_bytes(pdf)
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "add", "invoice.pdf"], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "example"], check=True)
+    return subprocess.run([*git, "rev-parse", "HEAD"], check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _derive_round(derive, tmp_path, monkeypatch, extra_candidates, extra_labels=()) -> list[dict]:
+    """derive.py --round 99 over the set's candidates and labels plus the extra ones; the
+    labels it writes, after the set's own rows (which it must keep as they are)."""
+    old_labels = (HELDOUT / "labels.jsonl").read_text(encoding="utf-8")
+    candidates = tmp_path / "candidates.jsonl"
+    candidates.write_text(
+        (HELDOUT / "candidates.jsonl").read_text(encoding="utf-8")
+        + "".join(json.dumps(c) + "\n" for c in extra_candidates),
+        encoding="utf-8",
+    )
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text(old_labels + "".join(json.dumps(row) + "\n" for row in extra_labels), encoding="utf-8")
+    monkeypatch.setattr(derive, "CANDIDATES", candidates)
+    monkeypatch.setattr(derive, "LABELS", labels)
+    assert derive.main(["--round", "99", "--sources", str(tmp_path / "sources")]) == 0
+    written = labels.read_text(encoding="utf-8")
+    assert written.startswith(old_labels)  # every earlier row kept, in its order
+    return [json.loads(line) for line in written[len(old_labels) :].splitlines()]
+
+
+def _example_candidate(commit: str, doc_id: str, round_: int) -> dict:
+    from tests import pdfs
+
+    return {
+        "id": doc_id,
+        "repo": "example/invoices",
+        "commit": commit,
+        "path": "invoice.pdf",
+        "licence": "MIT",
+        "language": "en",
+        "kind": "invoice",
+        "currency": "GBP",
+        "round": round_,
+        "truth": dict(pdfs.DATA, line_items=None),
+    }
+
+
+@pytest.mark.processes  # git makes the source repository
+def test_derive_round_labels_only_that_round_and_keeps_every_other_row(tmp_path, monkeypatch):
+    from tests import pdfs
+
+    derive = _heldout_script("derive")
+    commit = _source_repo(tmp_path, pdfs.two_column_invoice(pages=1))
+    fresh = _example_candidate(commit, "hinv-example-invoice", 99)
+    rendered_again = _example_candidate(commit, "hinv-example-again", 99)
+    rows = _derive_round(derive, tmp_path, monkeypatch, [fresh, rendered_again])
+    assert [row["id"] for row in rows] == ["hinv-example-invoice"]  # the second: the same number and total
+    assert rows[0]["truth"]["total"] == pdfs.DATA["total"] and rows[0]["source"]["commit"] == commit
+
+
+@pytest.mark.processes  # git makes the source repository
+def test_derive_round_drops_a_rendering_of_a_kept_document(tmp_path, monkeypatch):
+    from tests import pdfs
+
+    derive = _heldout_script("derive")
+    commit = _source_repo(tmp_path, pdfs.two_column_invoice(pages=1))
+    # a document of an earlier round (its source absent here) with the same number and total
+    earlier = _example_candidate(commit, "hinv-example-earlier", 98)
+    kept_row = {"id": earlier["id"], "truth": earlier["truth"]}
+    rows = _derive_round(
+        derive, tmp_path, monkeypatch, [earlier, _example_candidate(commit, "hinv-example-new", 99)], [kept_row]
+    )
+    assert [row["id"] for row in rows] == ["hinv-example-earlier"]
+
+
+@pytest.mark.processes  # git makes the source repository
+def test_derive_round_refuses_a_hand_label_the_text_does_not_hold(tmp_path, monkeypatch):
+    from tests import pdfs
+
+    derive = _heldout_script("derive")
+    commit = _source_repo(tmp_path, pdfs.two_column_invoice(pages=1))
+    wrong = {"id": "hinv-example-wrong", "repo": "example/invoices", "commit": commit, "path": "invoice.pdf"}
+    wrong |= {"licence": "MIT", "language": "en", "kind": "invoice", "currency": None, "round": 99}
+    wrong["truth"] = dict(pdfs.DATA, total=584.20, line_items=None)
+    candidates = tmp_path / "candidates.jsonl"
+    candidates.write_text(json.dumps(wrong) + "\n", encoding="utf-8")
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("", encoding="utf-8")
+    monkeypatch.setattr(derive, "CANDIDATES", candidates)
+    monkeypatch.setattr(derive, "LABELS", labels)
+    with pytest.raises(derive.LabelError, match=r"total 584\.2"):
+        derive.main(["--round", "99", "--sources", str(tmp_path / "sources")])
+
+
+def test_build_keep_absent_checks_what_it_has_and_keeps_the_rest(tmp_path, monkeypatch):
+    from vetq.eval.golden.real import build as tuned_build
+
+    for name in ("HERE", "LABELS", "DOCUMENTS", "README", "TEXTS", "PDFS"):
+        monkeypatch.setattr(tuned_build, name, getattr(tuned_build, name))
+    real_build = _heldout_script("build").real_build
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FileNotFoundError, match="no git copy"):
+        real_build.build(tmp_path / "empty", check=True)
+    assert real_build.build(tmp_path / "empty", check=True, keep_absent=True) == []

@@ -3,6 +3,7 @@
     python eval/golden/real/build.py                  # read the sources, write texts/, pdf/, documents.jsonl
     python eval/golden/real/build.py --sources DIR    # where the source repositories are
     python eval/golden/real/build.py --check          # convert again and compare; write nothing
+    python eval/golden/real/build.py --keep-absent    # convert what is here, keep the rest as committed
 
 labels.jsonl is the source of truth: per document its source (repository, commit, path,
 licence), its format, the hand-checked record (`truth`), the flags the document itself
@@ -169,6 +170,14 @@ def git_dir(sources: Path, repo: str) -> Path:
     raise FileNotFoundError(f"no git copy of {repo} under {sources}")
 
 
+def _has_git_copy(sources: Path, repo: str) -> bool:
+    try:
+        git_dir(sources, repo)
+    except FileNotFoundError:
+        return False
+    return True
+
+
 def read_source(sources: Path, source: Mapping[str, Any]) -> bytes:
     """The file at its pinned commit."""
     done = subprocess.run(
@@ -183,9 +192,14 @@ def read_source(sources: Path, source: Mapping[str, Any]) -> bytes:
     return done.stdout
 
 
-def build(sources: Path, *, check: bool = False) -> list[str]:
+def build(sources: Path, *, check: bool = False, keep_absent: bool = False) -> list[str]:
     """Convert every labelled document again; write texts/, pdf/ and documents.jsonl, or
-    with `check` only compare. Returns the problems found (empty: all agree)."""
+    with `check` only compare. Returns the problems found (empty: all agree).
+
+    With `keep_absent`, a document whose source repository has no git copy under `sources`
+    keeps the text and PDF committed here (and is not compared): a session that fetched
+    only a new round's sources converts those, and the table and documents.jsonl are still
+    written from every label."""
     labels = load_labels()
     problems: list[str] = []
     ids = [label["id"] for label in labels]
@@ -193,15 +207,29 @@ def build(sources: Path, *, check: bool = False) -> list[str]:
         problems.append("labels.jsonl repeats an id")
     texts: dict[str, str] = {}
     pdfs: dict[str, bytes | None] = {}
+    absent: set[str] = set()
     for label in labels:
-        text, pdf = document_text(label["format"], read_source(sources, label["source"]))
+        try:
+            data = read_source(sources, label["source"])
+        except FileNotFoundError:
+            if not keep_absent or _has_git_copy(sources, label["source"]["repo"]):
+                raise
+            absent.add(label["id"])
+            texts[label["id"]] = read_text(label["id"])
+            pdfs[label["id"]] = pdf_path(label["id"]).read_bytes() if pdf_path(label["id"]).exists() else None
+            continue
+        text, pdf = document_text(label["format"], data)
         texts[label["id"]] = text
         pdfs[label["id"]] = pdf if pdf is not None and len(pdf) <= PDF_LIMIT else None
+    if absent:
+        print(f"{len(absent)} documents kept as committed (no git copy of their repository)", file=sys.stderr)
     total = sum(len(pdf) for pdf in pdfs.values() if pdf is not None)
     if total > PDF_TOTAL_LIMIT:
         problems.append(f"the kept PDFs take {total} bytes, more than {PDF_TOTAL_LIMIT}")
     if check:
         for doc_id, text in texts.items():
+            if doc_id in absent:
+                continue
             if not text_path(doc_id).exists() or read_text(doc_id) != text:
                 problems.append(f"texts/{doc_id}.txt differs from a fresh conversion")
             kept = pdfs[doc_id]
@@ -242,9 +270,14 @@ def main(argv: list[str] | None = None) -> int:
         help="folder holding a git copy of every source repository (default %(default)s)",
     )
     parser.add_argument("--check", action="store_true", help="convert again and compare with the files; write nothing")
+    parser.add_argument(
+        "--keep-absent",
+        action="store_true",
+        help="a document whose repository is not under --sources keeps its committed text and PDF (not rechecked)",
+    )
     args = parser.parse_args(argv)
     try:
-        problems = build(Path(args.sources), check=args.check)
+        problems = build(Path(args.sources), check=args.check, keep_absent=args.keep_absent)
     except (OSError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -1,6 +1,7 @@
 """Derive the held-out set's labels from the data each print was made from.
 
     python eval/golden/real_heldout/derive.py [--sources DIR]   # writes labels.jsonl
+    python eval/golden/real_heldout/derive.py --round N         # only round N's candidates
 
 `candidates.jsonl` lists the documents (id, repository, commit, path, licence, language,
 kind, and `xml_path` when the data is a file beside the print rather than inside it, with
@@ -443,7 +444,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sources", default=real_build.DEFAULT_SOURCES, help="git copies of the sources (default %(default)s)"
     )
+    parser.add_argument(
+        "--round",
+        type=int,
+        help="derive only this round's candidates and keep the other rows of labels.jsonl as they are "
+        "(for a session that has only the new round's sources; duplicates are judged against the kept labels)",
+    )
     args = parser.parse_args(argv)
+    kept = {row["id"]: row for row in real_build.load_labels(LABELS)} if args.round is not None else {}
     tuned = {
         key
         for line in TUNED_LABELS.read_text(encoding="utf-8").splitlines()
@@ -456,6 +464,16 @@ def main(argv: list[str] | None = None) -> int:
         if not line.strip():
             continue
         candidate = json.loads(line)
+        if args.round is not None and candidate.get("round") != args.round:
+            if candidate["id"] in kept:
+                # a label's value not in its text is null: keys with a gap say nothing
+                seen |= {
+                    key
+                    for key in identity_keys(kept[candidate["id"]]["truth"])
+                    if None not in key[1] and "" not in key[1]
+                }
+                rows.append(kept[candidate["id"]])
+            continue
         pdf = real_build.read_source(Path(args.sources), candidate)
         try:
             xml = None if "truth" in candidate else source_xml(Path(args.sources), candidate, pdf)
