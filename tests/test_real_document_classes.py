@@ -1099,3 +1099,50 @@ def test_an_adjustments_phrase_nearer_the_figure_than_the_label_names_it(text, f
 
 def test_an_adjustments_word_right_after_a_label_is_part_of_it():
     assert roles("Service  710.00\nTotal Charges  $710.00\n")[-1] == ("710.00", "total")
+
+
+# 39. Thousands set apart by a plain space, cents by a dot ("CHF 12 760.00") ----------------
+@pytest.mark.parametrize(
+    "text,figure",
+    [
+        ("Total  CHF 12 760.00\n", "12 760.00"),  # a currency before it
+        ("Betrag:  1 337.42 EUR\n", "1 337.42"),  # a currency after it
+        ("Celkem (total):    111 900.00\n", "111 900.00"),  # a cell of its own
+        ("TAX  -€ 59 926.13\n", "59 926.13"),
+    ],
+)
+def test_a_space_grouped_figure_with_cents_after_a_dot_is_read_whole(text, figure):
+    assert [am.raw for am in find_amounts(text)] == [figure]
+
+
+@pytest.mark.parametrize(
+    "text,figures",
+    [
+        # a quantity before a price in a tight row
+        ("Pallet jack (ser. #PJ-44102) 4 285.00  0%\n", ["4", "285.00"]),
+        # a print that groups its thousands with commas
+        ("Rack bay  12 178.50  5%   2,034.90\n", ["12", "178.50", "2,034.90"]),
+    ],
+)
+def test_a_quantity_before_a_price_is_not_read_as_one_figure(text, figures):
+    assert [am.raw for am in find_amounts(text)] == figures
+
+
+def test_another_lines_amount_given_as_a_space_grouped_total_is_caught():
+    text = (
+        "Celkem (total):    111 900.00\n"
+        "Uhrazeno (paid):  -111 900.00\n\n"
+        "RUDR   12.01.2007  snih.cz   12.01.2008  1  100 500.00  100 500.00\n"
+    )
+    clean(text, {"total": 111900.0})
+    flagged(text, {"total": 100500.0}, "total", "not as a labelled total", "111 900.00")
+
+
+# 40. "Total with tax" is the document's grand total: a plain "Total" before the tax is none --
+def test_a_total_with_tax_outranks_a_plain_total_before_tax_and_discount():
+    text = (
+        "Name  Unit price  Qty  Total\nTest  € 3 576.89   2  € 7 153.78\nCake  € 889.89   2  € 1 779.78\n\n"
+        "TOTAL  € 8 933.56\nDiscount  -€ 100.00\n\nTAX  € 1 766.71\n\nTOTAL WITH TAX  € 10 600.27\n"
+    )
+    clean(text, {"tax": 1766.71, "total": 10600.27, "currency": "EUR"})
+    flagged(text, {"tax": 1766.71, "total": 8933.56, "currency": "EUR"}, "total", "10 600.27")

@@ -177,6 +177,55 @@ _NUM_RE = re.compile(
     r")"
     r"(?![0-9]|[.,'\u2019][0-9])"
 )
+# "1 234.56": thousands set apart by a plain space, cents by a dot (Swiss, South African,
+# ISO-style prints). A quantity before a price in a tight row ("4 285.00") is written the
+# same way, so the figure is read whole only where a currency marks it or it stands as a
+# cell of its own (two blanks, a colon or a line's edge before it, two blanks or a line's
+# end after it), and never in a print that groups thousands with commas ("1,140.00"): a
+# print writes its figures one way.
+_SPACE_GROUPED = re.compile(
+    r"(?<![0-9'\u2019.,])(?P<sign>[-\u2212](?=[0-9]))?(?P<num>[1-9][0-9]{0,2}(?: [0-9]{3})+\.[0-9]{2})"
+    r"(?![0-9]|[.,'\u2019][0-9])"
+)
+_COMMA_GROUPED = re.compile(r"(?<![0-9.,])[1-9][0-9]{0,2}(?:,[0-9]{3})+\.[0-9]{2}(?![0-9])")
+_SYMBOL_BEFORE = re.compile(rf"(?:{_SYMBOL_ALT})[ \t\u00a0]*$")
+_SYMBOL_AFTER = re.compile(rf"[ \t\u00a0]*(?:{_SYMBOL_ALT})")
+_CODE_BEFORE = re.compile(r"(?<![^\W\d_])([A-Z]{3})[ \t\u00a0]*$")
+_CODE_AFTER = re.compile(r"[ \t\u00a0]*([A-Z]{3})(?![^\W\d_])")
+_CELL_BEFORE = re.compile(r"(?:^|\n|[ \t]{2}|:[ \t]*)$")
+_CELL_AFTER = re.compile(r"[ \t]*(?:\n|$)|[ \t]{2}")
+
+
+def _whole_space_grouped(text: str, m: re.Match[str]) -> bool:
+    s, e = m.start(), m.end()
+    before = text[max(0, s - 12) : s]
+    code = _CODE_BEFORE.search(before)
+    if _SYMBOL_BEFORE.search(before) or (code is not None and code[1] in ISO_4217):
+        return True
+    code = _CODE_AFTER.match(text, e)
+    if _SYMBOL_AFTER.match(text, e) or (code is not None and code[1] in ISO_4217):
+        return True
+    return _CELL_BEFORE.search(before) is not None and _CELL_AFTER.match(text, e) is not None
+
+
+def _number_matches(text: str) -> list[re.Match[str]]:
+    """The figures of `text` in order: _NUM_RE's, with a space-grouped figure read whole
+    where _whole_space_grouped says so."""
+    matches = list(_NUM_RE.finditer(text))
+    if " " not in text or _COMMA_GROUPED.search(text):
+        return matches
+    whole = [m for m in _SPACE_GROUPED.finditer(text) if _whole_space_grouped(text, m)]
+    if not whole:
+        return matches
+    starts = [m.start() for m in whole]
+    kept = []
+    for m in matches:
+        k = bisect_right(starts, m.end() - 1) - 1
+        if k < 0 or whole[k].end() <= m.start():
+            kept.append(m)
+    return sorted([*kept, *whole], key=lambda m: m.start())
+
+
 _PHONE_RE = re.compile(
     r"\+[0-9][0-9 \-.()]{6,22}[0-9]"
     r"|(?i:(?<![^\W_])(?:tel|phone|telephone|fax|mobile|mob|cell|ph)(?![^\W_])\.?:?[ \t]*)"
@@ -267,7 +316,7 @@ def find_amounts(text: str, *, date_mentions: list[DateMention] | None = None) -
     zones.extend(m.span() for m in _IBAN_RE.finditer(text))
     zstarts, zends = _merge(zones)
     out: list[AmountMention] = []
-    for m in _NUM_RE.finditer(text):
+    for m in _number_matches(text):
         num = m.group("num")
         if len(num) > _MAX_TOKEN:
             continue
