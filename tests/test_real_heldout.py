@@ -245,6 +245,9 @@ LICENCE_FILES = {
     "OCA/reporting-engine": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt"]),
     "ekylibre/ekylibre": ("AGPL-3.0", ["AGPL-3.0.txt"]),
     "OCA/edi": ("AGPL-3.0", ["AGPL-3.0.txt"]),
+    # round 11 (mobile, desktop and cross-platform applications, report engines)
+    "coenttb/swift-document-templates": ("Apache-2.0", ["Apache-2.0.txt", "Apache-2.0-swift-document-templates.md"]),
+    "Swiftly-Developed/Swiftly-PDFKit": ("MIT", ["MIT-Swiftly-PDFKit.txt"]),
 }
 
 
