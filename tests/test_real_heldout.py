@@ -244,6 +244,8 @@ LICENCE_FILES = {
     "OCA/reporting-engine": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt"]),
     "ekylibre/ekylibre": ("AGPL-3.0", ["AGPL-3.0.txt"]),
     "OCA/edi": ("AGPL-3.0", ["AGPL-3.0.txt"]),
+    # round 11 (invoices from Asia, the Middle East and Africa)
+    "sos37591-prog/groundextract-kr": ("Apache-2.0", ["Apache-2.0.txt"]),
 }
 
 
