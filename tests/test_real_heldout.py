@@ -248,6 +248,8 @@ LICENCE_FILES = {
     # round 11 (mobile, desktop and cross-platform applications, report engines)
     "coenttb/swift-document-templates": ("Apache-2.0", ["Apache-2.0.txt", "Apache-2.0-swift-document-templates.md"]),
     "Swiftly-Developed/Swiftly-PDFKit": ("MIT", ["MIT-Swiftly-PDFKit.txt"]),
+    # round 11 (invoices from Asia, the Middle East and Africa)
+    "sos37591-prog/groundextract-kr": ("Apache-2.0", ["Apache-2.0.txt"]),
 }
 
 
