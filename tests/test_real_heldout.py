@@ -244,6 +244,8 @@ LICENCE_FILES = {
     "OCA/reporting-engine": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt"]),
     "ekylibre/ekylibre": ("AGPL-3.0", ["AGPL-3.0.txt"]),
     "OCA/edi": ("AGPL-3.0", ["AGPL-3.0.txt"]),
+    # round 11 (time-tracking, billing and accounting applications' prints)
+    "iwasherefirst2/pretty-pdf": ("GPL-3.0", ["GPL-3.0.txt"]),
 }
 
 
