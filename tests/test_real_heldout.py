@@ -250,6 +250,8 @@ LICENCE_FILES = {
     "Swiftly-Developed/Swiftly-PDFKit": ("MIT", ["MIT-Swiftly-PDFKit.txt"]),
     # round 11 (invoices from Asia, the Middle East and Africa)
     "sos37591-prog/groundextract-kr": ("Apache-2.0", ["Apache-2.0.txt"]),
+    # round 11 (time-tracking, billing and accounting applications' prints)
+    "iwasherefirst2/pretty-pdf": ("GPL-3.0", ["GPL-3.0.txt"]),
 }
 
 
