@@ -244,6 +244,9 @@ LICENCE_FILES = {
     "OCA/reporting-engine": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt"]),
     "ekylibre/ekylibre": ("AGPL-3.0", ["AGPL-3.0.txt"]),
     "OCA/edi": ("AGPL-3.0", ["AGPL-3.0.txt"]),
+    # round 11 (receipts: point-of-sale, thermal and generated receipt prints)
+    "godheaven/klib-pdf": ("Apache-2.0", ["Apache-2.0.txt", "NOTICE-klib-pdf.txt"]),
+    "markmhendrickson/neotoma": ("MIT", ["MIT-neotoma.txt"]),
 }
 
 
