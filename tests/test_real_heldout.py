@@ -252,6 +252,9 @@ LICENCE_FILES = {
     "sos37591-prog/groundextract-kr": ("Apache-2.0", ["Apache-2.0.txt"]),
     # round 11 (time-tracking, billing and accounting applications' prints)
     "iwasherefirst2/pretty-pdf": ("GPL-3.0", ["GPL-3.0.txt"]),
+    # round 11 (receipts: point-of-sale, thermal and generated receipt prints)
+    "godheaven/klib-pdf": ("Apache-2.0", ["Apache-2.0.txt", "NOTICE-klib-pdf.txt"]),
+    "markmhendrickson/neotoma": ("MIT", ["MIT-neotoma.txt"]),
 }
 
 
