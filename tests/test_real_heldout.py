@@ -244,6 +244,12 @@ LICENCE_FILES = {
     "OCA/reporting-engine": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt"]),
     "ekylibre/ekylibre": ("AGPL-3.0", ["AGPL-3.0.txt"]),
     "OCA/edi": ("AGPL-3.0", ["AGPL-3.0.txt"]),
+    # round 11 (typesetting and templating ecosystems' example prints)
+    "hexaeder/PandocLetterTemplate": ("GPL-2.0", ["GPL-2.0.txt"]),
+    "loustack17/simple_invoice": ("MIT", ["MIT-simple_invoice-loustack17.txt"]),
+    "supaatwi/mr_pdf": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "mathialo/simpleinvoice": ("GPL-3.0", ["GPL-3.0.txt"]),
+    "amunn/invoice-class": ("LPPL-1.3c", ["LPPL-1.3c.txt"]),
 }
 
 
