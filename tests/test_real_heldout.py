@@ -255,6 +255,12 @@ LICENCE_FILES = {
     # round 11 (receipts: point-of-sale, thermal and generated receipt prints)
     "godheaven/klib-pdf": ("Apache-2.0", ["Apache-2.0.txt", "NOTICE-klib-pdf.txt"]),
     "markmhendrickson/neotoma": ("MIT", ["MIT-neotoma.txt"]),
+    # round 11 (typesetting and templating ecosystems' example prints)
+    "hexaeder/PandocLetterTemplate": ("GPL-2.0", ["GPL-2.0.txt"]),
+    "loustack17/simple_invoice": ("MIT", ["MIT-simple_invoice-loustack17.txt"]),
+    "supaatwi/mr_pdf": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "mathialo/simpleinvoice": ("GPL-3.0", ["GPL-3.0.txt"]),
+    "amunn/invoice-class": ("LPPL-1.3c", ["LPPL-1.3c.txt"]),
 }
 
 
