@@ -261,6 +261,10 @@ LICENCE_FILES = {
     "supaatwi/mr_pdf": ("Apache-2.0", ["Apache-2.0.txt"]),
     "mathialo/simpleinvoice": ("GPL-3.0", ["GPL-3.0.txt"]),
     "amunn/invoice-class": ("LPPL-1.3c", ["LPPL-1.3c.txt"]),
+    # round 11 (English invoices found by file path)
+    "instructit/llm_invoice": ("MIT", ["MIT-llm_invoice-instructit.txt"]),
+    "Steby5/invoicePDF": ("MIT", ["MIT-invoicePDF-Steby5.txt"]),
+    "ilopez5/invoice-generator": ("MIT", ["MIT-invoice-generator-ilopez5.txt"]),
 }
 
 
