@@ -264,7 +264,6 @@ LICENCE_FILES = {
     # round 11 (English invoices found by file path)
     "instructit/llm_invoice": ("MIT", ["MIT-llm_invoice-instructit.txt"]),
     "Steby5/invoicePDF": ("MIT", ["MIT-invoicePDF-Steby5.txt"]),
-    "ilopez5/invoice-generator": ("MIT", ["MIT-invoice-generator-ilopez5.txt"]),
 }
 
 
