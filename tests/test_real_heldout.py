@@ -261,6 +261,10 @@ LICENCE_FILES = {
     "supaatwi/mr_pdf": ("Apache-2.0", ["Apache-2.0.txt"]),
     "mathialo/simpleinvoice": ("GPL-3.0", ["GPL-3.0.txt"]),
     "amunn/invoice-class": ("LPPL-1.3c", ["LPPL-1.3c.txt"]),
+    # round 11 (synthetic and fictional fixtures of AI / LLM document-extraction projects)
+    "kleinph/typst-letter-pro-invoice": ("GPL-3.0-or-later", ["GPL-3.0.txt"]),
+    "FoxitJohnny/SmartAP": ("MIT", ["MIT-SmartAP.txt"]),
+    "instructor-ai/instructor": ("MIT", ["MIT-instructor.txt"]),
 }
 
 
