@@ -264,6 +264,10 @@ LICENCE_FILES = {
     # round 11 (English invoices found by file path)
     "instructit/llm_invoice": ("MIT", ["MIT-llm_invoice-instructit.txt"]),
     "Steby5/invoicePDF": ("MIT", ["MIT-invoicePDF-Steby5.txt"]),
+    # round 11 (synthetic and fictional fixtures of AI / LLM document-extraction projects)
+    "kleinph/typst-letter-pro-invoice": ("GPL-3.0-or-later", ["GPL-3.0.txt"]),
+    "FoxitJohnny/SmartAP": ("MIT", ["MIT-SmartAP.txt"]),
+    "instructor-ai/instructor": ("MIT", ["MIT-instructor.txt"]),
 }
 
 
