@@ -1146,3 +1146,27 @@ def test_a_total_with_tax_outranks_a_plain_total_before_tax_and_discount():
     )
     clean(text, {"tax": 1766.71, "total": 10600.27, "currency": "EUR"})
     flagged(text, {"tax": 1766.71, "total": 8933.56, "currency": "EUR"}, "total", "10 600.27")
+
+
+# 41. Korean, Japanese and Chinese prints glue their currency to the figure ("400,000원") ----
+_KOREAN_TAX_INVOICE = (
+    "승인번호: 20260701-41000000-12345678 | 작성일자: 2026-07-01\n\n"
+    " 품목  수량    공급가액  세액\n소프트웨어 개발  1  400,000원  40,000원\n시스템 유지보수  1  600,000원  60,000원\n\n"
+    " 공급가액  1,000,000원\n 세액     100,000원\n 합계금액  1,100,000원\n"
+)
+
+
+def test_a_figure_with_its_currency_glued_after_it_is_an_amount():
+    assert [am.raw for am in find_amounts("합계 1,100,000원  小計 1,000円  合计 58元  회원 3명")] == [
+        "1,100,000",
+        "1,000",
+        "58",
+    ]
+
+
+def test_a_korean_tax_invoice_is_read_by_its_labels():
+    record = {"invoice_number": "20260701-41000000-12345678", "invoice_date": "2026-07-01"}
+    record |= {"subtotal": 1000000.0, "tax": 100000.0, "total": 1100000.0, "currency": "KRW"}
+    clean(_KOREAN_TAX_INVOICE, record)
+    flagged(_KOREAN_TAX_INVOICE, record | {"total": 600000.0}, "total", "not as a labelled total", "1,100,000")
+    flagged(_KOREAN_TAX_INVOICE, record | {"currency": "JPY"}, "currency")

@@ -146,6 +146,9 @@ def test_the_simple_checks():
     assert re_.identifier_in_text("RE-2017/505", text) and re_.identifier_in_text("RE2017505", text)
     assert not re_.identifier_in_text("RE-2071/505", text) and not re_.identifier_in_text("2017", "code x2017y")
     assert re_.time_in_text("09:48", text) and re_.currency_in_text("EUR", text)
+    # a currency glued after the figure leaves it a number; another word glued to it does not
+    assert re_.amount_in_text(1100000, "합계금액 1,100,000원") and re_.currency_in_text("KRW", "1,100,000원")
+    assert re_.amount_in_text(100, "Razem 100zł") and not re_.amount_in_text(3, "회원 3명")
     assert re_.printed_money("Mo-Fr 8.00-20.00 Uhr, 19,00 % MwSt 7,00 am 19.05. Summe 12,34") == [
         Decimal("7.00"),
         Decimal("12.34"),

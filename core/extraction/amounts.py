@@ -18,7 +18,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from vetq.core.extraction.currencies import ISO_4217, SYMBOLS_LONGEST_FIRST
 from vetq.core.extraction.dates import DateMention, find_date_mentions
 
-__all__ = ["CENT", "AmountMention", "find_amounts", "parse_amount", "to_cents"]
+__all__ = ["CENT", "GLUED_UNITS", "AmountMention", "find_amounts", "parse_amount", "to_cents"]
 
 CENT = Decimal("0.01")
 _GROUP_CHARS = " \u00a0\u202f\u2009'\u2019"
@@ -26,8 +26,11 @@ _ALL_SEPS = ".," + _GROUP_CHARS
 _CORE_RE = re.compile(r"[0-9][0-9.,'\u2019 \u00a0\u202f\u2009]*[0-9]|[0-9]")
 _GROUP_SPLIT = re.compile(r"[.,'\u2019 \u00a0\u202f\u2009]")
 _MINUS = "-\u2212"
-# letters glued to a number that still leave it an amount ("1.234,56EUR", "100zł")
-_GLUED_UNITS = frozenset({"zł", "kr", "fr", "kč", "ft", "lei", "lv", "kn", "rm", "rs", "rp", "tl", "sfr", "chf"})
+# letters glued to a number that still leave it an amount ("1.234,56EUR", "100zł",
+# "400,000원", "1,000円", "58元": Korean, Japanese and Chinese prints glue their unit)
+GLUED_UNITS = frozenset(
+    {"zł", "kr", "fr", "kč", "ft", "lei", "lv", "kn", "rm", "rs", "rp", "tl", "sfr", "chf", "원", "円", "元"}
+)
 _MAX_TOKEN = 40
 _SYMBOL_ALT = "|".join(re.escape(x) for x in SYMBOLS_LONGEST_FIRST)
 # A sign or an opening bracket before the currency written before a figure: "-$10.00",
@@ -252,7 +255,7 @@ def _letters_after(text: str, i: int) -> str:
 
 
 def _is_unit(word: str) -> bool:
-    return (word.isupper() and word in ISO_4217) or word.casefold() in _GLUED_UNITS
+    return (word.isupper() and word in ISO_4217) or word.casefold() in GLUED_UNITS
 
 
 def _merge(zones: list[tuple[int, int]]) -> tuple[list[int], list[int]]:

@@ -169,6 +169,8 @@ UNAMBIGUOUS_SYMBOLS: dict[str, str] = {
     "£": "GBP",
     "₹": "INR",
     "₩": "KRW",
+    "원": "KRW",
+    "円": "JPY",
     "₽": "RUB",
     "₺": "TRY",
     "₪": "ILS",
