@@ -191,24 +191,35 @@ _SPACE_GROUPED = re.compile(
     r"(?![0-9]|[.,'\u2019][0-9])"
 )
 _COMMA_GROUPED = re.compile(r"(?<![0-9.,])[1-9][0-9]{0,2}(?:,[0-9]{3})+\.[0-9]{2}(?![0-9])")
-_SYMBOL_BEFORE = re.compile(rf"(?:{_SYMBOL_ALT})[ \t\u00a0]*$")
-_SYMBOL_AFTER = re.compile(rf"[ \t\u00a0]*(?:{_SYMBOL_ALT})")
-_CODE_BEFORE = re.compile(r"(?<![^\W\d_])([A-Z]{3})[ \t\u00a0]*$")
-_CODE_AFTER = re.compile(r"[ \t\u00a0]*([A-Z]{3})(?![^\W\d_])")
+_SYMBOL_BEFORE = re.compile(rf"(?:{_SYMBOL_ALT})$")
+_SYMBOL_AFTER = re.compile(rf"(?:{_SYMBOL_ALT})")
+_BLANKS = " \t\u00a0"
 _CELL_BEFORE = re.compile(r"(?:^|\n|[ \t]{2}|:[ \t]*)$")
 _CELL_AFTER = re.compile(r"[ \t]*(?:\n|$)|[ \t]{2}")
 
 
+def _currency_beside(text: str, s: int, e: int) -> bool:
+    """A currency sign or code written right before s or right after e, blanks apart
+    ("CHF 12 760.00", "-€ 59 926.13", "1 337.42 EUR")."""
+    before = s
+    while before > 0 and text[before - 1] in _BLANKS:
+        before -= 1
+    after = e
+    while after < len(text) and text[after] in _BLANKS:
+        after += 1
+    return bool(
+        _SYMBOL_BEFORE.search(text, max(0, before - 4), before)
+        or _is_unit(_letters_before(text, before))
+        or _SYMBOL_AFTER.match(text, after)
+        or _is_unit(_letters_after(text, after))
+    )
+
+
 def _whole_space_grouped(text: str, m: re.Match[str]) -> bool:
     s, e = m.start(), m.end()
-    before = text[max(0, s - 12) : s]
-    code = _CODE_BEFORE.search(before)
-    if _SYMBOL_BEFORE.search(before) or (code is not None and code[1] in ISO_4217):
+    if _currency_beside(text, s, e):
         return True
-    code = _CODE_AFTER.match(text, e)
-    if _SYMBOL_AFTER.match(text, e) or (code is not None and code[1] in ISO_4217):
-        return True
-    return _CELL_BEFORE.search(before) is not None and _CELL_AFTER.match(text, e) is not None
+    return _CELL_BEFORE.search(text[max(0, s - 12) : s]) is not None and _CELL_AFTER.match(text, e) is not None
 
 
 def _number_matches(text: str) -> list[re.Match[str]]:
