@@ -268,6 +268,9 @@ LICENCE_FILES = {
     "kleinph/typst-letter-pro-invoice": ("GPL-3.0-or-later", ["GPL-3.0.txt"]),
     "FoxitJohnny/SmartAP": ("MIT", ["MIT-SmartAP.txt"]),
     "instructor-ai/instructor": ("MIT", ["MIT-instructor.txt"]),
+    # round 12 (typesetting tools' and AI-extraction projects' fictional prints, second wave)
+    "LuizFelipeM/docuxtract": ("MIT", ["MIT-docuxtract.txt"]),
+    "timgluz/versioneye-core": ("MIT", ["MIT-versioneye-core.txt"]),
 }
 
 
