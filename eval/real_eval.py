@@ -51,6 +51,7 @@ from pathlib import Path
 from typing import Any
 
 from vetq.core.extraction.amounts import GLUED_UNITS
+from vetq.core.extraction.currencies import ISO_4217
 from vetq.core.extraction.dates import find_date_mentions
 from vetq.core.extraction.source import currency_hits
 from vetq.core.results import error_of
@@ -87,10 +88,15 @@ def _alnum(text: str) -> str:
     return "".join(ch for ch in text.casefold() if ch.isalnum())
 
 
-# a number ends where a letter does not follow, or where a currency glued to it does
-# ("100zł", "400,000원")
+# a number starts where a letter does not stand before it, or where a currency code
+# glued to it does ("OMR39500.00", "USD1,200"), and ends where a letter does not follow,
+# or where a currency glued to it does ("100zł", "400,000원")
 _GLUED = "|".join(re.escape(unit) for unit in sorted(GLUED_UNITS, key=len, reverse=True))
-_PLAIN_NUMBER = re.compile(rf"(?<![^\W_])[0-9](?:[0-9.,'’]*[0-9])?(?:(?![^\W_])|(?=(?i:{_GLUED})(?![^\W_])))")
+_CODES = "|".join(sorted(ISO_4217))
+_PLAIN_NUMBER = re.compile(
+    rf"(?:(?<![^\W_])|(?<=(?<![^\W_])(?:{_CODES})))"
+    rf"[0-9](?:[0-9.,'’]*[0-9])?(?:(?![^\W_])|(?=(?i:{_GLUED})(?![^\W_])))"
+)
 _SPACED_NUMBER = re.compile(r"(?<![0-9.,'’])[0-9]{1,3}(?:[ \u00a0\u202f][0-9]{3})+(?:[.,][0-9]{1,2})?(?![0-9])")
 
 

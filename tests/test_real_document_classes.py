@@ -1170,3 +1170,24 @@ def test_a_korean_tax_invoice_is_read_by_its_labels():
     clean(_KOREAN_TAX_INVOICE, record)
     flagged(_KOREAN_TAX_INVOICE, record | {"total": 600000.0}, "total", "not as a labelled total", "1,100,000")
     flagged(_KOREAN_TAX_INVOICE, record | {"currency": "JPY"}, "currency")
+
+
+# 42. A sum row under a header naming one column by another role (Zoho's "Sub Total" row) ----
+_ZOHO_TABLE = (
+    "#  Item Description  Qty   Rate      VAT    Amount\n\n"
+    "1  Brochure Design    2  100.00     24.00    200.00\n"
+    "2  Agenda            290  20.00    696.00   5800.00\n\n"
+    "                       Sub Total   720.00   6000.00\n\n"
+    "                            TOTAL       OMR6720.00\n"
+)
+
+
+def test_a_sum_rows_figure_under_a_tax_column_is_the_tax_and_the_other_the_rows():
+    clean(_ZOHO_TABLE, {"subtotal": 6000.0, "tax": 720.0, "total": 6720.0, "currency": "OMR"})
+    flagged(_ZOHO_TABLE, {"subtotal": 720.0, "tax": 720.0, "total": 6720.0}, "subtotal", "not as a labelled subtotal")
+
+
+def test_a_sum_row_under_a_line_with_digits_is_read_as_before():
+    # a line item naming a role ("VAT filing") is no header: the row's label keeps its figure
+    text = "VAT filing  1  100.00  100.00\nSub Total   20.00   100.00\n"
+    assert roles(text)[-2:] == [("20.00", "subtotal"), ("100.00", None)], roles(text)

@@ -149,6 +149,8 @@ def test_the_simple_checks():
     # a currency glued after the figure leaves it a number; another word glued to it does not
     assert re_.amount_in_text(1100000, "합계금액 1,100,000원") and re_.currency_in_text("KRW", "1,100,000원")
     assert re_.amount_in_text(100, "Razem 100zł") and not re_.amount_in_text(3, "회원 3명")
+    # a currency code glued before the figure likewise; another word glued to it does not
+    assert re_.amount_in_text(39500, "TOTAL OMR39500.00") and not re_.amount_in_text(2024, "Nr INV2024")
     assert re_.printed_money("Mo-Fr 8.00-20.00 Uhr, 19,00 % MwSt 7,00 am 19.05. Summe 12,34") == [
         Decimal("7.00"),
         Decimal("12.34"),

@@ -445,6 +445,11 @@ def _sum_row_columns(
         for up in range(line - 1, max(-1, line - 1 - _SUM_ROW_REACH), -1):
             s, e = lines.bounds(up)
             header = range(bisect_left(label_starts, s), bisect_left(label_starts, e))
+            if len(header) == 1 and len(row) == 2:
+                taken = _one_labelled_column(labels, label_starts, lines, text, header[0], pre[ai], row, spans, s, e)
+                if taken is not None:
+                    out.update(taken)
+                    break
             if len(header) < 2:
                 continue
             under: dict[int, int] = {}
@@ -461,6 +466,37 @@ def _sum_row_columns(
                 out.update({j: under.get(j, -1) for j in row})
             break  # the nearest line of labels is the header, or there is none
     return out
+
+
+def _one_labelled_column(
+    labels: list[Label],
+    label_starts: list[int],
+    lines: Lines,
+    text: str,
+    k: int,
+    row_label: int,
+    row: list[int],
+    spans: list[tuple[int, int]],
+    s: int,
+    e: int,
+) -> dict[int, int] | None:
+    """A sum row of two figures under a table's header that names one of its columns by
+    another role ("Sub Total  1500.00  38000.00" under "Item  Qty  Rate  VAT  Amount", as
+    Zoho prints it): the figure under that column is its sum, the other the row label's.
+    None when the line s..e is no header (a digit, fewer than three cells) or not one
+    figure of the row stands under the label."""
+    if labels[k].role in (None, labels[row_label].role) or any(c.isdigit() for c in text[s:e]):
+        return None
+    if len(_cells(text, s, e)) < 3:
+        return None
+    under = [
+        j
+        for j, (c0, c1) in zip(row, spans, strict=True)
+        if _label_over(c0, c1, s, e, labels, label_starts, lines, min_overlap=1) == k
+    ]
+    if len(under) != 1:
+        return None
+    return {j: k if j in under else row_label for j in row}
 
 
 def _header_rows(
