@@ -1191,3 +1191,21 @@ def test_a_sum_row_under_a_line_with_digits_is_read_as_before():
     # a line item naming a role ("VAT filing") is no header: the row's label keeps its figure
     text = "VAT filing  1  100.00  100.00\nSub Total   20.00   100.00\n"
     assert roles(text)[-2:] == [("20.00", "subtotal"), ("100.00", None)], roles(text)
+
+
+# 43. A table written one cell per line (OCR, some converters): its header stacks over its row
+_STACKED = (
+    "Contoso\n\nInvoice Number\nInvoice Date\nInvoice Due Date\nCharges\nVAT ID\n\n"
+    "34278587\n6/18/2017\n6/24/2017\n$56,651.49\nPT\n"
+)
+
+
+def test_a_row_written_one_cell_per_line_is_read_under_its_stacked_header():
+    clean(_STACKED, {"invoice_number": "34278587", "invoice_date": "2017-06-18"})
+    flagged(_STACKED, {"invoice_date": "2017-06-24"}, "invoice_date", "Due Date")
+
+
+def test_a_line_of_several_labels_over_a_line_of_several_values_is_no_stacked_header():
+    # single-spaced text: each line one cell, but the labels read across, not down
+    text = "Date : Expired Date : Invoice Number :\nTel : qwe@qwe.qwe\n12/05/2022 11/06/2022 # 1/2022\n"
+    assert not any("Invoice Number" in r for r in reasons(text, {"invoice_date": "2022-05-12"})["invoice_date"])

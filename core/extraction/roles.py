@@ -32,6 +32,7 @@ __all__ = [
 LABEL_BEFORE_WINDOW = 60
 LABEL_AFTER_WINDOW = 20
 COLUMN_LOOKUP_LINES = 3
+_MAX_STACK = 12  # the most cells of a row written one per line that are paired in order
 MAX_LABELS = 100_000
 _MAX_COLUMN_LINE = 2000
 CLAUSE_BREAK_RE = re.compile(r"[,;]|\.(?![0-9])")
@@ -853,11 +854,55 @@ class LabelIndex:
             if _within_label_reach(gap) and not any(c.isdigit() for c in gap):
                 return lb
             return None  # its line has a label, which names an earlier value
-        paired = self._header_cell(start)
+        paired = self._header_cell(start) or self._stacked_cell(start, end)
         if paired is not None:
             return paired[0]
         header = _column_label(start, end, self._inline, self.labels, self.starts, self.lines)
         return None if header is None else self.labels[header]
+
+    def _stacked_cell(self, start: int, end: int) -> tuple[Label | None] | None:
+        """The header of a row written one cell per line, as OCR and some converters give a
+        table ("Invoice Number", "Invoice Date", "Charges" on lines of their own, then
+        "34278587", "6/18/2017", "$56,651.49"): the value is the whole of the i-th of the
+        lines of one cell under a run of at least as many lines of one cell, no digit and
+        at most one label each (some of them one); the label ending the i-th such line names
+        it, or none does. None when the lines do not stack so."""
+        lines, text = self.lines, self.text
+
+        def cell(j: int) -> tuple[int, int] | None:
+            cells = _cells(text, *lines.bounds(j))
+            return cells[0] if len(cells) == 1 else None
+
+        def header_label(j: int) -> int | None:
+            """The label ending line j's one cell, when the line could head a column."""
+            span = cell(j)
+            if span is None or any(c.isdigit() for c in text[span[0] : span[1]]):
+                return None
+            inside = range(bisect_left(self.starts, span[0]), bisect_left(self.starts, span[1]))
+            if len(inside) > 1:
+                return None  # a line of labels is a header read across, not down
+            if inside and not text[self.labels[inside[0]].end : span[1]].strip(" \t:#"):
+                return inside[0]
+            return -1  # a header cell with no label (or one ending in other words)
+
+        li = lines.line_of(start)
+        if cell(li) != (start, end):
+            return None
+        top = li
+        while top > 0 and li - top < _MAX_STACK and cell(top - 1) is not None and header_label(top - 1) is None:
+            top -= 1
+        j = top - 1
+        if j >= 0 and not text[slice(*lines.bounds(j))].strip():
+            j -= 1  # one blank line between the header and its row
+        header: list[int] = []
+        while j >= 0 and len(header) <= _MAX_STACK and (k := header_label(j)) is not None:
+            header.append(k)
+            j -= 1
+        header.reverse()
+        rank = li - top
+        if len(header) < 2 or rank >= len(header) or all(k < 0 for k in header):
+            return None
+        return (self.labels[header[rank]] if header[rank] >= 0 else None,)
 
     def _header_cell(self, start: int) -> tuple[Label | None] | None:
         """The header of a row read by order ("Invoice Number  Invoice Date  Charges" over
