@@ -1122,6 +1122,8 @@ def test_a_space_grouped_figure_with_cents_after_a_dot_is_read_whole(text, figur
         ("Pallet jack (ser. #PJ-44102) 4 285.00  0%\n", ["4", "285.00"]),
         # a print that groups its thousands with commas
         ("Rack bay  12 178.50  5%   2,034.90\n", ["12", "178.50", "2,034.90"]),
+        # a print that writes a thousand or more with no grouping
+        ("Widget   2 150.00   300.00\nTotal   4300.00\n", ["2", "150.00", "300.00", "4300.00"]),
     ],
 )
 def test_a_quantity_before_a_price_is_not_read_as_one_figure(text, figures):

@@ -184,13 +184,15 @@ _NUM_RE = re.compile(
 # ISO-style prints). A quantity before a price in a tight row ("4 285.00") is written the
 # same way, so the figure is read whole only where a currency marks it or it stands as a
 # cell of its own (two blanks, a colon or a line's edge before it, two blanks or a line's
-# end after it), and never in a print that groups thousands with commas ("1,140.00"): a
-# print writes its figures one way.
+# end after it), and never in a print that groups thousands with commas ("1,140.00") or
+# writes a figure of a thousand or more with no grouping ("4300.00"): a print writes its
+# figures one way.
 _SPACE_GROUPED = re.compile(
     r"(?<![0-9'\u2019.,])(?P<sign>[-\u2212](?=[0-9]))?(?P<num>[1-9][0-9]{0,2}(?: [0-9]{3})+\.[0-9]{2})"
     r"(?![0-9]|[.,'\u2019][0-9])"
 )
 _COMMA_GROUPED = re.compile(r"(?<![0-9.,])[1-9][0-9]{0,2}(?:,[0-9]{3})+\.[0-9]{2}(?![0-9])")
+_UNGROUPED = re.compile(r"(?<![0-9.,'\u2019])(?<![0-9] )[1-9][0-9]{3,}\.[0-9]{2}(?![0-9])")
 _SYMBOL_BEFORE = re.compile(rf"(?:{_SYMBOL_ALT})$")
 _SYMBOL_AFTER = re.compile(rf"(?:{_SYMBOL_ALT})")
 _BLANKS = " \t\u00a0"
@@ -226,7 +228,7 @@ def _number_matches(text: str) -> list[re.Match[str]]:
     """The figures of `text` in order: _NUM_RE's, with a space-grouped figure read whole
     where _whole_space_grouped says so."""
     matches = list(_NUM_RE.finditer(text))
-    if " " not in text or _COMMA_GROUPED.search(text):
+    if " " not in text or _COMMA_GROUPED.search(text) or _UNGROUPED.search(text):
         return matches
     whole = [m for m in _SPACE_GROUPED.finditer(text) if _whole_space_grouped(text, m)]
     if not whole:
