@@ -1211,3 +1211,17 @@ def test_a_line_of_several_labels_over_a_line_of_several_values_is_no_stacked_he
     # single-spaced text: each line one cell, but the labels read across, not down
     text = "Date : Expired Date : Invoice Number :\nTel : qwe@qwe.qwe\n12/05/2022 11/06/2022 # 1/2022\n"
     assert not any("Invoice Number" in r for r in reasons(text, {"invoice_date": "2022-05-12"})["invoice_date"])
+
+
+def test_a_currency_beside_a_figure_is_that_figures_not_the_next_ones():
+    from vetq.core.extraction.amounts import currency_beside
+
+    text = " TOTAL     55.00          $4555.00\nSumme  12,50 EUR\nCHF      12 760.00\n"
+
+    def marked(figure: str) -> bool:
+        start = text.index(figure)
+        return currency_beside(text, start, start + len(figure))
+
+    assert marked("4555.00") and marked("12,50") and not marked("55.00")
+    assert not marked("12 760.00")  # six blanks away: a column's cell, not its currency
+    assert roles(" TOTAL     55.00          $4555.00\n") == [("55.00", None), ("4555.00", "total")]

@@ -18,7 +18,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from vetq.core.extraction.currencies import ISO_4217, SYMBOLS_LONGEST_FIRST
 from vetq.core.extraction.dates import DateMention, find_date_mentions
 
-__all__ = ["CENT", "GLUED_UNITS", "AmountMention", "find_amounts", "parse_amount", "to_cents"]
+__all__ = ["CENT", "GLUED_UNITS", "AmountMention", "currency_beside", "find_amounts", "parse_amount", "to_cents"]
 
 CENT = Decimal("0.01")
 _GROUP_CHARS = " \u00a0\u202f\u2009'\u2019"
@@ -196,30 +196,33 @@ _UNGROUPED = re.compile(r"(?<![0-9.,'\u2019])(?<![0-9] )[1-9][0-9]{3,}\.[0-9]{2}
 _SYMBOL_BEFORE = re.compile(rf"(?:{_SYMBOL_ALT})$")
 _SYMBOL_AFTER = re.compile(rf"(?:{_SYMBOL_ALT})")
 _BLANKS = " \t\u00a0"
+_CURRENCY_REACH = 3  # blanks between a figure and its currency
 _CELL_BEFORE = re.compile(r"(?:^|\n|[ \t]{2}|:[ \t]*)$")
 _CELL_AFTER = re.compile(r"[ \t]*(?:\n|$)|[ \t]{2}")
 
 
-def _currency_beside(text: str, s: int, e: int) -> bool:
-    """A currency sign or code written right before s or right after e, blanks apart
-    ("CHF 12 760.00", "-€ 59 926.13", "1 337.42 EUR")."""
+def currency_beside(text: str, s: int, e: int) -> bool:
+    """A currency sign or code written right before s or right after e, a few blanks apart
+    ("$4555.00", "CHF 12 760.00", "-€ 59 926.13", "12,50 EUR"); not one farther off, and
+    not one after the figure that stands before the next one ("55.00   $4555.00")."""
     before = s
-    while before > 0 and text[before - 1] in _BLANKS:
+    while before > 0 and s - before < _CURRENCY_REACH and text[before - 1] in _BLANKS:
         before -= 1
     after = e
-    while after < len(text) and text[after] in _BLANKS:
+    while after < len(text) and after - e < _CURRENCY_REACH and text[after] in _BLANKS:
         after += 1
-    return bool(
-        _SYMBOL_BEFORE.search(text, max(0, before - 4), before)
-        or _is_unit(_letters_before(text, before))
-        or _SYMBOL_AFTER.match(text, after)
-        or _is_unit(_letters_after(text, after))
-    )
+    if _SYMBOL_BEFORE.search(text, max(0, before - 4), before) or _is_unit(_letters_before(text, before)):
+        return True
+    sign = _SYMBOL_AFTER.match(text, after)
+    unit = _letters_after(text, after)
+    end = sign.end() if sign is not None else after + len(unit) if _is_unit(unit) else None
+    # a currency after the figure that stands before the next one is the next one's
+    return end is not None and not text[end : end + _CURRENCY_REACH + 1].lstrip(_BLANKS)[:1].isdigit()
 
 
 def _whole_space_grouped(text: str, m: re.Match[str]) -> bool:
     s, e = m.start(), m.end()
-    if _currency_beside(text, s, e):
+    if currency_beside(text, s, e):
         return True
     return _CELL_BEFORE.search(text[max(0, s - 12) : s]) is not None and _CELL_AFTER.match(text, e) is not None
 

@@ -10,8 +10,8 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
 
-from vetq.core.extraction.amounts import CENT, AmountMention
-from vetq.core.extraction.currencies import CURRENCY_WORDS, ISO_4217, SYMBOLS_LONGEST_FIRST
+from vetq.core.extraction.amounts import CENT, AmountMention, currency_beside
+from vetq.core.extraction.currencies import CURRENCY_WORDS, ISO_4217
 from vetq.core.extraction.lexicon import MAX_FIRST_WORD_CHARS, WORD_RE, Lexicon, normalise_phrase
 
 __all__ = [
@@ -378,18 +378,6 @@ def _ends_a_sentence(text: str, label: Label) -> bool:
     )
 
 
-def _money_marked(text: str, am: AmountMention) -> bool:
-    """Whether a currency is written right next to a figure ("$4555.00", "12,50 EUR")."""
-    before = text[max(0, am.start - 4) : am.start].rstrip(" \t")
-    after = text[am.end : am.end + 4].lstrip(" \t")
-    return (
-        before.endswith(SYMBOLS_LONGEST_FIRST)
-        or after.startswith(SYMBOLS_LONGEST_FIRST)
-        or (before[-3:] in ISO_4217 and not before[-4:-3].isalpha())
-        or (after[:3] in ISO_4217 and not after[3:4].isalpha())
-    )
-
-
 def _to_the_money(text: str, amounts: list[AmountMention], lines: Lines, pre: list[int]) -> None:
     """A label over a row of sums names the one written as money: "TOTAL  55.00  $4555.00"
     (hours, then the amount), "Total  3  12,50 €" (items, then the amount). The row is
@@ -400,7 +388,7 @@ def _to_the_money(text: str, amounts: list[AmountMention], lines: Lines, pre: li
         if pre[ai] < 0:
             continue
         row = _row_of(text, amounts, lines, ai)
-        marked = [j for j in row if _money_marked(text, amounts[j])]
+        marked = [j for j in row if currency_beside(text, amounts[j].start, amounts[j].end)]
         if len(row) >= 2 and len(marked) == 1 and marked[0] != ai:
             pre[marked[0]], pre[ai] = pre[ai], -1
 
