@@ -1224,4 +1224,8 @@ def test_a_currency_beside_a_figure_is_that_figures_not_the_next_ones():
 
     assert marked("4555.00") and marked("12,50") and not marked("55.00")
     assert not marked("12 760.00")  # six blanks away: a column's cell, not its currency
+    # a sign written in letters is no currency inside a word ("회원": member; "원래": originally)
+    for words, figure in (("회원  1 200.00  x", "1 200.00"), ("55.00 원래", "55.00"), ("Bankr 55.00", "55.00")):
+        assert not currency_beside(words, words.index(figure), words.index(figure) + len(figure))
+    assert currency_beside("1,100,000 원", 0, 9)
     assert roles(" TOTAL     55.00          $4555.00\n") == [("55.00", None), ("4555.00", "total")]

@@ -201,6 +201,14 @@ _CELL_BEFORE = re.compile(r"(?:^|\n|[ \t]{2}|:[ \t]*)$")
 _CELL_AFTER = re.compile(r"[ \t]*(?:\n|$)|[ \t]{2}")
 
 
+def _inside_a_word(text: str, sign: re.Match[str]) -> bool:
+    """A sign written in letters ("kr", "원") that is part of a word ("Bankr", "회원", "원래")."""
+    s, e = sign.span()
+    return (text[s].isalpha() and s > 0 and text[s - 1].isalpha()) or (
+        text[e - 1].isalpha() and e < len(text) and text[e].isalpha()
+    )
+
+
 def currency_beside(text: str, s: int, e: int) -> bool:
     """A currency sign or code written right before s or right after e, a few blanks apart
     ("$4555.00", "CHF 12 760.00", "-€ 59 926.13", "12,50 EUR"); not one farther off, and
@@ -211,9 +219,12 @@ def currency_beside(text: str, s: int, e: int) -> bool:
     after = e
     while after < len(text) and after - e < _CURRENCY_REACH and text[after] in _BLANKS:
         after += 1
-    if _SYMBOL_BEFORE.search(text, max(0, before - 4), before) or _is_unit(_letters_before(text, before)):
+    sign = _SYMBOL_BEFORE.search(text, max(0, before - 4), before)
+    if (sign is not None and not _inside_a_word(text, sign)) or _is_unit(_letters_before(text, before)):
         return True
     sign = _SYMBOL_AFTER.match(text, after)
+    if sign is not None and _inside_a_word(text, sign):
+        sign = None
     unit = _letters_after(text, after)
     end = sign.end() if sign is not None else after + len(unit) if _is_unit(unit) else None
     # a currency after the figure that stands before the next one is the next one's
