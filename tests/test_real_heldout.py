@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ import pytest
 from tests.conftest import starts_processes
 from vetq.eval import extraction_eval as ev
 from vetq.eval import real_eval as re_
+from vetq.eval.golden.real.build import source_name, source_pin
 
 HELDOUT = re_.HELDOUT
 DOCUMENTS = re_.load_documents(re_.REAL_SETS["heldout"])
@@ -32,11 +34,11 @@ def _heldout_script(name: str):
 
 def test_no_tuned_document_is_held_out():
     identity_keys = _heldout_script("derive").identity_keys
-    tuned = {(d["source"]["repo"], d["source"]["path"]) for d in TUNED}
+    tuned = {(source_name(d["source"]), d["source"]["path"]) for d in TUNED}
     tuned_keys = {key for d in TUNED for key in identity_keys(d["truth"])}
     seen: set = set()
     for doc in DOCUMENTS:
-        assert (doc["source"]["repo"], doc["source"]["path"]) not in tuned, doc["id"]
+        assert (source_name(doc["source"]), doc["source"]["path"]) not in tuned, doc["id"]
         # keys from the labels (a value not in the text is null there): a weaker check than
         # derive.py's, which compares what the XML states
         keys = {key for key in identity_keys(doc["truth"]) if None not in key[1] and "" not in key[1]}
@@ -50,7 +52,11 @@ def test_every_document_names_its_source_licence_and_commit_and_its_values_are_i
     assert len(DOCUMENTS) >= 92
     for doc in DOCUMENTS:
         source = doc["source"]
-        assert source["licence"] and len(source["commit"]) == 40 and source["path"], doc["id"]
+        # pinned: a commit, or a package's version and its archive's SHA-256
+        pinned = re.fullmatch(r"[0-9a-f]{40}", source.get("commit", "")) or (
+            source.get("version") and re.fullmatch(r"[0-9a-f]{64}", source.get("sha256", ""))
+        )
+        assert source["licence"] and pinned and source["path"], doc["id"]
         assert (HELDOUT / doc["text_file"]).read_text(encoding="utf-8") == doc["text"]
         for name, value in doc["truth"].items():
             if value is not None:
@@ -279,11 +285,11 @@ def test_every_source_has_its_licence_text_and_one_commit():
     commits: dict[str, set[str]] = {}
     for doc in DOCUMENTS:
         source = doc["source"]
-        licence, files = LICENCE_FILES[source["repo"]]
+        licence, files = LICENCE_FILES[source_name(source)]
         assert source["licence"] == licence, doc["id"]
         assert all((licences / name).is_file() for name in files), doc["id"]
-        assert source["repo"] in (licences / "README.md").read_text(encoding="utf-8"), doc["id"]
-        commits.setdefault(source["repo"], set()).add(source["commit"])
+        assert source_name(source) in (licences / "README.md").read_text(encoding="utf-8"), doc["id"]
+        commits.setdefault(source_name(source), set()).add(source_pin(source))
     assert all(len(c) == 1 for c in commits.values())
 
 
@@ -448,3 +454,74 @@ def test_build_keep_absent_checks_what_it_has_and_keeps_the_rest(tmp_path, monke
     with pytest.raises(FileNotFoundError, match="no git copy"):
         real_build.build(tmp_path / "empty", check=True)
     assert real_build.build(tmp_path / "empty", check=True, keep_absent=True) == []
+
+
+def _archive_candidate(tmp_path: Path, pdf: bytes, doc_id: str, kind: str) -> dict:
+    """A candidate inside a package archive (an sdist's tar.gz or a wheel's zip) kept in the
+    sources' archives/ folder under its SHA-256, as a session that downloaded it keeps it."""
+    import hashlib
+    import io
+    import tarfile
+    import zipfile
+
+    from tests import pdfs
+
+    member = "example_invoices-1.0/tests/data/invoice.pdf"
+    buffer = io.BytesIO()
+    if kind == "sdist":
+        with tarfile.open(fileobj=buffer, mode="w:gz") as archive:
+            info = tarfile.TarInfo(member)
+            info.size = len(pdf)
+            archive.addfile(info, io.BytesIO(pdf))
+    else:
+        with zipfile.ZipFile(buffer, "w") as archive:
+            archive.writestr(member, pdf)
+    data = buffer.getvalue()
+    sha256 = hashlib.sha256(data).hexdigest()
+    (tmp_path / "sources" / "archives").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "sources" / "archives" / sha256).write_bytes(data)
+    return {
+        "id": doc_id,
+        "registry": "pypi",
+        "package": "example-invoices",
+        "version": "1.0",
+        "archive": "https://files.pythonhosted.org/packages/example_invoices-1.0.tar.gz",
+        "sha256": sha256,
+        "path": member,
+        "licence": "MIT",
+        "language": "en",
+        "kind": "invoice",
+        "currency": "GBP",
+        "round": 99,
+        "truth": dict(pdfs.DATA, line_items=None),
+    }
+
+
+@pytest.mark.parametrize("kind", ["sdist", "wheel"])
+def test_derive_round_reads_a_document_inside_a_package_archive(tmp_path, monkeypatch, kind):
+    from tests import pdfs
+
+    derive = _heldout_script("derive")
+    candidate = _archive_candidate(tmp_path, pdfs.two_column_invoice(pages=1), "hinv-example-packaged", kind)
+    rows = _derive_round(derive, tmp_path, monkeypatch, [candidate])
+    assert [row["id"] for row in rows] == ["hinv-example-packaged"]
+    assert rows[0]["truth"]["total"] == pdfs.DATA["total"]
+    source = rows[0]["source"]
+    assert (source["package"], source["version"], source["sha256"]) == ("example-invoices", "1.0", candidate["sha256"])
+    assert (source_name(source), source_pin(source)) == ("pypi:example-invoices", "1.0")
+
+
+def test_a_package_archive_that_is_not_the_pinned_one_is_refused(tmp_path):
+    from tests import pdfs
+    from vetq.eval.golden.real import build as real_build
+
+    candidate = _archive_candidate(tmp_path, pdfs.two_column_invoice(pages=1), "hinv-example-packaged", "sdist")
+    sources = tmp_path / "sources"
+    assert real_build.read_source(sources, candidate).startswith(b"%PDF")
+    with pytest.raises(FileNotFoundError, match="no file"):
+        real_build.read_source(sources, {**candidate, "path": "example_invoices-1.0/missing.pdf"})
+    (sources / "archives" / candidate["sha256"]).write_bytes(b"another archive")
+    with pytest.raises(ValueError, match="SHA-256"):
+        real_build.read_source(sources, candidate)
+    with pytest.raises(FileNotFoundError, match="no copy"):
+        real_build.read_source(sources, {**candidate, "sha256": "0" * 64})

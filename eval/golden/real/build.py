@@ -9,7 +9,9 @@ labels.jsonl is the source of truth: per document its source (repository, commit
 licence), its format, the hand-checked record (`truth`), the flags the document itself
 earns (`expected_flags`) and notes. This script reads every document at its pinned commit
 from a git copy of its repository (DIR/owner+name/repo, DIR/owner+name or DIR/owner/name,
-bare or not; DIR defaults to /work/.mirror), turns it into text
+bare or not; DIR defaults to /work/.mirror), or a document a package registry published
+inside a package (`registry`, `package`, `version`, `archive`: the archive's address,
+`sha256`, `path` inside it) from the archive's copy at DIR/archives/<sha256>, turns it into text
 with one function, `document_text`, keeps the PDF when it is small (PDF_LIMIT), and derives
 documents.jsonl (every label plus its text) with `documents_jsonl`, which reads only this
 folder, and the README's table of documents: tests/test_real_eval.py checks that the
@@ -25,9 +27,13 @@ from __future__ import annotations
 
 import argparse
 import base64
+import hashlib
+import io
 import json
 import subprocess
 import sys
+import tarfile
+import zipfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -45,6 +51,7 @@ PDFS = HERE / "pdf"
 PDF_LIMIT = 300_000  # bytes: a larger PDF is not committed (its text is; build.py fetches it again)
 PDF_TOTAL_LIMIT = 15_000_000
 DEFAULT_SOURCES = "/work/.mirror"
+ARCHIVES = "archives"  # under the sources: package registries' archives, each named by its SHA-256
 
 # What produced texts/: recorded in every row of documents.jsonl.
 CONVERTER = (
@@ -112,7 +119,20 @@ def read_text(doc_id: str) -> str:
         return handle.read()
 
 
+def source_name(source: Mapping[str, Any]) -> str:
+    """What a source is cited by: its repository ("owner/name"), or for a file inside a
+    package registry's archive the registry and package ("pypi:name")."""
+    return str(source["repo"]) if "repo" in source else f"{source['registry']}:{source['package']}"
+
+
+def source_pin(source: Mapping[str, Any]) -> str:
+    """The version of the source read: a commit (abbreviated) or a package's version."""
+    return str(source["commit"])[:10] if "commit" in source else str(source["version"])
+
+
 def source_url(source: Mapping[str, Any]) -> str:
+    if "archive" in source:
+        return str(source["archive"])  # the file is `path` inside it
     return f"https://github.com/{source['repo']}/blob/{source['commit']}/{quote(str(source['path']))}"
 
 
@@ -136,13 +156,13 @@ def documents_jsonl(labels: Iterable[Mapping[str, Any]]) -> str:
 def readme_table(labels: Iterable[Mapping[str, Any]]) -> str:
     """The README's table of documents (between TABLE_START and TABLE_END)."""
     lines = [
-        "| id | source (repository @ commit) | path | licence | language | currency | kind |",
+        "| id | source (repository @ commit, or package @ version) | path | licence | language | currency | kind |",
         "|---|---|---|---|---|---|---|",
     ]
     for label in labels:
         source = label["source"]
         lines.append(
-            f"| `{label['id']}` | [{source['repo']}@{source['commit'][:10]}]({source_url(source)}) | "
+            f"| `{label['id']}` | [{source_name(source)}@{source_pin(source)}]({source_url(source)}) | "
             f"`{source['path']}` | {source['licence']} | {label['language']} | {label['currency']} | {label['kind']} |"
         )
     return "\n".join(lines)
@@ -170,16 +190,51 @@ def git_dir(sources: Path, repo: str) -> Path:
     raise FileNotFoundError(f"no git copy of {repo} under {sources}")
 
 
-def _has_git_copy(sources: Path, repo: str) -> bool:
+def archive_path(sources: Path, source: Mapping[str, Any]) -> Path:
+    """Where a package archive's copy is kept: named by its SHA-256, which pins it as a commit does."""
+    return sources / ARCHIVES / str(source["sha256"])
+
+
+def _has_copy(sources: Path, source: Mapping[str, Any]) -> bool:
+    if "archive" in source:
+        return archive_path(sources, source).is_file()
     try:
-        git_dir(sources, repo)
+        git_dir(sources, source["repo"])
     except FileNotFoundError:
         return False
     return True
 
 
+def archive_member(data: bytes, member: str) -> bytes:
+    """One file of a package archive: a zip (a wheel) or a tar (an sdist, compressed or not)."""
+    try:
+        if zipfile.is_zipfile(io.BytesIO(data)):
+            with zipfile.ZipFile(io.BytesIO(data)) as archive:
+                return archive.read(member)
+        with tarfile.open(fileobj=io.BytesIO(data)) as archive:
+            handle = archive.extractfile(member)
+            if handle is None:
+                raise KeyError(member)
+            return handle.read()
+    except KeyError:
+        raise FileNotFoundError(f"the archive holds no file {member}") from None
+    except (tarfile.TarError, zipfile.BadZipFile) as exc:
+        raise ValueError(f"an unreadable archive: {exc}") from None
+
+
 def read_source(sources: Path, source: Mapping[str, Any]) -> bytes:
-    """The file at its pinned commit."""
+    """The file at its pinned commit, or inside its pinned package archive."""
+    if "archive" in source:
+        try:
+            data = archive_path(sources, source).read_bytes()
+        except FileNotFoundError:
+            raise FileNotFoundError(
+                f"{source_name(source)} {source['version']}: no copy of {source['archive']} "
+                f"at {archive_path(sources, source)}"
+            ) from None
+        if hashlib.sha256(data).hexdigest() != source["sha256"]:
+            raise ValueError(f"{archive_path(sources, source)} is not the archive its SHA-256 pins")
+        return archive_member(data, str(source["path"]))
     done = subprocess.run(
         ["git", "--git-dir", str(git_dir(sources, source["repo"])), "show", f"{source['commit']}:{source['path']}"],
         capture_output=True,
@@ -196,7 +251,7 @@ def build(sources: Path, *, check: bool = False, keep_absent: bool = False) -> l
     """Convert every labelled document again; write texts/, pdf/ and documents.jsonl, or
     with `check` only compare. Returns the problems found (empty: all agree).
 
-    With `keep_absent`, a document whose source repository has no git copy under `sources`
+    With `keep_absent`, a document whose source repository (or package archive) has no copy under `sources`
     keeps the text and PDF committed here (and is not compared): a session that fetched
     only a new round's sources converts those, and the table and documents.jsonl are still
     written from every label."""
@@ -212,7 +267,7 @@ def build(sources: Path, *, check: bool = False, keep_absent: bool = False) -> l
         try:
             data = read_source(sources, label["source"])
         except FileNotFoundError:
-            if not keep_absent or _has_git_copy(sources, label["source"]["repo"]):
+            if not keep_absent or _has_copy(sources, label["source"]):
                 raise
             absent.add(label["id"])
             texts[label["id"]] = read_text(label["id"])
@@ -222,7 +277,7 @@ def build(sources: Path, *, check: bool = False, keep_absent: bool = False) -> l
         texts[label["id"]] = text
         pdfs[label["id"]] = pdf if pdf is not None and len(pdf) <= PDF_LIMIT else None
     if absent:
-        print(f"{len(absent)} documents kept as committed (no git copy of their repository)", file=sys.stderr)
+        print(f"{len(absent)} documents kept as committed (no copy of their repository or archive)", file=sys.stderr)
     total = sum(len(pdf) for pdf in pdfs.values() if pdf is not None)
     if total > PDF_TOTAL_LIMIT:
         problems.append(f"the kept PDFs take {total} bytes, more than {PDF_TOTAL_LIMIT}")
@@ -267,7 +322,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sources",
         default=DEFAULT_SOURCES,
-        help="folder holding a git copy of every source repository (default %(default)s)",
+        help="folder holding a git copy of every source repository, and archives/ (default %(default)s)",
     )
     parser.add_argument("--check", action="store_true", help="convert again and compare with the files; write nothing")
     parser.add_argument(

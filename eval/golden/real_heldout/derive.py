@@ -403,7 +403,10 @@ def label(candidate: Mapping[str, Any], source: bytes, xml: bytes | None) -> tup
         "currency": derived["currency"] or candidate.get("currency"),
         "source": {
             key: candidate[key]
-            for key in ("repo", "commit", "path", "xml_repo", "xml_commit", "xml_path", "licence")
+            for key in (
+                *("repo", "commit", "registry", "package", "version", "archive", "sha256", "path"),
+                *("xml_repo", "xml_commit", "xml_path", "licence"),
+            )
             if key in candidate
         },
         "format": fmt,
