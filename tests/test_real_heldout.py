@@ -277,6 +277,12 @@ LICENCE_FILES = {
     # round 12 (typesetting tools' and AI-extraction projects' fictional prints, second wave)
     "LuizFelipeM/docuxtract": ("MIT", ["MIT-docuxtract.txt"]),
     "timgluz/versioneye-core": ("MIT", ["MIT-versioneye-core.txt"]),
+    # round 13 (English invoices by file path, third wave)
+    "cemre-2187/pdfkit-invoice-example": ("MIT", ["MIT-pdfkit-invoice-example-cemre.txt"]),
+    "alexvervloet/multimodal-deep-dive": ("MIT", ["MIT-multimodal-deep-dive.txt"]),
+    "dlpe/agentic": ("MIT", ["MIT-agentic-dlpe.txt"]),
+    "R0bsaunders/free-pdf-invoice-generator": ("MIT", ["MIT-free-pdf-invoice-generator.txt"]),
+    "pumkunga-dot/pdf-generation-service": ("MIT", ["MIT-pdf-generation-service-pumkunga.txt"]),
 }
 
 
