@@ -283,6 +283,8 @@ LICENCE_FILES = {
     "dlpe/agentic": ("MIT", ["MIT-agentic-dlpe.txt"]),
     "R0bsaunders/free-pdf-invoice-generator": ("MIT", ["MIT-free-pdf-invoice-generator.txt"]),
     "pumkunga-dot/pdf-generation-service": ("MIT", ["MIT-pdf-generation-service-pumkunga.txt"]),
+    # round 13 (Receipts, third wave)
+    "jeesmon/receipt-generator": ("Apache-2.0", ["Apache-2.0.txt"]),
 }
 
 
