@@ -277,6 +277,11 @@ LICENCE_FILES = {
     # round 12 (typesetting tools' and AI-extraction projects' fictional prints, second wave)
     "LuizFelipeM/docuxtract": ("MIT", ["MIT-docuxtract.txt"]),
     "timgluz/versioneye-core": ("MIT", ["MIT-versioneye-core.txt"]),
+    # round 13 (documents bundled in packages on PyPI and npm)
+    "pypi:bulkinvoicer": ("MIT", ["MIT-bulkinvoicer.txt"]),
+    "pypi:gocept.printinvoices": ("ZPL-2.1", ["ZPL-2.1-gocept.printinvoices.txt"]),
+    "pypi:pyfox-invoice": ("MIT", ["MIT-pyfox-invoice.txt"]),
+    "npm:html-invoicer": ("ISC", ["ISC-html-invoicer.txt"]),
 }
 
 
