@@ -285,6 +285,11 @@ LICENCE_FILES = {
     "pumkunga-dot/pdf-generation-service": ("MIT", ["MIT-pdf-generation-service-pumkunga.txt"]),
     # round 13 (Receipts, third wave)
     "jeesmon/receipt-generator": ("Apache-2.0", ["Apache-2.0.txt"]),
+    # round 13 (documents bundled in packages on PyPI and npm)
+    "pypi:bulkinvoicer": ("MIT", ["MIT-bulkinvoicer.txt"]),
+    "pypi:gocept.printinvoices": ("ZPL-2.1", ["ZPL-2.1-gocept.printinvoices.txt"]),
+    "pypi:pyfox-invoice": ("MIT", ["MIT-pyfox-invoice.txt"]),
+    "npm:html-invoicer": ("ISC", ["ISC-html-invoicer.txt"]),
 }
 
 
