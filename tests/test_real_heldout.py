@@ -277,6 +277,9 @@ LICENCE_FILES = {
     # round 12 (typesetting tools' and AI-extraction projects' fictional prints, second wave)
     "LuizFelipeM/docuxtract": ("MIT", ["MIT-docuxtract.txt"]),
     "timgluz/versioneye-core": ("MIT", ["MIT-versioneye-core.txt"]),
+    # round 13 (Invoices in other languages by file path, third wave)
+    "123Matthias/KeySearch": ("GPL-3.0", ["GPL-3.0.txt"]),
+    "christianpm-hub/Pagina_con_Odoo": ("Apache-2.0", ["Apache-2.0.txt"]),
 }
 
 
