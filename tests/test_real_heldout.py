@@ -289,7 +289,6 @@ LICENCE_FILES = {
     "pypi:bulkinvoicer": ("MIT", ["MIT-bulkinvoicer.txt"]),
     "pypi:gocept.printinvoices": ("ZPL-2.1", ["ZPL-2.1-gocept.printinvoices.txt"]),
     "pypi:pyfox-invoice": ("MIT", ["MIT-pyfox-invoice.txt"]),
-    "npm:html-invoicer": ("ISC", ["ISC-html-invoicer.txt"]),
     # round 13 (Invoices in other languages by file path, third wave)
     "123Matthias/KeySearch": ("GPL-3.0", ["GPL-3.0.txt"]),
     "christianpm-hub/Pagina_con_Odoo": ("Apache-2.0", ["Apache-2.0.txt"]),
