@@ -292,6 +292,15 @@ LICENCE_FILES = {
     # round 13 (Invoices in other languages by file path, third wave)
     "123Matthias/KeySearch": ("GPL-3.0", ["GPL-3.0.txt"]),
     "christianpm-hub/Pagina_con_Odoo": ("Apache-2.0", ["Apache-2.0.txt"]),
+    # round 13 (PDF and report libraries' committed example invoices, by ecosystem, third wave)
+    "foliojs/pdfkit": ("MIT", ["MIT-pdfkit-foliojs.txt"]),
+    "gehtsoft-usa/PDF.Flow.Examples": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "mikeshimura/goreport": ("MIT", ["MIT-goreport.txt"]),
+    "jsreport/jsreport": ("MIT", ["MIT-jsreport-pdfjs.txt"]),
+    "jobsta/reportbro-lib": ("AGPL-3.0", ["AGPL-3.0.txt"]),
+    "re-port-flow/reportflow-examples": ("MIT", ["MIT-reportflow-examples.txt"]),
+    "diorcety/typst-business-templates": ("MIT", ["MIT-typst-business-templates.txt"]),
+    "pymupdf/PyMuPDF-Utilities": ("AGPL-3.0", ["AGPL-3.0.txt"]),
 }
 
 
