@@ -277,6 +277,9 @@ LICENCE_FILES = {
     # round 12 (typesetting tools' and AI-extraction projects' fictional prints, second wave)
     "LuizFelipeM/docuxtract": ("MIT", ["MIT-docuxtract.txt"]),
     "timgluz/versioneye-core": ("MIT", ["MIT-versioneye-core.txt"]),
+    # round 13 (documents bundled in earlier releases of PyPI and npm packages)
+    "pypi:py-invoices": ("MIT", ["MIT-py-invoices.txt"]),
+    "npm:receipt-scanner": ("MIT", ["MIT-receipt-scanner.txt"]),
 }
 
 
