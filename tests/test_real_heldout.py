@@ -301,6 +301,9 @@ LICENCE_FILES = {
     "re-port-flow/reportflow-examples": ("MIT", ["MIT-reportflow-examples.txt"]),
     "diorcety/typst-business-templates": ("MIT", ["MIT-typst-business-templates.txt"]),
     "pymupdf/PyMuPDF-Utilities": ("AGPL-3.0", ["AGPL-3.0.txt"]),
+    # round 13 (documents bundled in earlier releases of PyPI and npm packages)
+    "pypi:py-invoices": ("MIT", ["MIT-py-invoices.txt"]),
+    "npm:receipt-scanner": ("MIT", ["MIT-receipt-scanner.txt"]),
 }
 
 
