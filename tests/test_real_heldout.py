@@ -277,6 +277,9 @@ LICENCE_FILES = {
     # round 12 (typesetting tools' and AI-extraction projects' fictional prints, second wave)
     "LuizFelipeM/docuxtract": ("MIT", ["MIT-docuxtract.txt"]),
     "timgluz/versioneye-core": ("MIT", ["MIT-versioneye-core.txt"]),
+    # round 13 (document-generation services' and document-automation SDKs' example invoices)
+    "ApryseSDK/pdftron-go": ("MIT", ["MIT-pdftron-go.txt"]),
+    "boldsign/boldsign-python-sdk": ("MIT", ["MIT-boldsign-python-sdk.txt"]),
 }
 
 
