@@ -304,6 +304,9 @@ LICENCE_FILES = {
     # round 13 (documents bundled in earlier releases of PyPI and npm packages)
     "pypi:py-invoices": ("MIT", ["MIT-py-invoices.txt"]),
     "npm:receipt-scanner": ("MIT", ["MIT-receipt-scanner.txt"]),
+    # round 13 (document-generation services' and document-automation SDKs' example invoices)
+    "ApryseSDK/pdftron-go": ("MIT", ["MIT-pdftron-go.txt"]),
+    "boldsign/boldsign-python-sdk": ("MIT", ["MIT-boldsign-python-sdk.txt"]),
 }
 
 
