@@ -277,6 +277,8 @@ LICENCE_FILES = {
     # round 12 (typesetting tools' and AI-extraction projects' fictional prints, second wave)
     "LuizFelipeM/docuxtract": ("MIT", ["MIT-docuxtract.txt"]),
     "timgluz/versioneye-core": ("MIT", ["MIT-versioneye-core.txt"]),
+    # round 13 (open leads of round 13's first searches)
+    "jofas/BAREKEEPER": ("MIT", ["MIT-BAREKEEPER.txt"]),
 }
 
 
