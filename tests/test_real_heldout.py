@@ -307,6 +307,8 @@ LICENCE_FILES = {
     # round 13 (document-generation services' and document-automation SDKs' example invoices)
     "ApryseSDK/pdftron-go": ("MIT", ["MIT-pdftron-go.txt"]),
     "boldsign/boldsign-python-sdk": ("MIT", ["MIT-boldsign-python-sdk.txt"]),
+    # round 13 (open leads of round 13's first searches)
+    "jofas/BAREKEEPER": ("MIT", ["MIT-BAREKEEPER.txt"]),
 }
 
 
