@@ -277,6 +277,38 @@ LICENCE_FILES = {
     # round 12 (typesetting tools' and AI-extraction projects' fictional prints, second wave)
     "LuizFelipeM/docuxtract": ("MIT", ["MIT-docuxtract.txt"]),
     "timgluz/versioneye-core": ("MIT", ["MIT-versioneye-core.txt"]),
+    # round 13 (English invoices by file path, third wave)
+    "cemre-2187/pdfkit-invoice-example": ("MIT", ["MIT-pdfkit-invoice-example-cemre.txt"]),
+    "alexvervloet/multimodal-deep-dive": ("MIT", ["MIT-multimodal-deep-dive.txt"]),
+    "dlpe/agentic": ("MIT", ["MIT-agentic-dlpe.txt"]),
+    "R0bsaunders/free-pdf-invoice-generator": ("MIT", ["MIT-free-pdf-invoice-generator.txt"]),
+    "pumkunga-dot/pdf-generation-service": ("MIT", ["MIT-pdf-generation-service-pumkunga.txt"]),
+    # round 13 (Receipts, third wave)
+    "jeesmon/receipt-generator": ("Apache-2.0", ["Apache-2.0.txt"]),
+    # round 13 (documents bundled in packages on PyPI and npm)
+    "pypi:bulkinvoicer": ("MIT", ["MIT-bulkinvoicer.txt"]),
+    "pypi:gocept.printinvoices": ("ZPL-2.1", ["ZPL-2.1-gocept.printinvoices.txt"]),
+    "pypi:pyfox-invoice": ("MIT", ["MIT-pyfox-invoice.txt"]),
+    # round 13 (Invoices in other languages by file path, third wave)
+    "123Matthias/KeySearch": ("GPL-3.0", ["GPL-3.0.txt"]),
+    "christianpm-hub/Pagina_con_Odoo": ("Apache-2.0", ["Apache-2.0.txt"]),
+    # round 13 (PDF and report libraries' committed example invoices, by ecosystem, third wave)
+    "foliojs/pdfkit": ("MIT", ["MIT-pdfkit-foliojs.txt"]),
+    "gehtsoft-usa/PDF.Flow.Examples": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "mikeshimura/goreport": ("MIT", ["MIT-goreport.txt"]),
+    "jsreport/jsreport": ("MIT", ["MIT-jsreport-pdfjs.txt"]),
+    "jobsta/reportbro-lib": ("AGPL-3.0", ["AGPL-3.0.txt"]),
+    "re-port-flow/reportflow-examples": ("MIT", ["MIT-reportflow-examples.txt"]),
+    "diorcety/typst-business-templates": ("MIT", ["MIT-typst-business-templates.txt"]),
+    "pymupdf/PyMuPDF-Utilities": ("AGPL-3.0", ["AGPL-3.0.txt"]),
+    # round 13 (documents bundled in earlier releases of PyPI and npm packages)
+    "pypi:py-invoices": ("MIT", ["MIT-py-invoices.txt"]),
+    "npm:receipt-scanner": ("MIT", ["MIT-receipt-scanner.txt"]),
+    # round 13 (document-generation services' and document-automation SDKs' example invoices)
+    "ApryseSDK/pdftron-go": ("MIT", ["MIT-pdftron-go.txt"]),
+    "boldsign/boldsign-python-sdk": ("MIT", ["MIT-boldsign-python-sdk.txt"]),
+    # round 13 (open leads of round 13's first searches)
+    "jofas/BAREKEEPER": ("MIT", ["MIT-BAREKEEPER.txt"]),
 }
 
 
