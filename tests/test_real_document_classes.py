@@ -1229,3 +1229,35 @@ def test_a_currency_beside_a_figure_is_that_figures_not_the_next_ones():
         assert not currency_beside(words, words.index(figure), words.index(figure) + len(figure))
     assert currency_beside("1,100,000 원", 0, 9)
     assert roles(" TOTAL     55.00          $4555.00\n") == [("55.00", None), ("4555.00", "total")]
+
+
+# 44. Document-level charges and allowances before the tax basis (EN 16931 prints)
+_TAX_BASIS = (
+    "#  Description  Qty  Unit price  VAT %  Total\n1  Product A  1  100,00 €  19%  100,00 €\n\n"
+    " Subtotal (lines)  100,00 €\n Charges           +60,00 €\n Allowances         -45,00 €\n"
+    " Tax basis         115,00 €\n VAT (19%)           21,85 €\nTOTAL DUE          136,85 €\n"
+)
+
+
+def test_the_tax_basis_is_the_subtotal_and_a_signed_charge_explains_the_lines_sum_beside_it():
+    clean(_TAX_BASIS, {"subtotal": 115.0, "tax": 21.85, "total": 136.85, "currency": "EUR"})
+    # the base is no tax: given as the tax it is still caught
+    flagged(_TAX_BASIS, {"subtotal": 115.0, "tax": 115.0, "total": 136.85}, "tax", "115,00")
+
+
+def test_a_plus_sign_before_a_figure_with_cents_is_its_sign_and_a_phone_numbers_plus_is_not():
+    assert [a.value for a in find_amounts("Charges  +60,00 €\n")] == [Decimal("60.00")]
+    assert find_amounts("Tel +49 30 1234567\n") == []
+    assert [a.value for a in find_amounts("Version v2+3.25")] == []  # after a letter or digit: no sign
+
+
+# 45. Dates with a space after each dot ("18. 9. 2025": Czech, Slovak; "2025. 09. 18.": Hungarian)
+@pytest.mark.parametrize("written", ["Created: 18. 9. 2025", "Datum: 18.\u00a09.\u00a02025", "Kelt: 2025. 09. 18."])
+def test_a_date_with_a_space_after_each_dot_is_found(written):
+    text = f"Invoice #: 123\n{written}\n\nWebsite design  $ 300\n\n Total: $300\n"
+    clean(text, {"invoice_number": "123", "invoice_date": "2025-09-18", "total": 300.0})
+    flagged(text, {"invoice_date": "2025-09-19"}, "invoice_date")
+
+
+def test_a_list_numbering_before_a_short_year_is_no_spaced_date():
+    assert find_date_mentions("1. 2. 25 Stück") == [] and find_date_mentions("Pos. 1. 2. 3") == []

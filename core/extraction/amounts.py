@@ -303,6 +303,13 @@ def _in_zone(starts: list[int], ends: list[int], s: int, e: int) -> bool:
     return k >= 0 and ends[k] > s
 
 
+def _signed_plus(text: str, s: int, e: int) -> bool:
+    """A plus sign written before a figure with cents ("+60,00 €") and after no letter or
+    digit: the figure's sign, as a charge or surcharge is printed (a phone number's "+49"
+    has no cents, and is a zone of its own)."""
+    return text[s - 1] == "+" and _DECIMALS.search(text, s, e) is not None and (s < 2 or not text[s - 2].isalnum())
+
+
 def _keep(text: str, s: int, e: int) -> bool:
     """Context filter: drop numbers glued to words, slashes, times, percents..."""
     n = len(text)
@@ -311,6 +318,8 @@ def _keep(text: str, s: int, e: int) -> bool:
         if p.isalpha():
             if not _is_unit(_letters_before(text, s)):
                 return False
+        elif _signed_plus(text, s, e):
+            pass  # "Charges +60,00 €": a charge written with its sign
         elif (
             p in "/\\#@_+&"
             or p in _MINUS

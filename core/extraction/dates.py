@@ -104,6 +104,16 @@ _OCR_NUMERIC = re.compile(
     r"(?![0-9]|[.,/\-][0-9])"
 )
 
+# A space after each dot: 18. 9. 2025 (Czech, Slovak, German), 2025. 09. 18. (Hungarian);
+# the year written in full, so a list's "1. 2." before a figure is no date
+_SPACED_DMY = re.compile(
+    r"(?<![0-9.,/\-])(?P<d>[0-9]{1,2})\.[ \t\u00a0]{1,2}(?P<m>[0-9]{1,2})\.[ \t\u00a0]{1,2}(?P<y>[0-9]{4})"
+    r"(?![0-9]|[.,][0-9])"
+)
+_SPACED_YMD = re.compile(
+    r"(?<![0-9.,/\-])(?P<y>[0-9]{4})\.[ \t\u00a0]{1,2}(?P<m>[0-9]{1,2})\.[ \t\u00a0]{1,2}(?P<d>[0-9]{1,2})\.(?![0-9])"
+)
+
 # Chinese, Japanese and Korean: 2025年12月5日, 2025 年 12 月 05 日, 2025년 12월 5일
 _CJK_YMD = re.compile(
     r"(?<![0-9])(?P<y>[0-9]{4})[ \t]*[年년][ \t]*(?P<m>[0-9]{1,2})[ \t]*[月월][ \t]*(?P<d>[0-9]{1,2})[ \t]*[日일]"
@@ -180,6 +190,11 @@ def find_date_mentions(text: str) -> list[DateMention]:
             day_first = _mk(_year(m.group("c")), int(m.group("b")), int(m.group("a")))
             if day_first is not None:
                 add(m, frozenset({day_first}))
+    if ". " in text or ".\u00a0" in text or ".\t" in text:
+        for pattern in (_SPACED_DMY, _SPACED_YMD):
+            for m in pattern.finditer(text):
+                got = _mk(int(m.group("y")), int(m.group("m")), int(m.group("d")))
+                add(m, frozenset({got}) if got else frozenset())
     if "年" in text or "년" in text:
         for m in _CJK_YMD.finditer(text):
             got = _mk(int(m.group("y")), int(m.group("m")), int(m.group("d")))
