@@ -5,6 +5,7 @@ small document in the shape that misled the heuristics, with the correct record
 
 from __future__ import annotations
 
+from datetime import date
 from decimal import Decimal
 
 import pytest
@@ -1261,3 +1262,34 @@ def test_a_date_with_a_space_after_each_dot_is_found(written):
 
 def test_a_list_numbering_before_a_short_year_is_no_spaced_date():
     assert find_date_mentions("1. 2. 25 Stück") == [] and find_date_mentions("Pos. 1. 2. 3") == []
+
+
+# 46. Month names of the languages the sets' prints are in, and the longest of them
+@pytest.mark.parametrize(
+    "written",
+    [
+        "18. září 2025",  # Czech, genitive
+        "18. septembra 2025",  # Slovak
+        "18 de setembro de 2025",  # Portuguese
+        "18 septembrie 2025",  # Romanian
+        "18. syyskuuta 2025",  # Finnish, partitive
+        "18 Eylül 2025",  # Turkish
+        "18 EYLÜL 2025",
+        "18 сентября 2025 г.",  # Russian, genitive
+        "18 вересня 2025",  # Ukrainian
+        "18 Σεπτεμβρίου 2025",  # Greek
+        "2025. szeptember 18.",  # Hungarian, year first
+        "18 września 2025",  # Polish (before)
+    ],
+)
+def test_a_date_with_a_month_named_in_another_language_is_found(written):
+    assert [sorted(m.dates) for m in find_date_mentions(f"Datum: {written}")] == [[date(2025, 9, 18)]]
+
+
+def test_a_month_name_longer_than_ten_letters_is_read():
+    assert [sorted(m.dates) for m in find_date_mentions("18 października 2025")] == [[date(2025, 10, 18)]]
+    assert [sorted(m.dates) for m in find_date_mentions("5. marraskuuta 2025")] == [[date(2025, 11, 5)]]
+
+
+def test_a_year_a_month_word_and_a_number_are_no_date_without_the_years_dot():
+    assert find_date_mentions("Year 2025 may 3 items") == []

@@ -75,6 +75,41 @@ _add(9, "wrzesień", "września", "wrz")
 _add(10, "październik", "października", "paź")
 _add(11, "listopad", "listopada", "lis")
 _add(12, "grudzień", "grudnia", "gru")
+# Portuguese, Romanian, Czech and Slovak (nominative and genitive: "18. září 2025"),
+# Hungarian, Finnish (nominative and partitive: "18. syyskuuta 2025"), Turkish, Norwegian /
+# Danish, Serbian (Latin), Russian and Ukrainian (genitive and nominative), Greek
+# (genitive). Abbreviations that are common words elsewhere ("set", "out", "noi") are left out.
+_add(1, "janeiro", "ianuarie", "ian", "leden", "ledna", "január", "januára", "tammikuu", "tammikuuta", "ocak")
+_add(1, "января", "январь", "січня", "січень", "ιανουαρίου")
+_add(2, "fevereiro", "fev", "februarie", "únor", "února", "február", "februára", "helmikuu", "helmikuuta", "şubat")
+_add(2, "февраля", "февраль", "лютого", "лютий", "φεβρουαρίου")
+_add(3, "março", "marco", "martie", "březen", "března", "marec", "március", "márc", "maaliskuu", "maaliskuuta")
+_add(3, "mart", "марта", "март", "березня", "березень", "μαρτίου")
+_add(4, "aprilie", "duben", "dubna", "apríl", "apríla", "április", "ápr", "huhtikuu", "huhtikuuta", "nisan")
+_add(4, "апреля", "апрель", "квітня", "квітень", "απριλίου")
+_add(5, "maio", "květen", "května", "máj", "mája", "május", "toukokuu", "toukokuuta", "mayıs", "мая", "май")
+_add(5, "травня", "травень", "μαΐου")
+_add(6, "junho", "iunie", "červen", "června", "jún", "júna", "június", "kesäkuu", "kesäkuuta", "haziran")
+_add(6, "июня", "июнь", "червня", "червень", "ιουνίου")
+_add(7, "julho", "iulie", "červenec", "července", "júl", "júla", "július", "heinäkuu", "heinäkuuta", "temmuz")
+_add(7, "июля", "июль", "липня", "липень", "ιουλίου")
+_add(8, "augusta", "srpen", "srpna", "augusztus", "elokuu", "elokuuta", "ağustos", "avgust", "августа", "август")
+_add(8, "серпня", "серпень", "αυγούστου")
+_add(9, "setembro", "septembrie", "září", "septembra", "szeptember", "szept", "syyskuu", "syyskuuta", "eylül")
+_add(9, "septembar", "сентября", "сентябрь", "вересня", "вересень", "σεπτεμβρίου")
+_add(10, "outubro", "octombrie", "říjen", "října", "október", "októbra", "lokakuu", "lokakuuta", "ekim")
+_add(10, "oktobar", "октября", "октябрь", "жовтня", "жовтень", "οκτωβρίου")
+_add(11, "novembro", "noiembrie", "listopadu", "novembra", "marraskuu", "marraskuuta", "kasım", "novembar")
+_add(11, "ноября", "ноябрь", "листопада", "листопад", "νοεμβρίου")
+_add(12, "dezembro", "decembrie", "prosinec", "prosince", "decembra", "joulukuu", "joulukuuta", "aralık")
+_add(2, "subat")  # Turkish written in capitals ("ŞUBAT", "KASIM") casefolds to dotted forms
+_add(5, "mayis")
+_add(8, "agustos")
+_add(9, "eylul")
+_add(11, "kasim")
+_add(12, "aralik")
+_add(12, "desember", "decembar", "декабря", "декабрь", "грудня", "грудень", "δεκεμβρίου")
+_LONGEST_MONTH = max(len(name) for name in MONTHS)
 
 _MONTH_ALT = "|".join(re.escape(n) for n in sorted(MONTHS, key=len, reverse=True))
 _MON = rf"(?<![^\W\d_])(?P<mon>{_MONTH_ALT})(?![^\W\d_])\.?"
@@ -113,6 +148,13 @@ _SPACED_DMY = re.compile(
 _SPACED_YMD = re.compile(
     r"(?<![0-9.,/\-])(?P<y>[0-9]{4})\.[ \t\u00a0]{1,2}(?P<m>[0-9]{1,2})\.[ \t\u00a0]{1,2}(?P<d>[0-9]{1,2})\.(?![0-9])"
 )
+
+# 2025. szeptember 18. (Hungarian: the year's dot is written, so "2025 may 3" is no date)
+_YMD_NAMED = re.compile(
+    rf"(?<![0-9])(?P<y>[0-9]{{4}})\.[ \t\u00a0]{{1,2}}{_MON}[ \t\u00a0]{{1,2}}(?P<d>[0-9]{{1,2}})(?![0-9])\.?",
+    re.IGNORECASE,
+)
+_YEAR_BEFORE = re.compile(r"(?<![0-9])[0-9]{4}")
 
 # Chinese, Japanese and Korean: 2025年12月5日, 2025 年 12 月 05 日, 2025년 12월 5일
 _CJK_YMD = re.compile(
@@ -201,12 +243,17 @@ def find_date_mentions(text: str) -> list[DateMention]:
             add(m, frozenset({got}) if got else frozenset())
     # month names: find candidate words first (cheap), then match anchored around them
     for w in _WORD.finditer(text):
-        if w.end() - w.start() > 10 or w.group().casefold() not in MONTHS:
+        if w.end() - w.start() > _LONGEST_MONTH or w.group().casefold() not in MONTHS:
             continue
         ws = w.start()
         named = _MDY_NAMED.match(text, ws)
         if named is not None:
             add(named, _named_dates(named))
+        for y in _YEAR_BEFORE.finditer(text, max(0, ws - 8), ws):
+            named = _YMD_NAMED.match(text, y.start())
+            if named is not None and named.start("mon") == ws:
+                add(named, _named_dates(named))
+                break
         lo = max(0, ws - 14)
         for d in _DAY_BEFORE.finditer(text, lo, ws):
             named = _DMY_NAMED.match(text, d.start())
