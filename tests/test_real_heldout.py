@@ -309,6 +309,8 @@ LICENCE_FILES = {
     "boldsign/boldsign-python-sdk": ("MIT", ["MIT-boldsign-python-sdk.txt"]),
     # round 13 (open leads of round 13's first searches)
     "jofas/BAREKEEPER": ("MIT", ["MIT-BAREKEEPER.txt"]),
+    # round 14 (Document-generation services, report engines and e-signature SDKs: the leads round 13 left)
+    "samber/invoice-as-a-service": ("MIT", ["MIT-invoice-as-a-service.txt"]),
 }
 
 
