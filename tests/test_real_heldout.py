@@ -559,3 +559,17 @@ def test_a_package_archive_that_is_not_the_pinned_one_is_refused(tmp_path):
         real_build.read_source(sources, candidate)
     with pytest.raises(FileNotFoundError, match="no copy"):
         real_build.read_source(sources, {**candidate, "sha256": "0" * 64})
+
+
+def test_derive_says_which_candidates_source_is_missing_or_not_the_pinned_one(tmp_path, monkeypatch, capsys):
+    from tests import pdfs
+
+    derive = _heldout_script("derive")
+    candidate = _archive_candidate(tmp_path, pdfs.two_column_invoice(pages=1), "hinv-example-packaged", "sdist")
+    (tmp_path / "sources" / "archives" / candidate["sha256"]).write_bytes(b"another archive")
+    candidates = tmp_path / "candidates.jsonl"
+    candidates.write_text(json.dumps(candidate) + "\n", encoding="utf-8")
+    monkeypatch.setattr(derive, "CANDIDATES", candidates)
+    monkeypatch.setattr(derive, "LABELS", tmp_path / "labels.jsonl")
+    assert derive.main(["--sources", str(tmp_path / "sources")]) == 2
+    assert "hinv-example-packaged" in capsys.readouterr().err and not (tmp_path / "labels.jsonl").exists()

@@ -102,13 +102,14 @@ _add(10, "oktobar", "октября", "октябрь", "жовтня", "жов�
 _add(11, "novembro", "noiembrie", "listopadu", "novembra", "marraskuu", "marraskuuta", "kasım", "novembar")
 _add(11, "ноября", "ноябрь", "листопада", "листопад", "νοεμβρίου")
 _add(12, "dezembro", "decembrie", "prosinec", "prosince", "decembra", "joulukuu", "joulukuuta", "aralık")
-_add(2, "subat")  # Turkish written in capitals ("ŞUBAT", "KASIM") casefolds to dotted forms
+_add(12, "desember", "decembar", "декабря", "декабрь", "грудня", "грудень", "δεκεμβρίου")
+# Turkish written in capitals ("ŞUBAT", "KASIM") casefolds to dotless forms
+_add(2, "subat")
 _add(5, "mayis")
 _add(8, "agustos")
 _add(9, "eylul")
 _add(11, "kasim")
 _add(12, "aralik")
-_add(12, "desember", "decembar", "декабря", "декабрь", "грудня", "грудень", "δεκεμβρίου")
 _LONGEST_MONTH = max(len(name) for name in MONTHS)
 
 _MONTH_ALT = "|".join(re.escape(n) for n in sorted(MONTHS, key=len, reverse=True))
@@ -192,6 +193,11 @@ def _named_dates(m: re.Match[str]) -> frozenset[date]:
     return frozenset({got}) if got else frozenset()
 
 
+def _ymd_dates(m: re.Match[str]) -> frozenset[date]:
+    got = _mk(int(m.group("y")), int(m.group("m")), int(m.group("d")))
+    return frozenset({got}) if got else frozenset()
+
+
 def _numeric_dates(m: re.Match[str]) -> frozenset[date]:
     a, b, c, sep = m.group("a"), m.group("b"), m.group("c"), m.group("sep")
     out: set[date | None] = set()
@@ -232,15 +238,14 @@ def find_date_mentions(text: str) -> list[DateMention]:
             day_first = _mk(_year(m.group("c")), int(m.group("b")), int(m.group("a")))
             if day_first is not None:
                 add(m, frozenset({day_first}))
+    ymd_patterns: list[re.Pattern[str]] = []
     if ". " in text or ".\u00a0" in text or ".\t" in text:
-        for pattern in (_SPACED_DMY, _SPACED_YMD):
-            for m in pattern.finditer(text):
-                got = _mk(int(m.group("y")), int(m.group("m")), int(m.group("d")))
-                add(m, frozenset({got}) if got else frozenset())
+        ymd_patterns += [_SPACED_DMY, _SPACED_YMD]
     if "年" in text or "년" in text:
-        for m in _CJK_YMD.finditer(text):
-            got = _mk(int(m.group("y")), int(m.group("m")), int(m.group("d")))
-            add(m, frozenset({got}) if got else frozenset())
+        ymd_patterns.append(_CJK_YMD)
+    for pattern in ymd_patterns:
+        for m in pattern.finditer(text):
+            add(m, _ymd_dates(m))
     # month names: find candidate words first (cheap), then match anchored around them
     for w in _WORD.finditer(text):
         if w.end() - w.start() > _LONGEST_MONTH or w.group().casefold() not in MONTHS:
@@ -249,17 +254,13 @@ def find_date_mentions(text: str) -> list[DateMention]:
         named = _MDY_NAMED.match(text, ws)
         if named is not None:
             add(named, _named_dates(named))
-        for y in _YEAR_BEFORE.finditer(text, max(0, ws - 8), ws):
-            named = _YMD_NAMED.match(text, y.start())
-            if named is not None and named.start("mon") == ws:
-                add(named, _named_dates(named))
-                break
-        lo = max(0, ws - 14)
-        for d in _DAY_BEFORE.finditer(text, lo, ws):
-            named = _DMY_NAMED.match(text, d.start())
-            if named is not None and named.start("mon") == ws:
-                add(named, _named_dates(named))
-                break
+        # a year ("2025. szeptember 18.") or a day ("18. září 2025") written before the month
+        for before, pattern, reach in ((_YEAR_BEFORE, _YMD_NAMED, 8), (_DAY_BEFORE, _DMY_NAMED, 14)):
+            for number in before.finditer(text, max(0, ws - reach), ws):
+                named = pattern.match(text, number.start())
+                if named is not None and named.start("mon") == ws:
+                    add(named, _named_dates(named))
+                    break
     return [DateMention(s, e, frozenset(ds)) for (s, e), ds in sorted(found.items())]
 
 

@@ -360,6 +360,24 @@ def record_from_cii(xml: bytes) -> dict[str, Any]:
     }
 
 
+# where a document comes from: a repository at a commit, or a package archive pinned by its
+# SHA-256 (build.read_source reads either), the XML it was printed from, and the licence
+SOURCE_KEYS = (
+    "repo",
+    "commit",
+    "registry",
+    "package",
+    "version",
+    "archive",
+    "sha256",
+    "path",
+    "xml_repo",
+    "xml_commit",
+    "xml_path",
+    "licence",
+)
+
+
 class LabelError(Exception):
     """A hand label that its text does not bear out: fix the label, do not drop the document."""
 
@@ -401,14 +419,7 @@ def label(candidate: Mapping[str, Any], source: bytes, xml: bytes | None) -> tup
         "kind": candidate["kind"],
         "language": candidate["language"],
         "currency": derived["currency"] or candidate.get("currency"),
-        "source": {
-            key: candidate[key]
-            for key in (
-                *("repo", "commit", "registry", "package", "version", "archive", "sha256", "path"),
-                *("xml_repo", "xml_commit", "xml_path", "licence"),
-            )
-            if key in candidate
-        },
+        "source": {key: candidate[key] for key in SOURCE_KEYS if key in candidate},
         "format": fmt,
         "truth": truth,
         "expected_flags": {},
@@ -477,7 +488,11 @@ def main(argv: list[str] | None = None) -> int:
                 }
                 rows.append(kept[candidate["id"]])
             continue
-        pdf = real_build.read_source(Path(args.sources), candidate)
+        try:
+            pdf = real_build.read_source(Path(args.sources), candidate)
+        except (OSError, ValueError) as exc:  # no copy of its source, or not the pinned one
+            print(f"error: {candidate['id']}: {exc}", file=sys.stderr)
+            return 2
         try:
             xml = None if "truth" in candidate else source_xml(Path(args.sources), candidate, pdf)
             row, _ = label(candidate, pdf, xml)
