@@ -573,3 +573,61 @@ def test_derive_says_which_candidates_source_is_missing_or_not_the_pinned_one(tm
     monkeypatch.setattr(derive, "LABELS", tmp_path / "labels.jsonl")
     assert derive.main(["--sources", str(tmp_path / "sources")]) == 2
     assert "hinv-example-packaged" in capsys.readouterr().err and not (tmp_path / "labels.jsonl").exists()
+
+
+def _rendered_candidate(tmp_path: Path, pdf: bytes, doc_id: str) -> dict:
+    """A candidate rendered here from a repository's example source (a Typst or LaTeX file
+    whose authors commit no print), its PDF kept in the sources' renders/ folder under its
+    SHA-256, as the session that rendered it keeps it."""
+    import hashlib
+
+    from tests import pdfs
+
+    sha256 = hashlib.sha256(pdf).hexdigest()
+    (tmp_path / "sources" / "renders").mkdir(parents=True, exist_ok=True)
+    (tmp_path / "sources" / "renders" / sha256).write_bytes(pdf)
+    return {
+        "id": doc_id,
+        "repo": "example/typst-invoice",
+        "commit": "1" * 40,
+        "path": "template/main.typ",
+        "renderer": "typst 0.15.2 (PyPI)",
+        "sha256": sha256,
+        "licence": "MIT",
+        "language": "en",
+        "kind": "invoice",
+        "currency": "GBP",
+        "round": 99,
+        "truth": dict(pdfs.DATA, line_items=None),
+    }
+
+
+def test_derive_round_reads_a_pdf_rendered_here_and_cites_its_source_and_renderer(tmp_path, monkeypatch):
+    from tests import pdfs
+    from vetq.eval.golden.real import build as real_build
+
+    derive = _heldout_script("derive")
+    candidate = _rendered_candidate(tmp_path, pdfs.two_column_invoice(pages=1), "hinv-example-rendered")
+    rows = _derive_round(derive, tmp_path, monkeypatch, [candidate])
+    assert [row["id"] for row in rows] == ["hinv-example-rendered"]
+    assert rows[0]["truth"]["total"] == pdfs.DATA["total"]
+    source = rows[0]["source"]
+    assert (source["renderer"], source["sha256"]) == ("typst 0.15.2 (PyPI)", candidate["sha256"])
+    assert (source_name(source), source_pin(source)) == ("example/typst-invoice", "1" * 10)
+    row = real_build.readme_table([{**rows[0], "source": source}]).splitlines()[-1]
+    assert "`template/main.typ` (rendered by typst 0.15.2 (PyPI))" in row
+    assert "https://github.com/example/typst-invoice/blob/" + "1" * 40 + "/template/main.typ" in row
+
+
+def test_a_rendered_pdf_that_is_not_the_pinned_one_is_refused(tmp_path):
+    from tests import pdfs
+    from vetq.eval.golden.real import build as real_build
+
+    candidate = _rendered_candidate(tmp_path, pdfs.two_column_invoice(pages=1), "hinv-example-rendered")
+    sources = tmp_path / "sources"
+    assert real_build.read_source(sources, candidate) == pdfs.two_column_invoice(pages=1)
+    (sources / "renders" / candidate["sha256"]).write_bytes(b"%PDF- another rendering")
+    with pytest.raises(ValueError, match="SHA-256"):
+        real_build.read_source(sources, candidate)
+    with pytest.raises(FileNotFoundError, match=r"no copy of template/main\.typ rendered by typst"):
+        real_build.read_source(sources, {**candidate, "sha256": "0" * 64})

@@ -11,7 +11,10 @@ earns (`expected_flags`) and notes. This script reads every document at its pinn
 from a git copy of its repository (DIR/owner+name/repo, DIR/owner+name or DIR/owner/name,
 bare or not; DIR defaults to /work/.mirror), or a document a package registry published
 inside a package (`registry`, `package`, `version`, `archive`: the archive's address,
-`sha256`, `path` inside it) from the archive's copy at DIR/archives/<sha256>, turns it into text
+`sha256`, `path` inside it) from the archive's copy at DIR/archives/<sha256>, or a document
+rendered here from a repository's own example source (`repo`, `commit`, `path`: the file
+rendered, `renderer`: the tool and its version, `sha256` of the PDF it made) from that PDF's
+copy at DIR/renders/<sha256>, turns it into text
 with one function, `document_text`, keeps the PDF when it is small (PDF_LIMIT), and derives
 documents.jsonl (every label plus its text) with `documents_jsonl`, which reads only this
 folder, and the README's table of documents: tests/test_real_eval.py checks that the
@@ -52,6 +55,7 @@ PDF_LIMIT = 300_000  # bytes: a larger PDF is not committed (its text is; build.
 PDF_TOTAL_LIMIT = 20_000_000  # per set: the held-out set grows by a round at a time (16 MB at 311 documents)
 DEFAULT_SOURCES = "/work/.mirror"
 ARCHIVES = "archives"  # under the sources: package registries' archives, each named by its SHA-256
+RENDERS = "renders"  # under the sources: PDFs rendered here from a repository's example source, by SHA-256
 
 # What produced texts/: recorded in every row of documents.jsonl.
 CONVERTER = (
@@ -161,9 +165,10 @@ def readme_table(labels: Iterable[Mapping[str, Any]]) -> str:
     ]
     for label in labels:
         source = label["source"]
+        rendered = f" (rendered by {source['renderer']})" if "renderer" in source else ""
         lines.append(
             f"| `{label['id']}` | [{source_name(source)}@{source_pin(source)}]({source_url(source)}) | "
-            f"`{source['path']}` | {source['licence']} | {label['language']} | {label['currency']} | {label['kind']} |"
+            f"`{source['path']}`{rendered} | {source['licence']} | {label['language']} | {label['currency']} | {label['kind']} |"
         )
     return "\n".join(lines)
 
@@ -191,12 +196,13 @@ def git_dir(sources: Path, repo: str) -> Path:
 
 
 def archive_path(sources: Path, source: Mapping[str, Any]) -> Path:
-    """Where a package archive's copy is kept: named by its SHA-256, which pins it as a commit does."""
-    return sources / ARCHIVES / str(source["sha256"])
+    """Where a package archive's copy, or a PDF rendered here, is kept: named by its SHA-256,
+    which pins it as a commit does."""
+    return sources / (RENDERS if "renderer" in source else ARCHIVES) / str(source["sha256"])
 
 
 def _has_copy(sources: Path, source: Mapping[str, Any]) -> bool:
-    if "archive" in source:
+    if "archive" in source or "renderer" in source:
         return archive_path(sources, source).is_file()
     try:
         git_dir(sources, source["repo"])
@@ -223,18 +229,19 @@ def archive_member(data: bytes, member: str) -> bytes:
 
 
 def read_source(sources: Path, source: Mapping[str, Any]) -> bytes:
-    """The file at its pinned commit, or inside its pinned package archive."""
-    if "archive" in source:
+    """The file at its pinned commit, inside its pinned package archive, or the PDF rendered
+    here from the file at its pinned commit."""
+    if "archive" in source or "renderer" in source:
+        what = source.get("archive") or f"{source['path']} rendered by {source.get('renderer')}"
         try:
             data = archive_path(sources, source).read_bytes()
         except FileNotFoundError:
             raise FileNotFoundError(
-                f"{source_name(source)} {source['version']}: no copy of {source['archive']} "
-                f"at {archive_path(sources, source)}"
+                f"{source_name(source)} {source_pin(source)}: no copy of {what} at {archive_path(sources, source)}"
             ) from None
         if hashlib.sha256(data).hexdigest() != source["sha256"]:
-            raise ValueError(f"{archive_path(sources, source)} is not the archive its SHA-256 pins")
-        return archive_member(data, str(source["path"]))
+            raise ValueError(f"{archive_path(sources, source)} is not the file its SHA-256 pins")
+        return data if "renderer" in source else archive_member(data, str(source["path"]))
     done = subprocess.run(
         ["git", "--git-dir", str(git_dir(sources, source["repo"])), "show", f"{source['commit']}:{source['path']}"],
         capture_output=True,

@@ -360,8 +360,9 @@ def record_from_cii(xml: bytes) -> dict[str, Any]:
     }
 
 
-# where a document comes from: a repository at a commit, or a package archive pinned by its
-# SHA-256 (build.read_source reads either), the XML it was printed from, and the licence
+# where a document comes from: a repository at a commit, a package archive pinned by its
+# SHA-256, or a PDF rendered here from a repository's file and pinned by its SHA-256
+# (build.read_source reads each), the XML it was printed from, and the licence
 SOURCE_KEYS = (
     "repo",
     "commit",
@@ -371,6 +372,7 @@ SOURCE_KEYS = (
     "archive",
     "sha256",
     "path",
+    "renderer",
     "xml_repo",
     "xml_commit",
     "xml_path",
