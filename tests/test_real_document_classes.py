@@ -1293,3 +1293,300 @@ def test_a_month_name_longer_than_ten_letters_is_read():
 
 def test_a_year_a_month_word_and_a_number_are_no_date_without_the_years_dot():
     assert find_date_mentions("Year 2025 may 3 items") == []
+
+
+# 47. Invoices in the languages whose labels, currencies and dates the lexicon lacked: each
+# one's correct record (a seller's usual labels for net, tax and total, its date, its
+# currency as its country writes it) passes untouched
+@pytest.mark.parametrize(
+    "language,text,record",
+    [
+        (
+            "vi",
+            "CÔNG TY TNHH ABC\nHÓA ĐƠN GIÁ TRỊ GIA TĂNG\nSố: 0000123\nNgày 15 tháng 03 năm 2025\nCộng tiền hàng: 1.000.000\nThuế suất GTGT: 10%   Tiền thuế GTGT: 100.000\nTổng cộng tiền thanh toán: 1.100.000\nĐơn vị tiền tệ: VND\n",
+            dict(
+                vendor_name="CÔNG TY TNHH ABC",
+                invoice_number="0000123",
+                invoice_date="2025-03-15",
+                subtotal=1000000,
+                tax=100000,
+                total=1100000,
+                currency="VND",
+            ),
+        ),
+        (
+            "id",
+            "PT Maju Jaya\nFAKTUR\nNo. Faktur: INV/2025/001\nTanggal: 12 Maret 2025\nSubtotal Rp 1.000.000\nPPN 11% Rp 110.000\nTotal Rp 1.110.000\n",
+            dict(
+                vendor_name="PT Maju Jaya",
+                invoice_number="INV/2025/001",
+                invoice_date="2025-03-12",
+                subtotal=1000000,
+                tax=110000,
+                total=1110000,
+                currency="IDR",
+            ),
+        ),
+        (
+            "ru",
+            "ООО «Ромашка»\nСчёт № 45 от 12 марта 2025 г.\nИтого: 10 000,00\nВ том числе НДС (20%): 1 666,67\nВсего к оплате: 10 000,00 руб.\n",
+            dict(
+                vendor_name="ООО «Ромашка»",
+                invoice_number="45",
+                invoice_date="2025-03-12",
+                tax=1666.67,
+                total=10000.0,
+                currency="RUB",
+            ),
+        ),
+        (
+            "tr",
+            "ABC Ticaret A.Ş.\nFATURA\nFatura No: ABC2025000000012\nFatura Tarihi: 12.03.2025\nMal Hizmet Toplam Tutarı 1.000,00 TL\nHesaplanan KDV (%20) 200,00 TL\nÖdenecek Tutar 1.200,00 TL\n",
+            dict(
+                vendor_name="ABC Ticaret A.Ş.",
+                invoice_number="ABC2025000000012",
+                invoice_date="2025-03-12",
+                subtotal=1000.0,
+                tax=200.0,
+                total=1200.0,
+                currency="TRY",
+            ),
+        ),
+        (
+            "fi",
+            "Esimerkki Oy\nLASKU\nLaskun numero: 3021\nLaskun päivämäärä: 12.3.2025\nVeroton yhteensä 100,00 €\nALV 25,5 % 25,50 €\nYhteensä 125,50 €\n",
+            dict(
+                vendor_name="Esimerkki Oy",
+                invoice_number="3021",
+                invoice_date="2025-03-12",
+                subtotal=100.0,
+                tax=25.5,
+                total=125.5,
+                currency="EUR",
+            ),
+        ),
+        (
+            "pt",
+            "Exemplo, Lda.\nFatura FT 2025/31\nData: 2025-03-12\nTotal ilíquido 100,00 €\nIVA 23% 23,00 €\nTotal a pagar 123,00 €\n",
+            dict(
+                vendor_name="Exemplo, Lda.",
+                invoice_number="FT 2025/31",
+                invoice_date="2025-03-12",
+                subtotal=100.0,
+                tax=23.0,
+                total=123.0,
+                currency="EUR",
+            ),
+        ),
+        (
+            "cs",
+            "Příklad s.r.o.\nFaktura - daňový doklad č. 2025012\nDatum vystavení: 12. 3. 2025\nZáklad daně 100,00 Kč\nDPH 21 % 21,00 Kč\nCelkem k úhradě 121,00 Kč\n",
+            dict(
+                vendor_name="Příklad s.r.o.",
+                invoice_number="2025012",
+                invoice_date="2025-03-12",
+                subtotal=100.0,
+                tax=21.0,
+                total=121.0,
+                currency="CZK",
+            ),
+        ),
+        (
+            "ja",
+            "株式会社サンプル\n請求書\n請求書番号: INV-0012\n請求日: 2025年3月12日\n小計 ¥10,000\n消費税(10%) ¥1,000\n合計金額 ¥11,000\n",
+            dict(
+                vendor_name="株式会社サンプル",
+                invoice_number="INV-0012",
+                invoice_date="2025-03-12",
+                subtotal=10000.0,
+                tax=1000.0,
+                total=11000.0,
+                currency="JPY",
+            ),
+        ),
+        (
+            "el",
+            "Παράδειγμα Α.Ε.\nΤιμολόγιο Παροχής Υπηρεσιών\nΑρ. 154\nΗμερομηνία: 12/03/2025\nΚαθαρή αξία 100,00 €\nΦ.Π.Α. 24% 24,00 €\nΣύνολο 124,00 €\n",
+            dict(
+                vendor_name="Παράδειγμα Α.Ε.",
+                invoice_number="154",
+                invoice_date="2025-03-12",
+                subtotal=100.0,
+                tax=24.0,
+                total=124.0,
+                currency="EUR",
+            ),
+        ),
+        (
+            "hu",
+            "Példa Kft.\nSzámla\nSzámlaszám: PK-2025-12\nKelt: 2025. március 12.\nNettó összesen 10 000 Ft\nÁFA 27% 2 700 Ft\nBruttó végösszeg 12 700 Ft\n",
+            dict(
+                vendor_name="Példa Kft.",
+                invoice_number="PK-2025-12",
+                invoice_date="2025-03-12",
+                subtotal=10000.0,
+                tax=2700.0,
+                total=12700.0,
+                currency="HUF",
+            ),
+        ),
+        (
+            "ro",
+            "Exemplu SRL\nFactură seria EX nr. 0045\nData: 12.03.2025\nTotal fără TVA 100,00 lei\nTVA 19% 19,00 lei\nTotal de plată 119,00 lei\n",
+            dict(
+                vendor_name="Exemplu SRL",
+                invoice_number="0045",
+                invoice_date="2025-03-12",
+                subtotal=100.0,
+                tax=19.0,
+                total=119.0,
+                currency="RON",
+            ),
+        ),
+        (
+            "no",
+            "Eksempel AS\nFaktura\nFakturanr: 10023\nFakturadato: 12.03.2025\nSum eks. mva 1 000,00\nMva 25 % 250,00\nÅ betale NOK 1 250,00\n",
+            dict(
+                vendor_name="Eksempel AS",
+                invoice_number="10023",
+                invoice_date="2025-03-12",
+                subtotal=1000.0,
+                tax=250.0,
+                total=1250.0,
+                currency="NOK",
+            ),
+        ),
+        (
+            "he",
+            'דוגמה בע"מ\nחשבונית מס מספר 10045\nתאריך: 12/03/2025\nסה"כ לפני מע"מ 100.00 ₪\nמע"מ 17% 17.00 ₪\nסה"כ לתשלום 117.00 ₪\n',
+            dict(
+                vendor_name='דוגמה בע"מ',
+                invoice_number="10045",
+                invoice_date="2025-03-12",
+                subtotal=100.0,
+                tax=17.0,
+                total=117.0,
+                currency="ILS",
+            ),
+        ),
+        (
+            "ar",
+            "شركة المثال\nفاتورة ضريبية\nرقم الفاتورة: INV-778\nتاريخ الفاتورة: 2025-03-12\nالمجموع قبل الضريبة 100.00 ر.س\nضريبة القيمة المضافة 15% 15.00 ر.س\nالإجمالي 115.00 ر.س\n",
+            dict(
+                vendor_name="شركة المثال",
+                invoice_number="INV-778",
+                invoice_date="2025-03-12",
+                subtotal=100.0,
+                tax=15.0,
+                total=115.0,
+                currency="SAR",
+            ),
+        ),
+        (
+            "th",
+            "บริษัท ตัวอย่าง จำกัด\nใบกำกับภาษี\nเลขที่ INV2025-09\nวันที่ 12/03/2025\nรวมเงิน 1,000.00\nภาษีมูลค่าเพิ่ม 7% 70.00\nจำนวนเงินรวมทั้งสิ้น 1,070.00 บาท\n",
+            dict(
+                vendor_name="บริษัท ตัวอย่าง จำกัด",
+                invoice_number="INV2025-09",
+                invoice_date="2025-03-12",
+                subtotal=1000.0,
+                tax=70.0,
+                total=1070.0,
+                currency="THB",
+            ),
+        ),
+        (
+            "uk",
+            "ТОВ «Приклад»\nРахунок-фактура № 77 від 12 березня 2025 р.\nРазом без ПДВ: 1 000,00 грн\nПДВ 20%: 200,00 грн\nВсього з ПДВ: 1 200,00 грн\n",
+            dict(
+                vendor_name="ТОВ «Приклад»",
+                invoice_number="77",
+                invoice_date="2025-03-12",
+                subtotal=1000.0,
+                tax=200.0,
+                total=1200.0,
+                currency="UAH",
+            ),
+        ),
+    ],
+    ids=lambda value: value if isinstance(value, str) and len(value) <= 3 else "",
+)
+def test_an_invoice_in_another_language_passes_with_its_own_labels(language, text, record):
+    clean(text, record)
+
+
+# 48. A shared currency sign whose one currency the document's own writing names
+@pytest.mark.parametrize(
+    "text,code",
+    [
+        ("請求書\n合計金額 ¥11,000\n", "JPY"),  # kana beside the yen sign
+        ("增值税发票\n价税合计 ¥1,130.00\n", "CNY"),  # Chinese tax words
+        ("Faktura\nMva 25 % 250,00\nÅ betale kr 1 250,00\n", "NOK"),
+        ("Faktura\nMoms 25% 250,00\nTotal kr 1.250,00\nBeløb at betale\n", "DKK"),
+        ("Faktura\nMoms 25 % 250,00\nAtt betala 1 250,00 kr\n", "SEK"),
+    ],
+)
+def test_a_shared_currency_sign_is_read_by_the_documents_language(text, code):
+    clean(text, {"currency": code})
+    other = {"JPY": "CNY", "CNY": "JPY", "NOK": "SEK", "DKK": "SEK", "SEK": "DKK"}[code]
+    flagged(text, {"currency": other}, "currency", f"names {code}, not {other}")
+
+
+def test_a_shared_currency_sign_stays_ambiguous_when_nothing_names_its_currency():
+    flagged("Invoice\nTotal kr 1 250,00\n", {"currency": "SEK"}, "currency", "ambiguous symbol 'kr'")
+    flagged("Invoice\nTotal ¥11,000\n", {"currency": "JPY"}, "currency", "ambiguous symbol '¥'")
+
+
+@pytest.mark.parametrize(
+    "text,code",
+    [
+        ("Ödenecek Tutar 1.200,00 TL\n", "TRY"),
+        ("Total de plată 119,00 lei\n", "RON"),
+        ("Всього до сплати: 1 200,00 грн\n", "UAH"),
+        ("Всего к оплате: 10 000,00 руб.\n", "RUB"),
+        ("Общо за плащане: 120,00 лв.\n", "BGN"),
+        ("รวมทั้งสิ้น 1,070.00 บาท\n", "THB"),
+        ("الإجمالي 115.00 ر.س\n", "SAR"),
+    ],
+)
+def test_a_currency_written_as_its_country_does_is_found(text, code):
+    clean(text, {"currency": code})
+
+
+# 49. Dates of Indonesian, Malay and Vietnamese invoices; a Malay month that is an English word
+@pytest.mark.parametrize(
+    "written,day",
+    [
+        ("Tanggal: 12 Maret 2025", date(2025, 3, 12)),
+        ("Tarikh: 12 Ogos 2025", date(2025, 8, 12)),
+        ("Tarikh: 12 Mac 2025", date(2025, 3, 12)),
+        ("Ngày 15 tháng 03 năm 2025", date(2025, 3, 15)),
+        ("NGÀY 5 THÁNG 3 NĂM 2025", date(2025, 3, 5)),
+    ],
+)
+def test_an_indonesian_malay_or_vietnamese_date_is_found(written, day):
+    assert [sorted(m.dates) for m in find_date_mentions(written)] == [[day]]
+
+
+def test_mac_is_a_month_only_between_a_day_and_a_year():
+    assert find_date_mentions("Mac 12 2025 edition") == []
+
+
+# 50. A payment term's days in other languages are no amount ("8 pv netto": eight days net)
+@pytest.mark.parametrize("term", ["8 pv netto", "14 dní netto", "30 gün net", "8 dage netto", "15 nap nettó"])
+def test_a_payment_term_in_days_is_no_subtotal(term):
+    clean(
+        f"Maksuehdot: {term}\nNetto 100,00\nALV 24 % 24,00\nYhteensä 124,00 EUR\n",
+        {"subtotal": 100.0, "tax": 24.0, "total": 124.0},
+    )
+
+
+# 51. A gross total's caption that names the tax it includes ("(شامل ضريبة القيمة المضافة)",
+# inclusive of VAT) is a total label, not the tax's
+def test_a_caption_inclusive_of_vat_in_arabic_is_the_totals():
+    text = (
+        "المبلغ الخاضع للضريبة (غير شامل ضريبة القيمة المضافة)\n 3,000.00 SAR\n"
+        "اجمالى مبلغ ضريبة القيمة المضافة\n 300.00 SAR\n"
+        "إجمالي قيمة الفاتورة (شامل ضريبة القيمة المضافة)\n 3,300.00 SAR\n"
+    )
+    clean(text, {"subtotal": 3000.0, "tax": 300.0, "total": 3300.0, "currency": "SAR"})

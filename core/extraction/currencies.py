@@ -198,6 +198,29 @@ UNAMBIGUOUS_SYMBOLS: dict[str, str] = {
     "R$": "BRL",
     "CHF": "CHF",
     "Fr.": "CHF",
+    # Written beside the figure in their countries' invoices: Turkish lira, Russian
+    # rouble, Ukrainian hryvnia, Romanian leu, Bulgarian lev, Thai baht, Saudi riyal,
+    # UAE dirham, and the single-currency signs of Kazakhstan, Nigeria, Ghana,
+    # Bangladesh, Georgia, Azerbaijan and Mongolia
+    "TL": "TRY",
+    "руб.": "RUB",
+    "руб": "RUB",
+    "грн.": "UAH",
+    "грн": "UAH",
+    "lei": "RON",
+    "LEI": "RON",
+    "лв.": "BGN",
+    "лв": "BGN",
+    "บาท": "THB",
+    "ر.س": "SAR",
+    "د.إ": "AED",
+    "₸": "KZT",
+    "₦": "NGN",
+    "₵": "GHS",
+    "৳": "BDT",
+    "₾": "GEL",
+    "₼": "AZN",
+    "₮": "MNT",
 }
 
 AMBIGUOUS_SYMBOLS: dict[str, frozenset[str]] = {

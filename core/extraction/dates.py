@@ -103,6 +103,13 @@ _add(11, "novembro", "noiembrie", "listopadu", "novembra", "marraskuu", "marrask
 _add(11, "ноября", "ноябрь", "листопада", "листопад", "νοεμβρίου")
 _add(12, "dezembro", "decembrie", "prosinec", "prosince", "decembra", "joulukuu", "joulukuuta", "aralık")
 _add(12, "desember", "decembar", "декабря", "декабрь", "грудня", "грудень", "δεκεμβρίου")
+# Indonesian and Malay ("12 Maret 2025", "12 Ogos 2025"); "mac" only between a day and a year
+_add(2, "pebruari")
+_add(3, "maret", "mac")
+_add(7, "julai")
+_add(8, "agustus", "ogos")
+_add(11, "nopember")
+_add(12, "disember")
 # Turkish written in capitals ("ŞUBAT", "KASIM") casefolds to dotless forms
 _add(2, "subat")
 _add(5, "mayis")
@@ -111,6 +118,8 @@ _add(9, "eylul")
 _add(11, "kasim")
 _add(12, "aralik")
 _LONGEST_MONTH = max(len(name) for name in MONTHS)
+# month names that are words of their own elsewhere ("Mac 12"): a date only with the day before
+_DAY_FIRST_ONLY = frozenset({"mac"})
 
 _MONTH_ALT = "|".join(re.escape(n) for n in sorted(MONTHS, key=len, reverse=True))
 _MON = rf"(?<![^\W\d_])(?P<mon>{_MONTH_ALT})(?![^\W\d_])\.?"
@@ -160,6 +169,13 @@ _YEAR_BEFORE = re.compile(r"(?<![0-9])[0-9]{4}")
 # Chinese, Japanese and Korean: 2025年12月5日, 2025 年 12 月 05 日, 2025년 12월 5일
 _CJK_YMD = re.compile(
     r"(?<![0-9])(?P<y>[0-9]{4})[ \t]*[年년][ \t]*(?P<m>[0-9]{1,2})[ \t]*[月월][ \t]*(?P<d>[0-9]{1,2})[ \t]*[日일]"
+)
+
+# Vietnamese: ngày 15 tháng 03 năm 2025 (day, month, year, each after its word)
+_VI_DMY = re.compile(
+    r"(?<![^\W\d_])ngày[ \t\u00a0]{1,3}(?P<d>[0-9]{1,2})[ \t\u00a0]{1,3}tháng[ \t\u00a0]{1,3}(?P<m>[0-9]{1,2})"
+    r"[ \t\u00a0]{1,3}năm[ \t\u00a0]{1,3}(?P<y>[0-9]{4})(?![0-9])",
+    re.IGNORECASE,
 )
 
 
@@ -243,6 +259,8 @@ def find_date_mentions(text: str) -> list[DateMention]:
         ymd_patterns += [_SPACED_DMY, _SPACED_YMD]
     if "年" in text or "년" in text:
         ymd_patterns.append(_CJK_YMD)
+    if "tháng" in text or "THÁNG" in text or "Tháng" in text:
+        ymd_patterns.append(_VI_DMY)
     for pattern in ymd_patterns:
         for m in pattern.finditer(text):
             add(m, _ymd_dates(m))
@@ -251,7 +269,7 @@ def find_date_mentions(text: str) -> list[DateMention]:
         if w.end() - w.start() > _LONGEST_MONTH or w.group().casefold() not in MONTHS:
             continue
         ws = w.start()
-        named = _MDY_NAMED.match(text, ws)
+        named = None if w.group().casefold() in _DAY_FIRST_ONLY else _MDY_NAMED.match(text, ws)
         if named is not None:
             add(named, _named_dates(named))
         # a year ("2025. szeptember 18.") or a day ("18. září 2025") written before the month

@@ -408,6 +408,38 @@ class CurrencyHit:
     strong: bool  # names exactly one currency
 
 
+# A shared symbol whose one currency the document's own script or tax word names: "¥"
+# beside kana or Japanese invoice words (請求, 消費税) is the yen, beside Chinese tax words
+# (发票, 增值税) the yuan; "kr" beside Norway's "MVA",
+# beside "moms" and Danish (æ, ø, "at betale") or Swedish (ä, ö, "att betala") writing,
+# beside Iceland's "VSK".
+_JAPANESE_RE = re.compile(r"[\u3040-\u30ff]|消費税|請求|領収|税込|税抜|御中")
+_CHINESE_TAX_RE = re.compile(r"人民币|发票|增值税|税额|价税合计|元")
+_DANISH_RE = re.compile(r"[æøÆØ]|(?<![^\W\d_])(?:at betale|i alt)(?![^\W\d_])", re.IGNORECASE)
+_SWEDISH_RE = re.compile(r"[äöÄÖ]|(?<![^\W\d_])att betala(?![^\W\d_])", re.IGNORECASE)
+_WORD_OF = {
+    word: re.compile(rf"(?<![^\W\d_]){word}(?![^\W\d_])", re.IGNORECASE)
+    for word in ("mva", "merverdiavgift", "moms", "vsk")
+}
+
+
+def _named_by_script(text: str, codes: frozenset[str]) -> str | None:
+    if codes == AMBIGUOUS_SYMBOLS["¥"]:
+        if _JAPANESE_RE.search(text):
+            return "JPY"
+        return "CNY" if _CHINESE_TAX_RE.search(text) else None
+    if codes == AMBIGUOUS_SYMBOLS["kr"]:
+        if _WORD_OF["mva"].search(text) or _WORD_OF["merverdiavgift"].search(text):
+            return "NOK"
+        if _WORD_OF["vsk"].search(text):
+            return "ISK"
+        if _WORD_OF["moms"].search(text):
+            danish, swedish = bool(_DANISH_RE.search(text)), bool(_SWEDISH_RE.search(text))
+            if danish != swedish:
+                return "DKK" if danish else "SEK"
+    return None
+
+
 def currency_hits(text: str) -> list[CurrencyHit]:
     hits: list[CurrencyHit] = []
     for m in _CAPS3_RE.finditer(text):
@@ -426,6 +458,7 @@ def currency_hits(text: str) -> list[CurrencyHit]:
             hits.append(CurrencyHit(m.start(group), m.end(group), frozenset({written.upper()}), True))
             if len(hits) >= 2 * _MAX_CURRENCY_HITS:
                 break
+    named_by_script: dict[str, str | None] = {}
     for m in _SYMBOL_RE.finditer(text):
         sym = m.group()
         if sym[0].isalpha() and _letter(text, m.start() - 1):
@@ -433,6 +466,9 @@ def currency_hits(text: str) -> list[CurrencyHit]:
         if sym[-1].isalpha() and _letter(text, m.end()):
             continue
         code = _SYMBOLS[sym]
+        if code is None and sym not in named_by_script:
+            named_by_script[sym] = _named_by_script(text, AMBIGUOUS_SYMBOLS[sym])
+        code = code or named_by_script[sym]
         if code is not None:
             hits.append(CurrencyHit(m.start(), m.end(), frozenset({code}), True))
         else:
