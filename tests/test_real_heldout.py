@@ -311,6 +311,8 @@ LICENCE_FILES = {
     "jofas/BAREKEEPER": ("MIT", ["MIT-BAREKEEPER.txt"]),
     # round 14 (Document-generation services, report engines and e-signature SDKs: the leads round 13 left)
     "samber/invoice-as-a-service": ("MIT", ["MIT-invoice-as-a-service.txt"]),
+    # round 15 (Typst Universe packages: examples rendered here from the typst/packages monorepo)
+    "typst/packages": ("Apache-2.0", ["Apache-2.0-typst-pkg-rubrol-invoice.txt"]),
 }
 
 
