@@ -311,6 +311,11 @@ LICENCE_FILES = {
     "jofas/BAREKEEPER": ("MIT", ["MIT-BAREKEEPER.txt"]),
     # round 14 (Document-generation services, report engines and e-signature SDKs: the leads round 13 left)
     "samber/invoice-as-a-service": ("MIT", ["MIT-invoice-as-a-service.txt"]),
+    # round 15 (r15typst: Typst invoice templates in their own repositories, rendered here)
+    "cappuccinocosmico/typst-invoice-contracting": ("MIT-0", ["MIT-0-typst-invoice-contracting.txt"]),
+    "semla/PTA-invoice-typst": ("MIT", ["MIT-PTA-invoice-typst.txt"]),
+    "storopoli/invoice": ("MIT", ["MIT-storopoli-invoice.txt"]),
+    "mgoulao/typy": ("Apache-2.0", ["Apache-2.0-typy.txt"]),
 }
 
 
