@@ -313,6 +313,11 @@ LICENCE_FILES = {
     "samber/invoice-as-a-service": ("MIT", ["MIT-invoice-as-a-service.txt"]),
     # round 15 (Typst Universe packages: examples rendered here from the typst/packages monorepo)
     "typst/packages": ("Apache-2.0", ["Apache-2.0-typst-pkg-rubrol-invoice.txt"]),
+    # round 15 (r15typst: Typst invoice templates in their own repositories, rendered here)
+    "cappuccinocosmico/typst-invoice-contracting": ("MIT-0", ["MIT-0-typst-invoice-contracting.txt"]),
+    "semla/PTA-invoice-typst": ("MIT", ["MIT-PTA-invoice-typst.txt"]),
+    "storopoli/invoice": ("MIT", ["MIT-storopoli-invoice.txt"]),
+    "mgoulao/typy": ("Apache-2.0", ["Apache-2.0-typy.txt"]),
 }
 
 
