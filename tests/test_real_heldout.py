@@ -311,6 +311,9 @@ LICENCE_FILES = {
     "jofas/BAREKEEPER": ("MIT", ["MIT-BAREKEEPER.txt"]),
     # round 14 (Document-generation services, report engines and e-signature SDKs: the leads round 13 left)
     "samber/invoice-as-a-service": ("MIT", ["MIT-invoice-as-a-service.txt"]),
+    # round 15 (r15latex: LaTeX invoice templates' and generators' example sources, rendered here)
+    "b1rd33/pdflatex-skill": ("MIT", ["MIT-pdflatex-skill.txt"]),
+    "BadlyDrawnBoy/mad-invoice-mcp": ("Apache-2.0", ["Apache-2.0.txt"]),
 }
 
 
