@@ -318,6 +318,9 @@ LICENCE_FILES = {
     "semla/PTA-invoice-typst": ("MIT", ["MIT-PTA-invoice-typst.txt"]),
     "storopoli/invoice": ("MIT", ["MIT-storopoli-invoice.txt"]),
     "mgoulao/typy": ("Apache-2.0", ["Apache-2.0-typy.txt"]),
+    # round 15 (r15latex: LaTeX invoice templates' and generators' example sources, rendered here)
+    "b1rd33/pdflatex-skill": ("MIT", ["MIT-pdflatex-skill.txt"]),
+    "BadlyDrawnBoy/mad-invoice-mcp": ("Apache-2.0", ["Apache-2.0.txt"]),
 }
 
 
