@@ -311,6 +311,10 @@ LICENCE_FILES = {
     "jofas/BAREKEEPER": ("MIT", ["MIT-BAREKEEPER.txt"]),
     # round 14 (Document-generation services, report engines and e-signature SDKs: the leads round 13 left)
     "samber/invoice-as-a-service": ("MIT", ["MIT-invoice-as-a-service.txt"]),
+    # round 15 (documents rendered here from example sources: other languages than English and German)
+    "mkpoli/typst-inboisu": ("MIT-0", ["MIT-0-typst-inboisu.txt"]),
+    "vartur/facturelibre": ("MIT", ["MIT-facturelibre.txt"]),
+    "puppetmaster886/arca-factura-pdf": ("MIT", ["MIT-arca-factura-pdf.txt"]),
 }
 
 
