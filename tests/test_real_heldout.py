@@ -321,6 +321,10 @@ LICENCE_FILES = {
     # round 15 (r15latex: LaTeX invoice templates' and generators' example sources, rendered here)
     "b1rd33/pdflatex-skill": ("MIT", ["MIT-pdflatex-skill.txt"]),
     "BadlyDrawnBoy/mad-invoice-mcp": ("Apache-2.0", ["Apache-2.0.txt"]),
+    # round 15 (documents rendered here from example sources: other languages than English and German)
+    "mkpoli/typst-inboisu": ("MIT-0", ["MIT-0-typst-inboisu.txt"]),
+    "vartur/facturelibre": ("MIT", ["MIT-facturelibre.txt"]),
+    "puppetmaster886/arca-factura-pdf": ("MIT", ["MIT-arca-factura-pdf.txt"]),
 }
 
 
