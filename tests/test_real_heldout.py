@@ -311,6 +311,9 @@ LICENCE_FILES = {
     "jofas/BAREKEEPER": ("MIT", ["MIT-BAREKEEPER.txt"]),
     # round 14 (Document-generation services, report engines and e-signature SDKs: the leads round 13 left)
     "samber/invoice-as-a-service": ("MIT", ["MIT-invoice-as-a-service.txt"]),
+    # round 15 (r15scripts: invoice generators' example scripts and data, rendered here)
+    "CiCiApp/PyInvoice": ("MIT", ["MIT-PyInvoice.txt"]),
+    "tai271828/pyinvoicer": ("BSD-3-Clause", ["BSD-3-Clause-pyinvoicer.txt"]),
 }
 
 
