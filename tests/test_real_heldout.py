@@ -314,6 +314,7 @@ LICENCE_FILES = {
     # round 15 (r15scripts: invoice generators' example scripts and data, rendered here)
     "CiCiApp/PyInvoice": ("MIT", ["MIT-PyInvoice.txt"]),
     "tai271828/pyinvoicer": ("BSD-3-Clause", ["BSD-3-Clause-pyinvoicer.txt"]),
+    "bikeshedder/dinbrief": ("MIT", ["MIT-dinbrief.txt"]),
 }
 
 
