@@ -325,6 +325,10 @@ LICENCE_FILES = {
     "mkpoli/typst-inboisu": ("MIT-0", ["MIT-0-typst-inboisu.txt"]),
     "vartur/facturelibre": ("MIT", ["MIT-facturelibre.txt"]),
     "puppetmaster886/arca-factura-pdf": ("MIT", ["MIT-arca-factura-pdf.txt"]),
+    # round 15 (r15scripts: invoice generators' example scripts and data, rendered here)
+    "CiCiApp/PyInvoice": ("MIT", ["MIT-PyInvoice.txt"]),
+    "tai271828/pyinvoicer": ("BSD-3-Clause", ["BSD-3-Clause-pyinvoicer.txt"]),
+    "bikeshedder/dinbrief": ("MIT", ["MIT-dinbrief.txt"]),
 }
 
 
