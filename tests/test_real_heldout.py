@@ -311,6 +311,12 @@ LICENCE_FILES = {
     "jofas/BAREKEEPER": ("MIT", ["MIT-BAREKEEPER.txt"]),
     # round 14 (Document-generation services, report engines and e-signature SDKs: the leads round 13 left)
     "samber/invoice-as-a-service": ("MIT", ["MIT-invoice-as-a-service.txt"]),
+    # round 15 (HTML/CSS invoice and receipt templates rendered with Chromium)
+    "ColorlibHQ/AdminLTE": ("MIT", ["MIT-AdminLTE.txt"]),
+    "PlainAdmin/plain-free-bootstrap-admin-template": ("MIT", ["MIT-plain-free-bootstrap-admin-template.txt"]),
+    "ColorlibHQ/gentelella": ("MIT", ["MIT-gentelella.txt"]),
+    "mailgun/transactional-email-templates": ("MIT", ["MIT-transactional-email-templates.txt"]),
+    "ColorlibHQ/email-templates": ("MIT", ["MIT-colorlib-email-templates.txt"]),
 }
 
 
