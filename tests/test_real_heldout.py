@@ -317,6 +317,7 @@ LICENCE_FILES = {
     "ColorlibHQ/gentelella": ("MIT", ["MIT-gentelella.txt"]),
     "mailgun/transactional-email-templates": ("MIT", ["MIT-transactional-email-templates.txt"]),
     "ColorlibHQ/email-templates": ("MIT", ["MIT-colorlib-email-templates.txt"]),
+    "sendgrid/email-templates": ("MIT", ["MIT-sendgrid-email-templates.txt"]),
 }
 
 
