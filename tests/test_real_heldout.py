@@ -318,6 +318,7 @@ LICENCE_FILES = {
     "mailgun/transactional-email-templates": ("MIT", ["MIT-transactional-email-templates.txt"]),
     "ColorlibHQ/email-templates": ("MIT", ["MIT-colorlib-email-templates.txt"]),
     "sendgrid/email-templates": ("MIT", ["MIT-sendgrid-email-templates.txt"]),
+    "rockdaboot/invoice-html5-to-pdf": ("MIT", ["MIT-invoice-html5-to-pdf.txt"]),
 }
 
 
