@@ -319,6 +319,7 @@ LICENCE_FILES = {
     "ColorlibHQ/email-templates": ("MIT", ["MIT-colorlib-email-templates.txt"]),
     "sendgrid/email-templates": ("MIT", ["MIT-sendgrid-email-templates.txt"]),
     "rockdaboot/invoice-html5-to-pdf": ("MIT", ["MIT-invoice-html5-to-pdf.txt"]),
+    "rbisewski/pyhtml-invoice": ("MIT", ["MIT-pyhtml-invoice.txt"]),
 }
 
 
