@@ -329,6 +329,15 @@ LICENCE_FILES = {
     "CiCiApp/PyInvoice": ("MIT", ["MIT-PyInvoice.txt"]),
     "tai271828/pyinvoicer": ("BSD-3-Clause", ["BSD-3-Clause-pyinvoicer.txt"]),
     "bikeshedder/dinbrief": ("MIT", ["MIT-dinbrief.txt"]),
+    # round 15 (HTML/CSS invoice and receipt templates rendered with Chromium)
+    "ColorlibHQ/AdminLTE": ("MIT", ["MIT-AdminLTE.txt"]),
+    "PlainAdmin/plain-free-bootstrap-admin-template": ("MIT", ["MIT-plain-free-bootstrap-admin-template.txt"]),
+    "ColorlibHQ/gentelella": ("MIT", ["MIT-gentelella.txt"]),
+    "mailgun/transactional-email-templates": ("MIT", ["MIT-transactional-email-templates.txt"]),
+    "ColorlibHQ/email-templates": ("MIT", ["MIT-colorlib-email-templates.txt"]),
+    "sendgrid/email-templates": ("MIT", ["MIT-sendgrid-email-templates.txt"]),
+    "rockdaboot/invoice-html5-to-pdf": ("MIT", ["MIT-invoice-html5-to-pdf.txt"]),
+    "rbisewski/pyhtml-invoice": ("MIT", ["MIT-pyhtml-invoice.txt"]),
 }
 
 
