@@ -520,12 +520,9 @@ def test_build_keep_absent_checks_what_it_has_and_keeps_the_rest(tmp_path, monke
 def _archive_candidate(tmp_path: Path, pdf: bytes, doc_id: str, kind: str) -> dict:
     """A candidate inside a package archive (an sdist's tar.gz or a wheel's zip) kept in the
     sources' archives/ folder under its SHA-256, as a session that downloaded it keeps it."""
-    import hashlib
     import io
     import tarfile
     import zipfile
-
-    from tests import pdfs
 
     member = "example_invoices-1.0/tests/data/invoice.pdf"
     buffer = io.BytesIO()
@@ -537,18 +534,32 @@ def _archive_candidate(tmp_path: Path, pdf: bytes, doc_id: str, kind: str) -> di
     else:
         with zipfile.ZipFile(buffer, "w") as archive:
             archive.writestr(member, pdf)
-    data = buffer.getvalue()
-    sha256 = hashlib.sha256(data).hexdigest()
-    (tmp_path / "sources" / "archives").mkdir(parents=True, exist_ok=True)
-    (tmp_path / "sources" / "archives" / sha256).write_bytes(data)
     return {
         "id": doc_id,
         "registry": "pypi",
         "package": "example-invoices",
         "version": "1.0",
         "archive": "https://files.pythonhosted.org/packages/example_invoices-1.0.tar.gz",
-        "sha256": sha256,
+        "sha256": _kept_by_sha256(tmp_path / "sources" / "archives", buffer.getvalue()),
         "path": member,
+        **_example_labels(),
+    }
+
+
+def _kept_by_sha256(folder: Path, data: bytes) -> str:
+    """`data` kept in `folder` under its SHA-256, as a session keeps an archive or a render."""
+    import hashlib
+
+    sha256 = hashlib.sha256(data).hexdigest()
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / sha256).write_bytes(data)
+    return sha256
+
+
+def _example_labels() -> dict:
+    from tests import pdfs
+
+    return {
         "licence": "MIT",
         "language": "en",
         "kind": "invoice",
@@ -606,26 +617,14 @@ def _rendered_candidate(tmp_path: Path, pdf: bytes, doc_id: str) -> dict:
     """A candidate rendered here from a repository's example source (a Typst or LaTeX file
     whose authors commit no print), its PDF kept in the sources' renders/ folder under its
     SHA-256, as the session that rendered it keeps it."""
-    import hashlib
-
-    from tests import pdfs
-
-    sha256 = hashlib.sha256(pdf).hexdigest()
-    (tmp_path / "sources" / "renders").mkdir(parents=True, exist_ok=True)
-    (tmp_path / "sources" / "renders" / sha256).write_bytes(pdf)
     return {
         "id": doc_id,
         "repo": "example/typst-invoice",
         "commit": "1" * 40,
         "path": "template/main.typ",
         "renderer": "typst 0.15.2 (PyPI)",
-        "sha256": sha256,
-        "licence": "MIT",
-        "language": "en",
-        "kind": "invoice",
-        "currency": "GBP",
-        "round": 99,
-        "truth": dict(pdfs.DATA, line_items=None),
+        "sha256": _kept_by_sha256(tmp_path / "sources" / "renders", pdf),
+        **_example_labels(),
     }
 
 
