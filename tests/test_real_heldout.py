@@ -657,3 +657,25 @@ def test_a_rendered_pdf_that_is_not_the_pinned_one_is_refused(tmp_path):
         real_build.read_source(sources, candidate)
     with pytest.raises(FileNotFoundError, match=r"no copy of template/main\.typ rendered by typst"):
         real_build.read_source(sources, {**candidate, "sha256": "0" * 64})
+
+
+def test_a_pdf_rendered_from_a_packages_release_cites_the_release(tmp_path):
+    from tests import pdfs
+    from vetq.eval.golden.real import build as real_build
+
+    candidate = {
+        "id": "hinv-example-package-rendered",
+        "registry": "pypi",
+        "package": "example-invoices",
+        "version": "1.0",
+        "path": "example/invoice.toml",
+        "renderer": "example-invoices 1.0 with WeasyPrint 70.0 (PyPI)",
+        "sha256": _kept_by_sha256(tmp_path / "sources" / "renders", pdfs.two_column_invoice(pages=1)),
+        **_example_labels(),
+    }
+    assert real_build.read_source(tmp_path / "sources", candidate).startswith(b"%PDF")
+    assert (source_name(candidate), source_pin(candidate)) == ("pypi:example-invoices", "1.0")
+    assert real_build.source_url(candidate) == "https://pypi.org/project/example-invoices/1.0/"
+    assert real_build.source_url({**candidate, "registry": "npm"}) == (
+        "https://www.npmjs.com/package/example-invoices/v/1.0"
+    )

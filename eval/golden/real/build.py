@@ -134,9 +134,17 @@ def source_pin(source: Mapping[str, Any]) -> str:
     return str(source["commit"])[:10] if "commit" in source else str(source["version"])
 
 
+REGISTRY_PAGES = {
+    "pypi": "https://pypi.org/project/{package}/{version}/",
+    "npm": "https://www.npmjs.com/package/{package}/v/{version}",
+}
+
+
 def source_url(source: Mapping[str, Any]) -> str:
     if "archive" in source:
         return str(source["archive"])  # the file is `path` inside it
+    if "repo" not in source:  # rendered here from a file of a package's release
+        return REGISTRY_PAGES[str(source["registry"])].format(package=source["package"], version=source["version"])
     return f"https://github.com/{source['repo']}/blob/{source['commit']}/{quote(str(source['path']))}"
 
 
