@@ -338,6 +338,9 @@ LICENCE_FILES = {
     "sendgrid/email-templates": ("MIT", ["MIT-sendgrid-email-templates.txt"]),
     "rockdaboot/invoice-html5-to-pdf": ("MIT", ["MIT-invoice-html5-to-pdf.txt"]),
     "rbisewski/pyhtml-invoice": ("MIT", ["MIT-pyhtml-invoice.txt"]),
+    # round 16 (r16email: transactional e-mail templates and e-mail builders' examples, printed with Chromium)
+    "sendwithus/templates": ("Apache-2.0", ["Apache-2.0-sendwithus-templates.txt"]),
+    "usewaypoint/email-builder-js": ("MIT", ["MIT-email-builder-js.txt"]),
 }
 
 
