@@ -338,6 +338,11 @@ LICENCE_FILES = {
     "sendgrid/email-templates": ("MIT", ["MIT-sendgrid-email-templates.txt"]),
     "rockdaboot/invoice-html5-to-pdf": ("MIT", ["MIT-invoice-html5-to-pdf.txt"]),
     "rbisewski/pyhtml-invoice": ("MIT", ["MIT-pyhtml-invoice.txt"]),
+    # round 16 (r16intl: invoices and receipts in other languages than English and German, rendered here)
+    "gw31415/typst-invoice-ja": ("MIT", ["MIT-typst-invoice-ja.txt"]),
+    "SAT-CFDI/python-satcfdi": ("MIT", ["MIT-python-satcfdi.txt"]),
+    "MateuszKubuszok/B2BInvoiceTexTemplate": ("GPL-2.0", ["GPL-2.0-B2BInvoiceTexTemplate.txt"]),
+    "receiptline/receiptline": ("Apache-2.0", ["Apache-2.0-receiptline.txt"]),
 }
 
 
