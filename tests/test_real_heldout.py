@@ -341,6 +341,11 @@ LICENCE_FILES = {
     # round 16 (r16email: transactional e-mail templates and e-mail builders' examples, printed with Chromium)
     "sendwithus/templates": ("Apache-2.0", ["Apache-2.0-sendwithus-templates.txt"]),
     "usewaypoint/email-builder-js": ("MIT", ["MIT-email-builder-js.txt"]),
+    # round 16 (r16intl: invoices and receipts in other languages than English and German, rendered here)
+    "gw31415/typst-invoice-ja": ("MIT", ["MIT-typst-invoice-ja.txt"]),
+    "SAT-CFDI/python-satcfdi": ("MIT", ["MIT-python-satcfdi.txt"]),
+    "MateuszKubuszok/B2BInvoiceTexTemplate": ("GPL-2.0", ["GPL-2.0-B2BInvoiceTexTemplate.txt"]),
+    "receiptline/receiptline": ("Apache-2.0", ["Apache-2.0-receiptline.txt"]),
 }
 
 
