@@ -338,6 +338,11 @@ LICENCE_FILES = {
     "sendgrid/email-templates": ("MIT", ["MIT-sendgrid-email-templates.txt"]),
     "rockdaboot/invoice-html5-to-pdf": ("MIT", ["MIT-invoice-html5-to-pdf.txt"]),
     "rbisewski/pyhtml-invoice": ("MIT", ["MIT-pyhtml-invoice.txt"]),
+    # round 16 (r16latex: LaTeX invoice classes' examples, rendered here or committed in the history)
+    "mkropat/dapper-invoice": ("MIT", ["MIT-dapper-invoice.txt"]),
+    "sekvy/invoice-template": ("MIT", ["MIT-sekvy-invoice-template.txt"]),
+    "mor1/minvoice": ("MIT", ["MIT-minvoice.txt"]),
+    "Gab0/dapper-invoice": ("MIT", ["MIT-gab0-dapper-invoice.txt"]),
 }
 
 
