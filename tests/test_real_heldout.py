@@ -346,6 +346,11 @@ LICENCE_FILES = {
     "SAT-CFDI/python-satcfdi": ("MIT", ["MIT-python-satcfdi.txt"]),
     "MateuszKubuszok/B2BInvoiceTexTemplate": ("GPL-2.0", ["GPL-2.0-B2BInvoiceTexTemplate.txt"]),
     "receiptline/receiptline": ("Apache-2.0", ["Apache-2.0-receiptline.txt"]),
+    # round 16 (r16latex: LaTeX invoice classes' examples, rendered here or committed in the history)
+    "mkropat/dapper-invoice": ("MIT", ["MIT-dapper-invoice.txt"]),
+    "sekvy/invoice-template": ("MIT", ["MIT-sekvy-invoice-template.txt"]),
+    "mor1/minvoice": ("MIT", ["MIT-minvoice.txt"]),
+    "Gab0/dapper-invoice": ("MIT", ["MIT-gab0-dapper-invoice.txt"]),
 }
 
 
