@@ -338,6 +338,9 @@ LICENCE_FILES = {
     "sendgrid/email-templates": ("MIT", ["MIT-sendgrid-email-templates.txt"]),
     "rockdaboot/invoice-html5-to-pdf": ("MIT", ["MIT-invoice-html5-to-pdf.txt"]),
     "rbisewski/pyhtml-invoice": ("MIT", ["MIT-pyhtml-invoice.txt"]),
+    # round 16 (r16gen: invoice generators' example scripts and data, rendered here, second wave)
+    "pypi:billwright": ("Apache-2.0", ["Apache-2.0-billwright.txt", "NOTICE-billwright.txt"]),
+    "adamwojt/invoicepy": ("MIT", ["MIT-invoicepy.txt"]),
 }
 
 
