@@ -341,6 +341,7 @@ LICENCE_FILES = {
     # round 16 (r16gen: invoice generators' example scripts and data, rendered here, second wave)
     "pypi:billwright": ("Apache-2.0", ["Apache-2.0-billwright.txt", "NOTICE-billwright.txt"]),
     "adamwojt/invoicepy": ("MIT", ["MIT-invoicepy.txt"]),
+    "pypi:facturization": ("MIT", ["MIT-facturization.txt"]),
 }
 
 
