@@ -342,6 +342,7 @@ LICENCE_FILES = {
     "pypi:billwright": ("Apache-2.0", ["Apache-2.0-billwright.txt", "NOTICE-billwright.txt"]),
     "adamwojt/invoicepy": ("MIT", ["MIT-invoicepy.txt"]),
     "pypi:facturization": ("MIT", ["MIT-facturization.txt"]),
+    "tgrandjean/french-invoice-generator": ("Apache-2.0", ["Apache-2.0-french-invoice-generator.txt", "Apache-2.0.txt"]),
 }
 
 
