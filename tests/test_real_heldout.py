@@ -343,6 +343,7 @@ LICENCE_FILES = {
     "adamwojt/invoicepy": ("MIT", ["MIT-invoicepy.txt"]),
     "pypi:facturization": ("MIT", ["MIT-facturization.txt"]),
     "tgrandjean/french-invoice-generator": ("Apache-2.0", ["Apache-2.0-french-invoice-generator.txt", "Apache-2.0.txt"]),
+    "radzhome/fedex-commercial-invoice": ("BSD-3-Clause", ["BSD-3-Clause-fedex-commercial-invoice.txt"]),
 }
 
 
