@@ -351,6 +351,12 @@ LICENCE_FILES = {
     "sekvy/invoice-template": ("MIT", ["MIT-sekvy-invoice-template.txt"]),
     "mor1/minvoice": ("MIT", ["MIT-minvoice.txt"]),
     "Gab0/dapper-invoice": ("MIT", ["MIT-gab0-dapper-invoice.txt"]),
+    # round 16 (r16gen: invoice generators' example scripts and data, rendered here, second wave)
+    "pypi:billwright": ("Apache-2.0", ["Apache-2.0-billwright.txt", "NOTICE-billwright.txt"]),
+    "adamwojt/invoicepy": ("MIT", ["MIT-invoicepy.txt"]),
+    "pypi:facturization": ("MIT", ["MIT-facturization.txt"]),
+    "tgrandjean/french-invoice-generator": ("Apache-2.0", ["Apache-2.0-french-invoice-generator.txt", "Apache-2.0.txt"]),
+    "radzhome/fedex-commercial-invoice": ("BSD-3-Clause", ["BSD-3-Clause-fedex-commercial-invoice.txt"]),
 }
 
 
