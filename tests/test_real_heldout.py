@@ -338,6 +338,10 @@ LICENCE_FILES = {
     "sendgrid/email-templates": ("MIT", ["MIT-sendgrid-email-templates.txt"]),
     "rockdaboot/invoice-html5-to-pdf": ("MIT", ["MIT-invoice-html5-to-pdf.txt"]),
     "rbisewski/pyhtml-invoice": ("MIT", ["MIT-pyhtml-invoice.txt"]),
+    # round 16 (r16admin: admin-dashboard templates' invoice pages printed with Chromium)
+    "dropways/deskapp": ("MIT", ["MIT-deskapp.txt"]),
+    "tafcoder/sleek-dashboard": ("MIT", ["MIT-sleek-dashboard.txt"]),
+    "fexend/fexend-html": ("Apache-2.0", ["Apache-2.0-fexend-html.txt"]),
 }
 
 
