@@ -342,6 +342,7 @@ LICENCE_FILES = {
     "dropways/deskapp": ("MIT", ["MIT-deskapp.txt"]),
     "tafcoder/sleek-dashboard": ("MIT", ["MIT-sleek-dashboard.txt"]),
     "fexend/fexend-html": ("Apache-2.0", ["Apache-2.0-fexend-html.txt"]),
+    "avidtemplates/tailbreeze": ("MIT", ["MIT-tailbreeze.txt"]),
 }
 
 
