@@ -357,6 +357,11 @@ LICENCE_FILES = {
     "pypi:facturization": ("MIT", ["MIT-facturization.txt"]),
     "tgrandjean/french-invoice-generator": ("Apache-2.0", ["Apache-2.0-french-invoice-generator.txt", "Apache-2.0.txt"]),
     "radzhome/fedex-commercial-invoice": ("BSD-3-Clause", ["BSD-3-Clause-fedex-commercial-invoice.txt"]),
+    # round 16 (r16admin: admin-dashboard templates' invoice pages printed with Chromium)
+    "dropways/deskapp": ("MIT", ["MIT-deskapp.txt"]),
+    "tafcoder/sleek-dashboard": ("MIT", ["MIT-sleek-dashboard.txt"]),
+    "fexend/fexend-html": ("Apache-2.0", ["Apache-2.0-fexend-html.txt"]),
+    "avidtemplates/tailbreeze": ("MIT", ["MIT-tailbreeze.txt"]),
 }
 
 
