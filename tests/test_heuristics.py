@@ -533,7 +533,7 @@ def test_a_labelled_charge_of_another_size_does_not_forgive_the_mismatch() -> No
         (
             "Subtotal 540.00\nVAT 43.20\nShipping 10.00\nHandling fee 5.00\nTotal 598.20",
             598.2,
-            "shipping 10.00 + fee 5.00",
+            "shipping 10.00 + handling fee 5.00",
         ),
         ("Subtotal 540.00\nVAT 43.20\nDiscount -10.00\nTotal 573.20", 573.2, "discount -10.00"),
         ("Subtotal 540.00\nVAT 43.20\nDiscount 10.00\nTotal 573.20", 573.2, "discount 10.00"),

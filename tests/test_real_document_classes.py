@@ -1590,3 +1590,37 @@ def test_a_caption_inclusive_of_vat_in_arabic_is_the_totals():
         "إجمالي قيمة الفاتورة (شامل ضريبة القيمة المضافة)\n 3,300.00 SAR\n"
     )
     clean(text, {"subtotal": 3000.0, "tax": 300.0, "total": 3300.0, "currency": "SAR"})
+
+
+# 52. Round 16's classes. Adjustments written in the plural ("Discounts (5%)") are labelled
+# charges and deductions as their singulars are
+@pytest.mark.parametrize("label", ["Discounts (5%)", "Rebates", "Coupons", "Promotions"])
+def test_a_deduction_named_in_the_plural_explains_the_total(label):
+    text = f"Subtotal  $1,797.00\n{label}  -$89.85\nTax (7.5%)  $128.04\nTotal  $1,835.19\n"
+    record = {"subtotal": 1797.0, "tax": 128.04, "total": 1835.19}
+    assert not [r for r in reasons(text, record)["total"] if "beyond rounding" in r]
+
+
+# 53. A bank account's number after its label is no amount, and a header of words over a row
+# of as many cells is read by rank, however far the proportional font moved the columns
+def test_an_account_number_is_no_amount():
+    assert [a.raw for a in find_amounts("Account No: 123 456 789  10 Jan 2018  $8000")] == ["8000"]
+    assert [a.raw for a in find_amounts("Kontonummer 1234 5678  Sort code 12-34-56  Total 45.00")] == ["45.00"]
+    assert [a.raw for a in find_amounts("Account balance 1 250,00")] == ["1 250,00"]
+
+
+def test_a_header_of_words_over_a_row_of_as_many_cells_names_its_figure_by_rank():
+    text = "Bank Info  Due By  Total Due\n\nAccount No: 123 456 789  10 Jan 2018  $8000\n"
+    clean(text, {"total": 8000.0})
+    source = Source(text, INVOICE.lexicon, INVOICE.value_lexicon)
+    assert [(a.raw, role) for a, role in zip(source.amounts, source.roles, strict=True)] == [("8000", "total")]
+
+
+# 54. A page break ends a line: a table's header at the foot of a page and its row at the
+# head of the next are a header and its row, not one line
+def test_a_header_at_a_pages_foot_names_the_row_at_the_next_pages_head():
+    text = (
+        "ACME Corp\n\nInvoice Number  Invoice Date  Due Date  Status\f"
+        "INV-2024-001  Jan 15, 2024  Feb 15, 2024  Paid\n\nTotal  $6,000.00\n"
+    )
+    clean(text, {"invoice_number": "INV-2024-001", "invoice_date": "2024-01-15", "total": 6000.0})

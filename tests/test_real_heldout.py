@@ -355,7 +355,10 @@ LICENCE_FILES = {
     "pypi:billwright": ("Apache-2.0", ["Apache-2.0-billwright.txt", "NOTICE-billwright.txt"]),
     "adamwojt/invoicepy": ("MIT", ["MIT-invoicepy.txt"]),
     "pypi:facturization": ("MIT", ["MIT-facturization.txt"]),
-    "tgrandjean/french-invoice-generator": ("Apache-2.0", ["Apache-2.0-french-invoice-generator.txt", "Apache-2.0.txt"]),
+    "tgrandjean/french-invoice-generator": (
+        "Apache-2.0",
+        ["Apache-2.0-french-invoice-generator.txt", "Apache-2.0.txt"],
+    ),
     "radzhome/fedex-commercial-invoice": ("BSD-3-Clause", ["BSD-3-Clause-fedex-commercial-invoice.txt"]),
     # round 16 (r16admin: admin-dashboard templates' invoice pages printed with Chromium)
     "dropways/deskapp": ("MIT", ["MIT-deskapp.txt"]),
@@ -391,11 +394,13 @@ def test_documents_jsonl_is_what_the_build_derives(monkeypatch):
     assert (HELDOUT / "documents.jsonl").read_text(encoding="utf-8") == real_build.documents_jsonl(labels)
 
 
-# The held-out figures the README records (172 documents: 3 with a false alarm among the
-# 168 of rounds 1 to 6 after the fixes made from them, and the 1 of round 7's 4 measured
-# once).
-RECORDED_FALSE_ALARM_DOCUMENTS = 3
-RECORDED_FALSE_ALARM_FIELDS = 4
+# The held-out figures the README records (357 documents after round 16's fixes): three
+# prints that conflict with themselves (pyafipws, the spedviewer DANFE, laravel-einvoicing)
+# and goblhtml's Arabic print, whose mirrored tax row ("1,336.13  5%  26,722.50  VAT") passed
+# before round 16 only because a page break joined its base's line to "Page 1 of 2", which
+# made the base a page figure (a page break now ends a line).
+RECORDED_FALSE_ALARM_DOCUMENTS = 4
+RECORDED_FALSE_ALARM_FIELDS = 5
 
 
 def test_the_cli_chooses_the_set():

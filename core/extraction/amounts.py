@@ -261,6 +261,13 @@ _PHONE_RE = re.compile(
     r"|(?i:(?<![^\W_])(?:tel|phone|telephone|fax|mobile|mob|cell|ph)(?![^\W_])\.?:?[ \t]*)"
     r"[+0-9(][0-9 \-.()/]{5,22}[0-9]"
 )
+# A bank account's number after its label ("Account No: 123 456 789", "Kontonummer 1234 5678",
+# "Sort code 12-34-56"): its digit groups are no amounts.
+_ACCOUNT_RE = re.compile(
+    r"(?i:(?<![^\W_])(?:(?:account|acct|a/c|konto|compte|cuenta|conto|rekening)[ \t]*(?:no\.?|nr\.?|number|num\.?|#|n°|nº)"
+    r"|kontonummer|kontonr\.?|routing[ \t]*(?:no\.?|number|#)|sort[ \t]*code|bsb)(?![^\W_])[ \t]*:?[ \t]*)"
+    r"[0-9](?:[ \-]?[0-9]){2,30}(?![0-9])"
+)
 # An IBAN, in groups of four or not ("DE89 3704 0044 0532 0130 00"): its digit groups
 # are no amounts.
 _IBAN_RE = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}[0-9]{2}(?:[ ]?[A-Z0-9]{4}){2,7}(?:[ ]?[A-Z0-9]{1,3})?(?![A-Za-z0-9])")
@@ -344,8 +351,8 @@ def _keep(text: str, s: int, e: int) -> bool:
 
 def find_amounts(text: str, *, date_mentions: list[DateMention] | None = None) -> list[AmountMention]:
     """Every amount written in ``text``, in order. Numbers that are part of dates,
-    phone numbers, identifiers (``GLX/2026/778``), ordinals, times and percentages
-    are left out."""
+    phone numbers, bank accounts, identifiers (``GLX/2026/778``), ordinals, times and
+    percentages are left out."""
     if not isinstance(text, str) or not text:
         return []
     if date_mentions is None:
@@ -353,6 +360,7 @@ def find_amounts(text: str, *, date_mentions: list[DateMention] | None = None) -
     zones = [(d.start, d.end) for d in date_mentions]
     zones.extend(m.span() for m in _PHONE_RE.finditer(text))
     zones.extend(m.span() for m in _IBAN_RE.finditer(text))
+    zones.extend(m.span() for m in _ACCOUNT_RE.finditer(text))
     zstarts, zends = _merge(zones)
     out: list[AmountMention] = []
     for m in _number_matches(text):

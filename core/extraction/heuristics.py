@@ -67,7 +67,7 @@ def run_heuristics(text: str, record: dict[str, Any], schema: CompiledSchema) ->
             for check in checks.values():
                 if check.number is not None:
                     check.penalise(INTERNAL_ERROR_FACTOR, f"the {what} check could not run ({type(exc).__name__})")
-    if text is not as_sent:
+    if src.text != as_sent:  # a plainer character or a page break read as a line's end
         for check in checks.values():
             check.spans = [span.model_copy(update={"text": as_sent[span.start : span.end]}) for span in check.spans]
     return checks

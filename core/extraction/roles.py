@@ -324,9 +324,15 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
     for ai, am in enumerate(amounts):
         if roles[ai] is None and not transparent[ai] and ai not in sum_row:
             header = _column_label(am.start, am.end, used, labels, label_starts, lines)
+            line = lines.line_of(am.start)
+            if header is None and figures_on_line[line] == 1:
+                header = _ranked_header(am.start, line, used, labels, label_starts, lines)
+                if header is not None:
+                    by_column.setdefault(header, []).append(ai)
+                continue
             if header is None:
                 continue
-            if labels_on_line[lines.line_of(labels[header].start)] < 2 and figures_on_line[lines.line_of(am.start)] < 2:
+            if labels_on_line[lines.line_of(labels[header].start)] < 2 and figures_on_line[line] < 2:
                 continue
             by_column.setdefault(header, []).append(ai)
     role_header: list[int] = [-1] * n
@@ -807,6 +813,36 @@ def _label_over(
         if overlap >= min_overlap and (best is None or overlap > best[0]):
             best = (overlap, k)
     return None if best is None else best[1]
+
+
+def _ranked_header(
+    start: int, line: int, used: set[int] | frozenset[int], labels: list[Label], label_starts: list[int], lines: Lines
+) -> int | None:
+    """The lone figure of a row of cells under a header line of words with as many cells
+    ("Bank Info  Due By  Total Due" over "Account No: 123 456 789  10 Jan 2018  $8000"), read
+    by rank where the columns no longer say it (a proportional font's drift): the label in
+    the header's cell of the figure's rank. The header is the nearest line above with text,
+    no digit and as many cells, two or more; its cell must hold one label, the figure's own
+    cell none before it."""
+    text = lines.text
+    row = _cells(text, *lines.bounds(line))
+    rank = next((i for i, (c0, c1) in enumerate(row) if c0 <= start < c1), None)
+    if len(row) < 2 or rank is None or bisect_left(label_starts, row[rank][0]) < bisect_left(label_starts, start):
+        return None
+    j, checked = line - 1, 0
+    while j >= 0 and checked < COLUMN_LOOKUP_LINES:
+        s, e = lines.bounds(j)
+        j -= 1
+        if not text[s:e].strip():
+            continue
+        checked += 1
+        header = _cells(text, s, e)
+        if any(c.isdigit() for c in text[s:e]) or len(header) != len(row):
+            return None
+        h0, h1 = header[rank]
+        inside = [k for k in range(bisect_left(label_starts, h0), bisect_left(label_starts, h1)) if labels[k].end <= h1]
+        return inside[0] if len(inside) == 1 and inside[0] not in used else None
+    return None
 
 
 class LabelIndex:

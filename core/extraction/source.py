@@ -51,6 +51,13 @@ class AmountContext:
 
 class Source:
     def __init__(self, text: str, lexicon: Lexicon, value_lexicon: Lexicon | None = None) -> None:
+        # A page break ends a line: the converter joins pages with a form feed alone, which
+        # would otherwise join a page's last line and the next page's first into one (a
+        # table's header at the foot of a page and its row at the head of the next). One
+        # character for one, so every offset still points into the text as given, which
+        # still marks the pages (page_of) and gives the spans their text (heuristics).
+        self.given = text
+        text = text.replace("\f", "\n")
         self.text = text
         self.lexicon = lexicon
         self.value_lexicon = value_lexicon
@@ -264,7 +271,7 @@ class Source:
         if self._page_starts is None:
             lines = self.lines
             self._page_starts = [
-                lines.starts[lines.line_of(m.start())] for m in self.lexicon.page_mark_re.finditer(self.text)
+                lines.starts[lines.line_of(m.start())] for m in self.lexicon.page_mark_re.finditer(self.given)
             ]
         return bisect_right(self._page_starts, pos)
 
