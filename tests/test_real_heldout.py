@@ -365,6 +365,9 @@ LICENCE_FILES = {
     "tafcoder/sleek-dashboard": ("MIT", ["MIT-sleek-dashboard.txt"]),
     "fexend/fexend-html": ("Apache-2.0", ["Apache-2.0-fexend-html.txt"]),
     "avidtemplates/tailbreeze": ("MIT", ["MIT-tailbreeze.txt"]),
+    # round 17 (r17repos: a sweep of repositories named for invoices and receipts)
+    "swedev/klartex": ("MIT", ["MIT-klartex.txt"]),
+    "SlimTim10/easy-invoice-maker": ("BSD-3-Clause", ["BSD-3-Clause-easy-invoice-maker.txt"]),
 }
 
 
