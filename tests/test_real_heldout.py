@@ -365,6 +365,9 @@ LICENCE_FILES = {
     "tafcoder/sleek-dashboard": ("MIT", ["MIT-sleek-dashboard.txt"]),
     "fexend/fexend-html": ("Apache-2.0", ["Apache-2.0-fexend-html.txt"]),
     "avidtemplates/tailbreeze": ("MIT", ["MIT-tailbreeze.txt"]),
+    # round 17 (r17htmlpdf: HTML/CSS-to-PDF and print-CSS tools' example invoices, rendered here)
+    "simonmichael/hledger": ("GPL-3.0", ["GPL-3.0.txt"]),
+    "stianfro/invoicers": ("MIT", ["MIT-invoicers.txt"]),
 }
 
 
