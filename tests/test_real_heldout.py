@@ -368,6 +368,7 @@ LICENCE_FILES = {
     # round 17 (r17htmlpdf: HTML/CSS-to-PDF and print-CSS tools' example invoices, rendered here)
     "simonmichael/hledger": ("GPL-3.0", ["GPL-3.0.txt"]),
     "stianfro/invoicers": ("MIT", ["MIT-invoicers.txt"]),
+    "aplgr/html2pdf-service": ("MIT", ["MIT-html2pdf-service.txt"]),
 }
 
 
