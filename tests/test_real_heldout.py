@@ -369,6 +369,7 @@ LICENCE_FILES = {
     "simonmichael/hledger": ("GPL-3.0", ["GPL-3.0.txt"]),
     "stianfro/invoicers": ("MIT", ["MIT-invoicers.txt"]),
     "aplgr/html2pdf-service": ("MIT", ["MIT-html2pdf-service.txt"]),
+    "klimavojtech2002/modern-document": ("MIT", ["MIT-modern-document.txt"]),
 }
 
 
