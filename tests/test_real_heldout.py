@@ -368,6 +368,11 @@ LICENCE_FILES = {
     # round 17 (r17repos: a sweep of repositories named for invoices and receipts)
     "swedev/klartex": ("MIT", ["MIT-klartex.txt"]),
     "SlimTim10/easy-invoice-maker": ("BSD-3-Clause", ["BSD-3-Clause-easy-invoice-maker.txt"]),
+    # round 17 (r17htmlpdf: HTML/CSS-to-PDF and print-CSS tools' example invoices, rendered here)
+    "simonmichael/hledger": ("GPL-3.0", ["GPL-3.0.txt"]),
+    "stianfro/invoicers": ("MIT", ["MIT-invoicers.txt"]),
+    "aplgr/html2pdf-service": ("MIT", ["MIT-html2pdf-service.txt"]),
+    "klimavojtech2002/modern-document": ("MIT", ["MIT-modern-document.txt"]),
 }
 
 
