@@ -829,20 +829,18 @@ def _ranked_header(
     rank = next((i for i, (c0, c1) in enumerate(row) if c0 <= start < c1), None)
     if len(row) < 2 or rank is None or bisect_left(label_starts, row[rank][0]) < bisect_left(label_starts, start):
         return None
-    j, checked = line - 1, 0
-    while j >= 0 and checked < COLUMN_LOOKUP_LINES:
-        s, e = lines.bounds(j)
+    j = line - 1
+    while j >= 0 and not text[slice(*lines.bounds(j))].strip():
         j -= 1
-        if not text[s:e].strip():
-            continue
-        checked += 1
-        header = _cells(text, s, e)
-        if any(c.isdigit() for c in text[s:e]) or len(header) != len(row):
-            return None
-        h0, h1 = header[rank]
-        inside = [k for k in range(bisect_left(label_starts, h0), bisect_left(label_starts, h1)) if labels[k].end <= h1]
-        return inside[0] if len(inside) == 1 and inside[0] not in used else None
-    return None
+    if j < 0:
+        return None
+    s, e = lines.bounds(j)
+    header = _cells(text, s, e)
+    if any(c.isdigit() for c in text[s:e]) or len(header) != len(row):
+        return None
+    h0, h1 = header[rank]
+    inside = [k for k in range(bisect_left(label_starts, h0), bisect_left(label_starts, h1)) if labels[k].end <= h1]
+    return inside[0] if len(inside) == 1 and inside[0] not in used else None
 
 
 class LabelIndex:
