@@ -1624,3 +1624,17 @@ def test_a_header_at_a_pages_foot_names_the_row_at_the_next_pages_head():
         "INV-2024-001  Jan 15, 2024  Feb 15, 2024  Paid\n\nTotal  $6,000.00\n"
     )
     clean(text, {"invoice_number": "INV-2024-001", "invoice_date": "2024-01-15", "total": 6000.0})
+
+
+# 55. In a text of one cell per line (OCR, a converter without layout) everything stands in
+# column 0: a label names the value on the next line with text, not every value below it
+def test_in_one_cell_per_line_text_a_label_names_only_the_next_line():
+    text = (
+        "Date :\nExpired Date :\nInvoice Number :\n\nTel : office@example.com\n"
+        "12/05/2022\n11/06/2022\n# 1/2022\n\nTOTAL\n$ 40.00\n"
+    )
+    record = {"invoice_date": "2022-05-12", "total": 40.0}
+    assert not [r for r in reasons(text, record)["invoice_date"] if "only under" in r]
+    # the label over its value on the next line still names it
+    below = "Delivery date:\n05.03.2026\nInvoice date:\n28.02.2026\n"
+    flagged(below, {"invoice_date": "2026-03-05"}, "invoice_date", "only under 'Delivery date'")

@@ -880,7 +880,19 @@ class LabelIndex:
         if paired is not None:
             return paired[0]
         header = _column_label(start, end, self._inline, self.labels, self.starts, self.lines)
-        return None if header is None else self.labels[header]
+        if header is None:
+            return None
+        # A text of one cell per line (OCR, a converter without layout) has everything in
+        # column 0: there a label names only the value on the next line with text ("Invoice
+        # date:" over "28.02.2026"), not every value below it; a table is read by columns.
+        lines = self.lines
+        value_line, header_line = lines.line_of(start), lines.line_of(self.labels[header].start)
+        one_cell = len(_cells(self.text, *lines.bounds(value_line))) < 2
+        if one_cell and len(_cells(self.text, *lines.bounds(header_line))) < 2:
+            between = self.text[lines.bounds(header_line)[1] : lines.bounds(value_line)[0]]
+            if between.strip():
+                return None
+        return self.labels[header]
 
     def _stacked_cell(self, start: int, end: int) -> tuple[Label | None] | None:
         """The header of a row written one cell per line, as OCR and some converters give a
