@@ -1509,7 +1509,7 @@ def test_a_year_a_month_word_and_a_number_are_no_date_without_the_years_dot():
             ),
         ),
     ],
-    ids=lambda value: value if isinstance(value, str) and len(value) <= 3 else "",
+    ids=lambda value: value if isinstance(value, str) and len(value) <= 3 else None,
 )
 def test_an_invoice_in_another_language_passes_with_its_own_labels(language, text, record):
     clean(text, record)

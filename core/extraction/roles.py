@@ -326,7 +326,7 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
             header = _column_label(am.start, am.end, used, labels, label_starts, lines)
             line = lines.line_of(am.start)
             if header is None and figures_on_line[line] == 1:
-                header = _ranked_header(am.start, line, used, labels, label_starts, lines)
+                header = _ranked_header(am.start, used, labels, label_starts, lines)
                 if header is not None:
                     by_column.setdefault(header, []).append(ai)
                 continue
@@ -816,31 +816,48 @@ def _label_over(
 
 
 def _ranked_header(
-    start: int, line: int, used: set[int] | frozenset[int], labels: list[Label], label_starts: list[int], lines: Lines
+    start: int, used: set[int] | frozenset[int], labels: list[Label], label_starts: list[int], lines: Lines
 ) -> int | None:
     """The lone figure of a row of cells under a header line of words with as many cells
     ("Bank Info  Due By  Total Due" over "Account No: 123 456 789  10 Jan 2018  $8000"), read
-    by rank where the columns no longer say it (a proportional font's drift): the label in
-    the header's cell of the figure's rank. The header is the nearest line above with text,
-    no digit and as many cells, two or more; its cell must hold one label, the figure's own
-    cell none before it."""
+    by rank where the columns no longer say it (a proportional font's drift): the one label
+    in the header's cell of the figure's rank (`_header_cell_over`), when the figure's own
+    cell names nothing before it."""
     text = lines.text
-    row = _cells(text, *lines.bounds(line))
-    rank = next((i for i, (c0, c1) in enumerate(row) if c0 <= start < c1), None)
-    if len(row) < 2 or rank is None or bisect_left(label_starts, row[rank][0]) < bisect_left(label_starts, start):
+    cell = _header_cell_over(text, lines, labels, label_starts, start)
+    own = next((c for c in _cells(text, *lines.bounds(lines.line_of(start))) if c[0] <= start < c[1]), None)
+    if cell is None or own is None or bisect_left(label_starts, own[0]) < bisect_left(label_starts, start):
         return None
-    j = line - 1
-    while j >= 0 and not text[slice(*lines.bounds(j))].strip():
-        j -= 1
-    if j < 0:
-        return None
-    s, e = lines.bounds(j)
-    header = _cells(text, s, e)
-    if any(c.isdigit() for c in text[s:e]) or len(header) != len(row):
-        return None
-    h0, h1 = header[rank]
+    h0, h1 = cell
     inside = [k for k in range(bisect_left(label_starts, h0), bisect_left(label_starts, h1)) if labels[k].end <= h1]
     return inside[0] if len(inside) == 1 and inside[0] not in used else None
+
+
+def _header_cell_over(
+    text: str, lines: Lines, labels: list[Label], label_starts: list[int], start: int
+) -> tuple[int, int] | None:
+    """The header's cell over the value at `start`, read by order ("Invoice Number  Invoice
+    Date  Charges" over "34278587  6/18/2017  $56,651.49", the row narrower than its header):
+    when the first line above with text holds a label, no digit and as many cells (split at
+    runs of blanks) as the value's line, two or more, the header's cell of the value's rank.
+    None when the lines do not pair so."""
+    li = lines.line_of(start)
+    row = _cells(text, *lines.bounds(li))
+    j = li - 1
+    while j >= 0 and not text[slice(*lines.bounds(j))].strip():
+        j -= 1
+    if len(row) < 2 or j < 0 or li - j > COLUMN_LOOKUP_LINES:
+        return None
+    hs, he = lines.bounds(j)
+    header = _cells(text, hs, he)
+    first = bisect_left(label_starts, hs)
+    if (
+        len(header) != len(row)
+        or any(c.isdigit() for c in text[hs:he])
+        or not (first < len(labels) and labels[first].start < he)  # no label: no header
+    ):
+        return None
+    return header[next((i for i, (_, e) in enumerate(row) if start < e), len(row) - 1)]
 
 
 class LabelIndex:
@@ -939,28 +956,10 @@ class LabelIndex:
         return (self.labels[header[rank]] if header[rank] >= 0 else None,)
 
     def _header_cell(self, start: int) -> tuple[Label | None] | None:
-        """The header of a row read by order ("Invoice Number  Invoice Date  Charges" over
-        "34278587  6/18/2017  $56,651.49", the row narrower than its header): when the
-        first line above holds a label, no digit and as many cells (split at runs of
-        blanks) as the value's line, the value's cell is under the header's cell of the
-        same rank; the label in it, or none. None when the lines do not pair so."""
-        li = self.lines.line_of(start)
-        row = _cells(self.text, *self.lines.bounds(li))
-        j = li - 1
-        while j >= 0 and not self.text[slice(*self.lines.bounds(j))].strip():
-            j -= 1
-        if len(row) < 2 or j < 0 or li - j > COLUMN_LOOKUP_LINES:
+        """The header of a row read by order (`_header_cell_over`): the label in the header's
+        cell of the value's rank, or none; None when the lines do not pair so."""
+        cell = _header_cell_over(self.text, self.lines, self.labels, self.starts, start)
+        if cell is None:
             return None
-        hs, he = self.lines.bounds(j)
-        header = _cells(self.text, hs, he)
-        first = bisect_left(self.starts, hs)
-        if (
-            len(header) != len(row)
-            or any(c.isdigit() for c in self.text[hs:he])
-            or not (first < len(self.labels) and self.labels[first].start < he)  # no label: no header
-        ):
-            return None
-        rank = next((i for i, (_, e) in enumerate(row) if start < e), len(row) - 1)
-        s, e = header[rank]
-        k = bisect_left(self.starts, s)
-        return (self.labels[k] if k < len(self.labels) and self.labels[k].start < e else None,)
+        k = bisect_left(self.starts, cell[0])
+        return (self.labels[k] if k < len(self.labels) and self.labels[k].start < cell[1] else None,)

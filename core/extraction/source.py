@@ -422,12 +422,11 @@ class CurrencyHit:
 # beside Iceland's "VSK".
 _JAPANESE_RE = re.compile(r"[\u3040-\u30ff]|消費税|請求|領収|税込|税抜|御中")
 _CHINESE_TAX_RE = re.compile(r"人民币|发票|增值税|税额|价税合计|元")
-_DANISH_RE = re.compile(r"[æøÆØ]|(?<![^\W\d_])(?:at betale|i alt)(?![^\W\d_])", re.IGNORECASE)
-_SWEDISH_RE = re.compile(r"[äöÄÖ]|(?<![^\W\d_])att betala(?![^\W\d_])", re.IGNORECASE)
-_WORD_OF = {
-    word: re.compile(rf"(?<![^\W\d_]){word}(?![^\W\d_])", re.IGNORECASE)
-    for word in ("mva", "merverdiavgift", "moms", "vsk")
-}
+_NORWEGIAN_TAX_RE = _phrases_re(("mva", "merverdiavgift"))
+_ICELANDIC_TAX_RE = _phrases_re(("vsk",))
+_MOMS_RE = _phrases_re(("moms",))
+_DANISH_WRITING = (re.compile("[æøÆØ]"), _phrases_re(("at betale", "i alt")))
+_SWEDISH_WRITING = (re.compile("[äöÄÖ]"), _phrases_re(("att betala",)))
 
 
 def _named_by_script(text: str, codes: frozenset[str]) -> str | None:
@@ -436,12 +435,12 @@ def _named_by_script(text: str, codes: frozenset[str]) -> str | None:
             return "JPY"
         return "CNY" if _CHINESE_TAX_RE.search(text) else None
     if codes == AMBIGUOUS_SYMBOLS["kr"]:
-        if _WORD_OF["mva"].search(text) or _WORD_OF["merverdiavgift"].search(text):
+        if _NORWEGIAN_TAX_RE.search(text):
             return "NOK"
-        if _WORD_OF["vsk"].search(text):
+        if _ICELANDIC_TAX_RE.search(text):
             return "ISK"
-        if _WORD_OF["moms"].search(text):
-            danish, swedish = bool(_DANISH_RE.search(text)), bool(_SWEDISH_RE.search(text))
+        if _MOMS_RE.search(text):
+            danish, swedish = (any(r.search(text) for r in writing) for writing in (_DANISH_WRITING, _SWEDISH_WRITING))
             if danish != swedish:
                 return "DKK" if danish else "SEK"
     return None

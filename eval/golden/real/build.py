@@ -144,7 +144,12 @@ def source_url(source: Mapping[str, Any]) -> str:
     if "archive" in source:
         return str(source["archive"])  # the file is `path` inside it
     if "repo" not in source:  # rendered here from a file of a package's release
-        return REGISTRY_PAGES[str(source["registry"])].format(package=source["package"], version=source["version"])
+        page = REGISTRY_PAGES.get(str(source.get("registry")))
+        if page is None:
+            raise ValueError(
+                f"{source.get('registry')!r} is no registry this set cites (one of {sorted(REGISTRY_PAGES)})"
+            )
+        return page.format(package=source["package"], version=source["version"])
     return f"https://github.com/{source['repo']}/blob/{source['commit']}/{quote(str(source['path']))}"
 
 
@@ -203,7 +208,7 @@ def git_dir(sources: Path, repo: str) -> Path:
     raise FileNotFoundError(f"no git copy of {repo} under {sources}")
 
 
-def archive_path(sources: Path, source: Mapping[str, Any]) -> Path:
+def kept_copy_path(sources: Path, source: Mapping[str, Any]) -> Path:
     """Where a package archive's copy, or a PDF rendered here, is kept: named by its SHA-256,
     which pins it as a commit does."""
     return sources / (RENDERS if "renderer" in source else ARCHIVES) / str(source["sha256"])
@@ -211,7 +216,7 @@ def archive_path(sources: Path, source: Mapping[str, Any]) -> Path:
 
 def _has_copy(sources: Path, source: Mapping[str, Any]) -> bool:
     if "archive" in source or "renderer" in source:
-        return archive_path(sources, source).is_file()
+        return kept_copy_path(sources, source).is_file()
     try:
         git_dir(sources, source["repo"])
     except FileNotFoundError:
@@ -242,13 +247,13 @@ def read_source(sources: Path, source: Mapping[str, Any]) -> bytes:
     if "archive" in source or "renderer" in source:
         what = source.get("archive") or f"{source['path']} rendered by {source.get('renderer')}"
         try:
-            data = archive_path(sources, source).read_bytes()
+            data = kept_copy_path(sources, source).read_bytes()
         except FileNotFoundError:
             raise FileNotFoundError(
-                f"{source_name(source)} {source_pin(source)}: no copy of {what} at {archive_path(sources, source)}"
+                f"{source_name(source)} {source_pin(source)}: no copy of {what} at {kept_copy_path(sources, source)}"
             ) from None
         if hashlib.sha256(data).hexdigest() != source["sha256"]:
-            raise ValueError(f"{archive_path(sources, source)} is not the file its SHA-256 pins")
+            raise ValueError(f"{kept_copy_path(sources, source)} is not the file its SHA-256 pins")
         return data if "renderer" in source else archive_member(data, str(source["path"]))
     done = subprocess.run(
         ["git", "--git-dir", str(git_dir(sources, source["repo"])), "show", f"{source['commit']}:{source['path']}"],
@@ -337,7 +342,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--sources",
         default=DEFAULT_SOURCES,
-        help="folder holding a git copy of every source repository, and archives/ (default %(default)s)",
+        help="folder holding a git copy of every source repository, archives/ and renders/ (default %(default)s)",
     )
     parser.add_argument("--check", action="store_true", help="convert again and compare with the files; write nothing")
     parser.add_argument(
