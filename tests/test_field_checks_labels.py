@@ -92,6 +92,16 @@ def test_column_headers_say_which_value_is_which():
     assert _checks(below, {**RIGHT, "invoice_date": "2026-03-05"})["invoice_date"].factor < 1.0
 
 
+def test_a_header_of_several_labels_run_together_names_no_value_below_it():
+    # the same header and row with their blanks run together (a converter without layout):
+    # the columns are gone, so which label stood over which value can no longer be read
+    text = "ACME Ltd\nOrder number Invoice date Delivery date\n7781 28.02.2026 05.03.2026\n"
+    assert _checks(text, {**RIGHT, "order_no": "7781"})["invoice_date"].factor == 1.0
+    # one label over its value still names it, run together or not
+    below = "Delivery date\n05.03.2026\nInvoice date\n28.02.2026\n"
+    assert _checks(below, {**RIGHT, "invoice_date": "2026-03-05"})["invoice_date"].factor < 1.0
+
+
 def test_another_fields_declared_label_counts_too():
     schema = {
         "name": "bill",

@@ -902,12 +902,19 @@ class LabelIndex:
         # A text of one cell per line (OCR, a converter without layout) has everything in
         # column 0: there a label names only the value on the next line with text ("Invoice
         # date:" over "28.02.2026"), not every value below it; a table is read by columns.
+        # A header line of several labels with its blanks run together ("Invoice Number
+        # Invoice Date Charges" over "34278587 6/18/2017 $56,651.49") has lost its columns:
+        # which label a value stood under can no longer be read, so none names it.
         lines = self.lines
         value_line, header_line = lines.line_of(start), lines.line_of(self.labels[header].start)
         one_cell = len(_cells(self.text, *lines.bounds(value_line))) < 2
-        if one_cell and len(_cells(self.text, *lines.bounds(header_line))) < 2:
-            between = self.text[lines.bounds(header_line)[1] : lines.bounds(value_line)[0]]
+        header_bounds = lines.bounds(header_line)
+        if one_cell and len(_cells(self.text, *header_bounds)) < 2:
+            between = self.text[header_bounds[1] : lines.bounds(value_line)[0]]
             if between.strip():
+                return None
+            on_header = bisect_left(self.starts, header_bounds[1]) - bisect_left(self.starts, header_bounds[0])
+            if on_header > 1:
                 return None
         return self.labels[header]
 
