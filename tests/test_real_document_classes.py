@@ -1638,3 +1638,28 @@ def test_in_one_cell_per_line_text_a_label_names_only_the_next_line():
     # the label over its value on the next line still names it
     below = "Delivery date:\n05.03.2026\nInvoice date:\n28.02.2026\n"
     flagged(below, {"invoice_date": "2026-03-05"}, "invoice_date", "only under 'Delivery date'")
+
+
+# 56. A text without columns (a converter without layout, blanks run together): where neither
+# a line nor the line above shows columns, a position says nothing, so a label names only the
+# lone figure of the next line with text, and there only as its line's last label
+def test_in_a_text_without_columns_no_label_names_a_figure_by_position():
+    text = (
+        "GTIN Art-Nr-Lieferant Menge VKE/Geb Nettopreis MwSt-% Nettowert\nArt-Nr-Kunde Artikelbezeichnung\n\n"
+        " Wichtige Information: Bei Bestellungen bis zum 19.12. ist die Auslieferung bis spätestens 23.12. garantiert.\n"
+        "\n1 WA997 10 52,00 19,0 520,00\n2 WA998 10 53,61 19,0 536,05\n"
+        "Nettobetrag 1056,05\nMwSt 19% 200,65\nGesamtbetrag 1256,70\n"
+    )
+    source = Source(text, INVOICE.lexicon, INVOICE.value_lexicon)
+    roles = {a.raw: role for a, role in zip(source.amounts, source.roles, strict=True)}
+    assert roles["19.12"] is None and roles["200,65"] == "tax"
+    stacked = "Rechnungssumme Netto\n193,83\nSumme Umsatzsteuer\n21,31\nRechnungssumme Brutto\n215,14\n"
+    clean(stacked, {"subtotal": 193.83, "tax": 21.31, "total": 215.14})
+    source = Source(stacked, INVOICE.lexicon, INVOICE.value_lexicon)
+    assert [role for role in source.roles] == ["subtotal", "tax", "total"]
+
+
+# 57. "incl. of" and "excl. of" qualify the label before them as "incl." and "excl." do
+def test_a_total_said_to_be_exclusive_of_tax_is_no_tax():
+    text = "Total amount excl. of VAT  €70.62\nVAT out of scope  €0\nTotal amount incl. of VAT  €70.62\n"
+    clean(text, {"tax": 0, "total": 70.62})

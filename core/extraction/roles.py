@@ -774,20 +774,32 @@ def _column_label(
     ls, le = lines.bounds(li)
     if le - ls > _MAX_COLUMN_LINE:
         return None
+    text = lines.text
     c0, c1 = lines.column(ls, start), lines.column(ls, end)
+    row_shows_columns = len(_cells(text, ls, le)) > 1
+    row_is_the_value = not any(c.isdigit() for c in text[ls:start] + text[end:le])
     checked = 0
     j = li - 1
     while j >= 0 and checked < COLUMN_LOOKUP_LINES:
         s, e = lines.bounds(j)
         j -= 1
-        if not lines.text[s:e].strip():
+        if not text[s:e].strip():
             continue
         checked += 1
         if e - s > _MAX_COLUMN_LINE:
             continue
         best = _label_over(c0, c1, s, e, labels, label_starts, lines, used, min_overlap=-1)
-        if best is not None:
+        if best is None:
+            continue
+        if row_shows_columns or len(_cells(text, s, e)) > 1:
             return best
+        # Neither line shows columns (OCR, a converter without layout, blanks run
+        # together): a position there says nothing, so only a line's last label names a
+        # value, the only figure of the next line with text ("Summe Umsatzsteuer" over
+        # "21,31"; not "Invoice Number Invoice Date" over "34278587 6/18/2017", nor a
+        # label over every value below it).
+        last = bisect_left(label_starts, e) - 1
+        return last if checked == 1 and row_is_the_value and last not in used else None
     return None
 
 
@@ -897,26 +909,7 @@ class LabelIndex:
         if paired is not None:
             return paired[0]
         header = _column_label(start, end, self._inline, self.labels, self.starts, self.lines)
-        if header is None:
-            return None
-        # A text of one cell per line (OCR, a converter without layout) has everything in
-        # column 0: there a label names only the value on the next line with text ("Invoice
-        # date:" over "28.02.2026"), not every value below it; a table is read by columns.
-        # A header line of several labels with its blanks run together ("Invoice Number
-        # Invoice Date Charges" over "34278587 6/18/2017 $56,651.49") has lost its columns:
-        # which label a value stood under can no longer be read, so none names it.
-        lines = self.lines
-        value_line, header_line = lines.line_of(start), lines.line_of(self.labels[header].start)
-        one_cell = len(_cells(self.text, *lines.bounds(value_line))) < 2
-        header_bounds = lines.bounds(header_line)
-        if one_cell and len(_cells(self.text, *header_bounds)) < 2:
-            between = self.text[header_bounds[1] : lines.bounds(value_line)[0]]
-            if between.strip():
-                return None
-            on_header = bisect_left(self.starts, header_bounds[1]) - bisect_left(self.starts, header_bounds[0])
-            if on_header > 1:
-                return None
-        return self.labels[header]
+        return None if header is None else self.labels[header]
 
     def _stacked_cell(self, start: int, end: int) -> tuple[Label | None] | None:
         """The header of a row written one cell per line, as OCR and some converters give a
