@@ -1663,3 +1663,17 @@ def test_in_a_text_without_columns_no_label_names_a_figure_by_position():
 def test_a_total_said_to_be_exclusive_of_tax_is_no_tax():
     text = "Total amount excl. of VAT  €70.62\nVAT out of scope  €0\nTotal amount incl. of VAT  €70.62\n"
     clean(text, {"tax": 0, "total": 70.62})
+
+
+# 58. One cell per line: a charge's phrase over its figure counts with its rate written after it
+@pytest.mark.parametrize("label", ["Discounts (5%)", "Discount 5%", "Discount %", "DISCOUNT:"])
+def test_a_deduction_over_its_figure_with_its_rate_explains_the_total(label):
+    text = f"Subtotal\n$1,797.00\n{label}\n-$89.85\nTax\n$128.04\nTotal\n$1,835.19\n"
+    record = {"subtotal": 1797.0, "tax": 128.04, "total": 1835.19}
+    assert not [r for r in reasons(text, record)["total"] if "beyond rounding" in r]
+
+
+@pytest.mark.parametrize("label", ["Tax (7.5%)", "Tax 7.5%", "Tax:"])
+def test_a_label_alone_with_its_rate_over_its_figure_names_it(label):
+    text = f"Subtotal\n$1,797.00\n{label}\n$134.78\nTotal\n$1,931.78\n"
+    clean(text, {"subtotal": 1797.0, "tax": 134.78, "total": 1931.78})

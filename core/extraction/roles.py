@@ -230,6 +230,9 @@ def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMent
 _QUALIFIER_REACH = 20
 # A tax rate as written ("19 %", "7,5%"); its figure is group 1.
 RATE_RE = re.compile(r"(?<![0-9.,])([0-9]{1,2}(?:[.,][0-9]{1,3})?)[ \t]*%")
+# What may follow a label or a charge's phrase alone on its line over its figure: a colon,
+# or its rate ("Tax (7.5%)", "Discount 10%", "Discount %").
+RATE_TAIL_RE = re.compile(r"[ \t:]*(?:\(?[ \t]*(?:[0-9]{1,2}(?:[.,][0-9]{1,3})?)?[ \t]*%[ \t]*\)?)?[ \t:]*")
 
 
 def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon: Lexicon) -> RoleAssignment:
@@ -650,8 +653,11 @@ def _figures_below(text: str, labels: list[Label], amounts: list[AmountMention],
     for k, lb in enumerate(labels):
         line = lines.line_of(lb.start)
         _, line_end = lines.bounds(line)
-        if len(text[lb.end : line_end].strip()) > _LONE_FIGURE_EXTRA or line + 1 not in amount_lines:
-            continue  # the label must end its line ("SUMME EUR" does)
+        ending = len(text[lb.end : line_end].strip()) <= _LONE_FIGURE_EXTRA or RATE_TAIL_RE.fullmatch(
+            text, lb.end, line_end
+        )
+        if not ending or line + 1 not in amount_lines:
+            continue  # the label must end its line ("SUMME EUR" does; "Tax (7.5%)" too)
         if line + 2 in amount_lines:
             continue
         (ai, *others) = amount_lines[line + 1]

@@ -25,6 +25,7 @@ from vetq.core.extraction.roles import (
     CLAUSE_BREAK_RE,
     LABEL_AFTER_WINDOW,
     LABEL_BEFORE_WINDOW,
+    RATE_TAIL_RE,
     LabelIndex,
     Lines,
     assign_roles,
@@ -156,9 +157,10 @@ class Source:
             adjustment = self._phrase_before(ai - 1)[0]
         heading = self._heading(ai) if prev_end == ls else ""
         if adjustment is None and heading and self.roles[ai] is None and len(text[am.end : le].strip()) <= 4:
-            # one token per line, as OCR gives: a charge's phrase alone over its figure
+            # one token per line, as OCR gives: a charge's phrase alone over its figure, or
+            # with its rate ("Discount 10%", "Discounts (5%)", "Discount %")
             found = self.lexicon.adjustment_re.search(heading)
-            if found is not None and not heading[found.end() :].strip(" :"):
+            if found is not None and RATE_TAIL_RE.fullmatch(heading, found.end()):
                 adjustment = normalise_phrase(found.group())
         if adjustment is None and self.roles[ai] is None:
             # a caption under its figure ("100 SAR" / "Discount at Document Level")
