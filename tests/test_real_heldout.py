@@ -373,6 +373,11 @@ LICENCE_FILES = {
     "stianfro/invoicers": ("MIT", ["MIT-invoicers.txt"]),
     "aplgr/html2pdf-service": ("MIT", ["MIT-html2pdf-service.txt"]),
     "klimavojtech2002/modern-document": ("MIT", ["MIT-modern-document.txt"]),
+    # round 18 (r18office: office-format invoice templates with their example data, printed with LibreOffice)
+    "tryton/relatorio": ("GPL-3.0-or-later", ["GPL-3.0.txt", "NOTICE-relatorio.txt"]),
+    "akretion/factur-x-libreoffice-extension": ("GPL-3.0", ["GPL-3.0.txt"]),
+    "Pityrias/zugferd-facturx-rechnungen-profil-en16931": ("GPL-3.0", ["GPL-3.0.txt"]),
+    "nextcloud/web-installer": ("AGPL-3.0-or-later", ["AGPL-3.0.txt", "NOTICE-nextcloud-templates-credits.md"]),
 }
 
 
