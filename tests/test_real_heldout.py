@@ -373,6 +373,11 @@ LICENCE_FILES = {
     "stianfro/invoicers": ("MIT", ["MIT-invoicers.txt"]),
     "aplgr/html2pdf-service": ("MIT", ["MIT-html2pdf-service.txt"]),
     "klimavojtech2002/modern-document": ("MIT", ["MIT-modern-document.txt"]),
+    # round 18 (r18code: PHP and Ruby invoice generators' and receipt printers' examples, rendered here)
+    "artkonekt/pdf-invoice": ("GPL-2.0-or-later", ["GPL-2.0.txt"]),
+    "PHP-Einfach/pdf-rechnung": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt"]),
+    "adiuvaris/ReportLib": ("LGPL-3.0", ["LGPL-3.0-ReportLib.txt", "GPL-3.0.txt"]),
+    "receiptline/receiptio": ("Apache-2.0", ["Apache-2.0-receiptio.txt"]),
 }
 
 
