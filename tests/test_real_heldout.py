@@ -378,6 +378,11 @@ LICENCE_FILES = {
     "akretion/factur-x-libreoffice-extension": ("GPL-3.0", ["GPL-3.0.txt"]),
     "Pityrias/zugferd-facturx-rechnungen-profil-en16931": ("GPL-3.0", ["GPL-3.0.txt"]),
     "nextcloud/web-installer": ("AGPL-3.0-or-later", ["AGPL-3.0.txt", "NOTICE-nextcloud-templates-credits.md"]),
+    # round 18 (r18code: PHP and Ruby invoice generators' and receipt printers' examples, rendered here)
+    "artkonekt/pdf-invoice": ("GPL-2.0-or-later", ["GPL-2.0.txt"]),
+    "PHP-Einfach/pdf-rechnung": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt"]),
+    "adiuvaris/ReportLib": ("LGPL-3.0", ["LGPL-3.0-ReportLib.txt", "GPL-3.0.txt"]),
+    "receiptline/receiptio": ("Apache-2.0", ["Apache-2.0-receiptio.txt"]),
 }
 
 
