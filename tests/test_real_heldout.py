@@ -372,6 +372,7 @@ LICENCE_FILES = {
     "Zarokka/invoicing": ("MIT", ["MIT-Zarokka-invoicing.txt"]),
     "eliplaying/invoice-boilerplate": ("GPL-2.0", ["GPL-2.0.txt"]),
     "SudoQ/yig": ("MIT", ["MIT-yig.txt"]),
+    "maxpowx/invoice-boilerplate": ("GPL-2.0", ["GPL-2.0.txt"]),
     # round 17 (r17htmlpdf: HTML/CSS-to-PDF and print-CSS tools' example invoices, rendered here)
     "simonmichael/hledger": ("GPL-3.0", ["GPL-3.0.txt"]),
     "stianfro/invoicers": ("MIT", ["MIT-invoicers.txt"]),
