@@ -373,6 +373,7 @@ LICENCE_FILES = {
     "eliplaying/invoice-boilerplate": ("GPL-2.0", ["GPL-2.0.txt"]),
     "SudoQ/yig": ("MIT", ["MIT-yig.txt"]),
     "maxpowx/invoice-boilerplate": ("GPL-2.0", ["GPL-2.0.txt"]),
+    "louiskounios/simple-invoice-generator": ("MIT", ["MIT-simple-invoice-generator.txt"]),
     # round 17 (r17htmlpdf: HTML/CSS-to-PDF and print-CSS tools' example invoices, rendered here)
     "simonmichael/hledger": ("GPL-3.0", ["GPL-3.0.txt"]),
     "stianfro/invoicers": ("MIT", ["MIT-invoicers.txt"]),
