@@ -368,6 +368,12 @@ LICENCE_FILES = {
     # round 17 (r17repos: a sweep of repositories named for invoices and receipts)
     "swedev/klartex": ("MIT", ["MIT-klartex.txt"]),
     "SlimTim10/easy-invoice-maker": ("BSD-3-Clause", ["BSD-3-Clause-easy-invoice-maker.txt"]),
+    # round 18 (r18wk: wkhtmltopdf / pandoc invoice templates and generators)
+    "Zarokka/invoicing": ("MIT", ["MIT-Zarokka-invoicing.txt"]),
+    "eliplaying/invoice-boilerplate": ("GPL-2.0", ["GPL-2.0.txt"]),
+    "SudoQ/yig": ("MIT", ["MIT-yig.txt"]),
+    "maxpowx/invoice-boilerplate": ("GPL-2.0", ["GPL-2.0.txt"]),
+    "louiskounios/simple-invoice-generator": ("MIT", ["MIT-simple-invoice-generator.txt"]),
     # round 17 (r17htmlpdf: HTML/CSS-to-PDF and print-CSS tools' example invoices, rendered here)
     "simonmichael/hledger": ("GPL-3.0", ["GPL-3.0.txt"]),
     "stianfro/invoicers": ("MIT", ["MIT-invoicers.txt"]),
