@@ -373,6 +373,9 @@ LICENCE_FILES = {
     "stianfro/invoicers": ("MIT", ["MIT-invoicers.txt"]),
     "aplgr/html2pdf-service": ("MIT", ["MIT-html2pdf-service.txt"]),
     "klimavojtech2002/modern-document": ("MIT", ["MIT-modern-document.txt"]),
+    # round 18 (r18revisit: earlier rounds' "no print committed" refusals, rendered here)
+    "Kowts/pdf-invoices-php": ("MIT", ["MIT-pdf-invoices-php.txt"]),
+    "seabrus/osbb-invoice-template": ("MIT", ["MIT-osbb-invoice-template.txt"]),
 }
 
 
