@@ -376,6 +376,7 @@ LICENCE_FILES = {
     # round 18 (r18revisit: earlier rounds' "no print committed" refusals, rendered here)
     "Kowts/pdf-invoices-php": ("MIT", ["MIT-pdf-invoices-php.txt"]),
     "seabrus/osbb-invoice-template": ("MIT", ["MIT-osbb-invoice-template.txt"]),
+    "danilomiraba-glitch/sri-ride": ("MIT", ["MIT-sri-ride.txt"]),
 }
 
 
