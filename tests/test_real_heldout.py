@@ -377,6 +377,7 @@ LICENCE_FILES = {
     "Kowts/pdf-invoices-php": ("MIT", ["MIT-pdf-invoices-php.txt"]),
     "seabrus/osbb-invoice-template": ("MIT", ["MIT-osbb-invoice-template.txt"]),
     "danilomiraba-glitch/sri-ride": ("MIT", ["MIT-sri-ride.txt"]),
+    "LeanerCloud/invoicr": ("MIT", ["MIT-invoicr-leanercloud.txt"]),
 }
 
 
