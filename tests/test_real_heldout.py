@@ -389,6 +389,11 @@ LICENCE_FILES = {
     "PHP-Einfach/pdf-rechnung": ("LGPL-3.0", ["LGPL-3.0.txt", "GPL-3.0.txt"]),
     "adiuvaris/ReportLib": ("LGPL-3.0", ["LGPL-3.0-ReportLib.txt", "GPL-3.0.txt"]),
     "receiptline/receiptio": ("Apache-2.0", ["Apache-2.0-receiptio.txt"]),
+    # round 18 (r18revisit: earlier rounds' "no print committed" refusals, rendered here)
+    "Kowts/pdf-invoices-php": ("MIT", ["MIT-pdf-invoices-php.txt"]),
+    "seabrus/osbb-invoice-template": ("MIT", ["MIT-osbb-invoice-template.txt"]),
+    "danilomiraba-glitch/sri-ride": ("MIT", ["MIT-sri-ride.txt"]),
+    "LeanerCloud/invoicr": ("MIT", ["MIT-invoicr-leanercloud.txt"]),
 }
 
 
