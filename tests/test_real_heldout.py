@@ -373,6 +373,12 @@ LICENCE_FILES = {
     "stianfro/invoicers": ("MIT", ["MIT-invoicers.txt"]),
     "aplgr/html2pdf-service": ("MIT", ["MIT-html2pdf-service.txt"]),
     "klimavojtech2002/modern-document": ("MIT", ["MIT-modern-document.txt"]),
+    "Kevinci/fast-pdf": ("MIT", ["MIT-fast-pdf.txt"]),
+    "earonesty/boxpdf": ("MIT", ["MIT-boxpdf.txt"]),
+    "Himaan1998Y/pretext-pdf": ("MIT", ["MIT-pretext-pdf.txt"]),
+    "romulocrj/js_pdf": ("Apache-2.0", ["Apache-2.0.txt", "NOTICE-js_pdf.txt"]),
+    "surajthaqurie/html-pdf-engine": ("MIT", ["MIT-html-pdf-engine.txt"]),
+    "Natifishman/hebrew-docx": ("MIT", ["MIT-hebrew-docx.txt"]),
 }
 
 
