@@ -379,6 +379,7 @@ LICENCE_FILES = {
     "romulocrj/js_pdf": ("Apache-2.0", ["Apache-2.0.txt", "NOTICE-js_pdf.txt"]),
     "surajthaqurie/html-pdf-engine": ("MIT", ["MIT-html-pdf-engine.txt"]),
     "Natifishman/hebrew-docx": ("MIT", ["MIT-hebrew-docx.txt"]),
+    "madeindjs/invoice-generator-pdf": ("MIT", ["MIT-invoice-generator-pdf.txt"]),
 }
 
 
