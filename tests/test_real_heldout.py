@@ -394,6 +394,13 @@ LICENCE_FILES = {
     "seabrus/osbb-invoice-template": ("MIT", ["MIT-osbb-invoice-template.txt"]),
     "danilomiraba-glitch/sri-ride": ("MIT", ["MIT-sri-ride.txt"]),
     "LeanerCloud/invoicr": ("MIT", ["MIT-invoicr-leanercloud.txt"]),
+    "Kevinci/fast-pdf": ("MIT", ["MIT-fast-pdf.txt"]),
+    "earonesty/boxpdf": ("MIT", ["MIT-boxpdf.txt"]),
+    "Himaan1998Y/pretext-pdf": ("MIT", ["MIT-pretext-pdf.txt"]),
+    "romulocrj/js_pdf": ("Apache-2.0", ["Apache-2.0.txt", "NOTICE-js_pdf.txt"]),
+    "surajthaqurie/html-pdf-engine": ("MIT", ["MIT-html-pdf-engine.txt"]),
+    "Natifishman/hebrew-docx": ("MIT", ["MIT-hebrew-docx.txt"]),
+    "madeindjs/invoice-generator-pdf": ("MIT", ["MIT-invoice-generator-pdf.txt"]),
 }
 
 
