@@ -369,7 +369,6 @@ LICENCE_FILES = {
     "swedev/klartex": ("MIT", ["MIT-klartex.txt"]),
     "SlimTim10/easy-invoice-maker": ("BSD-3-Clause", ["BSD-3-Clause-easy-invoice-maker.txt"]),
     # round 18 (r18wk: wkhtmltopdf / pandoc invoice templates and generators)
-    "Zarokka/invoicing": ("MIT", ["MIT-Zarokka-invoicing.txt"]),
     "eliplaying/invoice-boilerplate": ("GPL-2.0", ["GPL-2.0.txt"]),
     "SudoQ/yig": ("MIT", ["MIT-yig.txt"]),
     "maxpowx/invoice-boilerplate": ("GPL-2.0", ["GPL-2.0.txt"]),
