@@ -373,6 +373,8 @@ LICENCE_FILES = {
     "stianfro/invoicers": ("MIT", ["MIT-invoicers.txt"]),
     "aplgr/html2pdf-service": ("MIT", ["MIT-html2pdf-service.txt"]),
     "klimavojtech2002/modern-document": ("MIT", ["MIT-modern-document.txt"]),
+    # round 18 (r18xml: national e-invoice formats' example XML rendered with their standard stylesheets)
+    "OCA/l10n-italy": ("AGPL-3.0", ["AGPL-3.0.txt"]),
 }
 
 
