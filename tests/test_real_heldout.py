@@ -375,6 +375,10 @@ LICENCE_FILES = {
     "klimavojtech2002/modern-document": ("MIT", ["MIT-modern-document.txt"]),
     # round 18 (r18xml: national e-invoice formats' example XML rendered with their standard stylesheets)
     "OCA/l10n-italy": ("AGPL-3.0", ["AGPL-3.0.txt"]),
+    "Greenstep/rfinvoice": (
+        "MIT",
+        ["MIT-rfinvoice.txt", "GPL-2.0-or-later-MLInvoice.txt", "GPL-2.0-MLInvoice-gpl.txt"],
+    ),
 }
 
 
