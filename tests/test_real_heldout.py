@@ -400,6 +400,13 @@ LICENCE_FILES = {
     "surajthaqurie/html-pdf-engine": ("MIT", ["MIT-html-pdf-engine.txt"]),
     "Natifishman/hebrew-docx": ("MIT", ["MIT-hebrew-docx.txt"]),
     "madeindjs/invoice-generator-pdf": ("MIT", ["MIT-invoice-generator-pdf.txt"]),
+    # round 18 (r18xml: national e-invoice formats' example XML rendered with their standard stylesheets)
+    "OCA/l10n-italy": ("AGPL-3.0", ["AGPL-3.0.txt"]),
+    "Greenstep/rfinvoice": (
+        "MIT",
+        ["MIT-rfinvoice.txt", "GPL-2.0-or-later-MLInvoice.txt", "GPL-2.0-MLInvoice-gpl.txt"],
+    ),
+    "phax/ph-ebinterface": ("Apache-2.0", ["Apache-2.0.txt"]),
 }
 
 
