@@ -1677,3 +1677,59 @@ def test_a_deduction_over_its_figure_with_its_rate_explains_the_total(label):
 def test_a_label_alone_with_its_rate_over_its_figure_names_it(label):
     text = f"Subtotal\n$1,797.00\n{label}\n$134.78\nTotal\n$1,931.78\n"
     clean(text, {"subtotal": 1797.0, "tax": 134.78, "total": 1931.78})
+
+
+def saying(text: str, record: dict, part: str) -> list[str]:
+    """The reasons, of any field, that say `part`."""
+    return [r for found in reasons(text, record).values() for r in found if part in r]
+
+
+# 59. Round 18's classes. A tax word marked as a rate ("%IVA" heading a column, "IVA (%):
+# 22.00") names rates, not the tax
+def test_a_tax_word_marked_as_a_rate_names_no_tax():
+    text = (
+        "Descrizione  Quantità  Prezzo unitario  %IVA  Prezzo totale\n"
+        " Consulenza  1,00  15.000,00  22,00  15.000,00\n\n"
+        " IVA (%): 22.00\n"
+        "Totale imponibile  15.000,00\nTotale imposta  3.300,00\nTotale documento  18.300,00\n"
+    )
+    clean(text, {"subtotal": 15000.0, "tax": 3300.0, "total": 18300.0})
+    source = Source(text, INVOICE.lexicon, INVOICE.value_lexicon)
+    assert [a.raw for a, role in zip(source.amounts, source.roles, strict=True) if role == "tax"] == ["3.300,00"]
+
+
+# 60. A total of a named tax ("TOTAL ICE", Ecuador's excise) is that tax's sum, not the total
+def test_a_total_of_a_named_excise_is_no_total():
+    text = "SUBTOTAL  $500.00\nTOTAL IVA 5%  $5.00\nTOTAL ICE  2.00\nVALOR TOTAL  $507.00\n"
+    clean(text, {"subtotal": 500.0, "total": 507.0})
+
+
+# 61. Sums and deductions in more languages: Finnish net and gross sums, Portuguese and
+# Finnish discounts and advance payments, withholdings
+def test_more_languages_sums_and_deductions():
+    clean(
+        "Yhteensä veroton: 2830,30 euroa\nALV yhteensä: 622,68 euroa\nLASKU YHTEENSÄ: 3452,98 euroa\n",
+        {"subtotal": 2830.3, "tax": 622.68, "total": 3452.98},
+    )
+    text = "Subtotal  4600.00 CVE\nDesconto  42.50 CVE\nIVA  683.63 CVE\nRetenção  0.00 CVE\nTotal  5241.13 CVE\n"
+    assert not saying(text, {"subtotal": 4600.0, "tax": 683.63, "total": 5241.13}, "beyond rounding")
+
+
+# 62. A charge's column in a header over one row of sums explains the total
+def test_a_charge_heading_a_column_of_sums_explains_the_total():
+    text = (
+        "PRODUCT  QTY  PRICE  TOTAL\nWidget  6  $580.00  $3,480.00\nGadget  2  $3,000.00  $6,000.00\n\n"
+        " Total     VAT 21%  Shipping costs  Total due\n$9,480.00  $1,990.80  $5,400.00     $16,870.80\n"
+    )
+    assert not saying(text, {"subtotal": 9480.0, "tax": 1990.8, "total": 16870.8}, "beyond rounding")
+
+
+# 63. Prices said to include the tax: a gross subtotal equal to the total is no wrong total
+def test_a_gross_subtotal_where_the_tax_is_said_to_be_included():
+    text = (
+        "Produto com IVA incluido  1  120.00 EUR  120.00 EUR\nSubtotal  120.00 EUR\nIVA  20.00 EUR\nTotal  120.00 EUR\n"
+    )
+    record = {"subtotal": 120.0, "tax": 20.0, "total": 120.0}
+    assert not saying(text, record, "beyond rounding")
+    # without the words, the same figures do not add up
+    assert saying(text.replace("com IVA incluido", "simples"), record, "beyond rounding")

@@ -428,6 +428,13 @@ def _check_equation(
                     EXTRA_CHARGE_FACTOR, f"{summary}: the difference {diff:.2f} is the labelled {at_rate}"
                 )
             return
+    if rule.spec.adjustments and _tax_included(src, diff, read, checks):
+        for path in _forgiven(read, blamed, checks):
+            checks[path].penalise(
+                EXTRA_CHARGE_FACTOR,
+                f"{summary}: the difference {diff:.2f} is the tax, which the source says is included",
+            )
+        return
     made_of = difference_made_of(src, diff, either_way=False) if rule.spec.adjustments else None
     if made_of is not None and (abs(diff) <= MAX_ADJUSTMENT_SHARE * abs(left) or _one_charge(src, diff)):
         for path in _forgiven(read, blamed, checks):
@@ -454,6 +461,15 @@ def _check_equation(
 
 
 HALF_UNIT = Decimal("0.50")
+
+
+def _tax_included(src: Source, diff: Decimal, read: list[str], checks: Mapping[str, FieldCheck]) -> bool:
+    """Whether the difference is minus the tax the rule reads, and the source says its
+    figures include the tax ("Subtotal 120.00 / IVA 20.00 / Total 120.00" under "Produto
+    com IVA incluido"): a gross subtotal, not a wrong total."""
+    path = src.lexicon.tax_sum_role
+    tax = checks[path].number if path in read and path in checks else None
+    return tax is not None and tax != 0 and abs(diff + tax) <= CENT and src.says_tax_included()
 
 
 def _in_whole_units(right: Any, path_of: Any, checks: Mapping[str, FieldCheck]) -> bool:

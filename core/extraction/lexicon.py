@@ -198,11 +198,13 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
     alternation = _alternation(role_of_label) if role_of_label else "(?!)"
     label_pattern = r"(?<![^\W_])(?:" + alternation + r")(?![^\W_])"
     if amounts:
+        # a column of rates: "%IVA", "%Contr." (a percent sign with no figure before it)
+        label_pattern = r"(?<![^0-9]%)" + label_pattern
         label_pattern += (
             # not a tax id / rate / quantity: "VAT No.", "Tax ID", "USt-IdNr", "Tax rate", "Total items"
             r"(?![ \t]*[:.#\-]{0,2}[ \t]*(?:" + "|".join(map(re.escape, not_labels)) + r")(?![^\W_]))"
-            # an id or a rate: "Tax #", "CGST% : 1.12", "VAT %"
-            r"(?![ \t]*[#%])"
+            # an id or a rate: "Tax #", "CGST% : 1.12", "VAT %", "IVA (%): 22.00"
+            r"(?![ \t]*(?:[#%]|\([ \t]*%[ \t]*\)))"
             # payment terms: "Net 30 days"
             r"(?![ \t]+[0-9]{1,3}[ \t]*(?:" + "|".join(map(re.escape, term_units)) + r")(?![^\W_]))"
         )

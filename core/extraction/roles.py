@@ -184,8 +184,8 @@ def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMent
             before = kept[-1]
             gap = text[before.end : label.start]
             figure_between = bisect_left(starts, label.start) > bisect_left(starts, before.end)
-            reach = text[max(before.end, label.start - _QUALIFIER_REACH) : label.start]
-            after = text[label.end : label.end + _QUALIFIER_REACH]
+            reach = text[max(before.end, label.start - QUALIFIER_REACH) : label.start]
+            after = text[label.end : label.end + QUALIFIER_REACH]
             if (
                 label.role == lexicon.tax_sum_role
                 and not gap.strip(" \t")
@@ -227,7 +227,7 @@ def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMent
     return kept
 
 
-_QUALIFIER_REACH = 20
+QUALIFIER_REACH = 20
 # A tax rate as written ("19 %", "7,5%"); its figure is group 1.
 RATE_RE = re.compile(r"(?<![0-9.,])([0-9]{1,2}(?:[.,][0-9]{1,3})?)[ \t]*%")
 # What may follow a label or a charge's phrase alone on its line over its figure: a colon,
@@ -839,10 +839,10 @@ def _ranked_header(
     """The lone figure of a row of cells under a header line of words with as many cells
     ("Bank Info  Due By  Total Due" over "Account No: 123 456 789  10 Jan 2018  $8000"), read
     by rank where the columns no longer say it (a proportional font's drift): the one label
-    in the header's cell of the figure's rank (`_header_cell_over`), when the figure's own
+    in the header's cell of the figure's rank (`header_cell_over`), when the figure's own
     cell names nothing before it."""
     text = lines.text
-    cell = _header_cell_over(text, lines, labels, label_starts, start)
+    cell = header_cell_over(text, lines, labels, label_starts, start)
     own = next((c for c in _cells(text, *lines.bounds(lines.line_of(start))) if c[0] <= start < c[1]), None)
     if cell is None or own is None or bisect_left(label_starts, own[0]) < bisect_left(label_starts, start):
         return None
@@ -851,14 +851,14 @@ def _ranked_header(
     return inside[0] if len(inside) == 1 and inside[0] not in used else None
 
 
-def _header_cell_over(
+def header_cell_over(
     text: str, lines: Lines, labels: list[Label], label_starts: list[int], start: int
 ) -> tuple[int, int] | None:
     """The header's cell over the value at `start`, read by order ("Invoice Number  Invoice
     Date  Charges" over "34278587  6/18/2017  $56,651.49", the row narrower than its header):
-    when the first line above with text holds a label, no digit and as many cells (split at
-    runs of blanks) as the value's line, two or more, the header's cell of the value's rank.
-    None when the lines do not pair so."""
+    when the first line above with text holds a label, no digit but a rate's ("VAT 21%") and
+    as many cells (split at runs of blanks) as the value's line, two or more, the header's
+    cell of the value's rank. None when the lines do not pair so."""
     li = lines.line_of(start)
     row = _cells(text, *lines.bounds(li))
     j = li - 1
@@ -871,7 +871,7 @@ def _header_cell_over(
     first = bisect_left(label_starts, hs)
     if (
         len(header) != len(row)
-        or any(c.isdigit() for c in text[hs:he])
+        or any(c.isdigit() for c in RATE_RE.sub("", text[hs:he]))
         or not (first < len(labels) and labels[first].start < he)  # no label: no header
     ):
         return None
@@ -962,9 +962,9 @@ class LabelIndex:
         return (self.labels[header[rank]] if header[rank] >= 0 else None,)
 
     def _header_cell(self, start: int) -> tuple[Label | None] | None:
-        """The header of a row read by order (`_header_cell_over`): the label in the header's
+        """The header of a row read by order (`header_cell_over`): the label in the header's
         cell of the value's rank, or none; None when the lines do not pair so."""
-        cell = _header_cell_over(self.text, self.lines, self.labels, self.starts, start)
+        cell = header_cell_over(self.text, self.lines, self.labels, self.starts, start)
         if cell is None:
             return None
         k = bisect_left(self.starts, cell[0])

@@ -25,11 +25,14 @@ from vetq.core.extraction.roles import (
     CLAUSE_BREAK_RE,
     LABEL_AFTER_WINDOW,
     LABEL_BEFORE_WINDOW,
+    QUALIFIER_REACH,
     RATE_TAIL_RE,
     LabelIndex,
     Lines,
     assign_roles,
     caption_line,
+    find_labels,
+    header_cell_over,
 )
 from vetq.core.extraction.text_match import NormalizedText
 
@@ -168,6 +171,14 @@ class Source:
             if found is not None:
                 adjustment = normalise_phrase(found.group())
         if adjustment is None and self.roles[ai] is None:
+            # a charge's column in a header over one row of sums ("Total  VAT 21%  Shipping
+            # costs  Total due" over "$9,460.00  $1,986.60  $5,400.00  $16,846.60")
+            a = self.assignment
+            cell = header_cell_over(text, self.lines, a.labels, a.label_starts, am.start)
+            found = None if cell is None else self.lexicon.adjustment_re.match(text, *cell)
+            if found is not None:
+                adjustment = normalise_phrase(found.group())
+        if adjustment is None and self.roles[ai] is None:
             after_phrase = self.lexicon.adjustment_re.match(after.lstrip(" \t\u00a0:"))
             rest = text[am.end + len(after) : min(le, next_start)]
             if after_phrase is not None and (
@@ -276,6 +287,20 @@ class Source:
                 lines.starts[lines.line_of(m.start())] for m in self.lexicon.page_mark_re.finditer(self.given)
             ]
         return bisect_right(self._page_starts, pos)
+
+    def says_tax_included(self) -> bool:
+        """Whether a tax label is said to be included in the figures ("IVA incluido",
+        "incl. VAT", "inkl. MwSt"): then a gross subtotal may equal the total."""
+        role, text, lexicon = self.lexicon.tax_sum_role, self.text, self.lexicon
+        for label in find_labels(text, lexicon):
+            if label.role != role:
+                continue
+            line_start = self.lines.bounds(self.lines.line_of(label.start))[0]
+            before = text[max(line_start, label.start - QUALIFIER_REACH) : label.start]
+            after = text[label.end : label.end + QUALIFIER_REACH]
+            if lexicon.tax_inclusive_re.search(before) or lexicon.tax_inclusive_after_re.match(after):
+                return True
+        return False
 
     def adjustments(self) -> list[tuple[Decimal, str, str]]:
         """(amount, kind, phrase) of every labelled charge or deduction, each once."""
