@@ -753,5 +753,8 @@ def test_a_pdf_rendered_from_a_packages_release_cites_the_release(tmp_path):
     assert real_build.source_url({**candidate, "registry": "npm"}) == (
         "https://www.npmjs.com/package/example-invoices/v/1.0"
     )
+    assert real_build.source_url({**candidate, "registry": "debian"}) == (
+        "https://snapshot.debian.org/binary/example-invoices/"
+    )
     with pytest.raises(ValueError, match="no registry this set cites"):
         real_build.source_url({**candidate, "registry": "cpan"})

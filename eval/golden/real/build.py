@@ -137,6 +137,9 @@ def source_pin(source: Mapping[str, Any]) -> str:
 REGISTRY_PAGES = {
     "pypi": "https://pypi.org/project/{package}/{version}/",
     "npm": "https://www.npmjs.com/package/{package}/v/{version}",
+    # a Debian binary package (CTAN's examples ship in TeX Live's -doc packages): the
+    # snapshot archive's page of it lists every version, the row names the one rendered
+    "debian": "https://snapshot.debian.org/binary/{package}/",
 }
 
 
