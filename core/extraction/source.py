@@ -290,7 +290,8 @@ class Source:
 
     def says_tax_included(self) -> bool:
         """Whether a tax label is said to be included in the figures ("IVA incluido",
-        "incl. VAT", "inkl. MwSt"): then a gross subtotal may equal the total."""
+        "(tax included)", "inkl. MwSt"): then a gross subtotal may equal the total. A total's
+        own label ("Total incl. VAT") says nothing of the other figures."""
         role, text, lexicon = self.lexicon.tax_sum_role, self.text, self.lexicon
         for label in find_labels(text, lexicon):
             if label.role != role:
