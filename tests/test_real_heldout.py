@@ -407,6 +407,7 @@ LICENCE_FILES = {
         ["MIT-rfinvoice.txt", "GPL-2.0-or-later-MLInvoice.txt", "GPL-2.0-MLInvoice-gpl.txt"],
     ),
     "phax/ph-ebinterface": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "skills-il/localization": ("MIT", ["MIT-skills-il-localization.txt"]),
 }
 
 
