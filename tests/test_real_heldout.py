@@ -407,6 +407,11 @@ LICENCE_FILES = {
         ["MIT-rfinvoice.txt", "GPL-2.0-or-later-MLInvoice.txt", "GPL-2.0-MLInvoice-gpl.txt"],
     ),
     "phax/ph-ebinterface": ("Apache-2.0", ["Apache-2.0.txt"]),
+    # round 19 (r19leads: earlier rounds' leads and PyPI generators' bundled examples, rendered here)
+    "mariusklocke/docnamic": ("MIT", ["MIT-docnamic.txt"]),
+    "LambdaColdStorage/envois": ("MIT", ["MIT-envois.txt"]),
+    "pypi:yinv": ("MIT", ["MIT-yinv.txt"]),
+    "pypi:eu-einvoice": ("MIT", ["MIT-eu-einvoice.txt"]),
 }
 
 
