@@ -408,6 +408,11 @@ LICENCE_FILES = {
     ),
     "phax/ph-ebinterface": ("Apache-2.0", ["Apache-2.0.txt"]),
     "skills-il/localization": ("MIT", ["MIT-skills-il-localization.txt"]),
+    # round 19 (r19leads: earlier rounds' leads and PyPI generators' bundled examples, rendered here)
+    "mariusklocke/docnamic": ("MIT", ["MIT-docnamic.txt"]),
+    "LambdaColdStorage/envois": ("MIT", ["MIT-envois.txt"]),
+    "pypi:yinv": ("MIT", ["MIT-yinv.txt"]),
+    "pypi:eu-einvoice": ("MIT", ["MIT-eu-einvoice.txt"]),
 }
 
 
