@@ -407,6 +407,8 @@ LICENCE_FILES = {
         ["MIT-rfinvoice.txt", "GPL-2.0-or-later-MLInvoice.txt", "GPL-2.0-MLInvoice-gpl.txt"],
     ),
     "phax/ph-ebinterface": ("Apache-2.0", ["Apache-2.0.txt"]),
+    # round 19 (r19ctan: CTAN example sources shipped in Debian's TeX Live -doc packages, rendered here)
+    "debian:texlive-latex-extra-doc": ("LPPL-1.3c", ["LPPL-1.3c.txt"]),
 }
 
 
