@@ -413,6 +413,8 @@ LICENCE_FILES = {
     "LambdaColdStorage/envois": ("MIT", ["MIT-envois.txt"]),
     "pypi:yinv": ("MIT", ["MIT-yinv.txt"]),
     "pypi:eu-einvoice": ("MIT", ["MIT-eu-einvoice.txt"]),
+    # round 19 (r19ctan: CTAN example sources shipped in Debian's TeX Live -doc packages, rendered here)
+    "debian:texlive-latex-extra-doc": ("LPPL-1.3c", ["LPPL-1.3c.txt"]),
 }
 
 
