@@ -407,6 +407,12 @@ LICENCE_FILES = {
         ["MIT-rfinvoice.txt", "GPL-2.0-or-later-MLInvoice.txt", "GPL-2.0-MLInvoice-gpl.txt"],
     ),
     "phax/ph-ebinterface": ("Apache-2.0", ["Apache-2.0.txt"]),
+    # round 19 (r19xml: e-invoice example XML rendered with open visualisation stylesheets)
+    "phax/phive-rules": (
+        "Apache-2.0",
+        ["Apache-2.0-phive-rules.txt", "Apache-2.0-xrechnung-visualization.txt"],
+    ),
+    "hkutluay/UblTr": ("MIT", ["MIT-UblTr.txt", "BSD-3-Clause-eFaturaXSLT.txt"]),
 }
 
 
