@@ -415,6 +415,12 @@ LICENCE_FILES = {
     "pypi:eu-einvoice": ("MIT", ["MIT-eu-einvoice.txt"]),
     # round 19 (r19ctan: CTAN example sources shipped in Debian's TeX Live -doc packages, rendered here)
     "debian:texlive-latex-extra-doc": ("LPPL-1.3c", ["LPPL-1.3c.txt"]),
+    # round 19 (r19xml: e-invoice example XML rendered with open visualisation stylesheets)
+    "phax/phive-rules": (
+        "Apache-2.0",
+        ["Apache-2.0-phive-rules.txt", "Apache-2.0-xrechnung-visualization.txt"],
+    ),
+    "hkutluay/UblTr": ("MIT", ["MIT-UblTr.txt", "BSD-3-Clause-eFaturaXSLT.txt"]),
 }
 
 
