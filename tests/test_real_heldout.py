@@ -407,6 +407,8 @@ LICENCE_FILES = {
         ["MIT-rfinvoice.txt", "GPL-2.0-or-later-MLInvoice.txt", "GPL-2.0-MLInvoice-gpl.txt"],
     ),
     "phax/ph-ebinterface": ("Apache-2.0", ["Apache-2.0.txt"]),
+    # round 19 (r19rcpt: receipts rendered from their authors' example sources)
+    "digitickets/verifone-xml-receipt-renderer": ("MIT", ["MIT-verifone-xml-receipt-renderer.txt"]),
 }
 
 
