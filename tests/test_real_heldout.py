@@ -409,6 +409,7 @@ LICENCE_FILES = {
     "phax/ph-ebinterface": ("Apache-2.0", ["Apache-2.0.txt"]),
     # round 19 (r19rcpt: receipts rendered from their authors' example sources)
     "digitickets/verifone-xml-receipt-renderer": ("MIT", ["MIT-verifone-xml-receipt-renderer.txt"]),
+    "pfaivre/quittance-pro": ("MIT", ["MIT-quittance-pro.txt"]),
 }
 
 
