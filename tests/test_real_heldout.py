@@ -421,6 +421,9 @@ LICENCE_FILES = {
         ["Apache-2.0-phive-rules.txt", "Apache-2.0-xrechnung-visualization.txt"],
     ),
     "hkutluay/UblTr": ("MIT", ["MIT-UblTr.txt", "BSD-3-Clause-eFaturaXSLT.txt"]),
+    # round 19 (r19rcpt: receipts rendered from their authors' example sources)
+    "digitickets/verifone-xml-receipt-renderer": ("MIT", ["MIT-verifone-xml-receipt-renderer.txt"]),
+    "pfaivre/quittance-pro": ("MIT", ["MIT-quittance-pro.txt"]),
 }
 
 
