@@ -1733,3 +1733,45 @@ def test_a_gross_subtotal_where_the_tax_is_said_to_be_included():
     assert not saying(text, record, "beyond rounding")
     # without the words, the same figures do not add up
     assert saying(text.replace("com IVA incluido", "simples"), record, "beyond rounding")
+
+
+# 64. Round 19's classes. A rate, then its base with the currency (in brackets), then the tax:
+# the base leads to the tax as a bare base does
+def test_a_rates_base_written_with_its_currency_leads_to_the_tax():
+    text = "Totaal excl. btw  4.655,00 EUR\nBtw 0 % (4.655,00 EUR)      0,00 EUR\nTe betalen  4.655,00 EUR\n"
+    clean(text, {"subtotal": 4655.0, "tax": 0.0, "total": 4655.0})
+
+
+# 65. A line or a price said to carry the tax ("ítem con IVA general", "price with VAT") names
+# no tax
+def test_a_line_said_to_carry_the_tax_names_no_tax():
+    text = (
+        "Cantidad Descripción  Precio U. (Bs.) Precio T. (Bs.)\n"
+        " 1  ítem con IVA general  1.000,00  1.000,00\n 4  otro ítem con IVA general  100,00  400,00\n"
+        "     BI G                        Bs.1.400,00\n     IVA G (16 %)                 Bs.224,00\n"
+        "                       TOTAL    Bs.1.624,00\n"
+    )
+    clean(text, {"tax": 224.0, "total": 1624.0})
+
+
+# 66. Turkish sums: the VAT base and the amount before taxes are net figures, the VAT's full
+# name is the tax, the total discount a deduction
+def test_turkish_sums_and_discount():
+    text = (
+        "  Mal Hizmet Toplam Tutarı:    26.003,40 TL\n      Toplam İskonto:                   786,90 TL\n"
+        "   KDV Matrahı (%18):          25.216,50 TL\n    Vergi Hariç Tutar:         25.216,50 TL\n"
+        "Hesaplanan Katma Değer Vergisi (%18):  4.538,97 TL\n Vergiler Dahil Toplam Tutar:  29.755,47 TL\n"
+    )
+    clean(text, {"subtotal": 25216.5, "tax": 4538.97, "total": 29755.47})
+
+
+# 67. A label the words after it make no label ("KDV Matrahı (%):", its rate left out) is not
+# read as a shorter label it starts with ("KDV")
+def test_a_label_made_no_label_is_not_read_as_a_shorter_one():
+    text = (
+        "  KDV Matrahı (%):            15,15 TL\n   Hesaplanan KDV (%18):        2,73 TL\nÖdenecek Tutar:  17,88 TL\n"
+    )
+    source = Source(text, INVOICE.lexicon, INVOICE.value_lexicon)
+    roles = {a.raw: role for a, role in zip(source.amounts, source.roles, strict=True)}
+    assert (roles["15,15"], roles["2,73"], roles["17,88"]) == (None, "tax", "total")
+    clean(text, {"tax": 2.73, "total": 17.88})

@@ -196,7 +196,10 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
     term_units = _words(_section(data, "payment_term_units", "words"), "payment_term_units")
     # With no labelled field, no text is a label: (?!) never matches.
     alternation = _alternation(role_of_label) if role_of_label else "(?!)"
-    label_pattern = r"(?<![^\W_])(?:" + alternation + r")(?![^\W_])"
+    # Atomic: the longest label that ends on a word's end is the label there, so when the
+    # words after it make it no label ("KDV Matrahı (%)"), a shorter one it starts with
+    # ("KDV") is not read in its place.
+    label_pattern = r"(?<![^\W_])(?>(?:" + alternation + r")(?![^\W_]))"
     if amounts:
         # a column of rates: "%IVA", "%Contr." (a percent sign with no figure before it)
         label_pattern = r"(?<![^0-9]%)" + label_pattern

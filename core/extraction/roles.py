@@ -83,7 +83,7 @@ class Lines:
         return len(seg.expandtabs(8)) if "\t" in seg else len(seg)
 
 
-def _label_matches(text: str, lexicon: Lexicon) -> Iterator[re.Match[str]]:
+def label_matches(text: str, lexicon: Lexicon) -> Iterator[re.Match[str]]:
     """Label matches, found by scanning words and matching anchored (fast on big text)."""
     pos = 0
     count = 0
@@ -108,7 +108,7 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
     ("VALOR TOTAL DOS PRODUTOS", "Merchandise total") takes the goods' role (the
     subtotal's), or is none; one qualified as the document's ("TOTAL DA NOTA") is grand."""
     labels: list[Label] = []
-    for m in _label_matches(text, lexicon):
+    for m in label_matches(text, lexicon):
         if _in_address(text, m.start()) or lexicon.column_word_before_re.search(
             text, text.rfind("\n", 0, m.start()) + 1, m.start()
         ):
@@ -555,6 +555,16 @@ def _header_rows(
         yield ks, row
 
 
+_LETTERS_RE = re.compile(r"[^\W\d_]+")
+
+
+def _only_currencies(between: str) -> bool:
+    """Whether every word in `between` is a currency's name or code ("EUR", "zł")."""
+    return all(
+        w.group() in _CURRENCY_NAMES or w.group().casefold() in _CURRENCY_NAMES for w in _LETTERS_RE.finditer(between)
+    )
+
+
 def _words_between(text: str, start: int, end: int) -> bool:
     """Whether a word other than a currency's name stands between a figure and the
     phrase after it: "226,49 €  Remise HT  0,00 €" (the "HT" is the discount's, a
@@ -740,7 +750,8 @@ def _transparent(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
             and lines.line_of(tax.start) == lines.line_of(base.start)
             and _WITH_CENTS.search(base.raw)
             and _WITH_CENTS.search(tax.raw)
-            and not any(c.isalpha() or c == "=" for c in text[base.end : tax.start])  # not "66,00 € = Totale 366,00"
+            and "=" not in text[base.end : tax.start]  # not "66,00 € = Totale 366,00"
+            and _only_currencies(text[base.end : tax.start])  # "Btw 0 % (4.655,00 EUR)  0,00 EUR"
         ):
             out[ai] = True
     # A tax breakdown row ("Umsatzsteuer (S)  410,10  -6,55  403,55  19  76,67"): every

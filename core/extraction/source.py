@@ -31,8 +31,8 @@ from vetq.core.extraction.roles import (
     Lines,
     assign_roles,
     caption_line,
-    find_labels,
     header_cell_over,
+    label_matches,
 )
 from vetq.core.extraction.text_match import NormalizedText
 
@@ -293,12 +293,12 @@ class Source:
         "(tax included)", "inkl. MwSt"): then a gross subtotal may equal the total. A total's
         own label ("Total incl. VAT") says nothing of the other figures."""
         role, text, lexicon = self.lexicon.tax_sum_role, self.text, self.lexicon
-        for label in find_labels(text, lexicon):
-            if label.role != role:
+        for m in label_matches(text, lexicon):  # as written: "com IVA incluido" names no tax, but says it
+            if lexicon.role_of_label.get(normalise_phrase(m.group())) != role:
                 continue
-            line_start = self.lines.bounds(self.lines.line_of(label.start))[0]
-            before = text[max(line_start, label.start - QUALIFIER_REACH) : label.start]
-            after = text[label.end : label.end + QUALIFIER_REACH]
+            line_start = self.lines.bounds(self.lines.line_of(m.start()))[0]
+            before = text[max(line_start, m.start() - QUALIFIER_REACH) : m.start()]
+            after = text[m.end() : m.end() + QUALIFIER_REACH]
             if lexicon.tax_inclusive_re.search(before) or lexicon.tax_inclusive_after_re.match(after):
                 return True
         return False
