@@ -1740,6 +1740,9 @@ def test_a_gross_subtotal_where_the_tax_is_said_to_be_included():
 def test_a_rates_base_written_with_its_currency_leads_to_the_tax():
     text = "Totaal excl. btw  4.655,00 EUR\nBtw 0 % (4.655,00 EUR)      0,00 EUR\nTe betalen  4.655,00 EUR\n"
     clean(text, {"subtotal": 4655.0, "tax": 0.0, "total": 4655.0})
+    # the base in brackets after the tax is the base, not the tax
+    after = "LASKU YHTEENSÄ: 122,00 euroa\nYhteensä veroton: 100,00 euroa\nAlv 22 % :     22,00 euroa (100,00 euroa)\n"
+    clean(after, {"subtotal": 100.0, "tax": 22.0, "total": 122.0, "currency": "EUR"})
 
 
 # 65. A line or a price said to carry the tax ("ítem con IVA general", "price with VAT") names
@@ -1775,3 +1778,16 @@ def test_a_label_made_no_label_is_not_read_as_a_shorter_one():
     roles = {a.raw: role for a, role in zip(source.amounts, source.roles, strict=True)}
     assert (roles["15,15"], roles["2,73"], roles["17,88"]) == (None, "tax", "total")
     clean(text, {"tax": 2.73, "total": 17.88})
+
+
+# 68. The shekel as Hebrew invoices abbreviate it, and the Finnish word for euros after a sum
+@pytest.mark.parametrize(
+    "text,total,code",
+    [
+        ('חשבונית מס 1001\nסה"כ לתשלום  22,892.00 ש"ח\n', 22892.0, "ILS"),
+        ("חשבונית מס 1001\nסה״כ לתשלום  22,892.00 ש״ח\n", 22892.0, "ILS"),
+        ("LASKU YHTEENSÄ: 3352,98 euroa\n", 3352.98, "EUR"),
+    ],
+)
+def test_a_currency_abbreviated_or_named_in_its_language_is_read(text, total, code):
+    clean(text, {"total": total, "currency": code})

@@ -221,6 +221,9 @@ UNAMBIGUOUS_SYMBOLS: dict[str, str] = {
     "₾": "GEL",
     "₼": "AZN",
     "₮": "MNT",
+    # the shekel as Hebrew invoices abbreviate it (ASCII quote or gershayim)
+    'ש"ח': "ILS",
+    "ש״ח": "ILS",
 }
 
 AMBIGUOUS_SYMBOLS: dict[str, frozenset[str]] = {
@@ -257,4 +260,5 @@ CURRENCY_WORDS: dict[str, str] = {
     "renminbi": "CNY",
     "zloty": "PLN",
     "złoty": "PLN",
+    "euroa": "EUR",  # Finnish, after a sum ("3352,98 euroa")
 }

@@ -751,6 +751,7 @@ def _transparent(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
             and _WITH_CENTS.search(base.raw)
             and _WITH_CENTS.search(tax.raw)
             and "=" not in text[base.end : tax.start]  # not "66,00 € = Totale 366,00"
+            and "(" not in text[base.end : tax.start]  # not "Alv 22 % : 22,00 euroa (100,00 euroa)": a base after
             and _only_currencies(text[base.end : tax.start])  # "Btw 0 % (4.655,00 EUR)  0,00 EUR"
         ):
             out[ai] = True
