@@ -424,6 +424,8 @@ LICENCE_FILES = {
     # round 19 (r19rcpt: receipts rendered from their authors' example sources)
     "digitickets/verifone-xml-receipt-renderer": ("MIT", ["MIT-verifone-xml-receipt-renderer.txt"]),
     "pfaivre/quittance-pro": ("MIT", ["MIT-quittance-pro.txt"]),
+    # round 20 (r20js: invoices and receipts rendered by JavaScript/TypeScript projects from their fictional example data)
+    "opencollective/opencollective-pdf": ("MIT", ["MIT-opencollective-pdf.txt"]),
 }
 
 
