@@ -425,6 +425,7 @@ LICENCE_FILES = {
     "digitickets/verifone-xml-receipt-renderer": ("MIT", ["MIT-verifone-xml-receipt-renderer.txt"]),
     # round 20 (r20tools: invoices rendered with document toolchains no earlier round used, and a committed print)
     "alex-tee/gen_invoice": ("AGPL-3.0-or-later", ["AGPL-3.0.txt"]),
+    "arachan/invoice_adoc": ("MIT", ["MIT-invoice_adoc.txt"]),
     "pfaivre/quittance-pro": ("MIT", ["MIT-quittance-pro.txt"]),
 }
 
