@@ -424,6 +424,8 @@ LICENCE_FILES = {
     # round 19 (r19rcpt: receipts rendered from their authors' example sources)
     "digitickets/verifone-xml-receipt-renderer": ("MIT", ["MIT-verifone-xml-receipt-renderer.txt"]),
     "pfaivre/quittance-pro": ("MIT", ["MIT-quittance-pro.txt"]),
+    # round 20 (r20sheet: invoices kept as spreadsheets or office documents, printed with LibreOffice)
+    "lka/excel2zugferd": ("Apache-2.0", ["Apache-2.0-excel2zugferd.txt"]),
 }
 
 
