@@ -427,6 +427,7 @@ LICENCE_FILES = {
     # round 20 (r20sheet: invoices kept as spreadsheets or office documents, printed with LibreOffice)
     "lka/excel2zugferd": ("Apache-2.0", ["Apache-2.0-excel2zugferd.txt"]),
     "aspose-words/Aspose.Words-for-.NET": ("MIT", ["MIT-Aspose.Words-for-.NET.txt"]),
+    "PHPOffice/PhpSpreadsheet": ("MIT", ["MIT-PhpSpreadsheet.txt"]),
 }
 
 
