@@ -428,6 +428,7 @@ LICENCE_FILES = {
     "lka/excel2zugferd": ("Apache-2.0", ["Apache-2.0-excel2zugferd.txt"]),
     "aspose-words/Aspose.Words-for-.NET": ("MIT", ["MIT-Aspose.Words-for-.NET.txt"]),
     "PHPOffice/PhpSpreadsheet": ("MIT", ["MIT-PhpSpreadsheet.txt"]),
+    "gflohr/e-invoice-eu": ("WTFPL", ["WTFPL-e-invoice-eu.txt"]),
 }
 
 
