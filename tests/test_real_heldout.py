@@ -429,6 +429,7 @@ LICENCE_FILES = {
     "aspose-words/Aspose.Words-for-.NET": ("MIT", ["MIT-Aspose.Words-for-.NET.txt"]),
     "PHPOffice/PhpSpreadsheet": ("MIT", ["MIT-PhpSpreadsheet.txt"]),
     "gflohr/e-invoice-eu": ("WTFPL", ["WTFPL-e-invoice-eu.txt"]),
+    "natergj/excel4node": ("MIT", ["MIT-excel4node.txt"]),
 }
 
 
