@@ -429,6 +429,12 @@ LICENCE_FILES = {
     "pfaivre/quittance-pro": ("MIT", ["MIT-quittance-pro.txt"]),
     # round 20 (r20js: invoices and receipts rendered by JavaScript/TypeScript projects from their fictional example data)
     "opencollective/opencollective-pdf": ("MIT", ["MIT-opencollective-pdf.txt"]),
+    # round 20 (r20sheet: invoices kept as spreadsheets or office documents, printed with LibreOffice)
+    "lka/excel2zugferd": ("Apache-2.0", ["Apache-2.0-excel2zugferd.txt"]),
+    "aspose-words/Aspose.Words-for-.NET": ("MIT", ["MIT-Aspose.Words-for-.NET.txt"]),
+    "PHPOffice/PhpSpreadsheet": ("MIT", ["MIT-PhpSpreadsheet.txt"]),
+    "gflohr/e-invoice-eu": ("WTFPL", ["WTFPL-e-invoice-eu.txt"]),
+    "natergj/excel4node": ("MIT", ["MIT-excel4node.txt"]),
 }
 
 
