@@ -424,7 +424,6 @@ LICENCE_FILES = {
     # round 19 (r19rcpt: receipts rendered from their authors' example sources)
     "digitickets/verifone-xml-receipt-renderer": ("MIT", ["MIT-verifone-xml-receipt-renderer.txt"]),
     # round 20 (r20tools: invoices rendered with document toolchains no earlier round used, and a committed print)
-    "alex-tee/gen_invoice": ("AGPL-3.0-or-later", ["AGPL-3.0.txt"]),
     "arachan/invoice_adoc": ("MIT", ["MIT-invoice_adoc.txt"]),
     "pfaivre/quittance-pro": ("MIT", ["MIT-quittance-pro.txt"]),
     # round 20 (r20js: invoices and receipts rendered by JavaScript/TypeScript projects from their fictional example data)
@@ -434,7 +433,6 @@ LICENCE_FILES = {
     "aspose-words/Aspose.Words-for-.NET": ("MIT", ["MIT-Aspose.Words-for-.NET.txt"]),
     "PHPOffice/PhpSpreadsheet": ("MIT", ["MIT-PhpSpreadsheet.txt"]),
     "gflohr/e-invoice-eu": ("WTFPL", ["WTFPL-e-invoice-eu.txt"]),
-    "natergj/excel4node": ("MIT", ["MIT-excel4node.txt"]),
 }
 
 
