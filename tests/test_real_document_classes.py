@@ -1791,3 +1791,18 @@ def test_a_label_made_no_label_is_not_read_as_a_shorter_one():
 )
 def test_a_currency_abbreviated_or_named_in_its_language_is_read(text, total, code):
     clean(text, {"total": total, "currency": code})
+
+
+# 69. Round 20's class. A tax breakdown's rows of base, rate and tax ("VAT  15.24 €  19 %
+# 2.90 €"): the tax label names the tax, not the base
+def test_a_tax_rows_base_before_its_rate_is_no_tax():
+    text = (
+        "Net Total                              24,876.25 €\n"
+        "Tax Breakdown   Sum     Rate      Tax Amount\n"
+        " VAT           15.24 €  19 %               2.90 €\n"
+        " VAT      561.00 €       7 %              39.27 €\n"
+        " VAT  24,300.01 €        0 %               0.00 €\n"
+        "Tax Total                                 42.17 €\n"
+        "Grand Total                            24,918.42 €\n"
+    )
+    clean(text, {"subtotal": 24876.25, "tax": 42.17, "total": 24918.42})

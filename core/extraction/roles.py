@@ -237,7 +237,7 @@ RATE_TAIL_RE = re.compile(r"[ \t:]*(?:\(?[ \t]*(?:[0-9]{1,2}(?:[.,][0-9]{1,3})?)
 
 def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon: Lexicon) -> RoleAssignment:
     labels = _without_qualifiers(text, find_labels(text, lexicon), amounts, lexicon)
-    transparent = _transparent(text, amounts, lines, lexicon)
+    transparent = _transparent(text, amounts, lines, lexicon, labels)
     label_starts = [lb.start for lb in labels]
     n = len(amounts)
     roles: list[str | None] = [None] * n
@@ -725,10 +725,13 @@ _WITH_CENTS = re.compile(r"[.,][0-9]{2}\)?$")
 _PERCENT_BEFORE = re.compile(r"[0-9]{1,2}(?:[.,][0-9]{1,2})?[ \t]*%[ \t]*(?:[^\w\s]{0,2})[ \t]*$")
 
 
-def _transparent(text: str, amounts: list[AmountMention], lines: Lines, lexicon: Lexicon) -> list[bool]:
+def _transparent(
+    text: str, amounts: list[AmountMention], lines: Lines, lexicon: Lexicon, labels: list[Label]
+) -> list[bool]:
     """The numbers a label reaches across to the figure after them: the base a rate
     applies to ("15% on 112.90  16.94"), a payment term ("netto ... 10 Tagen"), and the
-    base and rate of a tax breakdown row ("Umsatzsteuer (S)  113,03  7  7,91")."""
+    base and rate of a tax breakdown row ("Umsatzsteuer (S)  113,03  7  7,91", "VAT
+    15.24 €  19 %  2.90 €")."""
     out = [False] * len(amounts)
     for ai, am in enumerate(amounts):
         before = text[max(0, am.start - _RATE_BASE_BEFORE) : am.start]
@@ -755,6 +758,27 @@ def _transparent(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
             and _only_currencies(text[base.end : tax.start])  # "Btw 0 % (4.655,00 EUR)  0,00 EUR"
         ):
             out[ai] = True
+    # A tax's row of base, rate and tax ("VAT  15.24 €  19 %  2.90 €"): the base, its
+    # rate and nothing but currencies after it, leads to the tax its tax label names.
+    label_starts = [lb.start for lb in labels]
+    for ai in range(len(amounts) - 1):
+        base, tax = amounts[ai], amounts[ai + 1]
+        line_start = lines.bounds(lines.line_of(base.start))[0]
+        between = text[base.end : tax.start]
+        rate_at = RATE_RE.search(between)
+        k = bisect_left(label_starts, base.start) - 1
+        if (
+            rate_at is None
+            or "\n" in between
+            or not _only_currencies(between[: rate_at.start()] + between[rate_at.end() :])
+            or not (_WITH_CENTS.search(base.raw) and _WITH_CENTS.search(tax.raw))
+            or k < 0
+            or labels[k].start < line_start
+            or labels[k].role != lexicon.tax_sum_role
+            or (ai > 0 and amounts[ai - 1].end > labels[k].end)  # the label is an earlier figure's
+        ):
+            continue
+        out[ai] = True
     # A tax breakdown row ("Umsatzsteuer (S)  410,10  -6,55  403,55  19  76,67"): every
     # figure before the rate (value, discounts, base) and the rate itself lead to the tax.
     for ai in range(1, len(amounts) - 1):
