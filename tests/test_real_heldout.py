@@ -462,7 +462,7 @@ def test_documents_jsonl_is_what_the_build_derives(monkeypatch):
     assert (HELDOUT / "documents.jsonl").read_text(encoding="utf-8") == real_build.documents_jsonl(labels)
 
 
-# The held-out figures the README records (423 documents, after round 19's fixes): three
+# The held-out figures the README records (431 documents, after round 20's fixes): three
 # prints that conflict with themselves (pyafipws, the spedviewer DANFE, laravel-einvoicing);
 # goblhtml's Arabic print, whose mirrored tax row ("1,336.13  5%  26,722.50  VAT") passed
 # before round 16 only because a page break joined its base's line to "Page 1 of 2", which
