@@ -12,7 +12,7 @@ import pytest
 
 from vetq.core.extraction import cross_checks as X
 from vetq.core.extraction import field_checks as F
-from vetq.core.extraction.amounts import find_amounts
+from vetq.core.extraction.amounts import currency_beside, find_amounts
 from vetq.core.extraction.dates import find_date_mentions
 from vetq.core.extraction.heuristics import run_heuristics
 from vetq.core.extraction.source import Source
@@ -1806,3 +1806,14 @@ def test_a_tax_rows_base_before_its_rate_is_no_tax():
         "Grand Total                            24,918.42 €\n"
     )
     clean(text, {"subtotal": 24876.25, "tax": 42.17, "total": 24918.42})
+
+
+# 70. A currency after a figure followed by a rate is that figure's, not the rate's: "Net
+# 100.00 €  19 %  19.00 €" keeps the net's label on the net
+def test_a_currency_before_a_rate_is_the_figures_before_it():
+    source = Source("Net  100.00 €  19 %  19.00 €\n", INVOICE.lexicon, INVOICE.value_lexicon)
+    assert source.roles[0] == "subtotal"
+    # a currency before the next figure is still that figure's ("55.00   $4555.00")
+    hours = "TOTAL  55.00 EUR 4555.00\n"
+    assert [currency_beside(hours, a.start, a.end) for a in find_amounts(hours)] == [False, True]
+    clean("Net  100.00 €  19 %  19.00 €\nTotal  119.00 €\n", {"subtotal": 100.0, "total": 119.0})

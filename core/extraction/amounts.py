@@ -196,6 +196,8 @@ _UNGROUPED = re.compile(r"(?<![0-9.,'\u2019])(?<![0-9] )[1-9][0-9]{3,}\.[0-9]{2}
 _SYMBOL_BEFORE = re.compile(rf"(?:{_SYMBOL_ALT})$")
 _SYMBOL_AFTER = re.compile(rf"(?:{_SYMBOL_ALT})")
 _BLANKS = " \t\u00a0"
+_NEXT_FIGURE_RE = re.compile(r"[0-9](?:[0-9.,]*[0-9])?")
+_RATE_AFTER_RE = re.compile(r"[ \t\u00a0]{0,3}%")
 _CURRENCY_REACH = 3  # blanks between a figure and its currency
 _CELL_BEFORE = re.compile(r"(?:^|\n|[ \t]{2}|:[ \t]*)$")
 _CELL_AFTER = re.compile(r"[ \t]*(?:\n|$)|[ \t]{2}")
@@ -227,8 +229,17 @@ def currency_beside(text: str, s: int, e: int) -> bool:
         sign = None
     unit = _letters_after(text, after)
     end = sign.end() if sign is not None else after + len(unit) if _is_unit(unit) else None
-    # a currency after the figure that stands before the next one is the next one's
-    return end is not None and not text[end : end + _CURRENCY_REACH + 1].lstrip(_BLANKS)[:1].isdigit()
+    if end is None:
+        return False
+    # a currency after the figure that stands before the next one is the next one's, unless
+    # the next one is a rate ("100.00 €  19 %  19.00 €")
+    nxt = end
+    while nxt < len(text) and nxt - end <= _CURRENCY_REACH and text[nxt] in _BLANKS:
+        nxt += 1
+    figure = _NEXT_FIGURE_RE.match(text, nxt)
+    if figure is None or nxt - end > _CURRENCY_REACH:
+        return True
+    return _RATE_AFTER_RE.match(text, figure.end()) is not None
 
 
 def _whole_space_grouped(text: str, m: re.Match[str]) -> bool:
