@@ -433,6 +433,8 @@ LICENCE_FILES = {
     "aspose-words/Aspose.Words-for-.NET": ("MIT", ["MIT-Aspose.Words-for-.NET.txt"]),
     "PHPOffice/PhpSpreadsheet": ("MIT", ["MIT-PhpSpreadsheet.txt"]),
     "gflohr/e-invoice-eu": ("WTFPL", ["WTFPL-e-invoice-eu.txt"]),
+    # round 21 (r21einv: e-invoice example XML printed with an open visualisation stylesheet)
+    "stacking-hq/ksef2": ("MIT", ["MIT-ksef2.txt"]),
 }
 
 
