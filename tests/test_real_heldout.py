@@ -435,6 +435,7 @@ LICENCE_FILES = {
     "gflohr/e-invoice-eu": ("WTFPL", ["WTFPL-e-invoice-eu.txt"]),
     # round 21 (r21einv: e-invoice example XML printed with an open visualisation stylesheet)
     "stacking-hq/ksef2": ("MIT", ["MIT-ksef2.txt"]),
+    "josemmo/einvoicing": ("MIT", ["MIT-einvoicing.txt"]),
 }
 
 
