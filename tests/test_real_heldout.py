@@ -436,6 +436,7 @@ LICENCE_FILES = {
     # round 21 (r21einv: e-invoice example XML printed with an open visualisation stylesheet)
     "stacking-hq/ksef2": ("MIT", ["MIT-ksef2.txt"]),
     "josemmo/einvoicing": ("MIT", ["MIT-einvoicing.txt"]),
+    "horstoeko/zugferd": ("MIT", ["MIT-horstoeko-zugferd.txt"]),
 }
 
 
