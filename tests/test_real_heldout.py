@@ -433,6 +433,8 @@ LICENCE_FILES = {
     "aspose-words/Aspose.Words-for-.NET": ("MIT", ["MIT-Aspose.Words-for-.NET.txt"]),
     "PHPOffice/PhpSpreadsheet": ("MIT", ["MIT-PhpSpreadsheet.txt"]),
     "gflohr/e-invoice-eu": ("WTFPL", ["WTFPL-e-invoice-eu.txt"]),
+    # round 21 (r21sdk: sample invoices of document SDKs' example repositories)
+    "groupdocs-viewer/GroupDocs.Viewer-for-.NET": ("MIT", ["MIT-GroupDocs.Viewer-for-.NET.txt"]),
 }
 
 
