@@ -437,6 +437,8 @@ LICENCE_FILES = {
     "stacking-hq/ksef2": ("MIT", ["MIT-ksef2.txt"]),
     "josemmo/einvoicing": ("MIT", ["MIT-einvoicing.txt"]),
     "horstoeko/zugferd": ("MIT", ["MIT-horstoeko-zugferd.txt"]),
+    # round 21 (r21sdk: sample invoices of document SDKs' example repositories)
+    "groupdocs-viewer/GroupDocs.Viewer-for-.NET": ("MIT", ["MIT-GroupDocs.Viewer-for-.NET.txt"]),
 }
 
 
