@@ -1817,3 +1817,17 @@ def test_a_currency_before_a_rate_is_the_figures_before_it():
     hours = "TOTAL  55.00 EUR 4555.00\n"
     assert [currency_beside(hours, a.start, a.end) for a in find_amounts(hours)] == [False, True]
     clean("Net  100.00 €  19 %  19.00 €\nTotal  119.00 €\n", {"subtotal": 100.0, "total": 119.0})
+
+
+# 71. A legal reference is no label: "art. 106na ust. 1" (Polish "ustęp", a paragraph, not
+# the German "USt."), "art. 43 ust. 1 pkt 37 ustawy VAT" (the VAT Act, not the VAT)
+def test_a_legal_reference_names_no_amount():
+    text = (
+        "Data wystawienia, z zastrzeżeniem art. 106na ust. 1 ustawy: 2026-02-15\n"
+        "     1. Tak              art. 43 ust. 1 pkt 37 ustawy VAT\n"
+        "Kwota należności ogółem: 2760 PLN\n"
+    )
+    source = Source(text, INVOICE.lexicon, INVOICE.value_lexicon)
+    assert [a.raw for a, role in zip(source.amounts, source.roles, strict=True) if role] == ["2760"]
+    # the German tax label still reads
+    assert Source("USt. 19 %  19,00 EUR\n", INVOICE.lexicon, INVOICE.value_lexicon).roles == ["tax"]

@@ -103,14 +103,24 @@ def label_matches(text: str, lexicon: Lexicon) -> Iterator[re.Match[str]]:
                 return
 
 
+# A legal reference before a word ("art. 106na ust. 1", "art. 43 ust. 1 pkt 37"): the word
+# is the reference's paragraph ("ust." is Polish "ustęp"), not an amount's label.
+_LEGAL_REFERENCE_BEFORE = re.compile(
+    r"(?<![^\W_])(?:art|artt|artículo|articolo|artigo|article)\.?[ \t]*[0-9]+[^\W\d_]{0,3}[ \t,]*$", re.IGNORECASE
+)
+
+
 def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
     """Every role label in text, in order. A total label qualified as the goods' sum
     ("VALOR TOTAL DOS PRODUTOS", "Merchandise total") takes the goods' role (the
     subtotal's), or is none; one qualified as the document's ("TOTAL DA NOTA") is grand."""
     labels: list[Label] = []
     for m in label_matches(text, lexicon):
-        if _in_address(text, m.start()) or lexicon.column_word_before_re.search(
-            text, text.rfind("\n", 0, m.start()) + 1, m.start()
+        line_start = text.rfind("\n", 0, m.start()) + 1
+        if (
+            _in_address(text, m.start())
+            or lexicon.column_word_before_re.search(text, line_start, m.start())
+            or _LEGAL_REFERENCE_BEFORE.search(text, line_start, m.start())
         ):
             continue
         key = normalise_phrase(m.group())
