@@ -103,6 +103,12 @@ def label_matches(text: str, lexicon: Lexicon) -> Iterator[re.Match[str]]:
                 return
 
 
+def label_key(match: re.Match[str], lexicon: Lexicon) -> str:
+    """The lexicon's phrase a label match is ("MwSt." is "mwst" where only that is listed)."""
+    key = normalise_phrase(match.group())
+    return key if key in lexicon.role_of_label else key.rstrip(".")
+
+
 # A legal reference before a word ("art. 106na ust. 1", "art. 43 ust. 1 pkt 37"): the word
 # is the reference's paragraph ("ust." is Polish "ustęp"), not an amount's label.
 _LEGAL_REFERENCE_BEFORE = re.compile(
@@ -123,9 +129,7 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
             or _LEGAL_REFERENCE_BEFORE.search(text, line_start, m.start())
         ):
             continue
-        key = normalise_phrase(m.group())
-        if key not in lexicon.role_of_label:
-            key = key.rstrip(".")
+        key = label_key(m, lexicon)
         role = lexicon.role_of_label.get(key)
         if not role:
             continue
@@ -247,8 +251,8 @@ RATE_TAIL_RE = re.compile(r"[ \t:]*(?:\(?[ \t]*(?:[0-9]{1,2}(?:[.,][0-9]{1,3})?)
 
 def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon: Lexicon) -> RoleAssignment:
     labels = _without_qualifiers(text, find_labels(text, lexicon), amounts, lexicon)
-    transparent = _transparent(text, amounts, lines, lexicon, labels)
     label_starts = [lb.start for lb in labels]
+    transparent = _transparent(text, amounts, lines, lexicon, labels, label_starts)
     n = len(amounts)
     roles: list[str | None] = [None] * n
     role_label: list[int] = [-1] * n
@@ -736,7 +740,12 @@ _PERCENT_BEFORE = re.compile(r"[0-9]{1,2}(?:[.,][0-9]{1,2})?[ \t]*%[ \t]*(?:[^\w
 
 
 def _transparent(
-    text: str, amounts: list[AmountMention], lines: Lines, lexicon: Lexicon, labels: list[Label]
+    text: str,
+    amounts: list[AmountMention],
+    lines: Lines,
+    lexicon: Lexicon,
+    labels: list[Label],
+    label_starts: list[int],
 ) -> list[bool]:
     """The numbers a label reaches across to the figure after them: the base a rate
     applies to ("15% on 112.90  16.94"), a payment term ("netto ... 10 Tagen"), and the
@@ -770,7 +779,6 @@ def _transparent(
             out[ai] = True
     # A tax's row of base, rate and tax ("VAT  15.24 €  19 %  2.90 €"): the base, its
     # rate and nothing but currencies after it, leads to the tax its tax label names.
-    label_starts = [lb.start for lb in labels]
     for ai in range(len(amounts) - 1):
         base, tax = amounts[ai], amounts[ai + 1]
         line_start = lines.bounds(lines.line_of(base.start))[0]

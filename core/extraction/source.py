@@ -32,6 +32,7 @@ from vetq.core.extraction.roles import (
     assign_roles,
     caption_line,
     header_cell_over,
+    label_key,
     label_matches,
 )
 from vetq.core.extraction.text_match import NormalizedText
@@ -294,7 +295,7 @@ class Source:
         own label ("Total incl. VAT") says nothing of the other figures."""
         role, text, lexicon = self.lexicon.tax_sum_role, self.text, self.lexicon
         for m in label_matches(text, lexicon):  # as written: "com IVA incluido" names no tax, but says it
-            if lexicon.role_of_label.get(normalise_phrase(m.group())) != role:
+            if lexicon.role_of_label.get(label_key(m, lexicon)) != role:
                 continue
             line_start = self.lines.bounds(self.lines.line_of(m.start()))[0]
             before = text[max(line_start, m.start() - QUALIFIER_REACH) : m.start()]
