@@ -54,6 +54,19 @@ def two_column_invoice(*, pages: int = 2) -> bytes:
     return bytes(pdf.output())
 
 
+def overprinted() -> bytes:
+    """Fake bold as some generators draw it: each word of the client line drawn twice, a
+    third of a point apart. The same word drawn again elsewhere on the page is a word."""
+    pdf = _doc()
+    pdf.add_page()
+    for dx in (0, 0.3):
+        pdf.text(60 + dx, 80, "Razón social: Ayala San Vicente")
+    pdf.text(60, 110, "Total")
+    pdf.text(300, 110, "Total")
+    pdf.text(440, 110, "3.155,20")
+    return bytes(pdf.output())
+
+
 def many_pages(count: int) -> bytes:
     pdf = _doc()
     for n in range(count):

@@ -83,6 +83,17 @@ def test_an_arabic_text_layer_reads_in_its_order():
     assert "Supplier" in document.text and "2022-02-01" in document.text
 
 
+def test_a_word_drawn_over_itself_reads_once():
+    # fake bold: the words overprinted a hair apart read once, not "Razón Razón social: social:"
+    text = convert(pdfs.overprinted(), ConvertOptions(ocr="off")).text
+    assert line_of(text, "Razón").split() == ["Razón", "social:", "Ayala", "San", "Vicente"]
+    # the same word drawn again elsewhere on the line stays
+    assert line_of(text, "3.155,20").split() == ["Total", "Total", "3.155,20"]
+    # CTAN's factura class draws its client block so (the held-out set keeps the print)
+    factura = convert((HELDOUT_PDFS / "hinv-factura-factura06.pdf").read_bytes(), ConvertOptions(ocr="off")).text
+    assert "Razón social: Ayala San Vicente Usureros." in factura
+
+
 def test_conversion_keeps_columns_on_one_line_in_reading_order():
     document = convert(pdfs.two_column_invoice(pages=3), ConvertOptions())
     assert [page.number for page in document.pages] == [1, 2, 3]

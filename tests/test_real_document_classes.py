@@ -1831,3 +1831,89 @@ def test_a_legal_reference_names_no_amount():
     assert [a.raw for a, role in zip(source.amounts, source.roles, strict=True) if role] == ["2760"]
     # the German tax label still reads
     assert Source("USt. 19 %  19,00 EUR\n", INVOICE.lexicon, INVOICE.value_lexicon).roles == ["tax"]
+
+
+# 72. Round 21's class. KoSIT's prints head the sums before and after tax alike
+# ("Gesamtsumme"): the one the tax turns into the next is the sum before tax
+def test_a_total_that_the_tax_turns_into_the_next_total_is_the_subtotal():
+    text = (
+        "Summe aller Positionen  1.300,00\n"
+        "Summe Zuschläge            25,00\n"
+        "Gesamtsumme             1.325,00\n"
+        "Summe Umsatzsteuer        331,25\n"
+        "Gesamtsumme             1.656,25\n"
+        "Fälliger Betrag         1.656,25\n"
+    )
+    source = Source(text, INVOICE.lexicon, INVOICE.value_lexicon)
+    assert [a.raw for a, role in zip(source.amounts, source.roles, strict=True) if role == "subtotal"] == [
+        "1.300,00",
+        "1.325,00",
+    ]
+    clean(text, {"subtotal": 1325.0, "tax": 331.25, "total": 1656.25})
+    # a grand total label before a plain one names the grand total, whatever follows
+    grand = "Grand total  100.00\nVAT  20.00\nTotal  120.00\n"
+    assert Source(grand, INVOICE.lexicon, INVOICE.value_lexicon).roles == ["total", "tax", "total"]
+    # and a total the tax does not complete stays a total
+    assert Source("Total  100.00\nVAT  20.00\nTotal  125.00\n", INVOICE.lexicon, INVOICE.value_lexicon).roles == [
+        "total",
+        "tax",
+        "total",
+    ]
+
+
+# 73. Round 21's class. Each line's or each tax category's figure under a total word
+# ("Razem za energię 18.00", a category's "Gesamtsumme 198,00") is no rival for the
+# document's total when, with the tax, they add up to it
+def test_totals_of_parts_that_the_tax_completes_are_no_rival():
+    text = (
+        "  1   Razem za energię           18.00   23%\n"
+        "  2   Razem za dystrybucję       25.60   23%\n"
+        "Podatek VAT                      10.03\n"
+        "Kwota należności ogółem: 53.63 PLN\n"
+    )
+    clean(text, {"tax": 10.03, "total": 53.63})
+    # parts that do not add up with the tax stay rivals
+    flagged(
+        text.replace("25.60", "26.60"),
+        {"tax": 10.03, "total": 53.63},
+        "total",
+        "conflicting total",
+    )
+
+
+# 74. A label with a colon names what follows it, never a figure before it ("Menge 7,00
+# Umsatzsteuer: S": a quantity); a unit price qualified in brackets ("Preis pro Einheit
+# (netto) 400") is no net
+def test_a_label_with_a_colon_and_a_unit_price_in_brackets_name_no_amount():
+    text = "Menge                 7,00       Umsatzsteuer:           S\nPreis pro Einheit (netto)  400\n"
+    assert Source(text, INVOICE.lexicon, INVOICE.value_lexicon).roles == [None, None]
+    # a label without a colon after a figure still names it
+    assert Source("540.00 before tax\n", INVOICE.lexicon, INVOICE.value_lexicon).roles == ["subtotal"]
+
+
+# 75. An instalment's figure ("część odsetkowa raty  netto 200, vat 46") is a part, no
+# rival for the document's tax; and a whole-unit figure written with its currency beside
+# its own label ("ogółem: 2051 PLN") is money, a rival for a figure in cents
+def test_an_instalments_figure_is_no_rival_and_a_whole_figure_with_its_currency_is():
+    text = (
+        "22% lub 23%       2000  460\n"
+        "Kwota należności ogółem: 2460 PLN\n"
+        "część odsetkowa raty        netto 200, vat 46\n"
+    )
+    reasons_of = reasons(text, {"tax": 460.0, "total": 2460.0})
+    assert not any("labelled tax" in r for r in reasons_of["tax"]), reasons_of
+    flagged(
+        "22% lub 23%     1666.66    383.33\nKwota należności ogółem: 2051 PLN\n",
+        {"total": 1666.66},
+        "total",
+        "not as a labelled total",
+        "2051",
+    )
+
+
+# 76. "Faktura VAT" is the document's name (a VAT invoice), not the VAT: found when the
+# neutral ids-footer variant put a bank code under "ZAŁĄCZNIK DO FAKTURY VAT"
+def test_a_vat_invoices_name_names_no_tax():
+    for heading in ("FAKTURA VAT  123,00\n", "ZAŁĄCZNIK DO FAKTURY VAT\n  370 400\n"):
+        assert Source(heading, INVOICE.lexicon, INVOICE.value_lexicon).roles == [None], heading
+    assert Source("VAT  23,00\n", INVOICE.lexicon, INVOICE.value_lexicon).roles == ["tax"]

@@ -145,9 +145,35 @@ def _block_columns(lines: list[list[list[PlacedWord]]], char_width: float) -> di
     return {id(segment): column[anchor_of[segment[0].x0]] for line in lines for segment in line}
 
 
+# A word drawn again within this share of its height of where it was drawn is drawn over
+# itself: fake bold, the same glyphs overprinted a fraction of a point apart.
+OVERPRINT_SHARE = 0.25
+
+
+def _without_overprints(words: list[PlacedWord]) -> list[PlacedWord]:
+    """The words less each one drawn over an earlier copy of itself: "Razón social:"
+    printed twice, a hair apart, reads once, not "Razón Razón social: social:"."""
+    seen: dict[str, list[PlacedWord]] = {}
+    out: list[PlacedWord] = []
+    for word in words:
+        copies = seen.setdefault(word.text, [])
+        reach = OVERPRINT_SHARE * word.height
+        if any(
+            abs(word.x0 - c.x0) <= reach
+            and abs(word.x1 - c.x1) <= reach
+            and abs(word.y0 - c.y0) <= reach
+            and abs(word.y1 - c.y1) <= reach
+            for c in copies
+        ):
+            continue
+        copies.append(word)
+        out.append(word)
+    return out
+
+
 def lay_out(words: list[PlacedWord]) -> tuple[str, list[Word]]:
     """The page's text and each word's offsets and box in it."""
-    words = [w for w in words if w.text]
+    words = _without_overprints([w for w in words if w.text])
     if not words:
         return "", []
     char_width = max(median((w.x1 - w.x0) / len(w.text) for w in words), 0.5)

@@ -147,8 +147,11 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
             if cents < mine_cents and any(c is not None and abs(mine_cents - cents - c) <= CENT for c in before_tax):
                 continue
             parts.append((ai, cents))
-        if not parts or _a_sum_of_some(mine_cents, [c for _, c in parts]):
+        part_cents = [c for _, c in parts]
+        if not parts or _a_sum_of_some(mine_cents, part_cents):
             continue  # its parts: tax per rate, subtotals per page
+        if any(c is not None and 0 < c < mine_cents and _a_sum_of_some(mine_cents - c, part_cents) for c in before_tax):
+            continue  # its parts before tax: each line's or each rate's net, the tax completing their sum
         others: dict[Decimal, str] = {}
         for ai, cents in parts:
             if src.page_of(src.amounts[ai].start) not in my_pages:

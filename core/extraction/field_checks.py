@@ -265,17 +265,25 @@ def check_amount(src: Source, leaf: Leaf) -> FieldCheck:
         return check
     shown = src.amounts[hits[0]].raw
     name = leaf.field.name
-    # a net figure of one tax rate is no rival for the document's subtotal
-    role_figures = [i for i in range(len(src.amounts)) if src.roles[i] == role and not src.context(i).rate_base]
+    # a net figure of one tax rate, or a part's figure (a page's, an instalment's), is no
+    # rival for the document's
+    role_figures = [
+        i
+        for i in range(len(src.amounts))
+        if src.roles[i] == role and not src.context(i).rate_base and not src.context(i).partial
+    ]
     if any(CENTS_RE.search(src.amounts[i].raw) for i in hits):
         # a figure in cents is no rival for a count or a rate under the label ("MwSt-% 19,0"),
-        # but one in whole units with its thousands set apart, beside its own label, is
-        # money ("Montant dû  7 600 €")
+        # but one in whole units beside its own label is money when its thousands are set
+        # apart ("Montant dû  7 600 €") or its currency is written with it ("ogółem: 2051 PLN")
         role_figures = [
             i
             for i in role_figures
             if CENTS_RE.search(src.amounts[i].raw)
-            or (_THOUSANDS_RE.fullmatch(src.amounts[i].raw) and src.assignment.role_label[i] >= 0)
+            or (
+                src.assignment.role_label[i] >= 0
+                and (_THOUSANDS_RE.fullmatch(src.amounts[i].raw) or src.context(i).currencies)
+            )
         ]
     role_numbers = [src.amounts[i].raw for i in role_figures]
     listed = ", ".join(dict.fromkeys(role_numbers[:3]))

@@ -289,6 +289,7 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
                 and "\n" not in gap
                 and not any(c.isdigit() for c in gap)
                 and not lexicon.term_unit_re.search(gap)  # "30 jours net": a payment term
+                and not _COLON_AFTER_RE.match(text, labels[k].end)  # "Menge 7,00  Umsatzsteuer: S"
             ):
                 post[ai] = k
     pre_of = {k: ai for ai, k in enumerate(pre) if k >= 0}
@@ -372,6 +373,8 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
         # "1,0000  1.318,67  1.318,67" under "QUANT  VALOR UNIT  VALOR TOTAL": a line's
         # amount, whatever its header or its own label cell says
         roles[ai], role_label[ai], role_header[ai] = None, -1, -1
+    for ai in _totals_before_tax(amounts, roles, labels, role_label, role_header, lexicon):
+        roles[ai] = lexicon.goods_role
     assignment = RoleAssignment(labels, label_starts, roles, role_label, role_header, [False] * n)
     return replace(assignment, per_rate=_per_rate(text, amounts, lines, assignment, lexicon))
 
@@ -380,6 +383,8 @@ _WORD_RE = re.compile(r"[^\W\d_]{3,}")
 _CURRENCY_NAMES = frozenset(ISO_4217) | frozenset(CURRENCY_WORDS)
 
 
+# A label with a colon names what follows it, never a figure before it.
+_COLON_AFTER_RE = re.compile(r"[ \t]*:")
 _PROSE_BEFORE_RE = re.compile(r"(?<![^\W\d_])[^\W\d_]{2,}[ \t]$")
 
 
@@ -624,6 +629,45 @@ def _line_amounts(
         if items:
             out.extend(ai for ai in row if roles[ai] is not None and (ai in items or role_label[ai] < 0))
     return out
+
+
+def _totals_before_tax(
+    amounts: list[AmountMention],
+    roles: list[str | None],
+    labels: list[Label],
+    role_label: list[int],
+    role_header: list[int],
+    lexicon: Lexicon,
+) -> list[int]:
+    """Figures a plain total label names that the next labelled figure, the tax, turns
+    into the one after it, a total: "Gesamtsumme 873,00", "Summe Umsatzsteuer 84,87",
+    "Gesamtsumme 957,87" (KoSIT's prints head the sums before and after tax alike). The
+    first is the sum before tax, the subtotal's figure."""
+    if lexicon.goods_role is None or lexicon.tax_sum_role is None:
+        return []
+    named = [ai for ai in range(len(amounts)) if roles[ai] is not None and amounts[ai].value]
+    out: list[int] = []
+    for first, tax, then in zip(named, named[1:], named[2:], strict=False):
+        if (
+            roles[first] in lexicon.grand_roles
+            and roles[tax] == lexicon.tax_sum_role
+            and roles[then] == roles[first]
+            # a grand total label before a plain one names the grand total ("Grand total
+            # 100.00", "VAT 20.00", "Balance 120.00"); the same kind of label twice, the sums
+            and (
+                not _names_grand_total(first, labels, role_label, role_header)
+                or _names_grand_total(then, labels, role_label, role_header)
+            )
+            and 0 < amounts[first].value < amounts[then].value
+            and abs(amounts[first].value + amounts[tax].value - amounts[then].value) < CENT
+        ):
+            out.append(first)
+    return out
+
+
+def _names_grand_total(ai: int, labels: list[Label], role_label: list[int], role_header: list[int]) -> bool:
+    k = role_label[ai] if role_label[ai] >= 0 else role_header[ai]
+    return k >= 0 and labels[k].grand
 
 
 def _per_rate(
