@@ -1917,3 +1917,91 @@ def test_a_vat_invoices_name_names_no_tax():
     for heading in ("FAKTURA VAT  123,00\n", "ZAŁĄCZNIK DO FAKTURY VAT\n  370 400\n"):
         assert Source(heading, INVOICE.lexicon, INVOICE.value_lexicon).roles == [None], heading
     assert Source("VAT  23,00\n", INVOICE.lexicon, INVOICE.value_lexicon).roles == ["tax"]
+
+
+# 77. Labels, dates and currencies of languages and taxes no round has brought yet, added
+# before any document in them was seen (as round 15's were): Lithuanian, Latvian,
+# Estonian, Slovenian, Croatian, Serbian, Bulgarian, Macedonian and Icelandic invoices,
+# Peru's IGV, the Dominican ITBIS and Malaysia's SST; their tax ids and rates name nothing
+@pytest.mark.parametrize(
+    "text,subtotal,tax,total",
+    [
+        (
+            "PVM sąskaita faktūra Nr. 12345\nPVM kodas: LT100001234567\nSuma be PVM  100,00\nPVM 21 %  21,00\n"
+            "Iš viso su PVM  121,00\nPVM tarifas 21 %\n",
+            100,
+            21,
+            121,
+        ),
+        (
+            "Rēķins Nr. 123\nPVN reģ. nr. 40003012345\nSumma bez PVN  100,00\nPVN 21%  21,00\nKopā apmaksai  121,00 EUR\n",
+            100,
+            21,
+            121,
+        ),
+        (
+            "Arve nr 123\nSumma ilma käibemaksuta  100,00\nKäibemaks 22%  22,00\nKokku tasuda  122,00 EUR\n",
+            100,
+            22,
+            122,
+        ),
+        (
+            "Račun št. 123\nDDV številka 12345678\nSkupaj brez DDV  100,00\nDDV 22 %  22,00\nSkupaj za plačilo  122,00 EUR\n",
+            100,
+            22,
+            122,
+        ),
+        ("Račun br. 123\nUkupno bez PDV-a  100,00\nPDV 25%  25,00\nUkupno za plaćanje  125,00 EUR\n", 100, 25, 125),
+        (
+            "Račun broj 123\nPDV broj 100123456\nPoreska osnovica  100,00\nPDV 20%  20,00\nUkupno za uplatu  120,00 din.\n",
+            100,
+            20,
+            120,
+        ),
+        (
+            "Фактура № 0000000123\nДДС номер 123456789\nДанъчна основа  100,00\nДДС 20%  20,00\nСума за плащане  120,00 лв.\n",
+            100,
+            20,
+            120,
+        ),
+        ("Фактура бр. 123\nВкупно без ДДВ  100,00\nДДВ 18%  18,00\nВкупно за плаќање  118,00 ден.\n", 100, 18, 118),
+        (
+            "Reikningur nr. 123\nVSK-númer 12345\nSamtals án VSK  100,00\nVSK 24%  24,00\nSamtals til greiðslu  124,00\n",
+            100,
+            24,
+            124,
+        ),
+        ("FACTURA ELECTRÓNICA F001-123\nOp. Gravada  100.00\nIGV 18%  18.00\nImporte Total  118.00\n", 100, 18, 118),
+        ("Factura NCF B0100000001\nSubtotal  RD$ 100.00\nITBIS 18%  RD$ 18.00\nTotal  RD$ 118.00\n", 100, 18, 118),
+        ("INVOICE INV-001\nSubtotal  RM 100.00\nSST 6%  RM 6.00\nTotal  RM 106.00\n", 100, 6, 106),
+    ],
+)
+def test_labels_of_languages_no_round_brought(text, subtotal, tax, total):
+    source = Source(text, INVOICE.lexicon, INVOICE.value_lexicon)
+    named = {role: a.raw for a, role in zip(source.amounts, source.roles, strict=True) if role}
+    assert [float(named[r].split()[-1].replace(",", ".")) for r in ("subtotal", "tax", "total")] == [
+        subtotal,
+        tax,
+        total,
+    ], named
+    clean(text, {"subtotal": subtotal, "tax": tax, "total": total})
+
+
+@pytest.mark.parametrize(
+    "text,day",
+    [
+        ("15. siječnja 2025.", date(2025, 1, 15)),
+        ("3. märts 2025", date(2025, 3, 3)),
+        ("15 юни 2025 г.", date(2025, 6, 15)),
+        ("15. júlí 2025", date(2025, 7, 15)),
+        ("1. studenoga 2024", date(2024, 11, 1)),
+        ("12 декември 2024", date(2024, 12, 12)),
+    ],
+)
+def test_month_names_of_languages_no_round_brought(text, day):
+    assert [m.dates for m in find_date_mentions(text)] == [frozenset({day})]
+
+
+@pytest.mark.parametrize("text,code", [("120,00 din.", "RSD"), ("RD$ 118.00", "DOP"), ("118,00 ден.", "MKD")])
+def test_currencies_of_languages_no_round_brought(text, code):
+    clean(f"Total  {text}\n", {"total": float(text.replace("RD$", "").split()[0].replace(",", ".")), "currency": code})

@@ -221,6 +221,12 @@ UNAMBIGUOUS_SYMBOLS: dict[str, str] = {
     "₾": "GEL",
     "₼": "AZN",
     "₮": "MNT",
+    # the Dominican peso, and the Serbian dinar and the Macedonian denar as their
+    # invoices abbreviate them
+    "RD$": "DOP",
+    "din.": "RSD",
+    "дин.": "RSD",
+    "ден.": "MKD",
     # the shekel as Hebrew invoices abbreviate it (ASCII quote or gershayim)
     'ש"ח': "ILS",
     "ש״ח": "ILS",

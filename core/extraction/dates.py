@@ -103,6 +103,21 @@ _add(11, "novembro", "noiembrie", "listopadu", "novembra", "marraskuu", "marrask
 _add(11, "ноября", "ноябрь", "листопада", "листопад", "νοεμβρίου")
 _add(12, "dezembro", "decembrie", "prosinec", "prosince", "decembra", "joulukuu", "joulukuuta", "aralık")
 _add(12, "desember", "decembar", "декабря", "декабрь", "грудня", "грудень", "δεκεμβρίου")
+# Estonian, Slovenian, Croatian (nominative and genitive: "15. siječnja 2025"), Bulgarian,
+# Macedonian and Icelandic forms not above. Croatian "listopad" (October) is left out:
+# in Polish it is November.
+_add(1, "jaanuar", "siječanj", "siječnja", "януари", "јануари", "janúar")
+_add(2, "veebruar", "veljača", "veljače", "февруари", "febrúar")
+_add(3, "märts", "ožujak", "ožujka")
+_add(4, "aprill", "travanj", "travnja", "април", "apríl")
+_add(5, "svibanj", "svibnja", "мај", "maí")
+_add(6, "juuni", "junij", "lipanj", "lipnja", "юни", "јуни", "júní")
+_add(7, "juuli", "julij", "srpanj", "srpnja", "юли", "јули", "júlí")
+_add(8, "kolovoz", "kolovoza", "ágúst")
+_add(9, "rujan", "rujna", "септември")
+_add(10, "oktoober", "октомври")
+_add(11, "studeni", "studenoga", "studenog", "ноември", "nóvember")
+_add(12, "detsember", "prosinac", "prosinca", "декември")
 # Indonesian and Malay ("12 Maret 2025", "12 Ogos 2025"); "mac" only between a day and a year
 _add(2, "pebruari")
 _add(3, "maret", "mac")
