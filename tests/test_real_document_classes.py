@@ -2005,3 +2005,11 @@ def test_month_names_of_languages_no_round_brought(text, day):
 @pytest.mark.parametrize("text,code", [("120,00 din.", "RSD"), ("RD$ 118.00", "DOP"), ("118,00 ден.", "MKD")])
 def test_currencies_of_languages_no_round_brought(text, code):
     clean(f"Total  {text}\n", {"total": float(text.replace("RD$", "").split()[0].replace(",", ".")), "currency": code})
+
+
+# 78. Leader dots between a label and its right-aligned figure count as one gap, as a run
+# of blanks does: the label reaches across the page
+def test_leader_dots_as_long_as_the_page_leave_the_label_its_figure():
+    for fill in (" " * 70, "." * 70, " ." * 35 + " "):
+        source = Source(f"Gesamtsumme{fill}675,00\n", INVOICE.lexicon, INVOICE.value_lexicon)
+        assert source.roles == ["total"], fill

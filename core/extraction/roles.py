@@ -37,6 +37,9 @@ MAX_LABELS = 100_000
 _MAX_COLUMN_LINE = 2000
 CLAUSE_BREAK_RE = re.compile(r"[,;]|\.(?![0-9])")
 _BLANK_RUN_RE = re.compile(r"[ \t]{2,}")
+# what fills the room between a label and its right-aligned figure: blanks, or leader dots
+# ("Gesamtsumme ........ 675,00")
+_FILL_RUN_RE = re.compile(r"[ \t]{2,}|(?:[ \t]*\.){3,}[ \t]*")
 _CELL_RE = re.compile(r"\S+(?:[ \t]\S+)*")
 
 
@@ -48,10 +51,10 @@ def _cells(text: str, start: int, end: int) -> list[tuple[int, int]]:
 
 
 def _within_label_reach(gap: str) -> bool:
-    """Whether a label reaches a value `gap` after it on its line: a run of blanks
-    counts as one, so a right-aligned figure is as near its label as a close one
-    ("Summe Umsatzsteuer" and, across the page, "2.382,00")."""
-    return len(gap) <= LABEL_BEFORE_WINDOW or len(_BLANK_RUN_RE.sub(" ", gap)) <= LABEL_BEFORE_WINDOW
+    """Whether a label reaches a value `gap` after it on its line: a run of blanks or of
+    leader dots counts as one, so a right-aligned figure is as near its label as a close
+    one ("Summe Umsatzsteuer" and, across the page, "2.382,00")."""
+    return len(gap) <= LABEL_BEFORE_WINDOW or len(_FILL_RUN_RE.sub(" ", gap)) <= LABEL_BEFORE_WINDOW
 
 
 @dataclass(frozen=True)
