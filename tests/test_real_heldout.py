@@ -439,6 +439,8 @@ LICENCE_FILES = {
     "horstoeko/zugferd": ("MIT", ["MIT-horstoeko-zugferd.txt"]),
     # round 21 (r21sdk: sample invoices of document SDKs' example repositories)
     "groupdocs-viewer/GroupDocs.Viewer-for-.NET": ("MIT", ["MIT-GroupDocs.Viewer-for-.NET.txt"]),
+    # round 22 (r22deb: CTAN example sources shipped in Debian's texlive-publishers-doc, rendered here)
+    "debian:texlive-publishers-doc": ("LPPL-1.3c", ["LPPL-1.3c.txt", "LPPL-1.3c-factures-belges-sebille.txt"]),
 }
 
 
