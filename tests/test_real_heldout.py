@@ -441,6 +441,24 @@ LICENCE_FILES = {
     "groupdocs-viewer/GroupDocs.Viewer-for-.NET": ("MIT", ["MIT-GroupDocs.Viewer-for-.NET.txt"]),
     # round 22 (r22deb: CTAN example sources shipped in Debian's texlive-publishers-doc, rendered here)
     "debian:texlive-publishers-doc": ("LPPL-1.3c", ["LPPL-1.3c.txt", "LPPL-1.3c-factures-belges-sebille.txt"]),
+    # round 22 (r22ubl: e-invoice example XML printed with KoSIT's XRechnung visualisation)
+    "invopop/gobl.ubl": ("Apache-2.0", ["Apache-2.0-gobl.ubl.txt", "Apache-2.0-xrechnung-visualization.txt"]),
+    "phax/en16931-cii2ubl": (
+        "Apache-2.0",
+        ["Apache-2.0-en16931-cii2ubl.txt", "Apache-2.0-xrechnung-visualization.txt"],
+    ),
+    "florin-szilagyi/efactura-anaf-ts-sdk": (
+        "MIT",
+        ["MIT-efactura-anaf-ts-sdk.txt", "EUPL-1.2.txt", "Apache-2.0-xrechnung-visualization.txt"],
+    ),
+    "slovak-egov/einvoice": (
+        "EUPL-1.2",
+        ["EUPL-1.2-slovak-egov-einvoice.txt", "Apache-2.0-xrechnung-visualization.txt"],
+    ),
+    "jeffreybulanadi/Singapore-BIS-Billing3": (
+        "MIT",
+        ["MIT-Singapore-BIS-Billing3.txt", "Apache-2.0-xrechnung-visualization.txt"],
+    ),
 }
 
 
