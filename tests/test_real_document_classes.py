@@ -2013,3 +2013,44 @@ def test_leader_dots_as_long_as_the_page_leave_the_label_its_figure():
     for fill in (" " * 70, "." * 70, " ." * 35 + " "):
         source = Source(f"Gesamtsumme{fill}675,00\n", INVOICE.lexicon, INVOICE.value_lexicon)
         assert source.roles == ["total"], fill
+
+
+# 79. Round 22's class. A VAT category's base under a total word, an exempt category's
+# negative ("Gesamtsumme 1.460,50", "1,00", "-25,00"): with the tax they make the total,
+# so none is a rival; "Summe Nachlässe" (German plurals of deductions) is a deduction
+def test_signed_parts_that_the_tax_completes_and_plural_deductions_are_no_rival():
+    text = (
+        "Summe aller Positionen  1.436,50\n"
+        "Summe Nachlässe           100,00\n"
+        "Summe Zuschläge           100,00\n"
+        "Gesamtsumme             1.436,50\n"
+        "Summe Umsatzsteuer        365,28\n"
+        "Gesamtsumme             1.801,78\n"
+        "Umsatzsteuerkategorie: S\n"
+        "Gesamtsumme             1.460,50\n"
+        "Umsatzsteuerkategorie: AA\n"
+        "Gesamtsumme                 1,00\n"
+        "Umsatzsteuerkategorie: E\n"
+        "Gesamtsumme               -25,00\n"
+    )
+    clean(text, {"subtotal": 1436.5, "tax": 365.28, "total": 1801.78})
+    clean(text + "\n" + text, {"subtotal": 1436.5, "tax": 365.28, "total": 1801.78})  # printed twice
+    source = Source(text, INVOICE.lexicon, INVOICE.value_lexicon)
+    assert source.context(1).adjustment == "nachlässe"
+    # parts that do not make the total with the tax stay rivals
+    flagged(
+        text.replace("-25,00", "-35,00"), {"subtotal": 1436.5, "tax": 365.28, "total": 1801.78}, "total", "conflicting"
+    )
+
+
+# 80. Round 22's class. A figure restated in another currency ("Summe Umsatzsteuer in
+# Abrechnungswährung"), the qualifier far across the page from its figure, is no rival
+def test_a_figure_restated_in_the_accounting_currency_is_no_rival():
+    text = (
+        "Summe aller Positionen" + " " * 49 + "10.000,00\n"
+        "Gesamtsumme" + " " * 60 + "10.000,00\n"
+        "Summe Umsatzsteuer" + " " * 60 + "2.500,00\n"
+        "Summe Umsatzsteuer in Abrechnungswährung" + " " * 45 + "249,00\n"
+        "Gesamtsumme" + " " * 60 + "12.500,00\n"
+    )
+    clean(text, {"subtotal": 10000.0, "tax": 2500.0, "total": 12500.0})

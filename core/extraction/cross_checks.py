@@ -150,8 +150,25 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
         part_cents = [c for _, c in parts]
         if not parts or _a_sum_of_some(mine_cents, part_cents):
             continue  # its parts: tax per rate, subtotals per page
-        if any(c is not None and 0 < c < mine_cents and _a_sum_of_some(mine_cents - c, part_cents) for c in before_tax):
-            continue  # its parts before tax: each line's or each rate's net, the tax completing their sum
+        # its parts before tax, the tax completing their sum: each line's or each rate's net,
+        # an exempt category's maybe negative ("1.460,50", "1,00", "-25,00"), each figure
+        # counted once or as often as it stands (a document printed twice restates them)
+        signed = [
+            to_cents(src.amounts[ai].value) or Decimal(0)
+            for ai in candidates
+            if to_cents(abs(src.amounts[ai].value)) != mine_cents
+        ]
+        signed_sums = {sum(signed, Decimal(0)), sum(dict.fromkeys(signed), Decimal(0))}
+        if any(
+            c is not None
+            and 0 < c < mine_cents
+            and (
+                _a_sum_of_some(mine_cents - c, part_cents)
+                or any(abs(mine_cents - c - total) <= CENT for total in signed_sums)
+            )
+            for c in before_tax
+        ):
+            continue
         others: dict[Decimal, str] = {}
         for ai, cents in parts:
             if src.page_of(src.amounts[ai].start) not in my_pages:

@@ -195,6 +195,11 @@ class Source:
                 partial_start = self.amounts[k].end
                 break
             k -= 1
+        own = self.assignment.role_label[ai]
+        if own >= 0 and ls <= self.assignment.labels[own].start < partial_start:
+            # the words from the figure's own label on qualify it, however far across the
+            # page ("Summe Umsatzsteuer in Abrechnungswährung" ... "249,00")
+            partial_start = self.assignment.labels[own].start
         partial = self.lexicon.partial_re.search(text, partial_start, am.start) is not None or (
             heading != "" and self.lexicon.partial_re.search(heading) is not None
         )
