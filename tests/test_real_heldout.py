@@ -439,6 +439,10 @@ LICENCE_FILES = {
     "horstoeko/zugferd": ("MIT", ["MIT-horstoeko-zugferd.txt"]),
     # round 21 (r21sdk: sample invoices of document SDKs' example repositories)
     "groupdocs-viewer/GroupDocs.Viewer-for-.NET": ("MIT", ["MIT-GroupDocs.Viewer-for-.NET.txt"]),
+    # round 22 (r22rcpt: receipts rendered from their authors' example sources)
+    "hidemikimura/receipt-html-to-pdf": ("MIT", ["MIT-receipt-html-to-pdf.txt"]),
+    "mohammadraufzahed/folio": ("MIT", ["MIT-folio.txt"]),
+    "receiptline/receiptjs": ("Apache-2.0", ["Apache-2.0-receiptjs.txt"]),
 }
 
 
