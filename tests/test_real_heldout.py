@@ -459,6 +459,10 @@ LICENCE_FILES = {
         "MIT",
         ["MIT-Singapore-BIS-Billing3.txt", "Apache-2.0-xrechnung-visualization.txt"],
     ),
+    # round 23 (r22rcpt: receipts rendered from their authors' example sources)
+    "hidemikimura/receipt-html-to-pdf": ("MIT", ["MIT-receipt-html-to-pdf.txt"]),
+    "mohammadraufzahed/folio": ("MIT", ["MIT-folio.txt"]),
+    "receiptline/receiptjs": ("Apache-2.0", ["Apache-2.0-receiptjs.txt"]),
 }
 
 
