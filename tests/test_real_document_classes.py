@@ -2054,3 +2054,41 @@ def test_a_figure_restated_in_the_accounting_currency_is_no_rival():
         "Gesamtsumme" + " " * 60 + "12.500,00\n"
     )
     clean(text, {"subtotal": 10000.0, "tax": 2500.0, "total": 12500.0})
+
+
+# 81. A tax category's block written down the page: a figure, a line with its rate, a line
+# whose figure is that rate of it ("Total TVA 972,00" / "Taux de TVA 20%" / "Montant TVA
+# par taux 194,40"): the first is the rate's base, whatever its label says, no rival
+def test_a_figure_over_its_rate_and_its_tax_is_the_rates_base():
+    text = (
+        "Montant total HT                               972,00\n"
+        "Montant total TVA                              194,40\n"
+        "Montant TTC         1 166,40\n"
+        "Code de TVA        TVA standard (S)\n"
+        "Total TVA                                      972,00\n"
+        "Taux de TVA                                     20%\n"
+        "Montant TVA par taux                           194,40\n"
+    )
+    clean(text, {"subtotal": 972.0, "tax": 194.4, "total": 1166.4})
+    source = Source(text, INVOICE.lexicon, INVOICE.value_lexicon)
+    assert [a.raw for i, a in enumerate(source.amounts) if source.context(i).rate_base] == ["972,00"]
+    # a figure the rate does not turn into the next line's stays what its label says
+    other = Source(text.replace("194,40\n", "190,00\n"), INVOICE.lexicon, INVOICE.value_lexicon)
+    assert not any(other.context(i).rate_base for i in range(len(other.amounts)))
+    # a category whose tax was rounded line by line is no base by the rate, yet with the
+    # other categories' bases and the tax it still makes the total
+    blocks = (
+        "Summe aller Positionen  1.696,12\n"
+        "Gesamtsumme             1.696,12\n"
+        "Summe Umsatzsteuer        224,79\n"
+        "Gesamtsumme             1.920,91\n"
+        "Umsatzsteuerkategorie: S\n"
+        "Gesamtsumme               696,12\n"
+        "Umsatzsteuersatz            5,00%\n"
+        "Umsatzsteuerbetrag         34,79\n"
+        "Umsatzsteuerkategorie: S\n"
+        "Gesamtsumme             1.000,00\n"
+        "Umsatzsteuersatz           19,00%\n"
+        "Umsatzsteuerbetrag        190,00\n"
+    )
+    clean(blocks, {"subtotal": 1696.12, "tax": 224.79, "total": 1920.91})

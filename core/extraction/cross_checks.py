@@ -43,11 +43,11 @@ MAX_ADJUSTMENT_SHARE = Decimal("0.25")
 
 
 # --- conflicting labels ------------------------------------------------------
-def _conflict_candidates(src: Source, role: str, *, headed: bool = False) -> list[int]:
+def _conflict_candidates(src: Source, role: str, *, headed: bool = False, bases: bool = False) -> list[int]:
     """Amounts a label on their own line (or, with headed, a column header) gives this
     role, as a figure for the whole document: not a page or carried-forward figure, not
-    a charge or payment ("Total paid 200.00"), not a rate's base, not zero, not after an
-    "incl. VAT" phrase (which may name the tax it includes)."""
+    a charge or payment ("Total paid 200.00"), not a rate's base (unless `bases`), not
+    zero, not after an "incl. VAT" phrase (which may name the tax it includes)."""
     out = []
     for ai, role_of in enumerate(src.roles):
         label = (
@@ -67,7 +67,7 @@ def _conflict_candidates(src: Source, role: str, *, headed: bool = False) -> lis
         line_start = src.lines.starts[src.lines.line_of(src.amounts[ai].start)]
         line_head = src.text[line_start : src.amounts[ai].start].lstrip()
         charge_row = src.lexicon.adjustment_re.match(line_head) is not None  # "Zuschlag Versand ... UST 5,80"
-        if ctx.adjustment is None and not ctx.partial and not ctx.rate_base and not charge_row:
+        if ctx.adjustment is None and not ctx.partial and (bases or not ctx.rate_base) and not charge_row:
             out.append(ai)
     return out
 
@@ -155,7 +155,7 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
         # counted once or as often as it stands (a document printed twice restates them)
         signed = [
             to_cents(src.amounts[ai].value) or Decimal(0)
-            for ai in candidates
+            for ai in _conflict_candidates(src, name, bases=True)
             if to_cents(abs(src.amounts[ai].value)) != mine_cents
         ]
         signed_sums = {sum(signed, Decimal(0)), sum(dict.fromkeys(signed), Decimal(0))}

@@ -9,6 +9,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, replace
+from decimal import Decimal
 
 from vetq.core.extraction.amounts import CENT, AmountMention, currency_beside
 from vetq.core.extraction.currencies import CURRENCY_WORDS, ISO_4217
@@ -705,7 +706,44 @@ def _per_rate(
                 for m in RATE_RE.finditer(text, s, e)
             )
     if len({amounts[ai].value for ai, per in enumerate(out) if per}) < 2:
-        return [False] * len(amounts)
+        out = [False] * len(amounts)
+    for ai in _stacked_bases(text, amounts, lines, assignment, lexicon):
+        out[ai] = True
+    return out
+
+
+def _stacked_bases(
+    text: str, amounts: list[AmountMention], lines: Lines, assignment: RoleAssignment, lexicon: Lexicon
+) -> list[int]:
+    """Figures over a line that gives a rate and a line whose figure is that rate of them:
+    a tax category's block written down the page ("Total TVA 972,00", "Taux de TVA 20%",
+    "Montant TVA par taux 194,40"; KoSIT's "Gesamtsumme 198,00", "Umsatzsteuersatz 19,00%",
+    "Umsatzsteuerbetrag 37,62"). Each is the rate's base, whatever its own label says; a net
+    label's figure keeps its role's standing (with one rate, its base is the subtotal)."""
+    by_line: dict[int, list[int]] = {}
+    for ai, am in enumerate(amounts):
+        by_line.setdefault(lines.line_of(am.start), []).append(ai)
+    out: list[int] = []
+    for ai, am in enumerate(amounts):
+        role = assignment.roles[ai]
+        if role is None or role == lexicon.goods_role or not am.value:
+            continue
+        line = lines.line_of(am.start)
+        if by_line[line][-1] != ai:
+            continue
+        below = [j for j in range(line + 1, min(line + 4, len(lines.starts))) if text[slice(*lines.bounds(j))].strip()]
+        if len(below) < 2:
+            continue
+        rate_line, tax_line = below[0], below[1]
+        rates = list(RATE_RE.finditer(text, *lines.bounds(rate_line)))
+        taxed = by_line.get(tax_line, [])
+        if len(rates) != 1 or len(taxed) != 1:
+            continue
+        if any(not rates[0].start() <= amounts[j].start < rates[0].end() for j in by_line.get(rate_line, [])):
+            continue  # the rate's line holds no figure but the rate
+        rate = Decimal(rates[0].group(1).replace(",", ".")) / 100
+        if abs(abs(am.value) * rate - abs(amounts[taxed[0]].value)) <= CENT:
+            out.append(ai)
     return out
 
 
