@@ -2092,3 +2092,23 @@ def test_a_figure_over_its_rate_and_its_tax_is_the_rates_base():
         "Umsatzsteuerbetrag        190,00\n"
     )
     clean(blocks, {"subtotal": 1696.12, "tax": 224.79, "total": 1920.91})
+
+
+# 82. Where the record's subtotal, tax and total each stand under their own labels and add
+# up, a lesser figure under one of those labels is a part (a line's "Subtotal" before its
+# discount), no rival; a greater one is still a rival (a total with a charge left out)
+def test_a_lesser_figure_under_a_label_of_sums_that_agree_is_a_part():
+    text = (
+        " # Cantidad  Descripción   Subtotal (VES)  Dcto.  Precio T.\n"
+        " 1  2  ítem         Subtotal 2.000,00   8 %   1.840,00\n"
+        " 2  1  ítem         Subtotal 1.000,00  12 %     880,00\n"
+        "Base imponible   VES 2.720,00\n"
+        "IVA (16 %)       VES   435,20\n"
+        "TOTAL            VES 3.155,20\n"
+    )
+    clean(text, {"subtotal": 2720.0, "tax": 435.2, "total": 3155.2})
+    # the same lesser figure is a rival where the record's sums do not add up
+    flagged(text, {"subtotal": 2720.0, "tax": 435.2, "total": 3255.2}, "subtotal", "conflicting subtotal")
+    # and a greater total is a rival even where they do
+    more = text + "Total a pagar    VES 3.255,20\n"
+    flagged(more, {"subtotal": 2720.0, "tax": 435.2, "total": 3155.2}, "total", "conflicting total")

@@ -104,7 +104,12 @@ def _a_sum_of_some(total: Decimal, parts: list[Decimal]) -> bool:
 
 def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any) -> None:
     """A committed amount labelled as its role, while another amount carries the same
-    role's label with a different value: the source contradicts itself."""
+    role's label with a different value: the source contradicts itself. Where the
+    record's subtotal, tax and total are each found under their own labels and add up,
+    the three are the document's sums: a lesser figure under one of their labels is a
+    part (a category's base, a line's total), and one worth another of the three is that
+    one's; a greater one is still a rival (a total with a charge the record left out)."""
+    agreed = _sums_agree(src, checks)
     for role in dict.fromkeys(src.lexicon.role_of_label.values()):
         check = checks.get(role)
         if check is None or not check.verified or check.number is None:
@@ -145,6 +150,8 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
             if _identifier_like(src.amounts[ai].raw) and not mine_identifier_like:
                 continue  # "P. IVA: 1234567890" (a VAT number) beside "Totale IVA 5,5"
             if cents < mine_cents and any(c is not None and abs(mine_cents - cents - c) <= CENT for c in before_tax):
+                continue
+            if name in agreed and (cents < mine_cents or cents in agreed.values()):
                 continue
             parts.append((ai, cents))
         part_cents = [c for _, c in parts]
@@ -189,6 +196,22 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
                 f"conflicting {name} in the source: {shown} and {', '.join(unexplained[:3])} are each labelled {name}, "
                 "and no labelled payment, charge or discount accounts for the difference",
             )
+
+
+def _sums_agree(src: Source, checks: Mapping[str, FieldCheck]) -> dict[str, Decimal]:
+    """The subtotal's, the tax's and the total's roles with their values in cents, when the
+    record's three are each verified under their own labels and subtotal + tax = total;
+    else none."""
+    lexicon = src.lexicon
+    roles = [lexicon.goods_role, lexicon.tax_sum_role, *sorted(lexicon.grand_roles)]
+    if len(roles) != 3 or None in roles:
+        return {}
+    found = [checks.get(str(role)) for role in roles]
+    numbers = [c.number for c in found if c is not None and c.verified and c.number is not None]
+    if len(numbers) != 3 or abs(numbers[0] + numbers[1] - numbers[2]) > CENT or not numbers[2]:
+        return {}
+    cents = [to_cents(abs(n)) for n in numbers]
+    return {str(role): c for role, c in zip(roles, cents, strict=True) if c is not None}
 
 
 def _outranked(src: Source, check: FieldCheck, role: str, mine_cents: Decimal, currency: Any) -> bool:
