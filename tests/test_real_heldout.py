@@ -467,6 +467,10 @@ LICENCE_FILES = {
     "unimaze/unimaze-peppol-stylesheets": ("Apache-2.0", ["Apache-2.0-unimaze-peppol-stylesheets.txt"]),
     "financica/ubl-viewer": ("MIT", ["MIT-ubl-viewer.txt", "Apache-2.0-unimaze-peppol-stylesheets.txt"]),
     "invopop/gobl.cii": ("Apache-2.0", ["Apache-2.0-gobl.cii.txt", "Apache-2.0-bfo-publisher-extra.txt"]),
+    "Logius-standaarden/basisfactuur-rijk": (
+        "W3C",
+        ["W3C-basisfactuur-rijk.txt", "Apache-2.0-unimaze-peppol-stylesheets.txt"],
+    ),
 }
 
 
