@@ -463,6 +463,14 @@ LICENCE_FILES = {
     "hidemikimura/receipt-html-to-pdf": ("MIT", ["MIT-receipt-html-to-pdf.txt"]),
     "mohammadraufzahed/folio": ("MIT", ["MIT-folio.txt"]),
     "receiptline/receiptjs": ("Apache-2.0", ["Apache-2.0-receiptjs.txt"]),
+    # round 24 (r24viz: e-invoice example XML printed with open visualisation stylesheets other than KoSIT's)
+    "unimaze/unimaze-peppol-stylesheets": ("Apache-2.0", ["Apache-2.0-unimaze-peppol-stylesheets.txt"]),
+    "financica/ubl-viewer": ("MIT", ["MIT-ubl-viewer.txt", "Apache-2.0-unimaze-peppol-stylesheets.txt"]),
+    "invopop/gobl.cii": ("Apache-2.0", ["Apache-2.0-gobl.cii.txt", "Apache-2.0-bfo-publisher-extra.txt"]),
+    "Logius-standaarden/basisfactuur-rijk": (
+        "W3C",
+        ["W3C-basisfactuur-rijk.txt", "Apache-2.0-unimaze-peppol-stylesheets.txt"],
+    ),
 }
 
 
