@@ -463,6 +463,8 @@ LICENCE_FILES = {
     "hidemikimura/receipt-html-to-pdf": ("MIT", ["MIT-receipt-html-to-pdf.txt"]),
     "mohammadraufzahed/folio": ("MIT", ["MIT-folio.txt"]),
     "receiptline/receiptjs": ("Apache-2.0", ["Apache-2.0-receiptjs.txt"]),
+    # round 24 (r24gen: generator libraries' invoice examples rendered with the library itself)
+    "pypi:facturex": ("MIT", ["MIT-facturex.txt"]),
 }
 
 
