@@ -465,6 +465,7 @@ LICENCE_FILES = {
     "receiptline/receiptjs": ("Apache-2.0", ["Apache-2.0-receiptjs.txt"]),
     # round 24 (r24gen: generator libraries' invoice examples rendered with the library itself)
     "pypi:facturex": ("MIT", ["MIT-facturex.txt"]),
+    "eboukamza/simple-facture": ("MIT", ["MIT-simple-facture.txt"]),
 }
 
 
