@@ -466,6 +466,7 @@ LICENCE_FILES = {
     # round 24 (r24gen: generator libraries' invoice examples rendered with the library itself)
     "pypi:facturex": ("MIT", ["MIT-facturex.txt"]),
     "eboukamza/simple-facture": ("MIT", ["MIT-simple-facture.txt"]),
+    "an-empty-string/oig": ("MIT", ["MIT-oig.txt"]),
 }
 
 
