@@ -471,6 +471,10 @@ LICENCE_FILES = {
         "W3C",
         ["W3C-basisfactuur-rijk.txt", "Apache-2.0-unimaze-peppol-stylesheets.txt"],
     ),
+    # round 24 (r24gen: generator libraries' invoice examples rendered with the library itself)
+    "pypi:facturex": ("MIT", ["MIT-facturex.txt"]),
+    "eboukamza/simple-facture": ("MIT", ["MIT-simple-facture.txt"]),
+    "an-empty-string/oig": ("MIT", ["MIT-oig.txt"]),
 }
 
 
