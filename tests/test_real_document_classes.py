@@ -2111,3 +2111,46 @@ def test_a_lesser_figure_under_a_label_of_sums_that_agree_is_a_part():
     # and a greater total is a rival even where they do
     more = text + "Total a pagar    VES 3.255,20\n"
     flagged(more, {"subtotal": 2720.0, "tax": 435.2, "total": 3155.2}, "total", "conflicting total")
+
+
+# 83. Round 24's classes. A table's total row whose first figure sums a column of hours
+# ("Total  7.00  320.00" under "Date  Description  Hours  Rate  Total"): the figure under
+# the header's total column is the total, the other no amount's of the row label
+def test_a_total_row_under_a_header_naming_its_total_column():
+    text = (
+        "Date        Description                         Hours  Rate   Total\n"
+        "\n"
+        "2022-02-10  Designed extremely cool new widget  2.00   60.00  120.00\n"
+        "2022-02-23  Made a kind of boring widget        5.00   40.00  200.00\n"
+        "\n"
+        "            Total                               7.00          320.00\n"
+    )
+    source = Source(text, INVOICE.lexicon, INVOICE.value_lexicon)
+    assert [(a.raw, role) for a, role in zip(source.amounts, source.roles, strict=True) if role] == [
+        ("320.00", "total")
+    ]
+    clean(text, {"total": 320.0})
+
+
+# 84. Round 24's classes. Icelandic sums ("Samtals fyrir skatt", "Samtals skattur",
+# "Afrúnnun", "Upphæð reiknings") and the issue date under "Issue date" (a UBL print's
+# label, which no value set named), beside a due date over another column
+def test_icelandic_sums_and_an_issue_date_label():
+    text = (
+        "                        Samtals fyrir skatt:  46.777,50\n"
+        "  VSK flokkur  Skattskyld upphæð  Skattur  Samtals skattur:      3.373,76\n"
+        "                                              Afrúnnun:           -0,26\n"
+        "  Z0    [0%]     32.000,00          0,00  Upphæð reiknings:  ISK 50.151,00\n"
+    )
+    said = reasons(text, {"subtotal": 46777.5, "tax": 3373.76, "total": 50151.0})
+    assert said["subtotal"] == said["tax"] == [], said
+    # the rounding is a labelled adjustment that makes up the difference, not a flag
+    assert [r for r in said["total"] if "the source labels (afrúnnun -0,26)" not in r] == [], said
+    dated = (
+        "Buyer:  Payment due date  Payable amount\n"
+        " Naam Overheidsorganisatie  227.00\n"
+        "\n"
+        "Issue date  Invoice currency: EUR\n"
+        "2017-11-06\n"
+    )
+    clean(dated, {"invoice_date": "2017-11-06"})

@@ -504,9 +504,17 @@ def _one_labelled_column(
     """A sum row of two figures under a table's header that names one of its columns by
     another role ("Sub Total  1500.00  38000.00" under "Item  Qty  Rate  VAT  Amount", as
     Zoho prints it): the figure under that column is its sum, the other the row label's.
-    None when the line s..e is no header (a digit, fewer than three cells) or not one
-    figure of the row stands under the label."""
-    if labels[k].role in (None, labels[row_label].role) or any(c.isdigit() for c in text[s:e]):
+    Where the column's label is of the row label's role ("Total  7.00  320.00" under "Date
+    Description  Hours  Rate  Total"), the figure under it is the row's, the other a sum
+    of another column (the hours), provided the row label starts its line: an item row
+    with a word of that role in it ("1  2  item  Subtotal 2.000,00  8 %  1.840,00") sums
+    nothing. None when the line s..e is no header (a digit, fewer than three cells) or
+    not one figure of the row stands under the label."""
+    if labels[k].role is None or any(c.isdigit() for c in text[s:e]):
+        return None
+    same_role = labels[k].role == labels[row_label].role
+    row_start = lines.bounds(lines.line_of(labels[row_label].start))[0]
+    if same_role and text[row_start : labels[row_label].start].strip():
         return None
     if len(_cells(text, s, e)) < 3:
         return None
@@ -517,7 +525,8 @@ def _one_labelled_column(
     ]
     if len(under) != 1:
         return None
-    return {j: k if j in under else row_label for j in row}
+    other = -1 if same_role else row_label
+    return {j: k if j in under else other for j in row}
 
 
 def _header_rows(
