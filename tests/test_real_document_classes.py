@@ -2154,3 +2154,87 @@ def test_icelandic_sums_and_an_issue_date_label():
         "2017-11-06\n"
     )
     clean(dated, {"invoice_date": "2017-11-06"})
+
+
+# 85. A total qualified as leaving the tax out ("Totale senza IVA", "Total before GST",
+# "Celkem bez DPH") names the goods' sum, and one qualified as including it ("Celkem s
+# DPH", "Total cu TVA") the total, in the languages whose "with" and "without" the
+# qualifying words lacked (they read the first as the total, the second as the tax)
+@pytest.mark.parametrize(
+    "net, gross",
+    [
+        ("Totale senza IVA", "Totale con IVA"),
+        ("Total before GST", "Total incl. GST"),
+        ("Celkem bez DPH", "Celkem s DPH"),
+        ("Total fără TVA", "Total cu TVA"),
+        ("Total sem IVA", "Total com IVA"),
+        ("Razem bez VAT", "Razem z VAT"),
+        ("Total uden moms", "Total med moms"),
+        ("Totaal zonder btw", "Totaal met btw"),
+        ("Jumlah sebelum cukai", "Jumlah termasuk cukai"),
+    ],
+)
+def test_a_total_said_to_leave_the_tax_out_is_the_goods_sum(net, gross):
+    text = (
+        "Item A                  2       1.000,00\n"
+        "Item B                  1         500,00\n"
+        f"{net:<24}        1.500,00\n"
+        "VAT 21 %                         315,00\n"
+        f"{gross:<24}        1.815,00\n"
+    )
+    source = Source(text, INVOICE.lexicon, INVOICE.value_lexicon)
+    assert [(a.raw, role) for a, role in zip(source.amounts, source.roles, strict=True) if role] == [
+        ("1.500,00", "subtotal"),
+        ("315,00", "tax"),
+        ("1.815,00", "total"),
+    ]
+    clean(text, {"subtotal": 1500.0, "tax": 315.0, "total": 1815.0})
+    flagged(text, {"subtotal": 1500.0, "tax": 315.0, "total": 1500.0}, "total")
+
+
+# 86. Sums of the Nordic languages written as one word ("Nettobelopp", "Momsbelopp",
+# "Totalbelopp"), the Danish tax "in all" ("Moms i alt"), and a Turkish rate written with
+# its sign first ("KDV %20": the 20 is a rate, no amount)
+@pytest.mark.parametrize(
+    "net, tax, gross",
+    [
+        ("Nettobelopp", "Momsbelopp", "Totalbelopp"),
+        ("Nettobeløb", "Moms i alt", "Totalbeløb"),
+        ("Summa utan moms", "Moms 25 %", "Summa inkl. moms"),
+        ("Ara Toplam", "Hesaplanan KDV %20", "Ödenecek Tutar"),
+    ],
+)
+def test_one_word_nordic_sums_and_a_rate_written_sign_first(net, tax, gross):
+    text = (
+        "Vara A                  2       1.000,00\n"
+        "Vara B                  1         500,00\n"
+        f"{net:<24}        1.500,00\n"
+        f"{tax:<24}          300,00\n"
+        f"{gross:<24}        1.800,00\n"
+    )
+    source = Source(text, INVOICE.lexicon, INVOICE.value_lexicon)
+    assert [(a.raw, role) for a, role in zip(source.amounts, source.roles, strict=True) if role] == [
+        ("1.500,00", "subtotal"),
+        ("300,00", "tax"),
+        ("1.800,00", "total"),
+    ]
+    clean(text, {"subtotal": 1500.0, "tax": 300.0, "total": 1800.0})
+
+
+# 87. Issue-date and due-date labels of more languages: a record that gives the due date
+# as the invoice's date is caught by the label the due date stands under
+@pytest.mark.parametrize(
+    "issued, due",
+    [
+        ("Datum računa", "Datum dospijeća"),
+        ("Data facturii", "Data scadenței"),
+        ("Számla kelte", "Fizetési határidő"),
+        ("Data da fatura", "Data de vencimento"),
+        ("Laskun päiväys", "Eräpäivä"),
+        ("請求日", "お支払期限"),
+    ],
+)
+def test_issue_and_due_date_labels_of_more_languages(issued, due):
+    text = f"{issued}:  05.03.2024\n{due}:  04.04.2024\n"
+    clean(text, {"invoice_date": "2024-03-05"})
+    flagged(text, {"invoice_date": "2024-04-04"}, "invoice_date", due)

@@ -339,7 +339,7 @@ def _keep(text: str, s: int, e: int) -> bool:
         elif _signed_plus(text, s, e):
             pass  # "Charges +60,00 €": a charge written with its sign
         elif (
-            p in "/\\#@_+&"
+            p in "/\\#@_+&%"  # "%20": a rate as Turkish writes it, or URL-escaped text
             or p in _MINUS
             or (p in ".:" and s > 1 and (text[s - 2].isdigit()))
             or (p == "." and (s == 1 or not (text[s - 2].isalpha() or text[s - 2] == ".")))

@@ -211,7 +211,29 @@ def _sums_agree(src: Source, checks: Mapping[str, FieldCheck]) -> dict[str, Deci
     if len(numbers) != 3 or abs(numbers[0] + numbers[1] - numbers[2]) > CENT or not numbers[2]:
         return {}
     cents = [to_cents(abs(n)) for n in numbers]
-    return {str(role): c for role, c in zip(roles, cents, strict=True) if c is not None}
+    agreed = {str(role): c for role, c in zip(roles, cents, strict=True) if c is not None}
+    # a greater figure under one of their labels, worth none of the three ("Summary:
+    # subtotal 450.00, VAT 90.00" beside "VAT 43.20"), is another set of sums, not a part:
+    # the three are contested
+    sums = set(agreed.values())
+    return {} if any(_greater_under_its_label(src, role, c, sums) for role, c in agreed.items()) else agreed
+
+
+def _greater_under_its_label(src: Source, role: str, mine_cents: Decimal, sums: set[Decimal]) -> bool:
+    """A figure of the page of `role`'s own, written as it is (with cents or without),
+    that a label of `role` names with a greater value, worth none of `sums`."""
+    candidates = _conflict_candidates(src, role)
+    mine = [ai for ai in candidates if to_cents(abs(src.amounts[ai].value)) == mine_cents]
+    pages = {src.page_of(src.amounts[ai].start) for ai in mine}
+    with_cents = any(CENTS_RE.search(src.amounts[ai].raw) for ai in mine)
+    return any(
+        (cents := to_cents(abs(src.amounts[ai].value))) is not None
+        and cents > mine_cents
+        and cents not in sums
+        and src.page_of(src.amounts[ai].start) in pages
+        and (not with_cents or CENTS_RE.search(src.amounts[ai].raw) is not None)
+        for ai in candidates
+    )
 
 
 def _outranked(src: Source, check: FieldCheck, role: str, mine_cents: Decimal, currency: Any) -> bool:

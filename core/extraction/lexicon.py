@@ -110,6 +110,10 @@ class Lexicon:
     net_labels: frozenset[str]
     tax_inclusive_re: re.Pattern[str]
     tax_inclusive_after_re: re.Pattern[str]
+    # The qualifying words that leave the tax out ("senza", "before", "bez"): a total label
+    # they qualify with a tax label names the goods' sum ("Totale senza IVA").
+    tax_exclusive_re: re.Pattern[str]
+    tax_exclusive_after_re: re.Pattern[str]
     # Total labels qualified as the goods' sum ("VALOR TOTAL DOS PRODUTOS", "Merchandise
     # total") name a figure before charges and taxes: `goods_role` (the schema's subtotal
     # field, None when it has none) is its role, not the total's.
@@ -206,8 +210,9 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         label_pattern += (
             # not a tax id / rate / quantity: "VAT No.", "Tax ID", "USt-IdNr", "Tax rate", "Total items"
             r"(?![ \t]*[:.#\-]{0,2}[ \t]*(?:" + "|".join(map(re.escape, not_labels)) + r")(?![^\W_]))"
-            # an id or a rate: "Tax #", "CGST% : 1.12", "VAT %", "IVA (%): 22.00"
-            r"(?![ \t]*(?:[#%]|\([ \t]*%[ \t]*\)))"
+            # an id or a rate: "Tax #", "CGST% : 1.12", "VAT %", "IVA (%): 22.00"; not a rate
+            # written sign first ("KDV %20": the tax at that rate)
+            r"(?![ \t]*(?:#|%(?![0-9])|\([ \t]*%[ \t]*\)))"
             # payment terms: "Net 30 days"
             r"(?![ \t]+[0-9]{1,3}[ \t]*(?:" + "|".join(map(re.escape, term_units)) + r")(?![^\W_]))"
         )
@@ -225,6 +230,10 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
     )
     adjustment_kind = _kinds(_section(data, "adjustments", "phrases"), "adjustments.phrases", ADJUSTMENT_KINDS)
     inclusion = _strings(_section(data, "qualifying_words", "words"), "qualifying_words")
+    exclusion = _strings(_section(data, "qualifying_words", "excluding"), "qualifying_words.excluding")
+    stray = [word for word in exclusion if word not in inclusion]
+    if stray:
+        raise LexiconError(f"qualifying_words.excluding: {stray[0]!r} is not one of its words")
     partial = _words(_section(data, "partial_figure_words", "words"), "partial_figure_words")
     pages = _words(_section(data, "page_words", "words"), "page_words")
     rate_base = _words(_section(data, "rate_base_words", "words"), "rate_base_words")
@@ -254,6 +263,8 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         net_labels=net_labels,
         tax_inclusive_re=_ending_phrase(tax_inclusive),
         tax_inclusive_after_re=_starting_phrase(tax_inclusive),
+        tax_exclusive_re=_ending_phrase(exclusion),
+        tax_exclusive_after_re=_starting_phrase(exclusion),
         goods_sum_labels=goods.labels,
         goods_after_re=_qualifier_after(goods.words, goods.connectors),
         goods_before_re=WordBefore(frozenset(goods.words)),

@@ -218,13 +218,24 @@ def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMent
                 and not figure_between
                 and (lexicon.inclusion_re.search(reach) or lexicon.inclusion_after_re.search(after))
             ):
-                if normalise_phrase(text[before.start : before.end]) in lexicon.net_labels and (
-                    lexicon.tax_inclusive_re.search(reach) or lexicon.tax_inclusive_after_re.search(after)
-                ):
+                including = lexicon.tax_inclusive_re.search(reach) or lexicon.tax_inclusive_after_re.search(after)
+                before_key = normalise_phrase(text[before.start : before.end])
+                if before_key in lexicon.net_labels and including:
                     # "Subtotaal incl. BTW 121,00": a figure before tax said to include
                     # the tax is a gross figure; it labels no subtotal (as "Subtotal incl.
                     # VAT" does not, where "incl. vat" is a total label of its own).
                     kept.pop()
+                elif (
+                    (lexicon.tax_exclusive_re.search(reach) or lexicon.tax_exclusive_after_re.search(after))
+                    and label.role == lexicon.tax_sum_role
+                    and before_key in lexicon.goods_sum_labels
+                ):
+                    # "Totale senza IVA", "Total before GST", "Celkem bez DPH": a total said
+                    # to leave the tax out is the goods' sum, as "Total des produits" is
+                    if lexicon.goods_role is None:
+                        kept.pop()
+                    else:
+                        kept[-1] = replace(before, role=lexicon.goods_role, grand=False)
                 continue
             if (
                 before.grand
