@@ -475,6 +475,8 @@ LICENCE_FILES = {
     "pypi:facturex": ("MIT", ["MIT-facturex.txt"]),
     "eboukamza/simple-facture": ("MIT", ["MIT-simple-facture.txt"]),
     "an-empty-string/oig": ("MIT", ["MIT-oig.txt"]),
+    # round 25 (r25einv: e-invoice example XML printed with the repository's own stylesheet)
+    "pontsoleil/EIPA": ("MIT", ["MIT-EIPA.txt"]),
 }
 
 
