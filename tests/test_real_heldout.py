@@ -475,6 +475,9 @@ LICENCE_FILES = {
     "pypi:facturex": ("MIT", ["MIT-facturex.txt"]),
     "eboukamza/simple-facture": ("MIT", ["MIT-simple-facture.txt"]),
     "an-empty-string/oig": ("MIT", ["MIT-oig.txt"]),
+    # round 25 (r25rcpt: receipts rendered from their authors' test and preview data)
+    "openpetra/openpetra": ("GPL-3.0-or-later", ["GPL-3.0.txt"]),
+    "indico/indico": ("MIT", ["MIT-indico.txt"]),
 }
 
 
