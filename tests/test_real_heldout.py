@@ -477,6 +477,9 @@ LICENCE_FILES = {
     "an-empty-string/oig": ("MIT", ["MIT-oig.txt"]),
     # round 25 (r25einv: e-invoice example XML printed with the repository's own stylesheet)
     "pontsoleil/EIPA": ("MIT", ["MIT-EIPA.txt"]),
+    # round 25 (r25rcpt: receipts rendered from their authors' test and preview data)
+    "openpetra/openpetra": ("GPL-3.0-or-later", ["GPL-3.0.txt"]),
+    "indico/indico": ("MIT", ["MIT-indico.txt"]),
 }
 
 
