@@ -2238,3 +2238,25 @@ def test_issue_and_due_date_labels_of_more_languages(issued, due):
     text = f"{issued}:  05.03.2024\n{due}:  04.04.2024\n"
     clean(text, {"invoice_date": "2024-03-05"})
     flagged(text, {"invoice_date": "2024-04-04"}, "invoice_date", due)
+
+
+# 88. Round 25's classes. Japanese sums written before and with the tax ("税抜き金額",
+# "税込み金額", "未払金額"), and a tax category's code as e-invoice prints write it ("VAT:S
+# (10%)  17,700 JPY": a charge in the standard category, not a tax)
+def test_japanese_sums_and_a_tax_category_code():
+    text = (
+        "税抜き金額  122,000 JPY\n"
+        "税込み金額  134,200 JPY\n"
+        "未払金額   134,200 JPY\n"
+        "\n"
+        " 追加請求  VAT:S (10%)  17,700 JPY\n"
+        " 返還請求  VAT:S (10%)  -700 JPY\n"
+    )
+    source = Source(text, INVOICE.lexicon, INVOICE.value_lexicon)
+    assert [(a.raw, role) for a, role in zip(source.amounts, source.roles, strict=True) if role] == [
+        ("122,000", "subtotal"),
+        ("134,200", "total"),
+        ("134,200", "total"),
+    ]
+    clean(text, {"subtotal": 122000.0, "total": 134200.0})
+    flagged(text, {"subtotal": 122000.0, "total": 122000.0}, "total")

@@ -213,6 +213,9 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
             # an id or a rate: "Tax #", "CGST% : 1.12", "VAT %", "IVA (%): 22.00"; not a rate
             # written sign first ("KDV %20": the tax at that rate)
             r"(?![ \t]*(?:#|%(?![0-9])|\([ \t]*%[ \t]*\)))"
+            # a tax category's code as e-invoice prints write it ("VAT:S (10%)", "VAT:Z"):
+            # the category a figure is in, not the tax
+            r"(?!:(?-i:S|Z|E|AE|K|G|O|L|M|B)(?![^\W_]))"
             # payment terms: "Net 30 days"
             r"(?![ \t]+[0-9]{1,3}[ \t]*(?:" + "|".join(map(re.escape, term_units)) + r")(?![^\W_]))"
         )
