@@ -2260,3 +2260,33 @@ def test_japanese_sums_and_a_tax_category_code():
     ]
     clean(text, {"subtotal": 122000.0, "total": 134200.0})
     flagged(text, {"subtotal": 122000.0, "total": 122000.0}, "total")
+
+
+# 89. Till slips in more languages: the total and the tax under the words tills print
+# ("TOPLAM", "ΣΥΝΟΛΟ" in capitals without its accent, "ИТОГ", Polish "SUMA PTU",
+# Japanese "内消費税"), beside the cash handed over and the change: the correct
+# record passes, and a record that takes the cash or the change for the total is caught
+@pytest.mark.parametrize(
+    "total, cash, change, tax",
+    [
+        ("SUMA PLN", "GOTÓWKA", "RESZTA", "SUMA PTU"),
+        ("TOPLAM", "NAKİT", "PARA ÜSTÜ", "KDV"),
+        ("合計", "お預り", "お釣り", "内消費税"),
+        ("ΣΥΝΟΛΟ", "ΜΕΤΡΗΤΑ", "ΡΕΣΤΑ", "ΦΠΑ 24%"),
+        ("ИТОГ", "НАЛИЧНЫМИ", "СДАЧА", "НДС 20%"),
+        ("ДО СПЛАТИ", "ГОТІВКА", "РЕШТА", "ПДВ 20%"),
+    ],
+)
+def test_till_slip_totals_and_taxes_of_more_languages(total, cash, change, tax):
+    text = (
+        "BREAD            2,50\n"
+        "MILK             1,20\n"
+        "COFFEE           4,80\n"
+        f"{total}        8,50\n"
+        f"{cash}        20,00\n"
+        f"{change}        11,50\n"
+        f"{tax}        1,36\n"
+    )
+    clean(text, {"total": 8.5, "tax": 1.36}, RECEIPT)
+    for taken in (20.0, 11.5):
+        assert reasons(text, {"total": taken, "tax": 1.36}, RECEIPT)["total"], taken
