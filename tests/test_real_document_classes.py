@@ -2290,3 +2290,22 @@ def test_till_slip_totals_and_taxes_of_more_languages(total, cash, change, tax):
     clean(text, {"total": 8.5, "tax": 1.36}, RECEIPT)
     for taken in (20.0, 11.5):
         assert reasons(text, {"total": taken, "tax": 1.36}, RECEIPT)["total"], taken
+
+
+# 90. Dates as more languages write them: the Danish March ("5. marts 2024"), Greek in
+# capitals without accents ("5 ΜΑΡΤΙΟΥ 2024"), a Japanese era year ("令和6年3月5日",
+# Reiwa 6 being 2024) and a Thai date in the Buddhist era ("5 มีนาคม 2567", 543 years
+# ahead); each names the date, and a shifted date is still caught
+@pytest.mark.parametrize(
+    "written",
+    ["5. marts 2024", "5 ΜΑΡΤΙΟΥ 2024", "令和6年3月5日", "5 มีนาคม 2567", "5 มี.ค. พ.ศ. 2567"],
+)
+def test_dates_of_more_writings(written):
+    assert [m.dates for m in find_date_mentions(f"Dato: {written}\n")] == [frozenset({date(2024, 3, 5)})]
+    text = f"Faktura 2024-17\nDato: {written}\n"
+    clean(text, {"invoice_date": "2024-03-05"})
+    flagged(text, {"invoice_date": "2024-03-06"}, "invoice_date")
+
+
+def test_the_first_year_of_an_era_is_written_gan():
+    assert [m.dates for m in find_date_mentions("令和元年5月1日")] == [frozenset({date(2019, 5, 1)})]

@@ -8,6 +8,7 @@ dates it can mean (an ambiguous ``03/04/2026`` means both 3 April and 4 March).
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 from datetime import date, datetime
 
@@ -108,7 +109,7 @@ _add(12, "desember", "decembar", "декабря", "декабрь", "грудн
 # in Polish it is November.
 _add(1, "jaanuar", "siječanj", "siječnja", "януари", "јануари", "janúar")
 _add(2, "veebruar", "veljača", "veljače", "февруари", "febrúar")
-_add(3, "märts", "ožujak", "ožujka")
+_add(3, "märts", "ožujak", "ožujka", "marts")
 _add(4, "aprill", "travanj", "travnja", "април", "apríl")
 _add(5, "svibanj", "svibnja", "мај", "maí")
 _add(6, "juuni", "junij", "lipanj", "lipnja", "юни", "јуни", "júní")
@@ -125,6 +126,10 @@ _add(7, "julai")
 _add(8, "agustus", "ogos")
 _add(11, "nopember")
 _add(12, "disember")
+# Greek written in capitals ("5 ΜΑΡΤΙΟΥ 2024") drops its accents
+for _month in range(1, 13):
+    for _name in [n for n, m in MONTHS.items() if m == _month and any("\u0370" <= c <= "\u03ff" for c in n)]:
+        _add(_month, "".join(c for c in unicodedata.normalize("NFD", _name) if not unicodedata.combining(c)))
 # Turkish written in capitals ("ŞUBAT", "KASIM") casefolds to dotless forms
 _add(2, "subat")
 _add(5, "mayis")
@@ -186,6 +191,42 @@ _CJK_YMD = re.compile(
     r"(?<![0-9])(?P<y>[0-9]{4})[ \t]*[年년][ \t]*(?P<m>[0-9]{1,2})[ \t]*[月월][ \t]*(?P<d>[0-9]{1,2})[ \t]*[日일]"
 )
 
+# Japanese era years: 令和6年3月5日 (Reiwa 6 is 2024; its first year is written 元)
+_ERA_START = {"令和": 2018, "平成": 1988}
+_JA_ERA_YMD = re.compile(
+    r"(?P<era>令和|平成)[ \t]*(?P<ey>[0-9]{1,2}|元)[ \t]*年[ \t]*(?P<m>[0-9]{1,2})[ \t]*月[ \t]*(?P<d>[0-9]{1,2})[ \t]*日"
+)
+
+# Thai: 5 มีนาคม 2567 or 5 มี.ค. 2567, the year in the Buddhist era (543 years ahead) or
+# the common one
+_THAI_MONTHS = {
+    name: month
+    for month, names in enumerate(
+        [
+            ("มกราคม", "ม.ค."),
+            ("กุมภาพันธ์", "ก.พ."),
+            ("มีนาคม", "มี.ค."),
+            ("เมษายน", "เม.ย."),
+            ("พฤษภาคม", "พ.ค."),
+            ("มิถุนายน", "มิ.ย."),
+            ("กรกฎาคม", "ก.ค."),
+            ("สิงหาคม", "ส.ค."),
+            ("กันยายน", "ก.ย."),
+            ("ตุลาคม", "ต.ค."),
+            ("พฤศจิกายน", "พ.ย."),
+            ("ธันวาคม", "ธ.ค."),
+        ],
+        start=1,
+    )
+    for name in names
+}
+_BUDDHIST_ERA_OFFSET = 543
+_TH_DMY = re.compile(
+    r"(?<![0-9])(?P<d>[0-9]{1,2})[ \t\u00a0]*(?P<mon>"
+    + "|".join(re.escape(n) for n in sorted(_THAI_MONTHS, key=len, reverse=True))
+    + r")[ \t\u00a0]*(?:พ\.ศ\.[ \t\u00a0]*)?(?P<y>[0-9]{4})(?![0-9])"
+)
+
 # Vietnamese: ngày 15 tháng 03 năm 2025 (day, month, year, each after its word)
 _VI_DMY = re.compile(
     r"(?<![^\W\d_])ngày[ \t\u00a0]{1,3}(?P<d>[0-9]{1,2})[ \t\u00a0]{1,3}tháng[ \t\u00a0]{1,3}(?P<m>[0-9]{1,2})"
@@ -226,6 +267,20 @@ def _named_dates(m: re.Match[str]) -> frozenset[date]:
 
 def _ymd_dates(m: re.Match[str]) -> frozenset[date]:
     got = _mk(int(m.group("y")), int(m.group("m")), int(m.group("d")))
+    return frozenset({got}) if got else frozenset()
+
+
+def _era_dates(m: re.Match[str]) -> frozenset[date]:
+    year = _ERA_START[m.group("era")] + (1 if m.group("ey") == "元" else int(m.group("ey")))
+    got = _mk(year, int(m.group("m")), int(m.group("d")))
+    return frozenset({got}) if got else frozenset()
+
+
+def _thai_dates(m: re.Match[str]) -> frozenset[date]:
+    year = int(m.group("y"))
+    if year >= 2400:
+        year -= _BUDDHIST_ERA_OFFSET
+    got = _mk(year, _THAI_MONTHS[m.group("mon")], int(m.group("d")))
     return frozenset({got}) if got else frozenset()
 
 
@@ -279,6 +334,12 @@ def find_date_mentions(text: str) -> list[DateMention]:
     for pattern in ymd_patterns:
         for m in pattern.finditer(text):
             add(m, _ymd_dates(m))
+    if "年" in text:
+        for m in _JA_ERA_YMD.finditer(text):
+            add(m, _era_dates(m))
+    if any("\u0e00" <= c <= "\u0e7f" for c in text):
+        for m in _TH_DMY.finditer(text):
+            add(m, _thai_dates(m))
     # month names: find candidate words first (cheap), then match anchored around them
     for w in _WORD.finditer(text):
         if w.end() - w.start() > _LONGEST_MONTH or w.group().casefold() not in MONTHS:
