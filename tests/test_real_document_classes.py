@@ -2309,3 +2309,23 @@ def test_dates_of_more_writings(written):
 
 def test_the_first_year_of_an_era_is_written_gan():
     assert [m.dates for m in find_date_mentions("令和元年5月1日")] == [frozenset({date(2019, 5, 1)})]
+
+
+# 91. Digits of other scripts: an Arabic invoice written in Arabic-Indic digits, with the
+# Arabic decimal and thousands separators ("١٬١٥٠٫٠٠"), grounds its amounts, date and
+# number (the spans keep the text as written), and a wrong total is still caught
+def test_arabic_indic_digits_are_read_as_digits():
+    text = (
+        "فاتورة رقم ١٢٣\n"
+        "التاريخ ٢٠٢٤/٠٣/٠٥\n"
+        "المجموع الفرعي   ١٬٠٠٠٫٠٠\n"
+        "ضريبة القيمة المضافة   ١٥٠٫٠٠\n"
+        "الإجمالي   ١٬١٥٠٫٠٠\n"
+    )
+    record = {"invoice_number": "123", "invoice_date": "2024-03-05", "subtotal": 1000.0, "tax": 150.0, "total": 1150.0}
+    clean(text, record)
+    checks = run_heuristics(text, INVOICE.validate_data(record), INVOICE)
+    assert [s.text for s in checks["total"].spans] == ["١٬١٥٠٫٠٠"]
+    clean(text, {**record, "invoice_number": "١٢٣"})  # the value in the document's own digits
+    flagged(text, {**record, "total": 1000.0}, "total")
+    flagged(text, {**record, "invoice_number": "124"}, "invoice_number", "not found")

@@ -19,6 +19,7 @@ from vetq.core.extraction.dates import is_real_iso_date
 from vetq.core.extraction.lexicon import VALUE_LABEL_SETS, normalise_phrase
 from vetq.core.extraction.schema import Span
 from vetq.core.extraction.source import CENTS_RE, Source
+from vetq.core.extraction.text_match import ASCII_DIGITS
 from vetq.core.schemas.records import Leaf
 from vetq.core.schemas.rules import EACH
 from vetq.core.schemas.spec import LABELLED_VALUE_KINDS
@@ -142,7 +143,9 @@ def check_text(src: Source, leaf: Leaf) -> FieldCheck:
 def check_identifier(src: Source, leaf: Leaf) -> FieldCheck:
     check = FieldCheck(leaf.path)
     value = str(leaf.value)
-    _grounded(check, src, formats.find_identifier_spans(src.text, value), f"'{short(value)}' not found in the source")
+    # the source's digits are read as ASCII ones (Source), so are the value's
+    found = formats.find_identifier_spans(src.text, value.translate(ASCII_DIGITS))
+    _grounded(check, src, found, f"'{short(value)}' not found in the source")
     _pattern(check, leaf, value)
     validator = leaf.field.validator
     if validator is not None and not _VALIDATORS[validator](value):
@@ -190,7 +193,10 @@ def check_phone(src: Source, leaf: Leaf) -> FieldCheck:
         check.penalise(INVALID_FORMAT_FACTOR, f"'{short(value)}' is not a phone number")
         return check
     return _grounded(
-        check, src, formats.find_phone_spans(src.text, value), f"phone {short(value)} not found in the source"
+        check,
+        src,
+        formats.find_phone_spans(src.text, value.translate(ASCII_DIGITS)),
+        f"phone {short(value)} not found in the source",
     )
 
 

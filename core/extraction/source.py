@@ -35,7 +35,7 @@ from vetq.core.extraction.roles import (
     label_key,
     label_matches,
 )
-from vetq.core.extraction.text_match import NormalizedText
+from vetq.core.extraction.text_match import ASCII_DIGITS, NormalizedText
 
 __all__ = ["CENTS_RE", "AmountContext", "CurrencyHit", "Source", "currency_hits"]
 
@@ -60,9 +60,10 @@ class Source:
         # would otherwise join a page's last line and the next page's first into one (a
         # table's header at the foot of a page and its row at the head of the next). One
         # character for one, so every offset still points into the text as given, which
-        # still marks the pages (page_of) and gives the spans their text (heuristics).
+        # still marks the pages (page_of) and gives the spans their text (heuristics). So
+        # are other scripts' digits read as ASCII ones ("١٢٣٤٫٥٦").
         self.given = text
-        text = text.replace("\f", "\n")
+        text = text.replace("\f", "\n").translate(ASCII_DIGITS)
         self.text = text
         self.lexicon = lexicon
         self.value_lexicon = value_lexicon
