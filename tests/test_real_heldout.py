@@ -480,6 +480,10 @@ LICENCE_FILES = {
     # round 25 (r25rcpt: receipts rendered from their authors' test and preview data)
     "openpetra/openpetra": ("GPL-3.0-or-later", ["GPL-3.0.txt"]),
     "indico/indico": ("MIT", ["MIT-indico.txt"]),
+    # round 26 (r26erp: ERP and ticketing software printing invoices from their own test data)
+    "pypi:trytond-account-invoice": ("GPL-3.0-or-later", ["GPL-3.0.txt", "NOTICE-trytond-account-invoice.txt"]),
+    "pypi:trytond-sale": ("GPL-3.0-or-later", ["GPL-3.0.txt", "NOTICE-trytond-sale.txt"]),
+    "pypi:pretix": ("AGPL-3.0-only", ["AGPL-3.0-only-pretix.txt"]),
 }
 
 
