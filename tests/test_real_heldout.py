@@ -480,6 +480,8 @@ LICENCE_FILES = {
     # round 25 (r25rcpt: receipts rendered from their authors' test and preview data)
     "openpetra/openpetra": ("GPL-3.0-or-later", ["GPL-3.0.txt"]),
     "indico/indico": ("MIT", ["MIT-indico.txt"]),
+    # round 26 (r26xslt: e-invoice XML printed with the stylesheet it carries)
+    "ByLegenS/PHP-E-Fatura-Imzalama-Araci": ("GPL-3.0", ["GPL-3.0.txt"]),
 }
 
 
