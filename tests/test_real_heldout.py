@@ -484,6 +484,8 @@ LICENCE_FILES = {
     "pypi:trytond-account-invoice": ("GPL-3.0-or-later", ["GPL-3.0.txt", "NOTICE-trytond-account-invoice.txt"]),
     "pypi:trytond-sale": ("GPL-3.0-or-later", ["GPL-3.0.txt", "NOTICE-trytond-sale.txt"]),
     "pypi:pretix": ("AGPL-3.0-only", ["AGPL-3.0-only-pretix.txt"]),
+    # round 26 (r26xslt: e-invoice XML printed with the stylesheet it carries)
+    "ByLegenS/PHP-E-Fatura-Imzalama-Araci": ("GPL-3.0", ["GPL-3.0.txt"]),
 }
 
 
