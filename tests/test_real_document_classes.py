@@ -2329,3 +2329,67 @@ def test_arabic_indic_digits_are_read_as_digits():
     clean(text, {**record, "invoice_number": "١٢٣"})  # the value in the document's own digits
     flagged(text, {**record, "total": 1000.0}, "total")
     flagged(text, {**record, "invoice_number": "124"}, "invoice_number", "not found")
+
+
+# 92. Round 26's classes. A tax table's row of the tax's name, its base and the tax with no
+# rate written beside them (Tryton's "[1] Tax  €400.00  €40.00", the rate "0.10" on the
+# next line): the base leads to the tax, as it does with a rate between; "Taxes:" names
+# the tax, and "Total (excl. taxes):" the goods' sum
+def test_a_tax_row_of_base_and_tax_with_no_rate_beside_them():
+    text = (
+        " Description  Quantity  Unit Price  Taxes  Amount\n"
+        "product        5 u       €80.0000    [1]    €400.00\n"
+        "Test           1.0       €20.0000            €20.00\n"
+        "\n"
+        " Tax     Base  Amount  Total (excl. taxes):  €420.00\n"
+        "[1] Tax  €400.00  €40.00    Taxes:            €40.00\n"
+        "0.10\n"
+        "                            Total:           €460.00\n"
+    )
+    record = {"subtotal": 420.0, "tax": 40.0, "total": 460.0}
+    clean(text, record)
+    flagged(text, {**record, "tax": 400.0}, "tax")
+    # a tax more than any rate's worth of the figure before it is no tax of that base
+    source = Source("VAT   1,000.00   400.00\n", INVOICE.lexicon, INVOICE.value_lexicon)
+    assert [(a.raw, role) for a, role in zip(source.amounts, source.roles, strict=True)] == [
+        ("1,000.00", "tax"),
+        ("400.00", None),
+    ]
+
+
+# 93. A sale's tax and a return's, each labelled with its sign ("$7.00", "-$2.00"): the
+# document's tax is their signed sum, no conflict
+def test_a_tax_that_is_its_parts_signed_sum():
+    text = (
+        " Tax     Base  Amount  Total (excl. taxes):  $50.00\n"
+        "[1] Tax   $70.00   $7.00    Taxes:            $5.00\n"
+        "0.10\n"
+        "                            Total:           $55.00\n"
+        "[2] Tax  -$20.00  -$2.00\n"
+        "0.10\n"
+    )
+    record = {"subtotal": 50.0, "tax": 5.0, "total": 55.0}
+    clean(text, record)
+    flagged(text, {**record, "tax": 9.0}, "tax")
+
+
+# 94. A unit price's line ("Single price: €84.03 net / €100.00 gross", under an item table's
+# "Net  Gross" header) names no sum: neither its own words nor the columns over it
+def test_a_unit_price_line_names_no_sum():
+    text = (
+        "Description  Qty   Tax rate  Net     Gross\n"
+        "Sample product 1  5  19 %  €420.15  €500.00\n"
+        "Single price: €84.03 net / €100.00 gross\n"
+        "\n"
+        "Invoice total                       €500.00\n"
+        "\n"
+        "Included taxes\n"
+        "Tax rate  Net value  Gross value  Tax\n"
+        "19 %       €420.15    €500.00  €79.85\n"
+    )
+    source = Source(text, INVOICE.lexicon, INVOICE.value_lexicon)
+    assert [role for a, role in zip(source.amounts, source.roles, strict=True) if a.raw in ("84.03", "100.00")] == [
+        None,
+        None,
+    ]
+    clean(text, {"subtotal": 420.15, "tax": 79.85, "total": 500.0})

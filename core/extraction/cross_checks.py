@@ -157,6 +157,13 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
         part_cents = [c for _, c in parts]
         if not parts or _a_sum_of_some(mine_cents, part_cents):
             continue  # its parts: tax per rate, subtotals per page
+        # its parts with their signs: a sale's tax and a return's ("7.00", "-2.00"), each
+        # counted once or as often as it stands (a document printed twice restates them)
+        rivals = [src.amounts[ai].value for ai in candidates if to_cents(abs(src.amounts[ai].value)) != mine_cents]
+        if len(rivals) > 1 and any(
+            abs(total - check.number) <= CENT for total in (sum(rivals), sum(dict.fromkeys(rivals)))
+        ):
+            continue
         # its parts before tax, the tax completing their sum: each line's or each rate's net,
         # an exempt category's maybe negative ("1.460,50", "1,00", "-25,00"), each figure
         # counted once or as often as it stands (a document printed twice restates them)

@@ -95,6 +95,8 @@ class Lexicon:
     # "Taux TVA", "Tipo de IVA", "P.U. HT": a role word after one of these heads a column
     # of rates or of unit prices
     column_word_before_re: re.Pattern[str]
+    # "Single price:", "Einzelpreis": a line of a unit price, whose role words name no sum
+    unit_price_line_re: re.Pattern[str]
     trailing_label_prefixes: tuple[str, ...]
     tax_included_prefixes: tuple[str, ...]
     adjustment_kind: Mapping[str, str]
@@ -249,6 +251,12 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         label_first_words=frozenset(first_word(p) for p in role_of_label),
         label_re=label_re,
         column_word_before_re=re.compile(column_word_before, re.IGNORECASE),
+        unit_price_line_re=re.compile(
+            r"[ \t]*(?:"
+            + "|".join(map(re.escape, _strings(_section(data, "unit_price_lines", "phrases"), "unit_price_lines")))
+            + r")(?![^\W_])",
+            re.IGNORECASE,
+        ),
         trailing_label_prefixes=_prefixes(
             _section(data, "trailing_label_prefixes", "prefixes"), "trailing_label_prefixes"
         ),

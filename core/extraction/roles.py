@@ -131,6 +131,11 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
             _in_address(text, m.start())
             or lexicon.column_word_before_re.search(text, line_start, m.start())
             or _LEGAL_REFERENCE_BEFORE.search(text, line_start, m.start())
+            or (
+                # "Single price: €84.03 net / €100.00 gross": a unit price's net and gross
+                lexicon.unit_price_line_re.match(text, line_start)
+                and any(c.isdigit() for c in text[line_start : m.start()])
+            )
         ):
             continue
         key = label_key(m, lexicon)
@@ -392,6 +397,19 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
         roles[ai] = lexicon.goods_role
     assignment = RoleAssignment(labels, label_starts, roles, role_label, role_header, [False] * n)
     return replace(assignment, per_rate=_per_rate(text, amounts, lines, assignment, lexicon))
+
+
+# The most a tax is of its base: no VAT, GST or sales tax rate is above it.
+_MAX_TAX_RATE = Decimal("0.3")
+
+
+def _a_rate_of(base: AmountMention, tax: AmountMention) -> bool:
+    """Whether `tax` is some tax rate's worth of `base`, the same sign, at most the highest rate."""
+    return (
+        bool(base.value and tax.value)
+        and (base.value > 0) == (tax.value > 0)
+        and (abs(tax.value) <= abs(base.value) * _MAX_TAX_RATE)
+    )
 
 
 _WORD_RE = re.compile(r"[^\W\d_]{3,}")
@@ -853,15 +871,17 @@ def _transparent(
     label_starts: list[int],
 ) -> list[bool]:
     """The numbers a label reaches across to the figure after them: the base a rate
-    applies to ("15% on 112.90  16.94"), a payment term ("netto ... 10 Tagen"), and the
+    applies to ("15% on 112.90  16.94"), a payment term ("netto ... 10 Tagen"), the
     base and rate of a tax breakdown row ("Umsatzsteuer (S)  113,03  7  7,91", "VAT
-    15.24 €  19 %  2.90 €")."""
+    15.24 €  19 %  2.90 €"), and a unit price ("Single price: €84.03 net / €100.00
+    gross"), which no label or column names as a sum."""
     out = [False] * len(amounts)
     for ai, am in enumerate(amounts):
         before = text[max(0, am.start - _RATE_BASE_BEFORE) : am.start]
         ends = [match.end() for match in lexicon.rate_base_re.finditer(before)]
         if (
             (ends and not any(c.isdigit() for c in before[ends[-1] :]))
+            or lexicon.unit_price_line_re.match(text, lines.bounds(lines.line_of(am.start))[0]) is not None
             or lexicon.term_unit_re.match(text, am.end, min(len(text), am.end + 12)) is not None
             or _term_after(text, am, lexicon)
         ):
@@ -882,8 +902,10 @@ def _transparent(
             and _only_currencies(text[base.end : tax.start])  # "Btw 0 % (4.655,00 EUR)  0,00 EUR"
         ):
             out[ai] = True
-    # A tax's row of base, rate and tax ("VAT  15.24 €  19 %  2.90 €"): the base, its
-    # rate and nothing but currencies after it, leads to the tax its tax label names.
+    # A tax's row of base, rate and tax ("VAT  15.24 €  19 %  2.90 €"), or of base and tax
+    # where the rate is not written beside them ("[1] Tax  €400.00  €40.00", a tax rate's
+    # worth of the base): the base, its rate and nothing but currencies after it, leads to
+    # the tax its tax label names.
     for ai in range(len(amounts) - 1):
         base, tax = amounts[ai], amounts[ai + 1]
         line_start = lines.bounds(lines.line_of(base.start))[0]
@@ -891,9 +913,11 @@ def _transparent(
         rate_at = RATE_RE.search(between)
         k = bisect_left(label_starts, base.start) - 1
         if (
-            rate_at is None
+            (rate_at is None and not _a_rate_of(base, tax))
             or "\n" in between
-            or not _only_currencies(between[: rate_at.start()] + between[rate_at.end() :])
+            or not _only_currencies(
+                between if rate_at is None else between[: rate_at.start()] + between[rate_at.end() :]
+            )
             or not (_WITH_CENTS.search(base.raw) and _WITH_CENTS.search(tax.raw))
             or k < 0
             or labels[k].start < line_start
