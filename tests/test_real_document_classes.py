@@ -30,6 +30,12 @@ def reasons(text: str, record: dict, schema=INVOICE) -> dict[str, list[str]]:
     return {path: check.reasons for path, check in run_heuristics(text, schema.validate_data(record), schema).items()}
 
 
+def amount_roles(text: str) -> list[tuple[str, str | None]]:
+    """Each amount of an invoice's text as written, with the role the labels give it."""
+    source = Source(text, INVOICE.lexicon, INVOICE.value_lexicon)
+    return [(a.raw, role) for a, role in zip(source.amounts, source.roles, strict=True)]
+
+
 def clean(text: str, record: dict, schema=INVOICE) -> None:
     lowered = {p: r for p, r in reasons(text, record, schema).items() if r}
     assert lowered == {}, lowered
@@ -2125,10 +2131,7 @@ def test_a_total_row_under_a_header_naming_its_total_column():
         "\n"
         "            Total                               7.00          320.00\n"
     )
-    source = Source(text, INVOICE.lexicon, INVOICE.value_lexicon)
-    assert [(a.raw, role) for a, role in zip(source.amounts, source.roles, strict=True) if role] == [
-        ("320.00", "total")
-    ]
+    assert [(raw, role) for raw, role in amount_roles(text) if role] == [("320.00", "total")]
     clean(text, {"total": 320.0})
 
 
@@ -2159,66 +2162,43 @@ def test_icelandic_sums_and_an_issue_date_label():
 # 85. A total qualified as leaving the tax out ("Totale senza IVA", "Total before GST",
 # "Celkem bez DPH") names the goods' sum, and one qualified as including it ("Celkem s
 # DPH", "Total cu TVA") the total, in the languages whose "with" and "without" the
-# qualifying words lacked (they read the first as the total, the second as the tax)
-@pytest.mark.parametrize(
-    "net, gross",
-    [
-        ("Totale senza IVA", "Totale con IVA"),
-        ("Total before GST", "Total incl. GST"),
-        ("Celkem bez DPH", "Celkem s DPH"),
-        ("Total fără TVA", "Total cu TVA"),
-        ("Total sem IVA", "Total com IVA"),
-        ("Razem bez VAT", "Razem z VAT"),
-        ("Total uden moms", "Total med moms"),
-        ("Totaal zonder btw", "Totaal met btw"),
-        ("Jumlah sebelum cukai", "Jumlah termasuk cukai"),
-    ],
-)
-def test_a_total_said_to_leave_the_tax_out_is_the_goods_sum(net, gross):
-    text = (
-        "Item A                  2       1.000,00\n"
-        "Item B                  1         500,00\n"
-        f"{net:<24}        1.500,00\n"
-        "VAT 21 %                         315,00\n"
-        f"{gross:<24}        1.815,00\n"
-    )
-    source = Source(text, INVOICE.lexicon, INVOICE.value_lexicon)
-    assert [(a.raw, role) for a, role in zip(source.amounts, source.roles, strict=True) if role] == [
-        ("1.500,00", "subtotal"),
-        ("315,00", "tax"),
-        ("1.815,00", "total"),
-    ]
-    clean(text, {"subtotal": 1500.0, "tax": 315.0, "total": 1815.0})
-    flagged(text, {"subtotal": 1500.0, "tax": 315.0, "total": 1500.0}, "total")
-
-
+# qualifying words lacked (they read the first as the total, the second as the tax).
 # 86. Sums of the Nordic languages written as one word ("Nettobelopp", "Momsbelopp",
 # "Totalbelopp"), the Danish tax "in all" ("Moms i alt"), and a Turkish rate written with
 # its sign first ("KDV %20": the 20 is a rate, no amount)
 @pytest.mark.parametrize(
     "net, tax, gross",
     [
+        ("Totale senza IVA", "VAT 20 %", "Totale con IVA"),
+        ("Total before GST", "VAT 20 %", "Total incl. GST"),
+        ("Celkem bez DPH", "VAT 20 %", "Celkem s DPH"),
+        ("Total fără TVA", "VAT 20 %", "Total cu TVA"),
+        ("Total sem IVA", "VAT 20 %", "Total com IVA"),
+        ("Razem bez VAT", "VAT 20 %", "Razem z VAT"),
+        ("Total uden moms", "VAT 20 %", "Total med moms"),
+        ("Totaal zonder btw", "VAT 20 %", "Totaal met btw"),
+        ("Jumlah sebelum cukai", "VAT 20 %", "Jumlah termasuk cukai"),
         ("Nettobelopp", "Momsbelopp", "Totalbelopp"),
         ("Nettobeløb", "Moms i alt", "Totalbeløb"),
         ("Summa utan moms", "Moms 25 %", "Summa inkl. moms"),
         ("Ara Toplam", "Hesaplanan KDV %20", "Ödenecek Tutar"),
     ],
 )
-def test_one_word_nordic_sums_and_a_rate_written_sign_first(net, tax, gross):
+def test_sums_labelled_in_more_languages(net, tax, gross):
     text = (
-        "Vara A                  2       1.000,00\n"
-        "Vara B                  1         500,00\n"
+        "Item A                  2       1.000,00\n"
+        "Item B                  1         500,00\n"
         f"{net:<24}        1.500,00\n"
         f"{tax:<24}          300,00\n"
         f"{gross:<24}        1.800,00\n"
     )
-    source = Source(text, INVOICE.lexicon, INVOICE.value_lexicon)
-    assert [(a.raw, role) for a, role in zip(source.amounts, source.roles, strict=True) if role] == [
+    assert [(raw, role) for raw, role in amount_roles(text) if role] == [
         ("1.500,00", "subtotal"),
         ("300,00", "tax"),
         ("1.800,00", "total"),
     ]
     clean(text, {"subtotal": 1500.0, "tax": 300.0, "total": 1800.0})
+    flagged(text, {"subtotal": 1500.0, "tax": 300.0, "total": 1500.0}, "total")
 
 
 # 87. Issue-date and due-date labels of more languages: a record that gives the due date
@@ -2252,8 +2232,7 @@ def test_japanese_sums_and_a_tax_category_code():
         " 追加請求  VAT:S (10%)  17,700 JPY\n"
         " 返還請求  VAT:S (10%)  -700 JPY\n"
     )
-    source = Source(text, INVOICE.lexicon, INVOICE.value_lexicon)
-    assert [(a.raw, role) for a, role in zip(source.amounts, source.roles, strict=True) if role] == [
+    assert [(raw, role) for raw, role in amount_roles(text) if role] == [
         ("122,000", "subtotal"),
         ("134,200", "total"),
         ("134,200", "total"),
@@ -2350,8 +2329,7 @@ def test_a_tax_row_of_base_and_tax_with_no_rate_beside_them():
     clean(text, record)
     flagged(text, {**record, "tax": 400.0}, "tax")
     # a tax more than any rate's worth of the figure before it is no tax of that base
-    source = Source("VAT   1,000.00   400.00\n", INVOICE.lexicon, INVOICE.value_lexicon)
-    assert [(a.raw, role) for a, role in zip(source.amounts, source.roles, strict=True)] == [
+    assert amount_roles("VAT   1,000.00   400.00\n") == [
         ("1,000.00", "tax"),
         ("400.00", None),
     ]
@@ -2387,9 +2365,44 @@ def test_a_unit_price_line_names_no_sum():
         "Tax rate  Net value  Gross value  Tax\n"
         "19 %       €420.15    €500.00  €79.85\n"
     )
-    source = Source(text, INVOICE.lexicon, INVOICE.value_lexicon)
-    assert [role for a, role in zip(source.amounts, source.roles, strict=True) if a.raw in ("84.03", "100.00")] == [
-        None,
-        None,
-    ]
+    assert [role for raw, role in amount_roles(text) if raw in ("84.03", "100.00")] == [None, None]
     clean(text, {"subtotal": 420.15, "tax": 79.85, "total": 500.0})
+
+
+# 95. Currency signs of more countries: the dong as "VNĐ", the Kenyan shilling, the
+# Peruvian sol (glued to its figure too), the balboa, the new Taiwan dollar, the colón and
+# the Arab currencies' abbreviations each name their currency; "$" may also be a Latin
+# American peso's and "元" a yuan or a Taiwan or Hong Kong dollar (weakly, as "$" is); a
+# slash that is a serial number's or a reference's is no sign ("S/N 12345", "S/2024/17")
+@pytest.mark.parametrize(
+    "written, code",
+    [
+        ("1.234.567 VNĐ", "VND"),
+        ("KSh 1,234.00", "KES"),
+        ("S/ 1,234.56", "PEN"),
+        ("S/1,234.56", "PEN"),
+        ("B/. 1,234.56", "PAB"),
+        ("NT$1,234", "TWD"),
+        ("₡1,234.56", "CRC"),
+        ("E£ 1,234.56", "EGP"),
+        ("1,234.56 ج.م", "EGP"),
+        ("1,234.56 ر.ق", "QAR"),
+        ("1,234.560 د.ك", "KWD"),
+    ],
+)
+def test_currency_signs_of_more_countries(written, code):
+    text = f"Invoice 17\nTotal   {written}\n"
+    total = float(find_amounts(text)[-1].value)
+    clean(text, {"total": total, "currency": code})
+    assert reasons(text, {"total": total, "currency": "USD" if code != "USD" else "EUR"})["currency"]
+
+
+@pytest.mark.parametrize("code, written", [("ARS", "$ 1.234,56"), ("CNY", "1,234元")])
+def test_a_shared_sign_supports_each_of_its_currencies_weakly(code, written):
+    said = reasons(f"Total   {written}\n", {"currency": code})["currency"]
+    assert said and all("ambiguous" in r for r in said), said
+
+
+@pytest.mark.parametrize("text", ["S/N 12345  Total 1,234.56 USD\n", "Invoice S/2024/17  Total 1,234.56 USD\n"])
+def test_a_slash_of_a_reference_is_no_currency_sign(text):
+    clean(text, {"total": 1234.56, "currency": "USD"})

@@ -328,12 +328,19 @@ def _signed_plus(text: str, s: int, e: int) -> bool:
     return text[s - 1] == "+" and _DECIMALS.search(text, s, e) is not None and (s < 2 or not text[s - 2].isalnum())
 
 
+# Currency signs written with a slash ("S/1,234.56", "B/.50.00"), which may be glued to
+# the figure that the slash would otherwise make part of a reference
+_SLASHED_SIGNS = tuple(sign for sign in SYMBOLS_LONGEST_FIRST if "/" in sign)
+
+
 def _keep(text: str, s: int, e: int) -> bool:
     """Context filter: drop numbers glued to words, slashes, times, percents..."""
     n = len(text)
     if s > 0:
         p = text[s - 1]
-        if p.isalpha():
+        if p in "/." and text.endswith(_SLASHED_SIGNS, 0, s):
+            pass  # "S/1,234.56": the Peruvian sol's sign
+        elif p.isalpha():
             if not _is_unit(_letters_before(text, s)):
                 return False
         elif _signed_plus(text, s, e):

@@ -230,14 +230,36 @@ UNAMBIGUOUS_SYMBOLS: dict[str, str] = {
     # the shekel as Hebrew invoices abbreviate it (ASCII quote or gershayim)
     'ש"ח': "ILS",
     "ש״ח": "ILS",
+    # the dong, the Kenyan shilling, the Peruvian sol, the Panamanian balboa, the new
+    # Taiwan dollar, the Costa Rican colón, and the Arab currencies' abbreviations: the
+    # Egyptian pound, the Qatari riyal, the Kuwaiti, Bahraini, Tunisian and Algerian
+    # dinars, the Omani rial
+    "VNĐ": "VND",
+    "KSh": "KES",
+    "S/": "PEN",
+    "S/.": "PEN",
+    "B/.": "PAB",
+    "NT$": "TWD",
+    "₡": "CRC",
+    "E£": "EGP",
+    "ج.م": "EGP",
+    "ر.ق": "QAR",
+    "د.ك": "KWD",
+    "د.ب": "BHD",
+    "د.ت": "TND",
+    "د.ج": "DZD",
+    "ر.ع.": "OMR",
 }
 
 AMBIGUOUS_SYMBOLS: dict[str, frozenset[str]] = {
-    "$": frozenset({"USD", "CAD", "AUD", "NZD", "HKD", "SGD", "MXN"}),
+    "$": frozenset({"USD", "CAD", "AUD", "NZD", "HKD", "SGD", "MXN", "ARS", "CLP", "COP", "UYU"}),
     "¥": frozenset({"JPY", "CNY"}),
     "kr": frozenset({"SEK", "NOK", "DKK", "ISK"}),
     "Rs": frozenset({"INR", "PKR", "LKR", "NPR"}),
     "Rs.": frozenset({"INR", "PKR", "LKR", "NPR"}),
+    "Bs": frozenset({"BOB", "VES"}),
+    "Bs.": frozenset({"BOB", "VES"}),
+    "元": frozenset({"CNY", "TWD", "HKD"}),
 }
 
 # Every currency symbol, the longest first, so that an alternation of them matches "R$"

@@ -420,6 +420,8 @@ _SYMBOLS: dict[str, str | None] = {
     **{sym: None for sym in AMBIGUOUS_SYMBOLS},
 }
 _SYMBOL_RE = re.compile("|".join(re.escape(x) for x in SYMBOLS_LONGEST_FIRST))
+# What may not follow a sign with a slash ("S/", "B/."): a letter, or digits and a slash
+_SLASHED_SYMBOL_TAIL_RE = re.compile(r"[^\W\d_]|[0-9]+/")
 _CUR_WORDS: dict[str, str | None] = {**CURRENCY_WORDS, "dollar": None, "dollars": None}
 _CUR_WORD_RE = re.compile(
     r"(?<![^\W\d_])(?:"
@@ -506,6 +508,8 @@ def currency_hits(text: str) -> list[CurrencyHit]:
             continue
         if sym[-1].isalpha() and _letter(text, m.end()):
             continue
+        if "/" in sym and _SLASHED_SYMBOL_TAIL_RE.match(text, m.end()):
+            continue  # "S/N 12345", "S/2024/17": a serial number's or a reference's slash
         code = _SYMBOLS[sym]
         if code is None and sym not in named_by_script:
             named_by_script[sym] = _named_by_script(text, AMBIGUOUS_SYMBOLS[sym])
