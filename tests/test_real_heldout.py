@@ -486,6 +486,10 @@ LICENCE_FILES = {
     "pypi:pretix": ("AGPL-3.0-only", ["AGPL-3.0-only-pretix.txt"]),
     # round 26 (r26xslt: e-invoice XML printed with the stylesheet it carries)
     "ByLegenS/PHP-E-Fatura-Imzalama-Araci": ("GPL-3.0", ["GPL-3.0.txt"]),
+    # round 27 (r27bill: billing apps printing invoices and receipts from their own test data)
+    "pypi:django-facturation-fr": ("AGPL-3.0-or-later", ["AGPL-3.0.txt"]),
+    "pypi:django-ticketbai": ("MIT", ["MIT-django-ticketbai.txt"]),
+    "pypi:django-xrechnung": ("BSD-3-Clause", ["BSD-3-Clause-django-xrechnung.txt"]),
 }
 
 
