@@ -486,6 +486,8 @@ LICENCE_FILES = {
     "pypi:pretix": ("AGPL-3.0-only", ["AGPL-3.0-only-pretix.txt"]),
     # round 26 (r26xslt: e-invoice XML printed with the stylesheet it carries)
     "ByLegenS/PHP-E-Fatura-Imzalama-Araci": ("GPL-3.0", ["GPL-3.0.txt"]),
+    # round 27 (r27spec: business applications printing their own specimen invoices)
+    "hrpro9/dolibarr16": ("GPL-3.0-or-later", ["GPL-3.0.txt", "NOTICE-dolibarr.txt"]),
 }
 
 
