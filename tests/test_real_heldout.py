@@ -490,6 +490,8 @@ LICENCE_FILES = {
     "pypi:django-facturation-fr": ("AGPL-3.0-or-later", ["AGPL-3.0.txt"]),
     "pypi:django-ticketbai": ("MIT", ["MIT-django-ticketbai.txt"]),
     "pypi:django-xrechnung": ("BSD-3-Clause", ["BSD-3-Clause-django-xrechnung.txt"]),
+    # round 27 (r27spec: business applications printing their own specimen invoices)
+    "hrpro9/dolibarr16": ("GPL-3.0-or-later", ["GPL-3.0.txt", "NOTICE-dolibarr.txt"]),
 }
 
 
