@@ -131,11 +131,8 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
             _in_address(text, m.start())
             or lexicon.column_word_before_re.search(text, line_start, m.start())
             or _LEGAL_REFERENCE_BEFORE.search(text, line_start, m.start())
-            or (
-                # "Single price: €84.03 net / €100.00 gross": a unit price's net and gross
-                lexicon.unit_price_line_re.match(text, line_start)
-                and any(c.isdigit() for c in text[line_start : m.start()])
-            )
+            # "Single price: €84.03 net / €100.00 gross": a unit price's net and gross
+            or (_unit_price_line(text, line_start, lexicon) and any(c.isdigit() for c in text[line_start : m.start()]))
         ):
             continue
         key = label_key(m, lexicon)
@@ -155,6 +152,12 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
             grand = True
         labels.append(Label(m.start(), m.end(), role, key.startswith(lexicon.trailing_label_prefixes), grand))
     return labels
+
+
+def _unit_price_line(text: str, line_start: int, lexicon: Lexicon) -> bool:
+    """Whether the line starting at `line_start` gives a unit price ("Single price:",
+    "Einzelpreis"): its figures and role words name no sum of the document."""
+    return lexicon.unit_price_line_re.match(text, line_start) is not None
 
 
 def _in_address(text: str, start: int) -> bool:
@@ -881,7 +884,7 @@ def _transparent(
         ends = [match.end() for match in lexicon.rate_base_re.finditer(before)]
         if (
             (ends and not any(c.isdigit() for c in before[ends[-1] :]))
-            or lexicon.unit_price_line_re.match(text, lines.bounds(lines.line_of(am.start))[0]) is not None
+            or _unit_price_line(text, lines.bounds(lines.line_of(am.start))[0], lexicon)
             or lexicon.term_unit_re.match(text, am.end, min(len(text), am.end + 12)) is not None
             or _term_after(text, am, lexicon)
         ):
