@@ -492,6 +492,11 @@ LICENCE_FILES = {
     "pypi:django-xrechnung": ("BSD-3-Clause", ["BSD-3-Clause-django-xrechnung.txt"]),
     # round 27 (r27spec: business applications printing their own specimen invoices)
     "hrpro9/dolibarr16": ("GPL-3.0-or-later", ["GPL-3.0.txt", "NOTICE-dolibarr.txt"]),
+    # round 28 (r28py: PyPI e-invoice and invoicing packages printing their own test fixtures and examples)
+    "pypi:cfdi-pdf": ("MIT", ["MIT-cfdi-pdf.txt"]),
+    "pypi:xfep-pdf": ("Apache-2.0", ["Apache-2.0-xfep-pdf.txt"]),
+    "pypi:edf-tool": ("MIT", ["MIT-edf-tool.txt"]),
+    "pypi:openfatture": ("MIT", ["MIT-openfatture.txt"]),
 }
 
 
