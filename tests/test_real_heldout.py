@@ -492,6 +492,9 @@ LICENCE_FILES = {
     "pypi:django-xrechnung": ("BSD-3-Clause", ["BSD-3-Clause-django-xrechnung.txt"]),
     # round 27 (r27spec: business applications printing their own specimen invoices)
     "hrpro9/dolibarr16": ("GPL-3.0-or-later", ["GPL-3.0.txt", "NOTICE-dolibarr.txt"]),
+    # round 28 (r28js: invoices JavaScript widgets and Go tools print from their own example data)
+    "gristlabs/grist-widget": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "Lesterpig/invoice": ("GPL-3.0", ["GPL-3.0.txt"]),
 }
 
 
