@@ -497,6 +497,9 @@ LICENCE_FILES = {
     "pypi:xfep-pdf": ("Apache-2.0", ["Apache-2.0-xfep-pdf.txt"]),
     "pypi:edf-tool": ("MIT", ["MIT-edf-tool.txt"]),
     "pypi:openfatture": ("MIT", ["MIT-openfatture.txt"]),
+    # round 28 (r28js: invoices JavaScript widgets and Go tools print from their own example data)
+    "gristlabs/grist-widget": ("Apache-2.0", ["Apache-2.0.txt"]),
+    "Lesterpig/invoice": ("GPL-3.0", ["GPL-3.0.txt"]),
 }
 
 
