@@ -2165,7 +2165,8 @@ def test_icelandic_sums_and_an_issue_date_label():
 # qualifying words lacked (they read the first as the total, the second as the tax).
 # 86. Sums of the Nordic languages written as one word ("Nettobelopp", "Momsbelopp",
 # "Totalbelopp"), the Danish tax "in all" ("Moms i alt"), and a Turkish rate written with
-# its sign first ("KDV %20": the 20 is a rate, no amount)
+# its sign first ("KDV %20": the 20 is a rate, no amount); "Summe ohne MwSt." (its dot
+# no sentence's end)
 @pytest.mark.parametrize(
     "net, tax, gross",
     [
@@ -2182,6 +2183,7 @@ def test_icelandic_sums_and_an_issue_date_label():
         ("Nettobeløb", "Moms i alt", "Totalbeløb"),
         ("Summa utan moms", "Moms 25 %", "Summa inkl. moms"),
         ("Ara Toplam", "Hesaplanan KDV %20", "Ödenecek Tutar"),
+        ("Summe ohne MwSt.", "MwSt. 20 %", "Gesamtbetrag"),
     ],
 )
 def test_sums_labelled_in_more_languages(net, tax, gross):
