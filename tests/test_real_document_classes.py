@@ -2408,3 +2408,16 @@ def test_a_shared_sign_supports_each_of_its_currencies_weakly(code, written):
 @pytest.mark.parametrize("text", ["S/N 12345  Total 1,234.56 USD\n", "Invoice S/2024/17  Total 1,234.56 USD\n"])
 def test_a_slash_of_a_reference_is_no_currency_sign(text):
     clean(text, {"total": 1234.56, "currency": "USD"})
+
+
+# 96. A tax said to be included before the total it qualifies ("GST inclusive total",
+# "VAT incl. total", Turkish "KDV Dahil Toplam"): the total names the figure, not the tax
+@pytest.mark.parametrize("label", ["GST inclusive total", "VAT incl. total", "KDV Dahil Toplam"])
+def test_a_tax_included_before_its_total_leaves_the_figure_to_the_total(label):
+    text = f"Subtotal            100.00\nGST 10%              10.00\n{label:<20}110.00\n"
+    assert [(raw, role) for raw, role in amount_roles(text) if role] == [
+        ("100.00", "subtotal"),
+        ("10.00", "tax"),
+        ("110.00", "total"),
+    ]
+    clean(text, {"subtotal": 100.0, "tax": 10.0, "total": 110.0})

@@ -228,7 +228,11 @@ def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMent
             ):
                 including = lexicon.tax_inclusive_re.search(reach) or lexicon.tax_inclusive_after_re.search(after)
                 before_key = normalise_phrase(text[before.start : before.end])
-                if before_key in lexicon.net_labels and including:
+                if including and before.role == lexicon.tax_sum_role and label.role in lexicon.grand_roles:
+                    # "GST inclusive total 110.00", "KDV Dahil Toplam": the tax qualifies the
+                    # total after it, which names the figure
+                    kept[-1] = label
+                elif before_key in lexicon.net_labels and including:
                     # "Subtotaal incl. BTW 121,00": a figure before tax said to include
                     # the tax is a gross figure; it labels no subtotal (as "Subtotal incl.
                     # VAT" does not, where "incl. vat" is a total label of its own).
