@@ -500,6 +500,8 @@ LICENCE_FILES = {
     # round 28 (r28js: invoices JavaScript widgets and Go tools print from their own example data)
     "gristlabs/grist-widget": ("Apache-2.0", ["Apache-2.0.txt"]),
     "Lesterpig/invoice": ("GPL-3.0", ["GPL-3.0.txt"]),
+    # round 29 (r29intl: invoices in languages the set lacks, printed by packages from their own tests)
+    "pypi:zatca-tools-sdk": ("MIT", ["MIT-zatca-tools-sdk.txt", "NOTICE-zatca-tools-sdk.txt"]),
 }
 
 
