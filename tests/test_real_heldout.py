@@ -500,6 +500,8 @@ LICENCE_FILES = {
     # round 28 (r28js: invoices JavaScript widgets and Go tools print from their own example data)
     "gristlabs/grist-widget": ("Apache-2.0", ["Apache-2.0.txt"]),
     "Lesterpig/invoice": ("GPL-3.0", ["GPL-3.0.txt"]),
+    # round 29 (r29rcpt: receipts that business software renders from its own test and preview data)
+    "saleor/apps": ("BSD-3-Clause", ["BSD-3-Clause-saleor-apps.txt"]),
 }
 
 
