@@ -502,6 +502,8 @@ LICENCE_FILES = {
     "Lesterpig/invoice": ("GPL-3.0", ["GPL-3.0.txt"]),
     # round 29 (r29intl: invoices in languages the set lacks, printed by packages from their own tests)
     "pypi:zatca-tools-sdk": ("MIT", ["MIT-zatca-tools-sdk.txt", "NOTICE-zatca-tools-sdk.txt"]),
+    # round 29 (r29rcpt: receipts that business software renders from its own test and preview data)
+    "saleor/apps": ("BSD-3-Clause", ["BSD-3-Clause-saleor-apps.txt"]),
 }
 
 
