@@ -2421,3 +2421,16 @@ def test_a_tax_included_before_its_total_leaves_the_figure_to_the_total(label):
         ("110.00", "total"),
     ]
     clean(text, {"subtotal": 100.0, "tax": 10.0, "total": 110.0})
+
+
+# 97. Round 29's class. A shop's order receipt whose prices include the tax, which it does
+# not say ("Subtotal 201 / Shipping 12 / Tax 19.36 / Total 213"): the total is the gross
+# subtotal and the labelled charges to the cent, no arithmetic flag; a total that is the
+# subtotal alone, which the source does not say includes the tax, is still caught
+def test_a_gross_subtotal_and_its_charges_make_the_total():
+    text = "ORDER #1042\n\nSubtotal  201 USD\n\nShipping   12 USD\n\nTax  19.36 USD\n\nTotal  213 USD\n"
+    record = {"invoice_number": "1042", "subtotal": 201.0, "tax": 19.36, "total": 213.0, "currency": "USD"}
+    said = reasons(text, record)
+    assert [r for found in said.values() for r in found if "which the figures include" not in r] == [], said
+    assert any("the labelled shipping 12" in r for r in said["total"]), said
+    flagged(text, {**record, "total": 201.0}, "total")

@@ -500,12 +500,10 @@ def _check_equation(
                     EXTRA_CHARGE_FACTOR, f"{summary}: the difference {diff:.2f} is the labelled {at_rate}"
                 )
             return
-    if rule.spec.adjustments and _tax_included(src, diff, read, checks):
+    included = _tax_included(src, diff, read, checks) if rule.spec.adjustments else None
+    if included is not None:
         for path in _forgiven(read, blamed, checks):
-            checks[path].penalise(
-                EXTRA_CHARGE_FACTOR,
-                f"{summary}: the difference {diff:.2f} is the tax, which the source says is included",
-            )
+            checks[path].penalise(EXTRA_CHARGE_FACTOR, f"{summary}: the difference {diff:.2f} is {included}")
         return
     made_of = difference_made_of(src, diff, either_way=False) if rule.spec.adjustments else None
     if made_of is not None and (abs(diff) <= MAX_ADJUSTMENT_SHARE * abs(left) or _one_charge(src, diff)):
@@ -535,13 +533,25 @@ def _check_equation(
 HALF_UNIT = Decimal("0.50")
 
 
-def _tax_included(src: Source, diff: Decimal, read: list[str], checks: Mapping[str, FieldCheck]) -> bool:
+def _tax_included(src: Source, diff: Decimal, read: list[str], checks: Mapping[str, FieldCheck]) -> str | None:
     """Whether the difference is minus the tax the rule reads, and the source says its
     figures include the tax ("Subtotal 120.00 / IVA 20.00 / Total 120.00" under "Produto
-    com IVA incluido"): a gross subtotal, not a wrong total."""
+    com IVA incluido"): a gross subtotal, not a wrong total. Or, said or not, minus the tax
+    and plus labelled charges or discounts to the cent ("Subtotal 201 / Shipping 12 / Tax
+    19.36 / Total 213", a shop whose prices include the tax): a gross subtotal and its
+    charges; the total is then no other line's figure (the subtotal is one). What the
+    difference is, or None."""
     path = src.lexicon.tax_sum_role
     tax = checks[path].number if path in read and path in checks else None
-    return tax is not None and tax != 0 and abs(diff + tax) <= CENT and src.says_tax_included()
+    if tax is None or tax == 0:
+        return None
+    rest = diff + tax
+    if abs(rest) <= CENT:
+        return "the tax, which the source says is included" if src.says_tax_included() else None
+    made_of = difference_made_of(src, rest, either_way=False)
+    if made_of is None:
+        return None
+    return f"the tax, which the figures include, and the labelled {' + '.join(made_of)}"
 
 
 def _in_whole_units(right: Any, path_of: Any, checks: Mapping[str, FieldCheck]) -> bool:
