@@ -6,6 +6,7 @@ invoice_date`, ...), each item's rule on that item's fields alone."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
@@ -119,14 +120,10 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
         if mine_cents is None or _outranked(src, check, name, mine_cents, currency):
             continue
         candidates = _conflict_candidates(src, name)
-        mine = [ai for ai in candidates if to_cents(abs(src.amounts[ai].value)) == mine_cents]
+        own = _own_figures(src, candidates, mine_cents, currency)
+        mine, with_cents, my_pages, my_currencies = own.figures, own.with_cents, own.pages, own.currencies
         if not mine:
             continue
-        with_cents = any(CENTS_RE.search(src.amounts[ai].raw) for ai in mine)
-        my_pages = {src.page_of(src.amounts[ai].start) for ai in mine}
-        my_currencies = frozenset().union(*(src.context(ai).currencies for ai in mine))
-        if not my_currencies and isinstance(currency, str):
-            my_currencies = frozenset({currency.strip().upper()})
         # a figure a grand total label names has no rival in a lesser one only a plain
         # total label names: a line's, a section's, what is left to pay (see _outranked)
         mine_grand = any(src.labels[src.role_label[ai]].grand for ai in mine)
@@ -157,22 +154,18 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
         part_cents = [c for _, c in parts]
         if not parts or _a_sum_of_some(mine_cents, part_cents):
             continue  # its parts: tax per rate, subtotals per page
-        # its parts with their signs: a sale's tax and a return's ("7.00", "-2.00"), each
-        # counted once or as often as it stands (a document printed twice restates them)
-        rivals = [src.amounts[ai].value for ai in candidates if to_cents(abs(src.amounts[ai].value)) != mine_cents]
-        if len(rivals) > 1 and any(
-            abs(total - check.number) <= CENT for total in (sum(rivals), sum(dict.fromkeys(rivals)))
+        # its parts with their signs: a sale's tax and a return's ("7.00", "-2.00")
+        rivals = _signed_figures(src, candidates, mine_cents)
+        mine_signed = to_cents(check.number)
+        if (
+            len(rivals) > 1
+            and mine_signed is not None
+            and any(abs(total - mine_signed) <= CENT for total in _counted_sums(rivals))
         ):
             continue
         # its parts before tax, the tax completing their sum: each line's or each rate's net,
-        # an exempt category's maybe negative ("1.460,50", "1,00", "-25,00"), each figure
-        # counted once or as often as it stands (a document printed twice restates them)
-        signed = [
-            to_cents(src.amounts[ai].value) or Decimal(0)
-            for ai in _conflict_candidates(src, name, bases=True)
-            if to_cents(abs(src.amounts[ai].value)) != mine_cents
-        ]
-        signed_sums = {sum(signed, Decimal(0)), sum(dict.fromkeys(signed), Decimal(0))}
+        # an exempt category's maybe negative ("1.460,50", "1,00", "-25,00")
+        signed_sums = _counted_sums(_signed_figures(src, _conflict_candidates(src, name, bases=True), mine_cents))
         if any(
             c is not None
             and 0 < c < mine_cents
@@ -205,6 +198,45 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
             )
 
 
+@dataclass(frozen=True)
+class _Own:
+    """The figures among a role's candidates worth the record's value, the pages they are
+    on, whether one is written with cents, and their currencies (else the record's)."""
+
+    figures: list[int]
+    pages: set[int]
+    with_cents: bool
+    currencies: frozenset[str]
+
+
+def _own_figures(src: Source, candidates: list[int], mine_cents: Decimal, currency: Any = None) -> _Own:
+    figures = [ai for ai in candidates if to_cents(abs(src.amounts[ai].value)) == mine_cents]
+    currencies = frozenset().union(*(src.context(ai).currencies for ai in figures))
+    if not currencies and isinstance(currency, str):
+        currencies = frozenset({currency.strip().upper()})
+    return _Own(
+        figures,
+        {src.page_of(src.amounts[ai].start) for ai in figures},
+        any(CENTS_RE.search(src.amounts[ai].raw) for ai in figures),
+        currencies,
+    )
+
+
+def _signed_figures(src: Source, candidates: list[int], mine_cents: Decimal) -> list[Decimal]:
+    """The candidates' figures not worth `mine_cents`, in cents, with their signs."""
+    return [
+        to_cents(src.amounts[ai].value) or Decimal(0)
+        for ai in candidates
+        if to_cents(abs(src.amounts[ai].value)) != mine_cents
+    ]
+
+
+def _counted_sums(figures: list[Decimal]) -> set[Decimal]:
+    """Their sum, each figure counted as often as it stands or once (a document printed
+    twice restates them)."""
+    return {sum(figures, Decimal(0)), sum(dict.fromkeys(figures), Decimal(0))}
+
+
 def _sums_agree(src: Source, checks: Mapping[str, FieldCheck]) -> dict[str, Decimal]:
     """The subtotal's, the tax's and the total's roles with their values in cents, when the
     record's three are each verified under their own labels and subtotal + tax = total;
@@ -230,15 +262,13 @@ def _greater_under_its_label(src: Source, role: str, mine_cents: Decimal, sums: 
     """A figure of the page of `role`'s own, written as it is (with cents or without),
     that a label of `role` names with a greater value, worth none of `sums`."""
     candidates = _conflict_candidates(src, role)
-    mine = [ai for ai in candidates if to_cents(abs(src.amounts[ai].value)) == mine_cents]
-    pages = {src.page_of(src.amounts[ai].start) for ai in mine}
-    with_cents = any(CENTS_RE.search(src.amounts[ai].raw) for ai in mine)
+    own = _own_figures(src, candidates, mine_cents)
     return any(
         (cents := to_cents(abs(src.amounts[ai].value))) is not None
         and cents > mine_cents
         and cents not in sums
-        and src.page_of(src.amounts[ai].start) in pages
-        and (not with_cents or CENTS_RE.search(src.amounts[ai].raw) is not None)
+        and src.page_of(src.amounts[ai].start) in own.pages
+        and (not own.with_cents or CENTS_RE.search(src.amounts[ai].raw) is not None)
         for ai in candidates
     )
 
@@ -253,14 +283,10 @@ def _outranked(src: Source, check: FieldCheck, role: str, mine_cents: Decimal, c
     if not _has_grand_labels(src, role):
         return False  # not a total's role: none of its labels can be grand
     headed = _conflict_candidates(src, role, headed=True)
-    mine = [ai for ai in headed if to_cents(abs(src.amounts[ai].value)) == mine_cents]
+    own = _own_figures(src, headed, mine_cents, currency)
+    mine, with_cents, my_pages, my_currencies = own.figures, own.with_cents, own.pages, own.currencies
     if not mine:
         return False
-    my_pages = {src.page_of(src.amounts[ai].start) for ai in mine}
-    with_cents = any(CENTS_RE.search(src.amounts[ai].raw) for ai in mine)
-    my_currencies = frozenset().union(*(src.context(ai).currencies for ai in mine))
-    if not my_currencies and isinstance(currency, str):
-        my_currencies = frozenset({currency.strip().upper()})
     # what completes a sum before tax: a figure another role's label names (the tax), not
     # the net's (the same figure again under "Subtotal") and no labelled payment
     completing = _completing(src, role) - {mine_cents}

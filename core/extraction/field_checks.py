@@ -193,10 +193,7 @@ def check_phone(src: Source, leaf: Leaf) -> FieldCheck:
         check.penalise(INVALID_FORMAT_FACTOR, f"'{short(value)}' is not a phone number")
         return check
     return _grounded(
-        check,
-        src,
-        formats.find_phone_spans(src.text, value.translate(ASCII_DIGITS)),
-        f"phone {short(value)} not found in the source",
+        check, src, formats.find_phone_spans(src.text, value), f"phone {short(value)} not found in the source"
     )
 
 

@@ -235,10 +235,7 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
     )
     adjustment_kind = _kinds(_section(data, "adjustments", "phrases"), "adjustments.phrases", ADJUSTMENT_KINDS)
     inclusion = _strings(_section(data, "qualifying_words", "words"), "qualifying_words")
-    exclusion = _strings(_section(data, "qualifying_words", "excluding"), "qualifying_words.excluding")
-    stray = [word for word in exclusion if word not in inclusion]
-    if stray:
-        raise LexiconError(f"qualifying_words.excluding: {stray[0]!r} is not one of its words")
+    exclusion = _qualifying_subset(data, "qualifying_words", "excluding", inclusion)
     partial = _words(_section(data, "partial_figure_words", "words"), "partial_figure_words")
     pages = _words(_section(data, "page_words", "words"), "page_words")
     rate_base = _words(_section(data, "rate_base_words", "words"), "rate_base_words")
@@ -298,12 +295,17 @@ def _tax_included_net_labels(
 ) -> tuple[frozenset[str], tuple[str, ...]]:
     """(the phrases of the net label sets, the qualifying words that include the tax)."""
     net_labels = _set_phrases(data, "tax_included_net_labels")
-    words = _strings(_section(data, "tax_included_net_labels", "words"), "tax_included_net_labels.words")
-    # Each must be a qualifying word: only a label a qualifying word drops is read here.
+    return net_labels, _qualifying_subset(data, "tax_included_net_labels", "words", inclusion)
+
+
+def _qualifying_subset(data: Mapping[str, Any], section: str, key: str, inclusion: tuple[str, ...]) -> tuple[str, ...]:
+    """`section.key`'s words, each of which must be a qualifying word: only a label a
+    qualifying word drops is read by what they say (the tax included or left out)."""
+    words = _strings(_section(data, section, key), f"{section}.{key}")
     stray = [word for word in words if word not in inclusion]
     if stray:
-        raise LexiconError(f"tax_included_net_labels.words: {stray[0]!r} is not one of the qualifying_words")
-    return net_labels, words
+        raise LexiconError(f"{section}.{key}: {stray[0]!r} is not one of the qualifying_words")
+    return words
 
 
 def _set_phrases(data: Mapping[str, Any], section: str) -> frozenset[str]:
