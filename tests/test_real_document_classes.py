@@ -2276,10 +2276,22 @@ def test_till_slip_totals_and_taxes_of_more_languages(total, cash, change, tax):
 # 90. Dates as more languages write them: the Danish March ("5. marts 2024"), Greek in
 # capitals without accents ("5 ΜΑΡΤΙΟΥ 2024"), a Japanese era year ("令和6年3月5日",
 # Reiwa 6 being 2024) and a Thai date in the Buddhist era ("5 มีนาคม 2567", 543 years
-# ahead); each names the date, and a shifted date is still caught
+# ahead), Lithuanian and Latvian year-first dates ("2024 m. kovo 5 d.", "2024. gada 5.
+# martā") and a Maltese one ("5 ta' Marzu 2024"); each names the date, and a shifted date
+# is still caught
 @pytest.mark.parametrize(
     "written",
-    ["5. marts 2024", "5 ΜΑΡΤΙΟΥ 2024", "令和6年3月5日", "5 มีนาคม 2567", "5 มี.ค. พ.ศ. 2567"],
+    [
+        "5. marts 2024",
+        "5 ΜΑΡΤΙΟΥ 2024",
+        "令和6年3月5日",
+        "5 มีนาคม 2567",
+        "5 มี.ค. พ.ศ. 2567",
+        "2024 m. kovo 5 d.",
+        "2024 m. kovo mėn. 5 d.",
+        "2024. gada 5. martā",
+        "5 ta' Marzu 2024",
+    ],
 )
 def test_dates_of_more_writings(written):
     assert [m.dates for m in find_date_mentions(f"Dato: {written}\n")] == [frozenset({date(2024, 3, 5)})]
@@ -2457,3 +2469,23 @@ def test_a_greater_figure_worth_one_of_the_sums_does_not_contest_them():
     # worth none of them, the greater figure contests the sums, and the lesser is a rival
     contested = text.replace("VAT base                 1,000.00", "VAT base                 1,100.00")
     flagged(contested, {"subtotal": 1000.0, "tax": 200.0, "total": 1200.0}, "tax", "conflicting tax")
+
+
+# 99. A total of the tax said to include it ("Total IVA incluido", "Totale IVA inclusa",
+# "Total TVA incluse", "Toplam KDV Dahil") is the document's total, not the tax's sum,
+# while "Total VAT" alone still names the tax
+@pytest.mark.parametrize(
+    "label",
+    ["Total VAT included", "Total IVA incluido", "Totale IVA inclusa", "Total TVA incluse", "Toplam KDV Dahil"],
+)
+def test_a_total_of_the_tax_said_to_include_it_is_the_total(label):
+    text = f"Subtotal            1,000.00\nVAT 20%               200.00\n{label:<20}1,200.00\n"
+    assert [(raw, role) for raw, role in amount_roles(text) if role] == [
+        ("1,000.00", "subtotal"),
+        ("200.00", "tax"),
+        ("1,200.00", "total"),
+    ]
+    clean(text, {"subtotal": 1000.0, "tax": 200.0, "total": 1200.0})
+    flagged(text, {"subtotal": 1000.0, "tax": 200.0, "total": 1000.0}, "total")
+    plain = "Subtotal            1,000.00\nTotal VAT             200.00\nTotal               1,200.00\n"
+    assert [role for _, role in amount_roles(plain)] == ["subtotal", "tax", "total"]

@@ -130,6 +130,21 @@ _add(12, "disember")
 for _month in range(1, 13):
     for _name in [n for n, m in MONTHS.items() if m == _month and any("\u0370" <= c <= "\u03ff" for c in n)]:
         _add(_month, "".join(c for c in unicodedata.normalize("NFD", _name) if not unicodedata.combining(c)))
+# Lithuanian (nominative and genitive: "2024 m. kovo 5 d."), Latvian (nominative, genitive
+# and locative: "2024. gada 5. martā") and Maltese. Latvian "marta" and "maija" are also
+# given names: like every month name, they make a date only between a day and a year.
+_add(1, "sausis", "sausio", "janvāris", "janvāra", "janvārī", "jannar")
+_add(2, "vasaris", "vasario", "februāris", "februāra", "februārī", "frar")
+_add(3, "kovas", "kovo", "marta", "martā", "marzu")
+_add(4, "balandis", "balandžio", "aprīlis", "aprīļa", "aprīlī")
+_add(5, "gegužė", "gegužės", "maijs", "maija", "maijā", "mejju")
+_add(6, "birželis", "birželio", "jūnijs", "jūnija", "jūnijā", "ġunju", "gunju")
+_add(7, "liepa", "liepos", "jūlijs", "jūlija", "jūlijā", "lulju")
+_add(8, "rugpjūtis", "rugpjūčio", "augusts", "augustā", "awwissu")
+_add(9, "rugsėjis", "rugsėjo", "septembris", "septembrī", "settembru")
+_add(10, "spalis", "spalio", "oktobris", "oktobra", "oktobrī", "ottubru")
+_add(11, "lapkritis", "lapkričio", "novembris", "novembrī", "novembru")
+_add(12, "gruodis", "gruodžio", "decembris", "decembrī", "diċembru", "dicembru")
 # Turkish written in capitals ("ŞUBAT", "KASIM") casefolds to dotless forms
 _add(2, "subat")
 _add(5, "mayis")
@@ -146,9 +161,10 @@ _MON = rf"(?<![^\W\d_])(?P<mon>{_MONTH_ALT})(?![^\W\d_])\.?"
 _GAP = r"[ \t\u00a0\u202f,./\-]{0,4}"
 _ORD = r"(?:st|nd|rd|th|er|º|°)?"
 
-# 28 February 2026, 28th Feb 2026, 28. Februar 2026, 28-Feb-2026, 1er mars 2026, 28 de febrero de 2026
+# 28 February 2026, 28th Feb 2026, 28. Februar 2026, 28-Feb-2026, 1er mars 2026, 28 de febrero de 2026,
+# 28 ta' Frar 2026 (Maltese)
 _DMY_NAMED = re.compile(
-    rf"(?<![0-9])(?P<d>[0-9]{{1,2}}){_ORD}{_GAP}(?:(?:of|de)[ \t]{{1,3}})?{_MON}{_GAP}"
+    rf"(?<![0-9])(?P<d>[0-9]{{1,2}}){_ORD}{_GAP}(?:(?:of|de|ta['’])[ \t]{{1,3}})?{_MON}{_GAP}"
     rf"(?:(?:de|del)[ \t]{{1,3}})?(?P<y>[0-9]{{4}}|'?[0-9]{{2}})(?![0-9])",
     re.IGNORECASE,
 )
@@ -179,9 +195,16 @@ _SPACED_YMD = re.compile(
     r"(?<![0-9.,/\-])(?P<y>[0-9]{4})\.[ \t\u00a0]{1,2}(?P<m>[0-9]{1,2})\.[ \t\u00a0]{1,2}(?P<d>[0-9]{1,2})\.(?![0-9])"
 )
 
-# 2025. szeptember 18. (Hungarian: the year's dot is written, so "2025 may 3" is no date)
+# 2025. szeptember 18. (Hungarian), 2025 m. rugsėjo 18 d. (Lithuanian): the year's dot or
+# "m." is written, so "2025 may 3" is no date
 _YMD_NAMED = re.compile(
-    rf"(?<![0-9])(?P<y>[0-9]{{4}})\.[ \t\u00a0]{{1,2}}{_MON}[ \t\u00a0]{{1,2}}(?P<d>[0-9]{{1,2}})(?![0-9])\.?",
+    rf"(?<![0-9])(?P<y>[0-9]{{4}})(?:\.|[ \t\u00a0]m\.)[ \t\u00a0]{{1,2}}{_MON}(?:[ \t\u00a0]mėn\.)?"
+    rf"[ \t\u00a0]{{1,2}}(?P<d>[0-9]{{1,2}})(?![0-9])(?:\.|[ \t\u00a0]d\.)?",
+    re.IGNORECASE,
+)
+# 2025. gada 18. septembrī (Latvian: the year, "gada", then the day and the month)
+_YEAR_GADA_DMY = re.compile(
+    rf"(?<![0-9])(?P<y>[0-9]{{4}})\.?[ \t\u00a0]{{1,2}}gada[ \t\u00a0]{{1,2}}(?P<d>[0-9]{{1,2}})\.[ \t\u00a0]{{1,2}}{_MON}",
     re.IGNORECASE,
 )
 _YEAR_BEFORE = re.compile(r"(?<![0-9])[0-9]{4}")
@@ -349,7 +372,11 @@ def find_date_mentions(text: str) -> list[DateMention]:
         if named is not None:
             add(named, _named_dates(named))
         # a year ("2025. szeptember 18.") or a day ("18. září 2025") written before the month
-        for before, pattern, reach in ((_YEAR_BEFORE, _YMD_NAMED, 8), (_DAY_BEFORE, _DMY_NAMED, 14)):
+        for before, pattern, reach in (
+            (_YEAR_BEFORE, _YMD_NAMED, 8),
+            (_DAY_BEFORE, _DMY_NAMED, 14),
+            (_YEAR_BEFORE, _YEAR_GADA_DMY, 18),
+        ):
             for number in before.finditer(text, max(0, ws - reach), ws):
                 named = pattern.match(text, number.start())
                 if named is not None and named.start("mon") == ws:

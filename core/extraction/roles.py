@@ -150,8 +150,24 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
             role = lexicon.tax_sum_role  # "VALOR TOTAL DO IPI": the tax's sum
         elif key in lexicon.grand_qualified_labels and lexicon.grand_after_re.match(text, m.end()):
             grand = True
+        elif role == lexicon.tax_sum_role and lexicon.tax_inclusive_after_re.match(
+            text[m.end() : m.end() + QUALIFIER_REACH]
+        ):
+            total_role = _total_word_role(key, lexicon)
+            if total_role is not None:
+                # "Total IVA incluido 1.210,00", "Toplam KDV Dahil": a total of the tax
+                # said to include it is the document's total, not the tax's sum
+                role, grand = total_role, True
         labels.append(Label(m.start(), m.end(), role, key.startswith(lexicon.trailing_label_prefixes), grand))
     return labels
+
+
+def _total_word_role(key: str, lexicon: Lexicon) -> str | None:
+    """The grand total's role when the label `key` starts with a word that is a total
+    label of its own ("total iva", "toplam kdv"), else None."""
+    first = key.split(" ", 1)[0]
+    role = lexicon.role_of_label.get(first)
+    return role if first != key and role in lexicon.grand_roles else None
 
 
 def _unit_price_line(text: str, line_start: int, lexicon: Lexicon) -> bool:
