@@ -504,6 +504,8 @@ LICENCE_FILES = {
     "pypi:zatca-tools-sdk": ("MIT", ["MIT-zatca-tools-sdk.txt", "NOTICE-zatca-tools-sdk.txt"]),
     # round 29 (r29rcpt: receipts that business software renders from its own test and preview data)
     "saleor/apps": ("BSD-3-Clause", ["BSD-3-Clause-saleor-apps.txt"]),
+    # round 30 (r30pos: receipts that point-of-sale and receipt-printing software renders from its own example data)
+    "receipt-print-hq/escpos-tools": ("MIT", ["MIT-escpos-tools.txt"]),
 }
 
 
