@@ -504,6 +504,8 @@ LICENCE_FILES = {
     "pypi:zatca-tools-sdk": ("MIT", ["MIT-zatca-tools-sdk.txt", "NOTICE-zatca-tools-sdk.txt"]),
     # round 29 (r29rcpt: receipts that business software renders from its own test and preview data)
     "saleor/apps": ("BSD-3-Clause", ["BSD-3-Clause-saleor-apps.txt"]),
+    # round 30 (r30einv: e-invoice example XML printed with a viewer new to the set)
+    "alvarobp/facturae_print": ("MIT", ["MIT-facturae-print.txt"]),
 }
 
 
