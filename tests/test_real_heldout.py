@@ -504,6 +504,8 @@ LICENCE_FILES = {
     "pypi:zatca-tools-sdk": ("MIT", ["MIT-zatca-tools-sdk.txt", "NOTICE-zatca-tools-sdk.txt"]),
     # round 29 (r29rcpt: receipts that business software renders from its own test and preview data)
     "saleor/apps": ("BSD-3-Clause", ["BSD-3-Clause-saleor-apps.txt"]),
+    # round 30 (r30erp: invoices and receipts ERP and billing applications print from their own demo data)
+    "FrontAccountingERP/FA": ("GPL-3.0-or-later", ["GPL-3.0-or-later-FrontAccounting.txt"]),
 }
 
 
