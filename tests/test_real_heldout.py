@@ -506,6 +506,7 @@ LICENCE_FILES = {
     "saleor/apps": ("BSD-3-Clause", ["BSD-3-Clause-saleor-apps.txt"]),
     # round 30 (r30erp: invoices and receipts ERP and billing applications print from their own demo data)
     "FrontAccountingERP/FA": ("GPL-3.0-or-later", ["GPL-3.0-or-later-FrontAccounting.txt"]),
+    "fearless359/simpleinvoices": ("GPL-3.0", ["GPL-3.0.txt"]),
 }
 
 
