@@ -509,6 +509,9 @@ LICENCE_FILES = {
     # round 30 (r30einv: e-invoice example XML printed with a viewer new to the set)
     "alvarobp/facturae_print": ("MIT", ["MIT-facturae-print.txt"]),
     "invopop/gobl.fatturapa": ("Apache-2.0", ["Apache-2.0-gobl.fatturapa.txt", "BSD-3-Clause-fe-stl.txt"]),
+    # round 30 (r30erp: invoices and receipts ERP and billing applications print from their own demo data)
+    "FrontAccountingERP/FA": ("GPL-3.0-or-later", ["GPL-3.0-or-later-FrontAccounting.txt"]),
+    "fearless359/simpleinvoices": ("GPL-3.0", ["GPL-3.0.txt"]),
 }
 
 
