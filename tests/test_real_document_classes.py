@@ -2489,3 +2489,23 @@ def test_a_total_of_the_tax_said_to_include_it_is_the_total(label):
     flagged(text, {"subtotal": 1000.0, "tax": 200.0, "total": 1000.0}, "total")
     plain = "Subtotal            1,000.00\nTotal VAT             200.00\nTotal               1,200.00\n"
     assert [role for _, role in amount_roles(plain)] == ["subtotal", "tax", "total"]
+
+
+# 100. Round 30's class. A tax word said to be what a figure is subject to ("Amount subject
+# to VAT", "non soggette ad IVA", "sujeto a IVA", "soumis à TVA") names a base, or no tax at
+# all, not the tax: the figure under it is no rival to the tax printed elsewhere; and a
+# number written with a leading zero ("00000 Berlin", a code) is no amount, so a tax of
+# zero grounds in its printed "0.00"
+@pytest.mark.parametrize(
+    "phrase", ["Amount subject to VAT", "Importo non soggetto ad IVA", "Importe sujeto a IVA", "Montant soumis à TVA"]
+)
+def test_a_figure_subject_to_the_tax_is_not_the_tax(phrase):
+    text = f"ACME Ltd\n{phrase:<30}1,000.00\nVAT 20%                        200.00\nTotal                        1,200.00\n"
+    assert [(raw, role) for raw, role in amount_roles(text) if role] == [("200.00", "tax"), ("1,200.00", "total")]
+    clean(text, {"tax": 200.0, "total": 1200.0})
+
+
+def test_a_number_with_a_leading_zero_is_no_amount():
+    text = "Acme GmbH\n00000 Berlin\nSubtotal   2300.00\nVAT 0%        0.00\nTotal      2300.00\n"
+    assert [raw for raw, _ in amount_roles(text)] == ["2300.00", "0.00", "2300.00"]
+    assert reasons(text, {"subtotal": 2300.0, "tax": 0.0, "total": 2300.0})["tax"] == []

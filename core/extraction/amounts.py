@@ -385,6 +385,8 @@ def find_amounts(text: str, *, date_mentions: list[DateMention] | None = None) -
         num = m.group("num")
         if len(num) > _MAX_TOKEN:
             continue
+        if len(num) > 1 and num[0] == "0" and num.isdigit():
+            continue  # "00000 Berlin", "0123": a code's or a postal number's leading zero, no amount
         s, e = m.start(), m.end()
         if not _keep(text, s, e):
             continue
