@@ -2509,3 +2509,46 @@ def test_a_number_with_a_leading_zero_is_no_amount():
     text = "Acme GmbH\n00000 Berlin\nSubtotal   2300.00\nVAT 0%        0.00\nTotal      2300.00\n"
     assert [raw for raw, _ in amount_roles(text)] == ["2300.00", "0.00", "2300.00"]
     assert reasons(text, {"subtotal": 2300.0, "tax": 0.0, "total": 2300.0})["tax"] == []
+
+
+# 101. A tax printed only as its parts, each under its own label: India's CGST and SGST,
+# Canada's GST and PST or Quebec's TPS and TVQ, Japan's 10 % and 8 % consumption taxes.
+# The record's tax, their sum, is not printed, but it is grounded by the parts (shown as its
+# spans); a tax the same label and rate restate twice makes no sum, and a sum the parts do
+# not make is still not found
+@pytest.mark.parametrize(
+    "lines, tax",
+    [
+        (("CGST 9%         900.00", "SGST 9%         900.00"), 1800.0),
+        (("GST 5%           25.00", "PST 7%           35.00"), 60.0),
+        (("TPS 5 %          25,00", "TVQ 9,975 %      49,88"), 74.88),
+        (("消費税(10%)       800円", "消費税(8%)        160円"), 960.0),
+    ],
+)
+def test_a_tax_printed_only_as_its_parts_is_their_sum(lines, tax):
+    text = "Invoice 17\nSubtotal     10,000.00\n" + "\n".join(lines) + "\n"
+    said = reasons(text, {"tax": tax})["tax"]
+    assert said and all("the sum of the figures labelled" in r for r in said), said
+    assert factors(text, {"tax": tax})["tax"] == F.NO_ROLE_LABEL_FACTOR
+    flagged(text, {"tax": tax + 1}, "tax", "not found in the source")
+
+
+def test_a_tax_restated_under_the_same_label_and_rate_is_no_sum():
+    text = "Invoice 17\nSubtotal   1,000.00\nVAT 20%      200.00\n\nSummary\nVAT 20%      200.00\nTotal      1,200.00\n"
+    flagged(text, {"tax": 400.0}, "tax", "not found in the source")
+
+
+# 102. A rounding line as more languages write it ("Round off", India's invoices; "Redondeo",
+# "Arrotondamento", "Afronding", "Zaokrąglenie", "Kerekítés", "端数調整") is a labelled
+# adjustment that makes up the total's difference; an unlabelled difference is still flagged
+@pytest.mark.parametrize(
+    "word",
+    ["Round off", "Rounding off", "Redondeo", "Arrotondamento", "Afronding", "Zaokrąglenie", "Kerekítés", "端数調整"],
+)
+def test_a_rounding_line_of_more_languages_makes_up_the_total(word):
+    text = f"Invoice 17\nSubtotal     1,000.00\nVAT 20%        200.00\n{word}     0.40\nTotal        1,200.40\n"
+    record = {"subtotal": 1000.0, "tax": 200.0, "total": 1200.4}
+    assert all(f >= 0.7 for f in factors(text, record).values()), reasons(text, record)
+    assert any(word.casefold() in r for r in reasons(text, record)["total"])
+    unlabelled = text.replace(f"{word}     0.40\n", "")
+    flagged(unlabelled, record, "total", "beyond rounding")

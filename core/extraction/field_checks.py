@@ -219,6 +219,37 @@ def _zero_rate_labelled(src: Source, role: str) -> bool:
     return False
 
 
+_RATE_RE = re.compile(r"[0-9]{1,2}(?:[.,][0-9]{1,3})?[ \t]*%")
+
+
+def _distinct_tax_parts(src: Source, role: str) -> list[int]:
+    """The money figures that labels of the tax's role name on their own lines (no
+    rate's base, no page's part), when no two share their label and rate: the parts of a
+    tax printed per kind or per rate. Empty for any other role, or when two figures share a
+    label and rate (the same tax restated, whose sum is no tax of the document)."""
+    if role != src.lexicon.tax_sum_role:
+        return []
+    parts: list[int] = []
+    kinds: set[tuple[str, str]] = set()
+    for i, amount in enumerate(src.amounts):
+        own = src.assignment.role_label[i]
+        if src.roles[i] != role or own < 0:
+            continue
+        if not CENTS_RE.search(amount.raw) and not src.context(i).currencies:
+            continue  # a count or a rate under the label, unless written as money ("800円")
+        context = src.context(i)
+        if context.rate_base or context.partial:
+            continue
+        label = src.assignment.labels[own]
+        rate = _RATE_RE.search(src.text, label.end, amount.start)
+        kind = (normalise_phrase(src.text[label.start : label.end]), rate.group().replace(" ", "") if rate else "")
+        if kind in kinds:
+            return []
+        kinds.add(kind)
+        parts.append(i)
+    return parts
+
+
 def check_amount(src: Source, leaf: Leaf) -> FieldCheck:
     """Money: found to the cent in any written form, and, for a labelled field, found
     where the document's labels give it this field's role."""
@@ -245,6 +276,17 @@ def check_amount(src: Source, leaf: Leaf) -> FieldCheck:
         ]
         if not found and d == 0 and not unlabelled and _zero_rate_labelled(src, leaf.path):
             check.verified = True  # "Tax: 0.00%": a zero tax, printed as its rate
+            return check
+        tax_parts = _distinct_tax_parts(src, leaf.path) if not found and not unlabelled and cents is not None else []
+        if len(tax_parts) >= 2 and sum((src.amounts[i].value for i in tax_parts), Decimal(0)) == cents:
+            # "CGST 9% 900.00 / SGST 9% 900.00", "GST 25.00 / PST 35.00": a tax printed
+            # only as its parts, each under its own label, which the value adds up to
+            check.spans = spans_in(src.text, [(src.amounts[i].start, src.amounts[i].end) for i in tax_parts])
+            check.penalise(
+                NO_ROLE_LABEL_FACTOR,
+                f"{as_given(value)} is not printed; it is the sum of the figures labelled "
+                f"{', '.join(src.amounts[i].raw for i in tax_parts[:4])}",
+            )
             return check
         if not found:
             check.penalise(UNGROUNDED_FACTOR, f"{as_given(value)} not found in the source")
