@@ -506,6 +506,8 @@ LICENCE_FILES = {
     "saleor/apps": ("BSD-3-Clause", ["BSD-3-Clause-saleor-apps.txt"]),
     # round 30 (r30pos: receipts that point-of-sale and receipt-printing software renders from its own example data)
     "receipt-print-hq/escpos-tools": ("MIT", ["MIT-escpos-tools.txt"]),
+    "karabaja4/racuni": ("MIT", ["MIT-racuni.txt"]),
+    "pypt/shaibos": ("LGPL-2.1", ["LGPL-2.1-shaibos.txt"]),
     # round 30 (r30einv: e-invoice example XML printed with a viewer new to the set)
     "alvarobp/facturae_print": ("MIT", ["MIT-facturae-print.txt"]),
     "invopop/gobl.fatturapa": ("Apache-2.0", ["Apache-2.0-gobl.fatturapa.txt", "BSD-3-Clause-fe-stl.txt"]),
