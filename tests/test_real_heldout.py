@@ -514,6 +514,8 @@ LICENCE_FILES = {
     # round 30 (r30erp: invoices and receipts ERP and billing applications print from their own demo data)
     "FrontAccountingERP/FA": ("GPL-3.0-or-later", ["GPL-3.0-or-later-FrontAccounting.txt"]),
     "fearless359/simpleinvoices": ("GPL-3.0", ["GPL-3.0.txt"]),
+    # round 31 (r31shop: invoices that e-commerce and billing software renders from its own test data)
+    "flexprice/flexprice": ("AGPL-3.0", ["AGPL-3.0-flexprice.txt"]),
 }
 
 
