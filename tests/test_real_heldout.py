@@ -512,6 +512,8 @@ LICENCE_FILES = {
     # round 30 (r30erp: invoices and receipts ERP and billing applications print from their own demo data)
     "FrontAccountingERP/FA": ("GPL-3.0-or-later", ["GPL-3.0-or-later-FrontAccounting.txt"]),
     "fearless359/simpleinvoices": ("GPL-3.0", ["GPL-3.0.txt"]),
+    # round 31 (r31acct: invoices that accounting applications print from their own demo data)
+    "pypi:lino-book": ("AGPL-3.0-only", ["AGPL-3.0.txt", "NOTICE-lino-book.txt"]),
 }
 
 
