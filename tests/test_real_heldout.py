@@ -516,6 +516,8 @@ LICENCE_FILES = {
     "fearless359/simpleinvoices": ("GPL-3.0", ["GPL-3.0.txt"]),
     # round 31 (r31shop: invoices that e-commerce and billing software renders from its own test data)
     "flexprice/flexprice": ("AGPL-3.0", ["AGPL-3.0-flexprice.txt"]),
+    # round 31 (r31acct: invoices that accounting applications print from their own demo data)
+    "pypi:lino-book": ("AGPL-3.0-only", ["AGPL-3.0.txt", "NOTICE-lino-book.txt"]),
 }
 
 
