@@ -506,14 +506,15 @@ LICENCE_FILES = {
     "saleor/apps": ("BSD-3-Clause", ["BSD-3-Clause-saleor-apps.txt"]),
     # round 30 (r30pos: receipts that point-of-sale and receipt-printing software renders from its own example data)
     "receipt-print-hq/escpos-tools": ("MIT", ["MIT-escpos-tools.txt"]),
-    "karabaja4/racuni": ("MIT", ["MIT-racuni.txt"]),
-    "pypt/shaibos": ("LGPL-2.1", ["LGPL-2.1-shaibos.txt"]),
     # round 30 (r30einv: e-invoice example XML printed with a viewer new to the set)
     "alvarobp/facturae_print": ("MIT", ["MIT-facturae-print.txt"]),
     "invopop/gobl.fatturapa": ("Apache-2.0", ["Apache-2.0-gobl.fatturapa.txt", "BSD-3-Clause-fe-stl.txt"]),
     # round 30 (r30erp: invoices and receipts ERP and billing applications print from their own demo data)
     "FrontAccountingERP/FA": ("GPL-3.0-or-later", ["GPL-3.0-or-later-FrontAccounting.txt"]),
     "fearless359/simpleinvoices": ("GPL-3.0", ["GPL-3.0.txt"]),
+    # round 31 (r31lang: invoices in languages the set lacked: Croatian, Lithuanian)
+    "karabaja4/racuni": ("MIT", ["MIT-racuni.txt"]),
+    "pypt/shaibos": ("LGPL-2.1", ["LGPL-2.1-shaibos.txt"]),
     # round 31 (r31shop: invoices that e-commerce and billing software renders from its own test data)
     "flexprice/flexprice": ("AGPL-3.0", ["AGPL-3.0-flexprice.txt"]),
     # round 31 (r31acct: invoices that accounting applications print from their own demo data)
