@@ -2552,3 +2552,20 @@ def test_a_rounding_line_of_more_languages_makes_up_the_total(word):
     assert any(word.casefold() in r for r in reasons(text, record)["total"])
     unlabelled = text.replace(f"{word}     0.40\n", "")
     flagged(unlabelled, record, "total", "beyond rounding")
+
+
+# 103. Round 31's class (a missed corruption). A total restated in another currency ("TOTAL
+# EUR: 557,67 €" over "TOTAL DUE: 600,00 USD") is no total of a USD record: taken as the
+# total, it is flagged as written in another currency than the record's; the total in the
+# record's currency passes, and so does the EUR figure in a EUR record
+def test_a_total_restated_in_another_currency_is_not_the_records():
+    text = (
+        "INVOICE VVP001\n"
+        "1  Software development  hour  6  100,00 USD  600,00 USD\n"
+        "                          TOTAL EUR:     557,67 €\n"
+        "                          (1 EUR = 1.07590 USD)\n"
+        "                          TOTAL DUE:     600,00 USD\n"
+    )
+    clean(text, {"invoice_number": "VVP001", "total": 600.0, "currency": "USD"})
+    flagged(text, {"invoice_number": "VVP001", "total": 557.67, "currency": "USD"}, "total", "not in the record's USD")
+    clean(text, {"invoice_number": "VVP001", "total": 557.67, "currency": "EUR"})

@@ -120,6 +120,8 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
         if mine_cents is None or _outranked(src, check, name, mine_cents, currency):
             continue
         candidates = _conflict_candidates(src, name)
+        if _in_another_currency(src, check, name, candidates, mine_cents, currency):
+            continue
         own = _own_figures(src, candidates, mine_cents, currency)
         mine, with_cents, my_pages, my_currencies = own.figures, own.with_cents, own.pages, own.currencies
         if not mine:
@@ -271,6 +273,38 @@ def _greater_under_its_label(src: Source, role: str, mine_cents: Decimal, sums: 
         and (not own.with_cents or CENTS_RE.search(src.amounts[ai].raw) is not None)
         for ai in candidates
     )
+
+
+def _in_another_currency(
+    src: Source, check: FieldCheck, role: str, candidates: list[int], mine_cents: Decimal, currency: Any
+) -> bool:
+    """Penalise (and say so) a committed amount whose own figures are written in another
+    currency than the record's, while a figure of its role on the same page is written in
+    the record's currency with another value: "TOTAL EUR: 557,67 €" beside "TOTAL DUE:
+    600,00 USD" in a USD record is the total restated, not the document's."""
+    if not isinstance(currency, str) or not currency.strip():
+        return False
+    code = currency.strip().upper()
+    mine = [ai for ai in candidates if to_cents(abs(src.amounts[ai].value)) == mine_cents]
+    written = frozenset().union(*(src.context(ai).currencies for ai in mine))
+    if not mine or not written or code in written:
+        return False
+    my_pages = {src.page_of(src.amounts[ai].start) for ai in mine}
+    for ai in candidates:
+        am = src.amounts[ai]
+        if (
+            to_cents(abs(am.value)) != mine_cents
+            and src.page_of(am.start) in my_pages
+            and code in src.context(ai).currencies
+        ):
+            shown = src.amounts[mine[0]].raw
+            check.penalise(
+                CONFLICT_FACTOR,
+                f"{shown} is labelled {role} in {', '.join(sorted(written))}, not in the record's {code}; "
+                f"{am.raw} is the {role} in {code}",
+            )
+            return True
+    return False
 
 
 def _outranked(src: Source, check: FieldCheck, role: str, mine_cents: Decimal, currency: Any) -> bool:
