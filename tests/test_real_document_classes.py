@@ -2569,3 +2569,36 @@ def test_a_total_restated_in_another_currency_is_not_the_records():
     clean(text, {"invoice_number": "VVP001", "total": 600.0, "currency": "USD"})
     flagged(text, {"invoice_number": "VVP001", "total": 557.67, "currency": "USD"}, "total", "not in the record's USD")
     clean(text, {"invoice_number": "VVP001", "total": 557.67, "currency": "EUR"})
+
+
+# 104. A tax printed only in a table's column: each line's tax under "MwSt", or each rate's
+# under a receipt's VAT table header "TAX", with no total tax printed. The record's tax,
+# the column's sum, is grounded by the column's figures (its spans); a tax the column does
+# not add up to is still not found
+@pytest.mark.parametrize(
+    "text, tax, schema",
+    [
+        (
+            "Rechnung 17\n"
+            "Pos  Artikel   Menge  Netto    MwSt   Brutto\n"
+            "1    Stuhl     2      200,00   38,00  238,00\n"
+            "2    Buch      1      50,00    3,50   53,50\n"
+            "Summe                 250,00          291,50\n",
+            41.5,
+            INVOICE,
+        ),
+        (
+            "SHOP\nBREAD    2.50 A\nMILK    10.00 B\nTOTAL   12.50\nCARD    12.50\n"
+            "VAT  RATE  NET   TAX   GROSS\n"
+            "A    20%   2.08  0.42  2.50\n"
+            "B    5%    9.52  0.48  10.00\n",
+            0.9,
+            RECEIPT,
+        ),
+    ],
+)
+def test_a_tax_printed_only_in_a_column_is_its_sum(text, tax, schema):
+    said = reasons(text, {"tax": tax}, schema)["tax"]
+    assert said and all("the sum of the figures in the column under" in r for r in said), said
+    assert factors(text, {"tax": tax}, schema)["tax"] == F.NO_ROLE_LABEL_FACTOR
+    assert reasons(text, {"tax": tax + 0.01}, schema)["tax"] == [f"{tax + 0.01} not found in the source"]

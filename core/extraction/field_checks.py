@@ -233,10 +233,8 @@ def _distinct_tax_parts(src: Source, role: str) -> list[int]:
     kinds: set[tuple[str, str]] = set()
     for i, amount in enumerate(src.amounts):
         own = src.assignment.role_label[i]
-        if src.roles[i] != role or own < 0:
+        if src.roles[i] != role or own < 0 or not _money(src, i):
             continue
-        if not CENTS_RE.search(amount.raw) and not src.context(i).currencies:
-            continue  # a count or a rate under the label, unless written as money ("800円")
         context = src.context(i)
         if context.rate_base or context.partial:
             continue
@@ -248,6 +246,35 @@ def _distinct_tax_parts(src: Source, role: str) -> list[int]:
         kinds.add(kind)
         parts.append(i)
     return parts
+
+
+def _money(src: Source, i: int) -> bool:
+    """Whether figure i is written as money (with cents, or beside its currency: "800円"),
+    not a count or a rate."""
+    return CENTS_RE.search(src.amounts[i].raw) is not None or bool(src.context(i).currencies)
+
+
+def _printed_parts(src: Source, role: str, cents: Decimal | None) -> tuple[list[int], str] | None:
+    """The figures a value not printed itself is the sum of, and where they stand: the tax's
+    parts, each under its own label ("CGST 9% 900.00 / SGST 9% 900.00", "GST 25.00 / PST
+    35.00"), or a column under a header of the role ("MwSt" over each line's or each rate's
+    tax). None when no such figures add up to it to the cent."""
+    if cents is None:
+        return None
+    tax_parts = _distinct_tax_parts(src, role)
+    if len(tax_parts) > 1 and sum((src.amounts[i].value for i in tax_parts), Decimal(0)) == cents:
+        return tax_parts, "labelled " + role
+    assignment = src.assignment
+    for k, column in assignment.columns.items():
+        figures = [i for i in column if _money(src, i)]
+        if (
+            assignment.labels[k].role == role
+            and len(figures) > 1
+            and sum((src.amounts[i].value for i in figures), Decimal(0)) == cents
+        ):
+            header = assignment.labels[k]
+            return figures, f"in the column under '{src.text[header.start : header.end]}'"
+    return None
 
 
 def check_amount(src: Source, leaf: Leaf) -> FieldCheck:
@@ -277,15 +304,14 @@ def check_amount(src: Source, leaf: Leaf) -> FieldCheck:
         if not found and d == 0 and not unlabelled and _zero_rate_labelled(src, leaf.path):
             check.verified = True  # "Tax: 0.00%": a zero tax, printed as its rate
             return check
-        tax_parts = _distinct_tax_parts(src, leaf.path) if not found and not unlabelled and cents is not None else []
-        if len(tax_parts) >= 2 and sum((src.amounts[i].value for i in tax_parts), Decimal(0)) == cents:
-            # "CGST 9% 900.00 / SGST 9% 900.00", "GST 25.00 / PST 35.00": a tax printed
-            # only as its parts, each under its own label, which the value adds up to
-            check.spans = spans_in(src.text, [(src.amounts[i].start, src.amounts[i].end) for i in tax_parts])
+        printed_parts = _printed_parts(src, leaf.path, cents) if not found and not unlabelled else None
+        if printed_parts is not None:
+            summed, where = printed_parts
+            check.spans = spans_in(src.text, [(src.amounts[i].start, src.amounts[i].end) for i in summed])
             check.penalise(
                 NO_ROLE_LABEL_FACTOR,
-                f"{as_given(value)} is not printed; it is the sum of the figures labelled "
-                f"{', '.join(src.amounts[i].raw for i in tax_parts[:4])}",
+                f"{as_given(value)} is not printed; it is the sum of the figures {where} "
+                f"({', '.join(src.amounts[i].raw for i in summed[:4])}{', …' if len(summed) > 4 else ''})",
             )
             return check
         if not found:

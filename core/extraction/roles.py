@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from vetq.core.extraction.amounts import CENT, AmountMention, currency_beside
@@ -206,6 +206,9 @@ class RoleAssignment:
     # per_rate[i]: amount i is a net figure of one tax rate ("TVA 20 %" over "Base HT
     # 60,00"; "20% Base HT 60,00"): the base of that rate, no rival for the document's
     per_rate: list[bool]
+    # columns[k]: the figures a table's column header k stands over that took no role
+    # from it (each row's figure: "MwSt" over each line's tax), in order
+    columns: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
     def label_of(self, ai: int) -> Label | None:
         """The label (own line or column header) that gave amount ai its role."""
@@ -418,7 +421,8 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
         roles[ai], role_label[ai], role_header[ai] = None, -1, -1
     for ai in _totals_before_tax(amounts, roles, labels, role_label, role_header, lexicon):
         roles[ai] = lexicon.goods_role
-    assignment = RoleAssignment(labels, label_starts, roles, role_label, role_header, [False] * n)
+    columns = {k: tuple(ai for ai in column if roles[ai] is None) for k, column in by_column.items() if len(column) > 1}
+    assignment = RoleAssignment(labels, label_starts, roles, role_label, role_header, [False] * n, columns)
     return replace(assignment, per_rate=_per_rate(text, amounts, lines, assignment, lexicon))
 
 
