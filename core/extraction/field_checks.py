@@ -225,10 +225,8 @@ _RATE_RE = re.compile(r"[0-9]{1,2}(?:[.,][0-9]{1,3})?[ \t]*%")
 def _distinct_tax_parts(src: Source, role: str) -> list[int]:
     """The money figures that labels of the tax's role name on their own lines (no
     rate's base, no page's part), when no two share their label and rate: the parts of a
-    tax printed per kind or per rate. Empty for any other role, or when two figures share a
-    label and rate (the same tax restated, whose sum is no tax of the document)."""
-    if role != src.lexicon.tax_sum_role:
-        return []
+    tax printed per kind or per rate. Empty when two figures share a label and rate (the
+    same tax restated, whose sum is no tax of the document)."""
     parts: list[int] = []
     kinds: set[tuple[str, str]] = set()
     for i, amount in enumerate(src.amounts):
@@ -258,8 +256,11 @@ def _printed_parts(src: Source, role: str, cents: Decimal | None) -> tuple[list[
     """The figures a value not printed itself is the sum of, and where they stand: the tax's
     parts, each under its own label ("CGST 9% 900.00 / SGST 9% 900.00", "GST 25.00 / PST
     35.00"), or a column under a header of the role ("MwSt" over each line's or each rate's
-    tax). None when no such figures add up to it to the cent."""
-    if cents is None:
+    tax). None when no such figures add up to it to the cent, and for any role but the
+    tax's: a total or a net sum left unprinted is no sum a reviewer could trust unseen (the
+    lines' amounts add up to the net, which a record missing its tax would give as the
+    total)."""
+    if cents is None or role != src.lexicon.tax_sum_role:
         return None
     tax_parts = _distinct_tax_parts(src, role)
     if len(tax_parts) > 1 and sum((src.amounts[i].value for i in tax_parts), Decimal(0)) == cents:
