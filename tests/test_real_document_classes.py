@@ -2166,7 +2166,8 @@ def test_icelandic_sums_and_an_issue_date_label():
 # 86. Sums of the Nordic languages written as one word ("Nettobelopp", "Momsbelopp",
 # "Totalbelopp"), the Danish tax "in all" ("Moms i alt"), and a Turkish rate written with
 # its sign first ("KDV %20": the 20 is a rate, no amount); "Summe ohne MwSt." (its dot
-# no sentence's end)
+# no sentence's end); Slovak "Spolu na úhradu", Estonian "Summa km-ta", Hindi sums and
+# the Chinese total tax "合计税额"
 @pytest.mark.parametrize(
     "net, tax, gross",
     [
@@ -2184,6 +2185,10 @@ def test_icelandic_sums_and_an_issue_date_label():
         ("Summa utan moms", "Moms 25 %", "Summa inkl. moms"),
         ("Ara Toplam", "Hesaplanan KDV %20", "Ödenecek Tutar"),
         ("Summe ohne MwSt.", "MwSt. 20 %", "Gesamtbetrag"),
+        ("Základ dane", "DPH 20 %", "Spolu na úhradu"),
+        ("Summa km-ta", "Käibemaks 22%", "Tasuda"),
+        ("कर योग्य राशि", "जीएसटी 18%", "कुल राशि"),
+        ("Subtotal", "合计税额", "价税合计"),
     ],
 )
 def test_sums_labelled_in_more_languages(net, tax, gross):
