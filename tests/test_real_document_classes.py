@@ -2261,6 +2261,8 @@ def test_japanese_sums_and_a_tax_category_code():
         ("ΣΥΝΟΛΟ", "ΜΕΤΡΗΤΑ", "ΡΕΣΤΑ", "ΦΠΑ 24%"),
         ("ИТОГ", "НАЛИЧНЫМИ", "СДАЧА", "НДС 20%"),
         ("ДО СПЛАТИ", "ГОТІВКА", "РЕШТА", "ПДВ 20%"),
+        ("TOPLAM", "NAKİT", "PARA ÜSTÜ", "TOPKDV"),
+        ('סה"כ', "מזומן", "עודף", 'מע"מ'),
     ],
 )
 def test_till_slip_totals_and_taxes_of_more_languages(total, cash, change, tax):
