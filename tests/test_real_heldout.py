@@ -519,6 +519,9 @@ LICENCE_FILES = {
     "flexprice/flexprice": ("AGPL-3.0", ["AGPL-3.0-flexprice.txt"]),
     # round 31 (r31acct: invoices that accounting applications print from their own demo data)
     "pypi:lino-book": ("AGPL-3.0-only", ["AGPL-3.0.txt", "NOTICE-lino-book.txt"]),
+    # round 32 (r32deb: invoices GnuCash prints with its own reports from its example scripts' and a GnuCash test book's data)
+    "debian:python3-gnucash": ("GPL-2.0-or-later", ["GPL-2.0.txt", "GPL-2.0-or-later-gnucash-debian-copyright.txt"]),
+    "sdementen/piecash": ("MIT", ["MIT-piecash.txt"]),
 }
 
 
