@@ -519,6 +519,8 @@ LICENCE_FILES = {
     "flexprice/flexprice": ("AGPL-3.0", ["AGPL-3.0-flexprice.txt"]),
     # round 31 (r31acct: invoices that accounting applications print from their own demo data)
     "pypi:lino-book": ("AGPL-3.0-only", ["AGPL-3.0.txt", "NOTICE-lino-book.txt"]),
+    # round 32 (r32pkg: invoice packages printing from their own tests)
+    "gselderslaghs/pdf-invoice-util": ("MIT", ["MIT-pdf-invoice-util.txt"]),
 }
 
 
