@@ -524,6 +524,8 @@ LICENCE_FILES = {
     # round 32 (r32deb: invoices GnuCash prints with its own reports from its example scripts' and a GnuCash test book's data)
     "debian:python3-gnucash": ("GPL-2.0-or-later", ["GPL-2.0.txt", "GPL-2.0-or-later-gnucash-debian-copyright.txt"]),
     "sdementen/piecash": ("MIT", ["MIT-piecash.txt"]),
+    # round 32 (r32pkg: invoice packages printing from their own tests)
+    "gselderslaghs/pdf-invoice-util": ("MIT", ["MIT-pdf-invoice-util.txt"]),
 }
 
 
