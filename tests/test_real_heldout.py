@@ -517,13 +517,13 @@ LICENCE_FILES = {
     "pypt/shaibos": ("LGPL-2.1", ["LGPL-2.1-shaibos.txt"]),
     # round 31 (r31shop: invoices that e-commerce and billing software renders from its own test data)
     "flexprice/flexprice": ("AGPL-3.0", ["AGPL-3.0-flexprice.txt"]),
-    # round 32 (r32lang: invoices in languages the set lacks, third wave: Hungarian)
-    "nervatura/nerva2py": ("LGPL-3.0", ["LGPL-3.0-nerva2py.txt", "LGPL-3.0.txt", "GPL-3.0.txt"]),
     # round 31 (r31acct: invoices that accounting applications print from their own demo data)
     "pypi:lino-book": ("AGPL-3.0-only", ["AGPL-3.0.txt", "NOTICE-lino-book.txt"]),
     # round 32 (r32deb: invoices GnuCash prints with its own reports from its example scripts' and a GnuCash test book's data)
     "debian:python3-gnucash": ("GPL-2.0-or-later", ["GPL-2.0.txt", "GPL-2.0-or-later-gnucash-debian-copyright.txt"]),
     "sdementen/piecash": ("MIT", ["MIT-piecash.txt"]),
+    # round 32 (r32lang: invoices in languages the set lacks, third wave: Hungarian)
+    "nervatura/nerva2py": ("LGPL-3.0", ["LGPL-3.0-nerva2py.txt", "LGPL-3.0.txt", "GPL-3.0.txt"]),
     # round 32 (r32pkg: invoice packages printing from their own tests)
     "gselderslaghs/pdf-invoice-util": ("MIT", ["MIT-pdf-invoice-util.txt"]),
 }
