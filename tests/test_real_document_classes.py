@@ -2284,7 +2284,8 @@ def test_till_slip_totals_and_taxes_of_more_languages(total, cash, change, tax):
 # capitals without accents ("5 ΜΑΡΤΙΟΥ 2024"), a Japanese era year ("令和6年3月5日",
 # Reiwa 6 being 2024) and a Thai date in the Buddhist era ("5 มีนาคม 2567", 543 years
 # ahead), Lithuanian and Latvian year-first dates ("2024 m. kovo 5 d.", "2024. gada 5.
-# martā") and a Maltese one ("5 ta' Marzu 2024"); each names the date, and a shifted date
+# martā"), a Maltese one ("5 ta' Marzu 2024") and a year first with its month and day
+# unpadded ("2024/3/5", as Asian tills print it); each names the date, and a shifted date
 # is still caught
 @pytest.mark.parametrize(
     "written",
@@ -2298,6 +2299,8 @@ def test_till_slip_totals_and_taxes_of_more_languages(total, cash, change, tax):
         "2024 m. kovo mėn. 5 d.",
         "2024. gada 5. martā",
         "5 ta' Marzu 2024",
+        "2024/3/5",
+        "2024-3-5",
     ],
 )
 def test_dates_of_more_writings(written):

@@ -173,9 +173,9 @@ _MDY_NAMED = re.compile(
     rf"{_MON}{_GAP}(?P<d>[0-9]{{1,2}})(?![0-9]){_ORD}{_GAP}(?P<y>[0-9]{{4}}|'[0-9]{{2}})(?![0-9])",
     re.IGNORECASE,
 )
-# 2026-02-28, 2026/02/28, 28.02.2026, 02/28/2026, 28-02-2026, 28.02.26, 3/7/2026
+# 2026-02-28, 2026/02/28, 28.02.2026, 02/28/2026, 28-02-2026, 28.02.26, 3/7/2026, 2026/2/8
 _NUMERIC = re.compile(
-    r"(?<![0-9.,/\-])(?P<a>[0-9]{1,4})(?P<sep>[./\-])(?P<b>[0-9]{1,2})(?P=sep)(?P<c>[0-9]{4}|[0-9]{2})"
+    r"(?<![0-9.,/\-])(?P<a>[0-9]{1,4})(?P<sep>[./\-])(?P<b>[0-9]{1,2})(?P=sep)(?P<c>[0-9]{4}|[0-9]{1,2})"
     r"(?![0-9]|[.,/\-][0-9])"
 )
 
@@ -311,9 +311,9 @@ def _numeric_dates(m: re.Match[str]) -> frozenset[date]:
     a, b, c, sep = m.group("a"), m.group("b"), m.group("c"), m.group("sep")
     out: set[date | None] = set()
     if len(a) == 4:
-        if len(c) == 2:
+        if len(c) <= 2:
             out.add(_mk(int(a), int(b), int(c)))
-    elif len(a) <= 2:
+    elif len(a) <= 2 and len(c) != 1:
         y = _year(c)
         day_first = _mk(y, int(b), int(a))  # day-month-year
         out.add(day_first)
