@@ -598,6 +598,10 @@ def test_identifier_span_with_grouping_spaces() -> None:
         ("12 - - - 34", "1234", []),  # more than three separators in a row
         ("12 -/34 and 1234", "1234", ["12 -/34", "1234"]),
         ("anything", "--", []),
+        # a typesetter's dashes for the hyphens, and underscores
+        ("Invoice INV–2024–17 paid", "INV-2024-17", ["INV–2024–17"]),
+        ("Invoice INV—2024‑17", "INV-2024-17", ["INV—2024‑17"]),
+        ("Ref INV_2024_17", "INV_2024_17", ["INV_2024_17"]),
     ],
 )
 def test_identifier_spans(text: str, value: str, found: list[str]) -> None:

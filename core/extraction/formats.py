@@ -473,9 +473,10 @@ def find_url_spans(text: str, value: str) -> list[tuple[int, int]]:
     return [m.span() for m in pattern.finditer(text)]
 
 
-# What the text may put between an identifier's characters: grouping spaces, hyphens,
-# dots and slashes ("DE89 3704 0044 ...", "GLX/2026/778"), at most three in a row.
-_IDENTIFIER_SEPARATORS = r"[ \u00a0\u202f\-./,:#]{0,3}"
+# What the text may put between an identifier's characters: grouping spaces, hyphens
+# and the dashes a typesetter makes of them ("INV–2024–17"), underscores, dots and
+# slashes ("DE89 3704 0044 ...", "GLX/2026/778"), at most three in a row.
+_IDENTIFIER_SEPARATORS = r"[ \u00a0\u202f\-\u2010-\u2015\u2212_./,:#]{0,3}"
 
 
 def find_identifier_spans(text: str, value: str) -> list[tuple[int, int]]:
