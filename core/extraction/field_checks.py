@@ -17,6 +17,7 @@ from vetq.core.extraction import formats
 from vetq.core.extraction.amounts import CENT, parse_amount, to_cents
 from vetq.core.extraction.dates import is_real_iso_date
 from vetq.core.extraction.lexicon import VALUE_LABEL_SETS, normalise_phrase
+from vetq.core.extraction.roles import RATE_RE
 from vetq.core.extraction.schema import Span
 from vetq.core.extraction.source import CENTS_RE, Source
 from vetq.core.extraction.text_match import ASCII_DIGITS
@@ -219,9 +220,6 @@ def _zero_rate_labelled(src: Source, role: str) -> bool:
     return False
 
 
-_RATE_RE = re.compile(r"[0-9]{1,2}(?:[.,][0-9]{1,3})?[ \t]*%")
-
-
 def _distinct_tax_parts(src: Source, role: str) -> list[int]:
     """The money figures that labels of the tax's role name on their own lines (no
     rate's base, no page's part), when no two share their label and rate: the parts of a
@@ -237,8 +235,8 @@ def _distinct_tax_parts(src: Source, role: str) -> list[int]:
         if context.rate_base or context.partial:
             continue
         label = src.assignment.labels[own]
-        rate = _RATE_RE.search(src.text, label.end, amount.start)
-        kind = (normalise_phrase(src.text[label.start : label.end]), rate.group().replace(" ", "") if rate else "")
+        rate = RATE_RE.search(src.text, label.end, amount.start)
+        kind = (normalise_phrase(src.text[label.start : label.end]), rate.group(1).replace(",", ".") if rate else "")
         if kind in kinds:
             return []
         kinds.add(kind)
