@@ -2625,3 +2625,18 @@ def test_a_total_is_never_grounded_as_a_columns_sum():
         "Amount due               180.00\n"
     )
     flagged(text, {"total": 150.0}, "total", "150.0 not found in the source")
+
+
+# 105. A tax rate written without its percent sign before the base it applies to, as US
+# tills print it ("T = CA TAX 7.250 on $4.97  $0.36"): the rate is no amount and the base
+# no rival, so the tax after them is the tax; a German "7.250" (seven thousand) stays an amount
+def test_a_rate_without_its_sign_before_its_base_is_no_tax():
+    text = "SUBTOTAL           $10.95\nT = CA TAX 7.250 on $4.97  $0.36\nTOTAL              $11.31\n"
+    assert [(raw, role) for raw, role in amount_roles(text) if role] == [
+        ("10.95", "subtotal"),
+        ("0.36", "tax"),
+        ("11.31", "total"),
+    ]
+    clean(text, {"subtotal": 10.95, "tax": 0.36, "total": 11.31}, RECEIPT)
+    flagged(text, {"subtotal": 10.95, "tax": 4.97, "total": 11.31}, "tax")
+    assert [a.raw for a in find_amounts("Summe 7.250 EUR\n")] == ["7.250"]

@@ -41,6 +41,12 @@ MAX_MENTIONS = 100_000
 _SIMPLE = re.compile(r"[0-9]{1,15}(?:\.[0-9]{1,2})?")
 _DECIMALS = re.compile(r"[.,][0-9]{2}$")
 _TIME_WORD = re.compile(r"[ \t]*(?:uhr|h)(?![^\W\d_])", re.IGNORECASE)
+# A tax rate written without its percent sign, before the base it applies to ("CA TAX
+# 7.250 on $4.97", "TAX 8.8750 of 12.00", as US tills print it): three or four decimals,
+# then "on" or "of" and a figure. The lexicon's rate_base_re reads the base after it.
+RATE_WITHOUT_SIGN = r"[0-9]{1,2}\.[0-9]{3,4}"
+_RATE_DIGITS = re.compile(RATE_WITHOUT_SIGN)
+_BASE_AFTER = re.compile(r"[ \t]+(?:on|of)[ \t]+(?:[A-Z]{3}[ \t]?)?[$€£]?[ \t]?[0-9]", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -400,6 +406,8 @@ def find_amounts(text: str, *, date_mentions: list[DateMention] | None = None) -
             continue  # "SUMME [3]", "Artikel (1)": a count, not an amount
         if _TIME_WORD.match(text, e):
             continue  # "9.00 Uhr": a time
+        if _RATE_DIGITS.fullmatch(num) and _BASE_AFTER.match(text, e):
+            continue  # "7.250 on $4.97": a rate, no amount
         marked = None if m.group("sign") or s == 0 else _SIGN_BEFORE_SYMBOL.search(text, max(0, s - 8), s)
         if m.group("sign"):
             value = -value

@@ -17,6 +17,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from vetq.core.extraction.amounts import RATE_WITHOUT_SIGN
+
 __all__ = [
     "ADJUSTMENT_KINDS",
     "AMOUNT_LEXICON_FILE",
@@ -265,7 +267,11 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         page_mark_re=re.compile(
             r"\f|(?<![^\W_])(?:" + "|".join(map(re.escape, pages)) + r")[ \t]*[0-9]{1,4}(?![0-9])", re.IGNORECASE
         ),
-        rate_base_re=re.compile(r"%[ \t]*(?:" + "|".join(map(re.escape, rate_base)) + r")(?![^\W_])", re.IGNORECASE),
+        # after a percent sign, or a rate written without one ("7.250 on $4.97")
+        rate_base_re=re.compile(
+            rf"(?:%|(?<![0-9.,]){RATE_WITHOUT_SIGN})[ \t]*(?:" + "|".join(map(re.escape, rate_base)) + r")(?![^\W_])",
+            re.IGNORECASE,
+        ),
         inclusion_re=_ending_phrase(inclusion),
         inclusion_after_re=_starting_phrase(inclusion),
         net_labels=net_labels,
