@@ -526,6 +526,7 @@ LICENCE_FILES = {
     "nervatura/nerva2py": ("LGPL-3.0", ["LGPL-3.0-nerva2py.txt", "LGPL-3.0.txt", "GPL-3.0.txt"]),
     # round 32 (r32pkg: invoice packages printing from their own tests)
     "gselderslaghs/pdf-invoice-util": ("MIT", ["MIT-pdf-invoice-util.txt"]),
+    "SingingBush/barcode4j": ("Apache-2.0", ["Apache-2.0.txt", "NOTICE-barcode4j.txt"]),
 }
 
 
