@@ -526,6 +526,8 @@ LICENCE_FILES = {
     "nervatura/nerva2py": ("LGPL-3.0", ["LGPL-3.0-nerva2py.txt", "LGPL-3.0.txt", "GPL-3.0.txt"]),
     # round 32 (r32pkg: invoice packages printing from their own tests)
     "gselderslaghs/pdf-invoice-util": ("MIT", ["MIT-pdf-invoice-util.txt"]),
+    # round 33 (r33rcpt: receipts rendered from their projects' own example data)
+    "flowglad/flowglad": ("AGPL-3.0", ["AGPL-3.0-flowglad.txt"]),
 }
 
 
