@@ -529,6 +529,8 @@ LICENCE_FILES = {
     # round 33 (r33lang: invoices in languages the set lacks, fourth wave: Indonesian)
     "Ak-sara/aksara-writer": ("BSD-3-Clause", ["BSD-3-Clause-aksara-writer.txt"]),
     "SingingBush/barcode4j": ("Apache-2.0", ["Apache-2.0.txt", "NOTICE-barcode4j.txt"]),
+    # round 33 (r33rcpt: receipts rendered from their projects' own example data)
+    "flowglad/flowglad": ("AGPL-3.0", ["AGPL-3.0-flowglad.txt"]),
 }
 
 
