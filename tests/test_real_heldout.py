@@ -528,6 +528,7 @@ LICENCE_FILES = {
     "gselderslaghs/pdf-invoice-util": ("MIT", ["MIT-pdf-invoice-util.txt"]),
     # round 33 (r33lang: invoices in languages the set lacks, fourth wave: Indonesian)
     "Ak-sara/aksara-writer": ("BSD-3-Clause", ["BSD-3-Clause-aksara-writer.txt"]),
+    # round 33 (r33fop: an XSL-FO invoice example printed with Debian's Apache FOP)
     "SingingBush/barcode4j": ("Apache-2.0", ["Apache-2.0.txt", "NOTICE-barcode4j.txt"]),
     # round 33 (r33rcpt: receipts rendered from their projects' own example data)
     "flowglad/flowglad": ("AGPL-3.0", ["AGPL-3.0-flowglad.txt"]),
