@@ -90,6 +90,7 @@ def test_every_label_is_found_in_a_document_however_it_is_cased(role, label):
             "qualifying_words.excluding: 'nebst' is not one of the qualifying_words",
         ),
         (lambda d: d.pop("unit_price_lines"), "unit_price_lines.phrases is missing"),
+        (lambda d: d.pop("after_adjustment_words"), "after_adjustment_words.words is missing"),
         (lambda d: d["tax_included_net_labels"].update(sets=["net"]), "unknown label set 'net'"),
         (lambda d: d["goods_sum_labels"].update(role_set="net"), "goods_sum_labels.role_set: unknown label set"),
         (lambda d: d["goods_sum_labels"]["words"].append("Waren"), "'Waren' must be one casefolded word"),

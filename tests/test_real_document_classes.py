@@ -1553,6 +1553,10 @@ def test_a_shared_currency_sign_stays_ambiguous_when_nothing_names_its_currency(
         ("Общо за плащане: 120,00 лв.\n", "BGN"),
         ("รวมทั้งสิ้น 1,070.00 บาท\n", "THB"),
         ("الإجمالي 115.00 ر.س\n", "SAR"),
+        ("TOTAL PEMBAYARAN  RP 21.140.000\n", "IDR"),
+        ("Terbilang: dua puluh satu juta rupiah\n", "IDR"),
+        ("Jumlah: dua ratus ringgit sahaja\n", "MYR"),
+        ("azaz ezerkétszázhetven forint\n", "HUF"),
     ],
 )
 def test_a_currency_written_as_its_country_does_is_found(text, code):
@@ -2640,3 +2644,34 @@ def test_a_rate_without_its_sign_before_its_base_is_no_tax():
     clean(text, {"subtotal": 10.95, "tax": 0.36, "total": 11.31}, RECEIPT)
     flagged(text, {"subtotal": 10.95, "tax": 4.97, "total": 11.31}, "tax")
     assert [a.raw for a in find_amounts("Summe 7.250 EUR\n")] == ["7.250"]
+
+
+# 106. Round 33's class. A sum the label says comes after an adjustment ("Subtotal after
+# discount", "Subtotal setelah diskon", "Zwischensumme nach Rabatt") is the label's, not
+# the adjustment's figure; with Indonesian and Malay charges and deductions ("Diskon",
+# "Biaya Admin") and German fees ("Bearbeitungsgebühr"), the two subtotals differ by the
+# labelled discount and the total by the labelled fee; a total that leaves the fee out is
+# still caught
+@pytest.mark.parametrize(
+    "after, discount, fee",
+    [
+        ("Subtotal after discount", "Discount (5%)", "Admin fee"),
+        ("Subtotal setelah diskon", "Diskon (5%)", "Biaya Admin"),
+        ("Zwischensumme nach Rabatt", "Rabatt (5%)", "Bearbeitungsgebühr"),
+    ],
+)
+def test_a_sum_after_an_adjustment_is_the_labels(after, discount, fee):
+    text = (
+        "Subtotal                     20.000.000\n"
+        f"{discount:<29}-1.000.000\n"
+        f"{after:<29}19.000.000\n"
+        "PPN 11%                       2.090.000\n"
+        f"{fee:<29}    50.000\n"
+        "TOTAL PEMBAYARAN             21.140.000\n"
+    )
+    record = {"subtotal": 19000000.0, "tax": 2090000.0, "total": 21140000.0}
+    assert ("19.000.000", "subtotal") in amount_roles(text)
+    said = reasons(text, record)
+    assert said["subtotal"] == said["tax"] == [], said
+    assert [r for r in said["total"] if fee.casefold() not in r] == [], said
+    flagged(text, {**record, "total": 21090000.0}, "total")

@@ -182,9 +182,11 @@ UNAMBIGUOUS_SYMBOLS: dict[str, str] = {
     "RM": "MYR",
     "Rp": "IDR",
     "Kč": "CZK",
-    # as a document in capitals writes them (unambiguous by their diacritics)
+    # as a document in capitals writes them (unambiguous by their diacritics, and the
+    # rupiah's "RP", which no other currency writes)
     "ZŁ": "PLN",
     "KČ": "CZK",
+    "RP": "IDR",
     "Ft": "HUF",
     "SFr.": "CHF",
     "US$": "USD",
@@ -289,4 +291,7 @@ CURRENCY_WORDS: dict[str, str] = {
     "zloty": "PLN",
     "złoty": "PLN",
     "euroa": "EUR",  # Finnish, after a sum ("3352,98 euroa")
+    "rupiah": "IDR",
+    "ringgit": "MYR",
+    "forint": "HUF",
 }

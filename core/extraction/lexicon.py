@@ -99,6 +99,9 @@ class Lexicon:
     column_word_before_re: re.Pattern[str]
     # "Single price:", "Einzelpreis": a line of a unit price, whose role words name no sum
     unit_price_line_re: re.Pattern[str]
+    # "after", "nach", "setelah" alone between a label and an adjustment's phrase: the
+    # phrase is part of the label ("Subtotal after discount"), not the figure's
+    after_adjustment_re: re.Pattern[str]
     trailing_label_prefixes: tuple[str, ...]
     tax_included_prefixes: tuple[str, ...]
     adjustment_kind: Mapping[str, str]
@@ -254,6 +257,14 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
             r"[ \t]*(?:"
             + "|".join(map(re.escape, _strings(_section(data, "unit_price_lines", "phrases"), "unit_price_lines")))
             + r")(?![^\W_])",
+            re.IGNORECASE,
+        ),
+        after_adjustment_re=re.compile(
+            r"[ \t]*(?:"
+            + "|".join(
+                map(re.escape, _strings(_section(data, "after_adjustment_words", "words"), "after_adjustment_words"))
+            )
+            + r")[ \t]*$",
             re.IGNORECASE,
         ),
         trailing_label_prefixes=_prefixes(

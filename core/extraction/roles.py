@@ -451,9 +451,13 @@ _PROSE_BEFORE_RE = re.compile(r"(?<![^\W\d_])[^\W\d_]{2,}[ \t]$")
 def _adjustment_between(text: str, start: int, end: int, lexicon: Lexicon) -> bool:
     """Whether a charge's or a deduction's phrase stands between a label and a figure,
     apart from the label ("Tax 19%  Discount: -5.00": the discount's figure). A phrase
-    right after the label is part of it ("Total Charges  $710.00")."""
+    right after the label is part of it ("Total Charges  $710.00"), and so is one the label
+    says it comes after ("Subtotal after discount  19,000.00")."""
     found = lexicon.adjustment_re.search(text, start, end)
-    return found is not None and bool(text[start : found.start()].strip(" \t:.-"))
+    if found is None:
+        return False
+    between = text[start : found.start()]
+    return bool(between.strip(" \t:.-")) and lexicon.after_adjustment_re.fullmatch(between) is None
 
 
 def _ends_a_sentence(text: str, label: Label) -> bool:
