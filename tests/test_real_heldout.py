@@ -532,6 +532,8 @@ LICENCE_FILES = {
     "SingingBush/barcode4j": ("Apache-2.0", ["Apache-2.0.txt", "NOTICE-barcode4j.txt"]),
     # round 33 (r33rcpt: receipts rendered from their projects' own example data)
     "flowglad/flowglad": ("AGPL-3.0", ["AGPL-3.0-flowglad.txt"]),
+    # round 34 (r34einv: the Factur-X example invoices of AFNOR XP Z12-014, French e-invoicing reform)
+    "lunatech-labs/lunatech-pa-electronic-invoices": ("Apache-2.0", ["Apache-2.0.txt"]),
 }
 
 
