@@ -285,22 +285,20 @@ def _in_another_currency(
     if not isinstance(currency, str) or not currency.strip():
         return False
     code = currency.strip().upper()
-    mine = [ai for ai in candidates if to_cents(abs(src.amounts[ai].value)) == mine_cents]
-    written = frozenset().union(*(src.context(ai).currencies for ai in mine))
-    if not mine or not written or code in written:
+    own = _own_figures(src, candidates, mine_cents)  # the currencies written beside them, none assumed
+    if not own.figures or not own.currencies or code in own.currencies:
         return False
-    my_pages = {src.page_of(src.amounts[ai].start) for ai in mine}
     for ai in candidates:
         am = src.amounts[ai]
         if (
             to_cents(abs(am.value)) != mine_cents
-            and src.page_of(am.start) in my_pages
+            and src.page_of(am.start) in own.pages
             and code in src.context(ai).currencies
         ):
-            shown = src.amounts[mine[0]].raw
+            shown = src.amounts[own.figures[0]].raw
             check.penalise(
                 CONFLICT_FACTOR,
-                f"{shown} is labelled {role} in {', '.join(sorted(written))}, not in the record's {code}; "
+                f"{shown} is labelled {role} in {', '.join(sorted(own.currencies))}, not in the record's {code}; "
                 f"{am.raw} is the {role} in {code}",
             )
             return True

@@ -254,18 +254,10 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         label_re=label_re,
         column_word_before_re=re.compile(column_word_before, re.IGNORECASE),
         unit_price_line_re=re.compile(
-            r"[ \t]*(?:"
-            + "|".join(map(re.escape, _strings(_section(data, "unit_price_lines", "phrases"), "unit_price_lines")))
-            + r")(?![^\W_])",
-            re.IGNORECASE,
+            r"[ \t]*(?:" + _listed(data, "unit_price_lines", "phrases") + r")(?![^\W_])", re.IGNORECASE
         ),
         after_adjustment_re=re.compile(
-            r"[ \t]*(?:"
-            + "|".join(
-                map(re.escape, _strings(_section(data, "after_adjustment_words", "words"), "after_adjustment_words"))
-            )
-            + r")[ \t]*$",
-            re.IGNORECASE,
+            r"[ \t]*(?:" + _listed(data, "after_adjustment_words", "words") + r")[ \t]*$", re.IGNORECASE
         ),
         trailing_label_prefixes=_prefixes(
             _section(data, "trailing_label_prefixes", "prefixes"), "trailing_label_prefixes"
@@ -313,6 +305,11 @@ def _tax_included_net_labels(
     """(the phrases of the net label sets, the qualifying words that include the tax)."""
     net_labels = _set_phrases(data, "tax_included_net_labels")
     return net_labels, _qualifying_subset(data, "tax_included_net_labels", "words", inclusion)
+
+
+def _listed(data: Mapping[str, Any], section: str, key: str) -> str:
+    """`section.key`'s phrases as a regular expression's alternation, each as written."""
+    return "|".join(map(re.escape, _strings(_section(data, section, key), section)))
 
 
 def _qualifying_subset(data: Mapping[str, Any], section: str, key: str, inclusion: tuple[str, ...]) -> tuple[str, ...]:
