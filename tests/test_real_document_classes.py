@@ -2675,3 +2675,51 @@ def test_a_sum_after_an_adjustment_is_the_labels(after, discount, fee):
     assert said["subtotal"] == said["tax"] == [], said
     assert [r for r in said["total"] if fee.casefold() not in r] == [], said
     flagged(text, {**record, "total": 21090000.0}, "total")
+
+
+# 107. A total of the tax said to include it, its tax word abbreviated with a dot
+# ("Gesamt MwSt. inkl.", "Total VAT. incl."): the dot is the label's, so the figure is
+# the document's total, not a second tax
+@pytest.mark.parametrize("label", ["Gesamt MwSt. inkl.", "Total VAT. incl."])
+def test_a_total_including_an_abbreviated_tax_is_the_total(label):
+    text = f"Netto                 100,00 EUR\n19% MwSt.              19,00 EUR\n{label:<22}119,00 EUR\n"
+    assert [(raw, role) for raw, role in amount_roles(text) if role] == [
+        ("100,00", "subtotal"),
+        ("19,00", "tax"),
+        ("119,00", "total"),
+    ]
+    clean(text, {"subtotal": 100.0, "tax": 19.0, "total": 119.0, "currency": "EUR"})
+    flagged(text, {"subtotal": 100.0, "tax": 119.0, "total": 119.0, "currency": "EUR"}, "tax")
+
+
+# 108. A date written in ISO 8601's basic form ("Datum: 20240305", as tills and some
+# e-invoice prints write it) grounds the record's date; a date a day off is not found, and
+# the run of eight digits makes no date of its own (an identifier's digits stay digits)
+def test_a_compact_date_grounds_the_date():
+    text = "Rechnung Nr. R-1001\nDatum: 20240305\nGesamt   119,00 EUR\n"
+    assert reasons(text, {"invoice_date": "2024-03-05"})["invoice_date"] == []
+    flagged(
+        text,
+        {"invoice_date": "2024-03-06"},
+        "invoice_date",
+        "date 2024-03-06 not found in the source in any written form",
+    )
+    flagged("Rechnung Nr. 120240305\n", {"invoice_date": "2024-03-05"}, "invoice_date")
+    assert find_date_mentions(text) == []
+
+
+# 109. "Reverse charge" names who owes the VAT, not a charge: a tax label with it in
+# brackets still reaches its zero figure ("VAT 0% (reverse charge)  £0.00") beside a note
+# of the VAT the customer accounts for; the note's figure taken as the tax still fails the
+# arithmetic, and a delivery charge is still a charge
+def test_reverse_charge_is_no_charge():
+    text = (
+        "Net                       £1,000.00\n"
+        "VAT 0% (reverse charge)       £0.00\n"
+        "Total                     £1,000.00\n"
+        "Customer to account for VAT to HMRC: £200.00\n"
+    )
+    assert ("0.00", "tax") in amount_roles(text)
+    clean(text, {"subtotal": 1000.0, "tax": 0.0, "total": 1000.0, "currency": "GBP"})
+    flagged(text, {"subtotal": 1000.0, "tax": 200.0, "total": 1000.0, "currency": "GBP"}, "total", "arithmetic")
+    assert [kind for _, kind, _ in Source("Delivery charge   5.00\n", INVOICE.lexicon).adjustments()] == ["charge"]

@@ -385,6 +385,15 @@ def find_date_mentions(text: str) -> list[DateMention]:
     return [DateMention(s, e, frozenset(ds)) for (s, e), ds in sorted(found.items())]
 
 
+def compact_date_spans(text: str, value: date) -> list[tuple[int, int]]:
+    """Spans where `value` is written in ISO 8601's basic form ("20240305", as tills,
+    Japanese and e-invoice prints write it), each a whole run of eight digits. Not a
+    mention of its own: a run of eight digits is as often an identifier, so it only
+    grounds the one date a record gives, never makes a date elsewhere."""
+    needle = f"{value.year:04d}{value.month:02d}{value.day:02d}"
+    return [(m.start(), m.end()) for m in re.finditer(rf"(?<![0-9A-Za-z]){needle}(?![0-9])", text)]
+
+
 def find_date_spans(text: str, value: date) -> list[tuple[int, int]]:
     """Spans of every written form of ``value`` in ``text``."""
     if isinstance(value, datetime):

@@ -15,7 +15,7 @@ from typing import Any
 
 from vetq.core.extraction import formats
 from vetq.core.extraction.amounts import CENT, parse_amount, to_cents
-from vetq.core.extraction.dates import is_real_iso_date
+from vetq.core.extraction.dates import compact_date_spans, is_real_iso_date
 from vetq.core.extraction.lexicon import VALUE_LABEL_SETS, normalise_phrase
 from vetq.core.extraction.roles import RATE_RE
 from vetq.core.extraction.schema import Span
@@ -422,7 +422,7 @@ def check_date(src: Source, leaf: Leaf) -> FieldCheck:
     if not isinstance(value, date):
         check.penalise(INVALID_DATE_FACTOR, f"{short(value)!r} is not a date")
         return check
-    found = [(m.start, m.end) for m in src.date_mentions if value in m.dates]
+    found = [(m.start, m.end) for m in src.date_mentions if value in m.dates] or compact_date_spans(src.text, value)
     return _grounded(check, src, found, f"date {value.isoformat()} not found in the source in any written form")
 
 

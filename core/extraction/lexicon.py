@@ -264,7 +264,9 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         ),
         tax_included_prefixes=_prefixes(_section(data, "tax_included_prefixes", "prefixes"), "tax_included_prefixes"),
         adjustment_kind=adjustment_kind,
-        adjustment_re=re.compile(r"(?<![^\W_])(?:" + _alternation(adjustment_kind) + r")(?![^\W_])", re.IGNORECASE),
+        adjustment_re=re.compile(
+            r"(?<![^\W_])" + _not_after(data) + r"(?:" + _alternation(adjustment_kind) + r")(?![^\W_])", re.IGNORECASE
+        ),
         partial_re=re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, partial)) + r")(?![^\W_])", re.IGNORECASE),
         # a form feed, or a page word with its number
         page_mark_re=re.compile(
@@ -305,6 +307,13 @@ def _tax_included_net_labels(
     """(the phrases of the net label sets, the qualifying words that include the tax)."""
     net_labels = _set_phrases(data, "tax_included_net_labels")
     return net_labels, _qualifying_subset(data, "tax_included_net_labels", "words", inclusion)
+
+
+def _not_after(data: Mapping[str, Any]) -> str:
+    """Lookbehinds that keep an adjustment's phrase after one of `adjustments.not_after_words`
+    from being one ("reverse charge" is the VAT's mechanism, no charge)."""
+    words = _words(_section(data, "adjustments", "not_after_words"), "adjustments.not_after_words")
+    return "".join(rf"(?<!{re.escape(word)}[ \-])" for word in words)
 
 
 def _listed(data: Mapping[str, Any], section: str, key: str) -> str:
@@ -436,9 +445,13 @@ def _ending_phrase(words: tuple[str, ...]) -> re.Pattern[str]:
 
 
 def _starting_phrase(words: tuple[str, ...]) -> re.Pattern[str]:
-    """One of `words` starting the searched text, after at most a rate ("10%")."""
+    """One of `words` starting the searched text, after at most a rate ("10%"). The text
+    starts after a label, which may be matched without its abbreviation's dot ("MwSt"
+    of "Gesamt MwSt. inkl."): the dot is the label's, not a word between."""
     return re.compile(
-        r"^[ \t]*(?:[0-9]{1,2}(?:[.,][0-9]{1,2})?[ \t]*%[ \t]*)?(?:" + _inclusion_alternation(words) + r")(?![^\W_])",
+        r"^\.?[ \t]*(?:[0-9]{1,2}(?:[.,][0-9]{1,2})?[ \t]*%[ \t]*)?(?:"
+        + _inclusion_alternation(words)
+        + r")(?![^\W_])",
         re.IGNORECASE,
     )
 
