@@ -534,6 +534,11 @@ LICENCE_FILES = {
     "flowglad/flowglad": ("AGPL-3.0", ["AGPL-3.0-flowglad.txt"]),
     # round 34 (r34einv: the Factur-X example invoices of AFNOR XP Z12-014, French e-invoicing reform)
     "lunatech-labs/lunatech-pa-electronic-invoices": ("Apache-2.0", ["Apache-2.0.txt"]),
+    # round 36 (r36report: invoices report engines print from their own example data)
+    "dynamicreports/dynamicreports": (
+        "LGPL-3.0-or-later",
+        ["LGPL-3.0.txt", "GPL-3.0.txt", "NOTICE-dynamicreports.txt"],
+    ),
 }
 
 
