@@ -537,6 +537,11 @@ LICENCE_FILES = {
     "Wavekin/pay-by-square-invoice-generator": ("MIT", ["MIT-pay-by-square-invoice-generator.txt"]),
     # round 36 (r36dms: document-management and OCR projects' own sample documents)
     "papra-hq/papra": ("AGPL-3.0-or-later", ["AGPL-3.0.txt"]),
+    # round 36 (r36report: invoices report engines print from their own example data)
+    "dynamicreports/dynamicreports": (
+        "LGPL-3.0-or-later",
+        ["LGPL-3.0.txt", "GPL-3.0.txt", "NOTICE-dynamicreports.txt"],
+    ),
 }
 
 
