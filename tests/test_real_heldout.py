@@ -534,6 +534,7 @@ LICENCE_FILES = {
     "flowglad/flowglad": ("AGPL-3.0", ["AGPL-3.0-flowglad.txt"]),
     # round 34 (r34einv: the Factur-X example invoices of AFNOR XP Z12-014, French e-invoicing reform)
     "lunatech-labs/lunatech-pa-electronic-invoices": ("Apache-2.0", ["Apache-2.0.txt"]),
+    # round 36 (r36leads: a Slovak PAY by square invoice a small tool prints from its example data)
     "Wavekin/pay-by-square-invoice-generator": ("MIT", ["MIT-pay-by-square-invoice-generator.txt"]),
     # round 36 (r36dms: document-management and OCR projects' own sample documents)
     "papra-hq/papra": ("AGPL-3.0-or-later", ["AGPL-3.0.txt"]),
