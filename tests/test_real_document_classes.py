@@ -2723,3 +2723,15 @@ def test_reverse_charge_is_no_charge():
     clean(text, {"subtotal": 1000.0, "tax": 0.0, "total": 1000.0, "currency": "GBP"})
     flagged(text, {"subtotal": 1000.0, "tax": 200.0, "total": 1000.0, "currency": "GBP"}, "total", "arithmetic")
     assert [kind for _, kind, _ in Source("Delivery charge   5.00\n", INVOICE.lexicon).adjustments()] == ["charge"]
+
+
+# 110. Round 36's class. A header whose first column the lexicon does not name ("Price
+# Tax  VAT") stands over a row whose first cell is a figure with its currency sign before
+# it ("$ 1,000.00  20%  $ 200.00"): the sign is no cell of its own, so the header's labels
+# are not paired with the row's figures by order ("Tax" names the rate's column, not the
+# price); the tax column's figure is the tax
+def test_a_currency_sign_is_no_first_cell_under_a_header():
+    text = "Price       Tax   VAT\n$ 1,000.00  20%   $ 200.00\n\nTotal       $ 1,200.00\n"
+    assert [(raw, role) for raw, role in amount_roles(text) if role] == [("200.00", "tax"), ("1,200.00", "total")]
+    clean(text, {"tax": 200.0, "total": 1200.0})
+    flagged(text, {"tax": 1000.0, "total": 1200.0}, "tax")

@@ -6,6 +6,7 @@ same labels, read for a date or an identifier, say which value it is (LabelIndex
 from __future__ import annotations
 
 import re
+import unicodedata
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
@@ -636,7 +637,7 @@ def _header_rows(
             continue
         row = figure_lines[rows[0]]
         s, e = lines.bounds(rows[0])
-        if leading_column and not text[s : amounts[row[0]].start].strip():
+        if leading_column and _currency_at_most(text[s : amounts[row[0]].start]):
             continue  # a column the lexicon does not name ("Stawka VAT") over a figure: the order shifts
         # words may stand before the row (another column's text), not among its figures
         gaps = zip([amounts[ai].end for ai in row], [amounts[ai].start for ai in row[1:]] + [e], strict=True)
@@ -655,6 +656,13 @@ def _only_currencies(between: str) -> bool:
     return all(
         w.group() in _CURRENCY_NAMES or w.group().casefold() in _CURRENCY_NAMES for w in _LETTERS_RE.finditer(between)
     )
+
+
+def _currency_at_most(between: str) -> bool:
+    """Whether `between` holds nothing but blanks and a currency's sign or name ("$ ",
+    "EUR "): no cell of its own before a figure."""
+    rest = _LETTERS_RE.sub(lambda w: "" if _only_currencies(w.group()) else w.group(), between)
+    return all(c.isspace() or unicodedata.category(c) == "Sc" for c in rest)
 
 
 def _words_between(text: str, start: int, end: int) -> bool:
