@@ -534,6 +534,8 @@ LICENCE_FILES = {
     "flowglad/flowglad": ("AGPL-3.0", ["AGPL-3.0-flowglad.txt"]),
     # round 34 (r34einv: the Factur-X example invoices of AFNOR XP Z12-014, French e-invoicing reform)
     "lunatech-labs/lunatech-pa-electronic-invoices": ("Apache-2.0", ["Apache-2.0.txt"]),
+    # round 37 (r37jasper: JRXML invoice examples printed from their own data)
+    "SIMITGROUP/phpjasperxml": ("BSD-3-Clause", ["BSD-3-Clause-phpjasperxml.txt"]),
 }
 
 
