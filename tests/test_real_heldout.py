@@ -543,6 +543,8 @@ LICENCE_FILES = {
         "LGPL-3.0-or-later",
         ["LGPL-3.0.txt", "GPL-3.0.txt", "NOTICE-dynamicreports.txt"],
     ),
+    # round 37 (r37jasper: JRXML invoice examples printed from their own data)
+    "SIMITGROUP/phpjasperxml": ("BSD-3-Clause", ["BSD-3-Clause-phpjasperxml.txt"]),
 }
 
 
