@@ -168,3 +168,17 @@ def test_the_dashboard_queries_only_metrics_the_code_exports_and_shows_them_all(
     assert used and not used - samples, f"the dashboard queries metrics nothing exports: {used - samples}"
     shown = {family for family in families if any(name.startswith(family) for name in used)}
     assert shown == families, f"metrics the dashboard does not show: {families - shown}"
+
+
+def test_the_image_copies_every_file_the_build_reads():
+    import tomllib
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    copied = {
+        word
+        for line in (ROOT / "Dockerfile").read_text().splitlines()
+        if line.startswith("COPY ")
+        for word in line.split()[1:-1]
+    }
+    needed = {project["readme"], *project.get("license-files", [])}
+    assert needed <= copied, needed - copied
