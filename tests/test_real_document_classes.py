@@ -2735,3 +2735,16 @@ def test_a_currency_sign_is_no_first_cell_under_a_header():
     assert [(raw, role) for raw, role in amount_roles(text) if role] == [("200.00", "tax"), ("1,200.00", "total")]
     clean(text, {"tax": 200.0, "total": 1200.0})
     flagged(text, {"tax": 1000.0, "total": 1200.0}, "tax")
+
+
+# 111. Round 36's class, by columns. Under a header of fewer cells than the row below it
+# ("Price     Tax   VAT" over "$ 1,000.00 20%  $ 200.00", the rate set against its price),
+# a header cell the lexicon does not name ("Price") that stands over a figure more than the
+# nearest label does keeps that label ("Tax", the rate's column) from naming the figure;
+# the VAT column's figure is the tax. A header of as many cells as its row is read by rank
+# as before
+def test_an_unnamed_header_cell_over_a_figure_keeps_a_label_off_it():
+    text = "Price     Tax   VAT\n$ 1,000.00 20%  $ 200.00\n\nTotal     $ 1,200.00\n"
+    assert [(raw, role) for raw, role in amount_roles(text) if role] == [("200.00", "tax"), ("1,200.00", "total")]
+    clean(text, {"tax": 200.0, "total": 1200.0})
+    flagged(text, {"tax": 1000.0, "total": 1200.0}, "tax")

@@ -1020,7 +1020,7 @@ def _column_label(
         if best is None:
             continue
         if row_shows_columns or len(_cells(text, s, e)) > 1:
-            return best
+            return None if _unlabelled_cell_over(c0, c1, s, e, ls, le, best, labels, label_starts, lines) else best
         # Neither line shows columns (OCR, a converter without layout, blanks run
         # together): a position there says nothing, so only a line's last label names a
         # value, the only figure of the next line with text ("Summe Umsatzsteuer" over
@@ -1029,6 +1029,39 @@ def _column_label(
         last = bisect_left(label_starts, e) - 1
         return last if checked == 1 and row_is_the_value and last not in used else None
     return None
+
+
+def _unlabelled_cell_over(
+    c0: int,
+    c1: int,
+    s: int,
+    e: int,
+    ls: int,
+    le: int,
+    k: int,
+    labels: list[Label],
+    label_starts: list[int],
+    lines: Lines,
+) -> bool:
+    """Whether a cell of the header line s..e that holds no label stands over columns
+    c0..c1 more than label k's cell does ("Price" over "$ 1,000.00", "Tax" over the rate
+    beside it), where the header and the value's row ls..le have not as many cells: then
+    the label's column is another. With as many cells, rank pairs them (`header_cell_over`)."""
+    text = lines.text
+    header = _cells(text, s, e)
+    if len(header) == len(_cells(text, ls, le)):
+        return False
+
+    def over(cell: tuple[int, int]) -> int:
+        return min(c1, lines.column(s, cell[1])) - max(c0, lines.column(s, cell[0]))
+
+    own = next((over(cell) for cell in header if cell[0] <= labels[k].start < cell[1]), None)
+    first, last = bisect_left(label_starts, s), bisect_left(label_starts, e)
+    return own is not None and any(
+        bisect_left(label_starts, cs, first, last) == bisect_left(label_starts, ce, first, last)
+        and over((cs, ce)) > own
+        for cs, ce in header
+    )
 
 
 def _label_over(
