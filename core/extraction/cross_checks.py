@@ -120,10 +120,10 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
         if mine_cents is None or _outranked(src, check, name, mine_cents, currency):
             continue
         candidates = _conflict_candidates(src, name)
-        if _in_another_currency(src, check, name, candidates, mine_cents, currency):
+        own = _own_figures(src, candidates, mine_cents)
+        if _in_another_currency(src, check, name, candidates, own, currency):
             continue
-        own = _own_figures(src, candidates, mine_cents, currency)
-        mine, with_cents, my_pages, my_currencies = own.figures, own.with_cents, own.pages, own.currencies
+        mine, with_cents, my_pages, my_currencies = own.figures, own.with_cents, own.pages, own.or_record(currency)
         if not mine:
             continue
         # a figure a grand total label names has no rival in a lesser one only a plain
@@ -203,24 +203,27 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
 @dataclass(frozen=True)
 class _Own:
     """The figures among a role's candidates worth the record's value, the pages they are
-    on, whether one is written with cents, and their currencies (else the record's)."""
+    on, whether one is written with cents, and the currencies written beside them."""
 
     figures: list[int]
     pages: set[int]
     with_cents: bool
     currencies: frozenset[str]
 
+    def or_record(self, currency: Any) -> frozenset[str]:
+        """Their currencies, or the record's where none is written beside them."""
+        if not self.currencies and isinstance(currency, str):
+            return frozenset({currency.strip().upper()})
+        return self.currencies
 
-def _own_figures(src: Source, candidates: list[int], mine_cents: Decimal, currency: Any = None) -> _Own:
+
+def _own_figures(src: Source, candidates: list[int], mine_cents: Decimal) -> _Own:
     figures = [ai for ai in candidates if to_cents(abs(src.amounts[ai].value)) == mine_cents]
-    currencies = frozenset().union(*(src.context(ai).currencies for ai in figures))
-    if not currencies and isinstance(currency, str):
-        currencies = frozenset({currency.strip().upper()})
     return _Own(
         figures,
         {src.page_of(src.amounts[ai].start) for ai in figures},
         any(CENTS_RE.search(src.amounts[ai].raw) for ai in figures),
-        currencies,
+        frozenset().union(*(src.context(ai).currencies for ai in figures)),
     )
 
 
@@ -276,7 +279,7 @@ def _greater_under_its_label(src: Source, role: str, mine_cents: Decimal, sums: 
 
 
 def _in_another_currency(
-    src: Source, check: FieldCheck, role: str, candidates: list[int], mine_cents: Decimal, currency: Any
+    src: Source, check: FieldCheck, role: str, candidates: list[int], own: _Own, currency: Any
 ) -> bool:
     """Penalise (and say so) a committed amount whose own figures are written in another
     currency than the record's, while a figure of its role on the same page is written in
@@ -285,16 +288,11 @@ def _in_another_currency(
     if not isinstance(currency, str) or not currency.strip():
         return False
     code = currency.strip().upper()
-    own = _own_figures(src, candidates, mine_cents)  # the currencies written beside them, none assumed
     if not own.figures or not own.currencies or code in own.currencies:
         return False
     for ai in candidates:
         am = src.amounts[ai]
-        if (
-            to_cents(abs(am.value)) != mine_cents
-            and src.page_of(am.start) in own.pages
-            and code in src.context(ai).currencies
-        ):
+        if ai not in own.figures and src.page_of(am.start) in own.pages and code in src.context(ai).currencies:
             shown = src.amounts[own.figures[0]].raw
             check.penalise(
                 CONFLICT_FACTOR,
@@ -315,8 +313,8 @@ def _outranked(src: Source, check: FieldCheck, role: str, mine_cents: Decimal, c
     if not _has_grand_labels(src, role):
         return False  # not a total's role: none of its labels can be grand
     headed = _conflict_candidates(src, role, headed=True)
-    own = _own_figures(src, headed, mine_cents, currency)
-    mine, with_cents, my_pages, my_currencies = own.figures, own.with_cents, own.pages, own.currencies
+    own = _own_figures(src, headed, mine_cents)
+    mine, with_cents, my_pages, my_currencies = own.figures, own.with_cents, own.pages, own.or_record(currency)
     if not mine:
         return False
     # what completes a sum before tax: a figure another role's label names (the tax), not
