@@ -2748,3 +2748,51 @@ def test_an_unnamed_header_cell_over_a_figure_keeps_a_label_off_it():
     assert [(raw, role) for raw, role in amount_roles(text) if role] == [("200.00", "tax"), ("1,200.00", "total")]
     clean(text, {"tax": 200.0, "total": 1200.0})
     flagged(text, {"tax": 1000.0, "total": 1200.0}, "tax")
+
+
+# 112. The side of the books written after a figure ("1,234.56CR", "246.91 CR", as
+# ledgers, statements and credit notes print a credit; "DR" a debit): the figure is an
+# amount, a credit one taken away, so a credit note's record grounds with its sign or
+# without; a figure without cents keeps its letters' meaning, and a total the print does
+# not have is still not found
+def test_a_credit_or_debit_mark_after_a_figure():
+    text = (
+        "ACME Supplies Ltd\nCredit note CN-1002\nDate: 2024-03-05\n"
+        "Subtotal   1,234.56CR\nVAT 20%      246.91 CR\nTotal      1,481.47CR\nBalance brought forward  310.00DR\n"
+    )
+    assert [(a.raw, a.value) for a in find_amounts(text) if a.raw != "20"] == [
+        ("1,234.56", Decimal("-1234.56")),
+        ("246.91", Decimal("-246.91")),
+        ("1,481.47", Decimal("-1481.47")),
+        ("310.00", Decimal("310.00")),
+    ]
+    for sign in (-1, 1):
+        clean(text, {"subtotal": sign * 1234.56, "tax": sign * 246.91, "total": sign * 1481.47})
+    flagged(text, {"subtotal": -1234.56, "tax": -246.91, "total": -1418.47}, "total", "not found")
+    assert find_amounts("Room 12CR\n") == []
+
+
+# 113. Persian invoices: their labels ("جمع قبل از مالیات" before tax, "مالیات بر ارزش افزوده"
+# VAT, "جمع کل" and "مبلغ قابل پرداخت" the total, "تخفیف" a discount) and the rial as Persian
+# spells it, with Persian digits and separators; a total that leaves out the tax is still
+# caught
+def test_persian_labels_and_the_rial():
+    text = (
+        "فروشگاه نمونه\nشماره فاکتور: 1402-15\nتاریخ: 2024-03-05\n"
+        "جمع قبل از مالیات: 1,000,000 ریال\nمالیات بر ارزش افزوده 9%: 90,000 ریال\nجمع کل: 1,090,000 ریال\n"
+    )
+    assert [(raw, role) for raw, role in amount_roles(text) if role] == [
+        ("1,000,000", "subtotal"),
+        ("90,000", "tax"),
+        ("1,090,000", "total"),
+    ]
+    record = {"subtotal": 1000000.0, "tax": 90000.0, "total": 1090000.0, "currency": "IRR"}
+    clean(text, record)
+    flagged(text, {**record, "total": 1000000.0}, "total", "not as a labelled total")
+    with_discount = "جمع: ۱٬۰۰۰٬۰۰۰ ریال\nتخفیف: ۱۰۰٬۰۰۰ ریال\nمالیات: ۸۱٬۰۰۰ ریال\nمبلغ قابل پرداخت: ۹۸۱٬۰۰۰ ریال\n"
+    assert reasons(with_discount, {"tax": 81000.0, "total": 981000.0, "currency": "IRR"}) == {
+        "tax": [],
+        "total": [],
+        "currency": [],
+    }
+    assert [kind for _, kind, _ in Source(with_discount, INVOICE.lexicon).adjustments()] == ["deduction"]

@@ -47,6 +47,10 @@ _TIME_WORD = re.compile(r"[ \t]*(?:uhr|h)(?![^\W\d_])", re.IGNORECASE)
 RATE_WITHOUT_SIGN = r"[0-9]{1,2}\.[0-9]{3,4}"
 _RATE_DIGITS = re.compile(RATE_WITHOUT_SIGN)
 _BASE_AFTER = re.compile(r"[ \t]+(?:on|of)[ \t]+(?:[A-Z]{3}[ \t]?)?[$€£]?[ \t]?[0-9]", re.IGNORECASE)
+# The side of the books written after a figure with cents, as ledgers, statements and
+# credit notes print it ("1,234.56CR", "25.00 Cr", "10.00DR"): a credit is the figure
+# taken away, a debit the figure as it is.
+_BOOKING_SIDE = re.compile(r"[ \t]?(?P<side>CR|Cr|DR|Dr)(?![^\W\d_])")
 
 
 @dataclass(frozen=True)
@@ -339,6 +343,13 @@ def _signed_plus(text: str, s: int, e: int) -> bool:
 _SLASHED_SIGNS = tuple(sign for sign in SYMBOLS_LONGEST_FIRST if "/" in sign)
 
 
+def _booking_side(text: str, s: int, e: int) -> str | None:
+    """The side of the books ("C" or "D") marked after the figure at text[s:e] when it
+    has cents, else None."""
+    mark = _BOOKING_SIDE.match(text, e) if _DECIMALS.search(text, s, e) else None
+    return None if mark is None else mark.group("side")[0]
+
+
 def _keep(text: str, s: int, e: int) -> bool:
     """Context filter: drop numbers glued to words, slashes, times, percents..."""
     n = len(text)
@@ -362,7 +373,7 @@ def _keep(text: str, s: int, e: int) -> bool:
     if e < n:
         q = text[e]
         if q.isalpha():
-            if not _is_unit(_letters_after(text, e)):
+            if not (_is_unit(_letters_after(text, e)) or _booking_side(text, s, e) is not None):
                 return False
         elif q in "/\\@_%\u2030" or q.isdigit() or (q in _MINUS + ":" and e + 1 < n and text[e + 1].isdigit()):
             return False
@@ -418,6 +429,8 @@ def find_amounts(text: str, *, date_mentions: list[DateMention] | None = None) -
             value = -value  # "-$10.00", "($10.00)": the sign is the figure's
         elif _DECIMALS.search(num) and e < len(text) and text[e] in _MINUS and not text[e + 1 : e + 2].isalnum():
             value = -value  # "0,25-": a deduction as tills print it
+        elif _booking_side(text, s, e) == "C":
+            value = -value  # "1,234.56CR": a credit
         out.append(AmountMention(value=value, start=s, end=e, raw=text[s:e]))
         if len(out) >= MAX_MENTIONS:
             break

@@ -294,4 +294,7 @@ CURRENCY_WORDS: dict[str, str] = {
     "rupiah": "IDR",
     "ringgit": "MYR",
     "forint": "HUF",
+    # the rial as Persian spells it (with the Persian yeh: Arabic's "ريال" names several
+    # riyals)
+    "ریال": "IRR",
 }
