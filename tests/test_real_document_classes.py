@@ -2796,3 +2796,93 @@ def test_persian_labels_and_the_rial():
         "currency": [],
     }
     assert [kind for _, kind, _ in Source(with_discount, INVOICE.lexicon).adjustments()] == ["deduction"]
+
+
+# 114. "Only" written after a whole amount, as Indian ("Rs. 1,180/-") and East African
+# ("KSh 2,500/=") invoices print it: the figure is an amount, so the labelled subtotal,
+# tax and total ground; a reference with a slash ("GLX/2026/778") or a figure before a
+# slash and a number ("1,180/-5") is still none
+def test_a_whole_amount_marked_only():
+    text = (
+        "Bharat Traders\nInvoice No. BT-77\nDate: 05.03.2024\n"
+        "Taxable value   Rs. 1,000/-\nGST 18%         Rs. 180/-\nTotal           Rs. 1,180/-\n"
+    )
+    assert [(raw, role) for raw, role in amount_roles(text) if role] == [
+        ("1,000", "subtotal"),
+        ("180", "tax"),
+        ("1,180", "total"),
+    ]
+    clean(text, {"subtotal": 1000.0, "tax": 180.0, "total": 1180.0})
+    flagged(text, {"subtotal": 1000.0, "tax": 118.0, "total": 1180.0}, "tax")
+    assert [a.value for a in find_amounts("Amount payable: KSh 2,500/=\n")] == [Decimal(2500)]
+    assert find_amounts("Ref GLX/2026/778\nRange 1,180/-5\n") == []
+
+
+# 115. The dong as Vietnamese invoices write it after the figure ("1.100.000 đ",
+# "1.100.000đ"): the record's VND is the document's currency, as with "₫" or "VNĐ"; the
+# letter inside a word ("hóa đơn") is no sign, so a document without one does not ground
+# VND, and one that writes the dong does not ground another currency
+def test_the_dong_written_after_the_figure():
+    text = (
+        "Công ty TNHH ABC\nSố hóa đơn: 0001234\nNgày 05 tháng 03 năm 2024\n"
+        "Cộng tiền hàng:  1.000.000 đ\nTiền thuế GTGT: 100.000 đ\nTổng cộng tiền thanh toán: 1.100.000đ\n"
+    )
+    assert [a.value for a in find_amounts(text)][-3:] == [Decimal(1000000), Decimal(100000), Decimal(1100000)]
+    assert reasons(text, {"total": 1100000.0, "currency": "VND"})["currency"] == []
+    flagged(text, {"total": 1100000.0, "currency": "USD"}, "currency")
+    flagged("Số hóa đơn: 0001234\nTổng cộng: 1.100.000\n", {"total": 1100000.0, "currency": "VND"}, "currency")
+
+
+# 116. Swiss German and Spanish words for the figures: "Zwischentotal" is the subtotal and
+# "Rechnungstotal" the invoice's total (as "Zwischensumme" and "Rechnungsbetrag" are);
+# "IRPF" alone names the income-tax withholding a Spanish professional's invoice deducts,
+# so a total 15 % below subtotal + VAT is explained, and a total that is not is still not
+def test_swiss_totals_and_the_spanish_withholding():
+    swiss = "Zwischentotal    CHF 100.00\nMWST 8.1%        CHF 8.10\nRechnungstotal   CHF 108.10\n"
+    assert [role for _, role in amount_roles(swiss)] == ["subtotal", "tax", "total"]
+    clean(swiss, {"subtotal": 100.0, "tax": 8.1, "total": 108.1, "currency": "CHF"})
+    spanish = "Base imponible     100,00 €\nIVA (21%)           21,00 €\nIRPF (-15%)        -15,00 €\nTotal factura      106,00 €\n"
+    assert [kind for _, kind, _ in Source(spanish, INVOICE.lexicon).adjustments()] == ["deduction"]
+    record = {"subtotal": 100.0, "tax": 21.0, "total": 106.0, "currency": "EUR"}
+    assert factors(spanish, record)["total"] >= 0.9
+    flagged(spanish, {**record, "total": 101.0}, "total")
+
+
+# 117. Labels of three more till and invoice traditions: the Philippine receipt's
+# "VATable Sales" (the amount before VAT), the Chinese fapiao's "金额合计" (the amounts'
+# sum before tax) and the Hungarian "Bruttó érték" (the gross value, as "Nettó érték" is
+# the net one): each names its figure, so a record that swaps subtotal and total is caught
+@pytest.mark.parametrize(
+    "text",
+    [
+        "VATable Sales        1,000.00\nVAT-Exempt Sales         0.00\nVAT Amount             120.00\n"
+        "Total Amount Due     1,120.00\n",
+        "金额合计   ¥1,000.00\n税额合计   ¥120.00\n价税合计   ¥1,120.00\n",
+        "Nettó érték   1 000 Ft\nÁFA 12%         120 Ft\nBruttó érték  1 120 Ft\n",
+    ],
+)
+def test_vatable_sales_fapiao_sums_and_hungarian_gross(text):
+    assert [role for _, role in amount_roles(text) if role] == ["subtotal", "tax", "total"]
+    clean(text, {"subtotal": 1000.0, "tax": 120.0, "total": 1120.0})
+    flagged(text, {"subtotal": 1120.0, "tax": 120.0, "total": 1000.0}, "total")
+
+
+# 118. Fullwidth forms, as Japanese and Chinese prints write figures, signs and brackets
+# ("￥１０，０００", "消費税（10%）", "￥１１，０００－", an ideographic space between label and
+# figure): they read as their ASCII forms, one character for one, so the amounts, their
+# labels and the yen ground where they stand, and a wrong total is still caught
+def test_fullwidth_figures_and_signs():
+    text = (
+        "株式会社サンプル\n請求書番号 Ａ－１\n発行日 2024年3月5日\n"
+        "小計　　　　￥１０，０００\n消費税（10%）　￥１，０００\n合計　　　　￥１１，０００－\n"
+    )
+    assert [(raw, role) for raw, role in amount_roles(text) if role] == [
+        ("10,000", "subtotal"),
+        ("1,000", "tax"),
+        ("11,000", "total"),
+    ]
+    source = Source(text, INVOICE.lexicon)
+    assert [text[a.start : a.end] for a in source.amounts] == ["１０，０００", "１，０００", "１１，０００"]
+    record = {"invoice_number": "A-1", "subtotal": 10000.0, "tax": 1000.0, "total": 11000.0, "currency": "JPY"}
+    clean(text, record)
+    flagged(text, {**record, "total": 10000.0}, "total")

@@ -29,7 +29,7 @@ _MINUS = "-\u2212"
 # letters glued to a number that still leave it an amount ("1.234,56EUR", "100zł",
 # "400,000원", "1,000円", "58元": Korean, Japanese and Chinese prints glue their unit)
 GLUED_UNITS = frozenset(
-    {"zł", "kr", "fr", "kč", "ft", "lei", "lv", "kn", "rm", "rs", "rp", "tl", "sfr", "chf", "원", "円", "元"}
+    {"zł", "kr", "fr", "kč", "ft", "lei", "lv", "kn", "rm", "rs", "rp", "tl", "sfr", "chf", "đ", "원", "円", "元"}
 )
 _MAX_TOKEN = 40
 _SYMBOL_ALT = "|".join(re.escape(x) for x in SYMBOLS_LONGEST_FIRST)
@@ -51,6 +51,9 @@ _BASE_AFTER = re.compile(r"[ \t]+(?:on|of)[ \t]+(?:[A-Z]{3}[ \t]?)?[$€£]?[ \t
 # credit notes print it ("1,234.56CR", "25.00 Cr", "10.00DR"): a credit is the figure
 # taken away, a debit the figure as it is.
 _BOOKING_SIDE = re.compile(r"[ \t]?(?P<side>CR|Cr|DR|Dr)(?![^\W\d_])")
+# "Only", written after a whole amount in India ("Rs. 1,180/-") and East Africa
+# ("KSh 2,500/="): no cents follow.
+_NO_CENTS_MARK = re.compile(r"/[-=](?![\w\-=])")
 
 
 @dataclass(frozen=True)
@@ -375,6 +378,8 @@ def _keep(text: str, s: int, e: int) -> bool:
         if q.isalpha():
             if not (_is_unit(_letters_after(text, e)) or _booking_side(text, s, e) is not None):
                 return False
+        elif q == "/" and _NO_CENTS_MARK.match(text, e):
+            pass  # "Rs. 1,180/-"
         elif q in "/\\@_%\u2030" or q.isdigit() or (q in _MINUS + ":" and e + 1 < n and text[e + 1].isdigit()):
             return False
         else:

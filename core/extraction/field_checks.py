@@ -20,7 +20,7 @@ from vetq.core.extraction.lexicon import VALUE_LABEL_SETS, normalise_phrase
 from vetq.core.extraction.roles import RATE_RE
 from vetq.core.extraction.schema import Span
 from vetq.core.extraction.source import CENTS_RE, Source
-from vetq.core.extraction.text_match import ASCII_DIGITS
+from vetq.core.extraction.text_match import ASCII_FORMS
 from vetq.core.schemas.records import Leaf
 from vetq.core.schemas.rules import EACH
 from vetq.core.schemas.spec import LABELLED_VALUE_KINDS
@@ -145,7 +145,7 @@ def check_identifier(src: Source, leaf: Leaf) -> FieldCheck:
     check = FieldCheck(leaf.path)
     value = str(leaf.value)
     # the source's digits are read as ASCII ones (Source), so are the value's
-    found = formats.find_identifier_spans(src.text, value.translate(ASCII_DIGITS))
+    found = formats.find_identifier_spans(src.text, value.translate(ASCII_FORMS))
     _grounded(check, src, found, f"'{short(value)}' not found in the source")
     _pattern(check, leaf, value)
     validator = leaf.field.validator

@@ -35,7 +35,7 @@ from vetq.core.extraction.roles import (
     label_key,
     label_matches,
 )
-from vetq.core.extraction.text_match import ASCII_DIGITS, NormalizedText
+from vetq.core.extraction.text_match import ASCII_FORMS, NormalizedText
 
 __all__ = ["CENTS_RE", "AmountContext", "CurrencyHit", "Source", "currency_hits"]
 
@@ -63,7 +63,7 @@ class Source:
         # still marks the pages (page_of) and gives the spans their text (heuristics). So
         # are other scripts' digits read as ASCII ones ("١٢٣٤٫٥٦").
         self.given = text
-        text = text.replace("\f", "\n").translate(ASCII_DIGITS)
+        text = text.replace("\f", "\n").translate(ASCII_FORMS)
         self.text = text
         self.lexicon = lexicon
         self.value_lexicon = value_lexicon

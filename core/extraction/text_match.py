@@ -17,26 +17,30 @@ from array import array
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["ASCII_DIGITS", "NearMatch", "NormalizedText", "alnum_key", "find_normalized", "fold_with_map"]
+__all__ = ["ASCII_FORMS", "NearMatch", "NormalizedText", "alnum_key", "find_normalized", "fold_with_map"]
 
 _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 _MAX_NEEDLE_CHARS = 600
 _MAX_HITS = 200
 
 
-# Every script's decimal digits as ASCII ones, and the Arabic decimal and thousands
-# separators as "." and ",": one character for one, so offsets do not move ("١٬٢٣٤٫٥٦"
-# reads as "1,234.56", a value written in either script matches the other).
-ASCII_DIGITS: dict[int, str] = {
+# Every script's decimal digits as ASCII ones, the Arabic decimal and thousands
+# separators as "." and ",", and the fullwidth forms CJK prints write ("￥１１，０００－",
+# "（税込）", the ideographic space) as the ASCII characters and signs they stand for: one
+# character for one, so offsets do not move ("١٬٢٣٤٫٥٦" reads as "1,234.56", a value
+# written in either form matches the other).
+ASCII_FORMS: dict[int, str] = {
     cp: str(unicodedata.decimal(chr(cp))) for cp in range(0x80, 0x10000) if unicodedata.category(chr(cp)) == "Nd"
 }
-ASCII_DIGITS.update({0x066B: ".", 0x066C: ","})
+ASCII_FORMS.update({0x066B: ".", 0x066C: ","})
+ASCII_FORMS.update({cp: chr(cp - 0xFEE0) for cp in range(0xFF01, 0xFF5F)})
+ASCII_FORMS.update({0x3000: " ", 0xFFE0: "¢", 0xFFE1: "£", 0xFFE5: "¥", 0xFFE6: "₩"})
 
 
 @lru_cache(maxsize=65536)
 def _fold_char(ch: str) -> str:
     # no exception to expect: casefold and NFKD are total on every code point, lone surrogates included
-    s = unicodedata.normalize("NFKD", ch.translate(ASCII_DIGITS).casefold())
+    s = unicodedata.normalize("NFKD", ch.translate(ASCII_FORMS).casefold())
     s = "".join(c for c in s if not unicodedata.combining(c))
     return s.casefold()
 
