@@ -2886,3 +2886,42 @@ def test_fullwidth_figures_and_signs():
     record = {"invoice_number": "A-1", "subtotal": 10000.0, "tax": 1000.0, "total": 11000.0, "currency": "JPY"}
     clean(text, record)
     flagged(text, {**record, "total": 10000.0}, "total")
+
+
+# 119. Round 38's class. Two tables side by side put a header's first word and another
+# table's figure on one line ("Tax   Base   Rate  Amount  Sum     €90,00": a tax table's
+# header beside a totals box): a label does not reach a figure across two cells of other
+# words or more, so the base is not read as the tax; a label with one qualifier cell
+# before its figure still names it ("Total   (incl. VAT)   €111,60")
+def test_a_label_does_not_reach_across_other_cells():
+    text = (
+        "Tax   Base   Rate  Amount  Sum     €90,00\n"
+        "VAT  €90,00  24%    €21,60  Tax     €21,60\n"
+        "                     Total to pay  €111,60\n"
+    )
+    assert [role for _, role in amount_roles(text)] == [None, None, "tax", "tax", "total"]
+    clean(text, {"tax": 21.6, "total": 111.6})
+    flagged(text, {"tax": 90.0, "total": 111.6}, "tax")
+    assert amount_roles("Total   (incl. VAT)   €111,60\n") == [("111,60", "total")]
+
+
+# 120. Round 38's class, by columns. A rate between a header and a figure further down
+# ("24%" of an item row under the items' "VAT" column, over a totals box's "Sum  €90,00")
+# breaks the column: a column of rates holds no amount, so the header is another table's
+# and does not name the figure as the tax; a header over a row of figures still names them
+def test_a_rate_breaks_a_column():
+    text = (
+        "#  Description  Qty.        Price  VAT   Total\n"
+        "1  Υπηρεσίες Ανάπτυξης  1  €90,00  24%  €90,00\n"
+        "\n"
+        "Tax   Base   Rate  Amount  Sum     €90,00\n"
+        "VAT  €90,00  24%    €21,60  Tax     €21,60\n"
+        "                     Total to pay  €111,60\n"
+    )
+    assert [role for raw, role in amount_roles(text) if raw != "1"] == [None, None, None, None, "tax", "tax", "total"]
+    clean(text, {"tax": 21.6, "total": 111.6})
+    assert amount_roles("Subtotal   VAT    Total\n\n100.00     19.00  119.00\n") == [
+        ("100.00", "subtotal"),
+        ("19.00", "tax"),
+        ("119.00", "total"),
+    ]

@@ -325,6 +325,7 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
                 and _within_label_reach(text[lb.end : am.start])
                 and not _ends_a_sentence(text, lb)
                 and not _adjustment_between(text, lb.end, am.start, lexicon)
+                and not _cells_of_words_between(text, lb.end, am.start)
             ):
                 pre[ai] = last_label
         amount_since = True
@@ -469,6 +470,15 @@ def _ends_a_sentence(text: str, label: Label) -> bool:
         and text[label.end + 1 : label.end + 2] in (" ", "\t", "\n", "")
         and _PROSE_BEFORE_RE.search(text, max(0, label.start - 24), label.start) is not None
     )
+
+
+def _cells_of_words_between(text: str, start: int, end: int) -> bool:
+    """Whether two cells of words or more stand between a label and a figure on its line
+    (set apart from the label's own words and from each other by runs of blanks): a
+    header's other columns, or another table beside it ("Tax   Base   Rate  Amount  Sum
+    €90,00"), not a label's qualifier ("Total   (incl. VAT)   €90,00")."""
+    pieces = _BLANK_RUN_RE.split(text[start:end])[1:]
+    return sum(1 for piece in pieces if _WORD_RE.search(piece) and not _only_currencies(piece)) >= 2
 
 
 def _to_the_money(text: str, amounts: list[AmountMention], lines: Lines, pre: list[int]) -> None:
@@ -1018,6 +1028,8 @@ def _column_label(
             continue
         best = _label_over(c0, c1, s, e, labels, label_starts, lines, used, min_overlap=-1)
         if best is None:
+            if _rate_over(c0, c1, s, e, lines):
+                return None
             continue
         if row_shows_columns or len(_cells(text, s, e)) > 1:
             return None if _unlabelled_cell_over(c0, c1, s, e, ls, le, best, labels, label_starts, lines) else best
@@ -1029,6 +1041,16 @@ def _column_label(
         last = bisect_left(label_starts, e) - 1
         return last if checked == 1 and row_is_the_value and last not in used else None
     return None
+
+
+def _rate_over(c0: int, c1: int, s: int, e: int, lines: Lines) -> bool:
+    """Whether a rate ("24%") on line s..e stands over columns c0..c1: a column of rates
+    holds no amount, so a header further up is another table's ("24%" of an item row
+    between the items' "VAT" and a totals box's "Sum  €90,00")."""
+    text = lines.text
+    return any(
+        "%" in text[cs:ce] for cs, ce in _cells(text, s, e) if lines.column(s, cs) < c1 and lines.column(s, ce) > c0
+    )
 
 
 def _unlabelled_cell_over(
