@@ -545,6 +545,10 @@ LICENCE_FILES = {
     ),
     # round 37 (r37jasper: JRXML invoice examples printed from their own data)
     "SIMITGROUP/phpjasperxml": ("BSD-3-Clause", ["BSD-3-Clause-phpjasperxml.txt"]),
+    # round 39 (r39mpdf: PHP invoice libraries and tools printing their own example data)
+    "mzur/InvoiScript": ("MIT", ["MIT-InvoiScript.txt"]),
+    "8ctopus/pigeon-invoice": ("MIT", ["MIT-pigeon-invoice.txt"]),
+    "peterdevpl/pdf-generators": ("MIT", ["MIT-pdf-generators.txt"]),
 }
 
 
