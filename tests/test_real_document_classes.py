@@ -2925,3 +2925,77 @@ def test_a_rate_breaks_a_column():
         ("19.00", "tax"),
         ("119.00", "total"),
     ]
+
+
+# 121. Round 39's class. A currency sign written in letters after a figure ("1 800,00 zł",
+# as "Kč", "Ft", "lei", "руб." are written) stands between a tax row's base and rate as
+# "€" does: the row's base leads to its tax, so "VAT" names the tax, not the base
+@pytest.mark.parametrize("sign", ["zł", "Kč", "Ft", "lei", "руб."])
+def test_a_currency_sign_in_letters_in_a_tax_row(sign):
+    text = f"VAT  1 800,00 {sign}  23,0%  414,00 {sign}\nTotal  2 214,00 {sign}\n"
+    assert [role for _, role in amount_roles(text)] == [None, "tax", "total"]
+    clean(text, {"tax": 414.0, "total": 2214.0})
+    flagged(text, {"tax": 1800.0, "total": 2214.0}, "tax")
+
+
+# 122. Round 39's class. The figures a label reaches across (a tax breakdown row's base and
+# tax before its rate: "321,40  61,07  19,0  382,47") take no role, but they are their
+# columns' figures: a header over them and a sum row's figure below ("Nettobetrag" over
+# "321,40", "127,59" and, drifting under the next header, the sum row's "70,00") names
+# none of them, as a header over a column of several figures does; so the sum row's tax is
+# not read as a subtotal, nor its total as a tax
+def test_a_figure_a_label_reaches_across_is_one_of_its_columns():
+    text = (
+        "     Warenwert  Zu-/Abschlag  Fracht-Verp-Vers  Skonto sofort  Nettobetrag      MwSt-Betrag  MwSt-%  Endbetrag\n"
+        "      326,50        -8,10          3,00                         321,40           61,07       19,0     382,47\n"
+        "      130,70        -3,11                                       127,59            8,93        7,0     136,52\n"
+        "\n"
+        " 457,20  -11,21        3,00               448,99                   70,00  EUR  518,99\n"
+    )
+    assert [role for _, role in amount_roles(text)][-3:] == [None, None, None]
+    assert reasons(text, {"subtotal": 448.99, "tax": 70.0, "total": 518.99})["tax"] == [
+        "70,00 appears in the source, but the source labels no amount as tax"
+    ]
+
+
+# 123. Round 39's class. A tax breakdown that names its tax once and lists a second rate on
+# the next line ("VAT  1 800,00 zł  23,0%  414,00 zł" over "10,00 zł  8,0%  0,80 zł"): the
+# second row is the same tax at another rate, so the total tax 414,80 is their sum, not a
+# rival of the first row's 414,00; a record giving only the first row's tax is still caught
+def test_a_tax_row_continued_on_the_next_line():
+    text = (
+        "Tax    Base        Rate   Amount     Sum          1 810,00 zł\n"
+        "VAT  1 800,00 zł  23,0%  414,00 zł    Tax          414,80 zł\n"
+        "      10,00 zł     8,0%    0,80 zł  Total to pay  2 224,80 zł\n"
+    )
+    assert [raw for raw, role in amount_roles(text) if role == "tax"] == ["414,00", "414,80", "0,80"]
+    clean(text, {"tax": 414.8, "total": 2224.8})
+    flagged(text, {"tax": 414.0, "total": 2224.8}, "tax", "conflicting tax")
+
+
+# 124. Round 39's class. A tax withheld for the state ("Tax withheld", "Retained VAT",
+# "IVA retenido", "IRPF") is no tax label, and the total after it is the invoice's: beside
+# "Total with tax 358.85", "Total to pay 296.79" is the total when the withholding makes up
+# the difference; what is left after a payment is still not the total
+def test_a_total_after_a_withholding():
+    text = (
+        "Tax             Base     Rate  Amount\n"
+        "VAT           $300.30   16.0%    $48.05\n"
+        "Retained VAT  $300.30  10.6667%  $32.03\n"
+        "ISR           $300.30    10%     $30.03\n"
+        "Sum            $310.80\nTax            $48.05\nTotal with tax     $358.85\n"
+        "Tax withheld      $-62.06\nTotal to pay     $296.79\n"
+    )
+    assert [raw for raw, role in amount_roles(text) if role == "tax"] == ["48.05", "48.05"]
+    clean(text, {"tax": 48.05, "total": 296.79})
+    paid = text.replace("Tax withheld", "Paid")
+    flagged(paid, {"tax": 48.05, "total": 296.79}, "total", "is not the document's total")
+
+
+# 125. A special offer taken off a shop's order ("Special Offer  - €10.00") is a deduction:
+# with the shipping charge it explains the total
+def test_a_special_offer_is_a_deduction():
+    text = "Sub-total     €36.94\nSpecial Offer  - €10.00\nShipping      €5.00\nVAT 21%       €6.71\nTotal (€)     €38.65\n"
+    assert [kind for _, kind, _ in Source(text, INVOICE.lexicon).adjustments()] == ["deduction", "charge"]
+    record = {"subtotal": 36.94, "tax": 6.71, "total": 38.65}
+    assert factors(text, record)["total"] >= 0.9

@@ -303,6 +303,17 @@ def _in_another_currency(
     return False
 
 
+def _withheld(src: Source, difference: Decimal) -> bool:
+    """Whether `difference` is what the source's labelled withholdings come to (one of
+    them, or all of them)."""
+    withheld = {
+        cents
+        for ai, am in enumerate(src.amounts)
+        if src.context(ai).adjustment in src.lexicon.withholdings and (cents := to_cents(abs(am.value)))
+    }
+    return difference in withheld or (len(withheld) > 1 and sum(withheld) == difference)
+
+
 def _outranked(src: Source, check: FieldCheck, role: str, mine_cents: Decimal, currency: Any) -> bool:
     """Penalise (and say so) a committed amount its labels, own or column headers, name
     only as a lesser figure of its role, while another figure of the same page and
@@ -336,6 +347,8 @@ def _outranked(src: Source, check: FieldCheck, role: str, mine_cents: Decimal, c
         # a grand total is no less than a goods' sum or what is left to pay (a larger
         # figure than the grand total is no lesser total: a line's under a column header)
         if label.grand and not mine_grand and cents > mine_cents:
+            if _withheld(src, cents - mine_cents):
+                continue  # "Total with tax 358.85", "Tax withheld -62.06": the total to pay is the invoice's
             check.penalise(
                 CONFLICT_FACTOR,
                 f"{shown} is not the document's {role}: '{labelled}' names {am.raw}, and the labels of {shown} "

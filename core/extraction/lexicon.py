@@ -106,6 +106,9 @@ class Lexicon:
     tax_included_prefixes: tuple[str, ...]
     adjustment_kind: Mapping[str, str]
     adjustment_re: re.Pattern[str]
+    # deductions that are a tax withheld for the state ("IRPF", "Tax withheld"): the total
+    # after them is the invoice's
+    withholdings: frozenset[str]
     partial_re: re.Pattern[str]
     page_mark_re: re.Pattern[str]
     rate_base_re: re.Pattern[str]
@@ -239,6 +242,10 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         else "(?!)"
     )
     adjustment_kind = _kinds(_section(data, "adjustments", "phrases"), "adjustments.phrases", ADJUSTMENT_KINDS)
+    withholdings = _phrases(_section(data, "adjustments", "withholdings"), "adjustments.withholdings")
+    stray = [p for p in withholdings if adjustment_kind.get(p) != "deduction"]
+    if stray:
+        raise LexiconError(f"adjustments.withholdings: {stray[0]!r} is not one of the deduction phrases")
     inclusion = _strings(_section(data, "qualifying_words", "words"), "qualifying_words")
     exclusion = _qualifying_subset(data, "qualifying_words", "excluding", inclusion)
     partial = _words(_section(data, "partial_figure_words", "words"), "partial_figure_words")
@@ -264,6 +271,7 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         ),
         tax_included_prefixes=_prefixes(_section(data, "tax_included_prefixes", "prefixes"), "tax_included_prefixes"),
         adjustment_kind=adjustment_kind,
+        withholdings=frozenset(withholdings),
         adjustment_re=re.compile(
             r"(?<![^\W_])" + _not_after(data) + r"(?:" + _alternation(adjustment_kind) + r")(?![^\W_])", re.IGNORECASE
         ),

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
 from vetq.core.extraction.amounts import CENT, AmountMention, currency_beside
-from vetq.core.extraction.currencies import CURRENCY_WORDS, ISO_4217
+from vetq.core.extraction.currencies import CURRENCY_WORDS, ISO_4217, SYMBOLS_LONGEST_FIRST
 from vetq.core.extraction.lexicon import MAX_FIRST_WORD_CHARS, WORD_RE, Lexicon, normalise_phrase
 
 __all__ = [
@@ -370,6 +370,9 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
             role_label[ai] = post[ai]
             used.add(post[ai])
 
+    for ai, k in _continued_tax_rows(text, amounts, lines, lexicon, labels, roles, role_label, transparent).items():
+        roles[ai], role_label[ai] = labels[k].role, k
+
     sum_row = _sum_row_columns(labels, label_starts, amounts, lines, pre, text)
     for ai, k in sum_row.items():
         roles[ai], role_label[ai] = (labels[k].role if k >= 0 else None), -1
@@ -387,6 +390,15 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
     for lb in labels:
         labels_on_line[lines.line_of(lb.start)] = labels_on_line.get(lines.line_of(lb.start), 0) + 1
     by_column: dict[int, list[int]] = {}
+    # a base or rate a label reaches across takes no role, but is one of its column's
+    # figures: "Base" over two rows' bases names neither ("€-1.620,00" led to its tax,
+    # "€-10,00" in the next row)
+    reached_across: set[int] = set()
+    for ai, am in enumerate(amounts):
+        if transparent[ai] and roles[ai] is None and ai not in sum_row:
+            header = _column_label(am.start, am.end, used, labels, label_starts, lines)
+            if header is not None:
+                reached_across.add(header)
     for ai, am in enumerate(amounts):
         if roles[ai] is None and not transparent[ai] and ai not in sum_row:
             header = _column_label(am.start, am.end, used, labels, label_starts, lines)
@@ -405,7 +417,7 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
     for ai, k in sum_row.items():
         role_header[ai] = k
     for k, column in by_column.items():
-        if len(column) == 1:
+        if len(column) == 1 and k not in reached_across:
             roles[column[0]] = labels[k].role
             role_header[column[0]] = k
     for ks, row in _header_rows(text, labels, amounts, lines, role_label, transparent, used):
@@ -442,7 +454,14 @@ def _a_rate_of(base: AmountMention, tax: AmountMention) -> bool:
 
 
 _WORD_RE = re.compile(r"[^\W\d_]{3,}")
-_CURRENCY_NAMES = frozenset(ISO_4217) | frozenset(CURRENCY_WORDS)
+# The currency signs written in letters ("zł", "Kč", "Ft", "lei", "руб.", "đ", "円"), as much
+# a currency as its code or name; not the letters of a sign with another mark ("R$", "S/").
+_LETTER_SIGNS = frozenset(
+    sign.rstrip(".")
+    for sign in SYMBOLS_LONGEST_FIRST
+    if sign.rstrip(".").isalpha() and (len(sign.rstrip(".")) > 1 or not sign.isascii())
+)
+_CURRENCY_NAMES = frozenset(ISO_4217) | frozenset(CURRENCY_WORDS) | _LETTER_SIGNS
 
 
 # A label with a colon names what follows it, never a figure before it.
@@ -469,6 +488,66 @@ def _ends_a_sentence(text: str, label: Label) -> bool:
         text[label.end : label.end + 1] == "."
         and text[label.end + 1 : label.end + 2] in (" ", "\t", "\n", "")
         and _PROSE_BEFORE_RE.search(text, max(0, label.start - 24), label.start) is not None
+    )
+
+
+def _continued_tax_rows(
+    text: str,
+    amounts: list[AmountMention],
+    lines: Lines,
+    lexicon: Lexicon,
+    labels: list[Label],
+    roles: list[str | None],
+    role_label: list[int],
+    transparent: list[bool],
+) -> dict[int, int]:
+    """The rows a tax breakdown's label heads without repeating itself: under "VAT  1 800,00
+    zł  23,0%  414,00 zł", the next line's "10,00 zł  8,0%  0,80 zł" with nothing before its
+    base, its base and tax under the row's, is the same tax at another rate (its base leads
+    to its tax, as the labelled row's does). amount index -> the label's index; `transparent`
+    gains each such base."""
+    out: dict[int, int] = {}
+    for ai in range(1, len(amounts)):
+        k = role_label[ai]
+        if k < 0 or roles[ai] != lexicon.tax_sum_role or not transparent[ai - 1]:
+            continue
+        base, tax = amounts[ai - 1], amounts[ai]
+        line = lines.line_of(tax.start)
+        if lines.line_of(base.start) != line or labels[k].start > base.start:
+            continue
+        nxt = ai + 1
+        while True:
+            line += 1
+            while nxt < len(amounts) and lines.line_of(amounts[nxt].start) < line:
+                nxt += 1
+            if nxt + 1 >= len(amounts) or lines.line_of(amounts[nxt + 1].start) != line:
+                break
+            base2, tax2 = amounts[nxt], amounts[nxt + 1]
+            between = text[base2.end : tax2.start]
+            rate = RATE_RE.search(between)
+            if not (
+                rate is not None
+                and _currency_at_most(text[lines.bounds(line)[0] : base2.start])
+                and _only_currencies(between[: rate.start()] + between[rate.end() :])
+                and _WITH_CENTS.search(base2.raw)
+                and _WITH_CENTS.search(tax2.raw)
+                and _overlap(lines, base, base2)
+                and _overlap(lines, tax, tax2)
+            ):
+                break
+            transparent[nxt] = True
+            out[nxt + 1] = k
+    return out
+
+
+def _overlap(lines: Lines, above: AmountMention, below: AmountMention) -> bool:
+    """Whether two figures on different lines share a column."""
+    a_start = lines.bounds(lines.line_of(above.start))[0]
+    b_start = lines.bounds(lines.line_of(below.start))[0]
+    return (
+        min(lines.column(a_start, above.end), lines.column(b_start, below.end))
+        - max(lines.column(a_start, above.start), lines.column(b_start, below.start))
+        > 0
     )
 
 
