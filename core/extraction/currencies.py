@@ -232,10 +232,10 @@ UNAMBIGUOUS_SYMBOLS: dict[str, str] = {
     # the shekel as Hebrew invoices abbreviate it (ASCII quote or gershayim)
     'ש"ח': "ILS",
     "ש״ח": "ILS",
-    # the dong (also as Vietnamese writes it after the figure, "1.000.000 đ"), the Kenyan shilling, the Peruvian sol, the Panamanian balboa, the new
-    # Taiwan dollar, the Costa Rican colón, and the Arab currencies' abbreviations: the
-    # Egyptian pound, the Qatari riyal, the Kuwaiti, Bahraini, Tunisian and Algerian
-    # dinars, the Omani rial
+    # the dong (also as Vietnamese writes it after the figure, "1.000.000 đ"), the Kenyan
+    # shilling, the Peruvian sol, the Panamanian balboa, the new Taiwan dollar, the Costa
+    # Rican colón, and the Arab currencies' abbreviations: the Egyptian pound, the Qatari
+    # riyal, the Kuwaiti, Bahraini, Tunisian and Algerian dinars, the Omani rial
     "VNĐ": "VND",
     "đ": "VND",
     "KSh": "KES",
