@@ -549,6 +549,11 @@ LICENCE_FILES = {
     "mzur/InvoiScript": ("MIT", ["MIT-InvoiScript.txt"]),
     "8ctopus/pigeon-invoice": ("MIT", ["MIT-pigeon-invoice.txt"]),
     "peterdevpl/pdf-generators": ("MIT", ["MIT-pdf-generators.txt"]),
+    # round 40 (r40xslt: e-invoice visualisers printing their formats' own examples)
+    "kzolti/nav-invoicedata-to-html": (
+        "Apache-2.0",
+        ["Apache-2.0-nav-invoicedata-to-html.txt"],
+    ),
 }
 
 
