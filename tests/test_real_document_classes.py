@@ -2999,3 +2999,25 @@ def test_a_special_offer_is_a_deduction():
     assert [kind for _, kind, _ in Source(text, INVOICE.lexicon).adjustments()] == ["deduction", "charge"]
     record = {"subtotal": 36.94, "tax": 6.71, "total": 38.65}
     assert factors(text, record)["total"] >= 0.9
+
+
+# 126. Round 40's class. A stacked cell printed with its label between its two lines, the
+# amount over the label and its worth in the reporting currency under it ("19 120" /
+# "Nettó összesen" / "5 927 200 HUF" on an invoice in EUR): the label names the figure over
+# it, and the record's figures are the invoice's; one taken from the restatement is caught
+def test_a_label_between_a_figure_and_its_worth_in_another_currency():
+    text = (
+        "Pénznem: EUR\n\n"
+        "  19 120\nNettó összesen\n 5 927 200 HUF\n\n"
+        "  4502,40\nÁFA összesen\n 1 395 744,00 HUF\n\n"
+        "  23 622,40\nBruttó összesen\n 7 322 944,00 HUF\n"
+    )
+    assert [role for _, role in amount_roles(text)] == ["subtotal", None, "tax", None, "total", None]
+    clean(text, {"subtotal": 19120, "tax": 4502.40, "total": 23622.40, "currency": "EUR"})
+    flagged(text, {"total": 7322944}, "total", "not as a labelled total")
+    # one token per line with no restatement: the label still names the figure under it
+    receipt = "SUBTOTAL\n10,00\nTOTAL\n12,00 EUR\n"
+    assert amount_roles(receipt) == [("10,00", "subtotal"), ("12,00", "total")]
+    # a row split into lines ends over the label: the figure under it is still the label's
+    row = "4,200\n336\n4,536\n合計（税込）\n￥41,936\n"
+    assert amount_roles(row)[-2:] == [("4,536", None), ("41,936", "total")]

@@ -920,10 +920,13 @@ def _figures_below(text: str, labels: list[Label], amounts: list[AmountMention],
     """(d) One token per line, as OCR of a receipt gives: a label that ends its line
     names the figure alone on the next line ("ZU ZAHLEN EURO" / "24,20", "33,07 EUR
     BRUTTO" / "39,35 EUR"), unless that figure starts a run of figures (a table's row
-    split into lines: "Summe" / "1,61" / "14,08"). label index -> amount index."""
+    split into lines: "Summe" / "1,61" / "14,08"), or it restates in another currency
+    the figure alone on the line before the label (`_restated_under`). label index ->
+    amount index."""
     amount_lines: dict[int, list[int]] = {}
     for ai, am in enumerate(amounts):
         amount_lines.setdefault(lines.line_of(am.start), []).append(ai)
+    label_lines = {lines.line_of(lb.start) for lb in labels}
     out: dict[int, int] = {}
     for k, lb in enumerate(labels):
         line = lines.line_of(lb.start)
@@ -936,11 +939,40 @@ def _figures_below(text: str, labels: list[Label], amounts: list[AmountMention],
         if line + 2 in amount_lines:
             continue
         (ai, *others) = amount_lines[line + 1]
-        next_start, next_end = lines.bounds(line + 1)
-        rest = (text[next_start : amounts[ai].start] + text[amounts[ai].end : next_end]).strip()
-        if not others and len(rest) <= _LONE_FIGURE_EXTRA:
+        rest = _beside_lone(text, amounts[ai], lines)
+        if others or len(rest) > _LONE_FIGURE_EXTRA:
+            continue
+        above = amount_lines.get(line - 1, [])
+        if (
+            len(above) == 1
+            and not {line - 2} & (label_lines | amount_lines.keys())  # no label's, no row's end
+            and _restated_under(text, amounts[above[0]], rest, lines)
+        ):
+            out[k] = above[0]
+        else:
             out[k] = ai
     return out
+
+
+def _beside_lone(text: str, am: AmountMention, lines: Lines) -> str:
+    """What stands beside a figure on its line."""
+    start, end = lines.bounds(lines.line_of(am.start))
+    return (text[start : am.start] + text[am.end : end]).strip()
+
+
+def _restated_under(text: str, above: AmountMention, rest_below: str, lines: Lines) -> bool:
+    """Whether a label between two lone figures stands in a stacked cell, the figure then
+    its worth in another currency written under the label ("19 120" / "Nettó összesen" /
+    "5 927 200 HUF", an invoice in EUR reporting its HUF equivalents): the one above is
+    the label's."""
+    rest_above = _beside_lone(text, above, lines)
+    return (
+        bool(rest_below)
+        and _currency_at_most(rest_below)
+        and len(rest_above) <= _LONE_FIGURE_EXTRA
+        and _currency_at_most(rest_above)
+        and rest_above.casefold() != rest_below.casefold()
+    )
 
 
 _CAPTION_INDENT = 8
