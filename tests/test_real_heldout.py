@@ -556,6 +556,7 @@ LICENCE_FILES = {
     ),
     # round 41 (r41langs: invoice libraries in Ruby, Go, Rust, Java and others printing their own examples)
     "webtranslateit/payday": ("MIT", ["MIT-payday.txt"]),
+    "prasdud/go-invoice": ("MIT", ["MIT-go-invoice-prasdud.txt"]),
 }
 
 
