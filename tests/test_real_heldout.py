@@ -554,6 +554,9 @@ LICENCE_FILES = {
         "Apache-2.0",
         ["Apache-2.0-nav-invoicedata-to-html.txt"],
     ),
+    # round 41 (r41langs: invoice libraries in Ruby, Go, Rust, Java and others printing their own examples)
+    "webtranslateit/payday": ("MIT", ["MIT-payday.txt"]),
+    "prasdud/go-invoice": ("MIT", ["MIT-go-invoice-prasdud.txt"]),
 }
 
 
