@@ -554,6 +554,10 @@ LICENCE_FILES = {
         "Apache-2.0",
         ["Apache-2.0-nav-invoicedata-to-html.txt"],
     ),
+    # round 41 (r41einv: Danish OIOUBL examples printed with the Danish Agency for Digitisation's
+    # own presentation stylesheet, as n4s-linux/n4s vendors it)
+    "n4s-linux/n4s": ("GPL-3.0", ["GPL-3.0-n4s.txt"]),
+    "invopop/gobl.dk.oioubl": ("Apache-2.0", ["Apache-2.0-gobl.dk.oioubl.txt", "GPL-3.0-n4s.txt"]),
 }
 
 
