@@ -557,6 +557,10 @@ LICENCE_FILES = {
     # round 41 (r41langs: invoice libraries in Ruby, Go, Rust, Java and others printing their own examples)
     "webtranslateit/payday": ("MIT", ["MIT-payday.txt"]),
     "prasdud/go-invoice": ("MIT", ["MIT-go-invoice-prasdud.txt"]),
+    # round 41 (r41einv: Danish OIOUBL examples printed with the Danish Agency for Digitisation's
+    # own presentation stylesheet, as n4s-linux/n4s vendors it)
+    "n4s-linux/n4s": ("GPL-3.0", ["GPL-3.0-n4s.txt"]),
+    "invopop/gobl.dk.oioubl": ("Apache-2.0", ["Apache-2.0-gobl.dk.oioubl.txt", "GPL-3.0-n4s.txt"]),
 }
 
 
