@@ -3021,3 +3021,40 @@ def test_a_label_between_a_figure_and_its_worth_in_another_currency():
     # a row split into lines ends over the label: the figure under it is still the label's
     row = "4,200\n336\n4,536\n合計（税込）\n￥41,936\n"
     assert amount_roles(row)[-2:] == [("4,536", None), ("41,936", "total")]
+
+
+# 127. Round 41's class. Danish invoice totals: "Fakturatotal" (the invoice total, incl.
+# moms) is the grand total, not a VAT label, and "Afgift total" (all duties and taxes) is
+# the tax; on a reverse-charge invoice it is zero
+def test_danish_invoice_total_and_duties():
+    text = (
+        "Linjesum i alt excl moms  2000.00 DKK\nMomsgrundlag              2000.00 DKK\n"
+        "Total momsbeløb (25.00%)   500.00 DKK\nFakturatotal incl moms    2500.00 DKK\n\n"
+        "Supplerende oplysninger om totaler\nAfgift total: 500.00 DKK\n"
+    )
+    assert [role for _, role in amount_roles(text)][-3:] == ["tax", "total", "tax"]
+    clean(text, {"subtotal": 2000, "tax": 500, "total": 2500, "currency": "DKK"})
+    flagged(text, {"subtotal": 2000, "tax": 500, "total": 500}, "total", "not as a labelled total")
+    reverse = (
+        "Linjesum i alt excl moms        5000.00 DKK\nMomsfri andel (REVERSECHARGE)  5000.00 DKK\n"
+        "Fakturatotal incl moms          5000.00 DKK\n\nAfgift total: 0.00 DKK\n"
+    )
+    clean(reverse, {"subtotal": 5000, "tax": 0, "total": 5000, "currency": "DKK"})
+
+
+# 128. A label alone on its line with the tax it includes or leaves out after it
+# ("Gesamtbetrag inkl. USt", "Total (IVA incluido)", "Fakturatotal incl moms") names the
+# figure alone on the next line, as the label alone does
+@pytest.mark.parametrize(
+    "label,subtotal,tax,total",
+    [
+        ("Gesamtbetrag inkl. USt", "Summe netto\n100,00\nUSt 19%\n19,00", "19,00", "119,00"),
+        ("Total (IVA incluido)", "Subtotal\n100,00\nIVA 21%\n21,00", "21,00", "121,00"),
+        ("Fakturatotal incl moms", "Linjesum i alt excl moms\n100.00 DKK\nMoms 25%\n25.00 DKK", "25.00", "125.00 DKK"),
+    ],
+)
+def test_a_qualified_label_over_its_figure(label, subtotal, tax, total):
+    text = f"{subtotal}\n{label}\n{total}\n"
+    assert [role for _, role in amount_roles(text)] == ["subtotal", "tax", "total"]
+    value = float(total.split()[0].replace(",", "."))
+    clean(text, {"subtotal": 100, "tax": value - 100, "total": value})

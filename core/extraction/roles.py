@@ -297,7 +297,10 @@ RATE_TAIL_RE = re.compile(r"[ \t:]*(?:\(?[ \t]*(?:[0-9]{1,2}(?:[.,][0-9]{1,3})?)
 
 
 def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon: Lexicon) -> RoleAssignment:
-    labels = _without_qualifiers(text, find_labels(text, lexicon), amounts, lexicon)
+    found = find_labels(text, lexicon)
+    labels = _without_qualifiers(text, found, amounts, lexicon)
+    kept_spans = {(lb.start, lb.end) for lb in labels}
+    qualifying = [lb for lb in found if (lb.start, lb.end) not in kept_spans]
     label_starts = [lb.start for lb in labels]
     transparent = _transparent(text, amounts, lines, lexicon, labels, label_starts)
     n = len(amounts)
@@ -345,7 +348,7 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
     # A label between two numbers goes to the number before it when it is a
     # trailing phrase ("540.00 before tax"), when a clause break separates it
     # from the next number ("43.20 VAT, so 583.20"), or when nothing follows.
-    below = _figures_below(text, labels, amounts, lines)
+    below = _figures_below(text, labels, amounts, lines, qualifying, lexicon)
     owned_after: dict[int, int] = {}
     for ai in range(n):
         has_pre = pre[ai] >= 0 and pre[ai] not in owned_after
@@ -916,9 +919,17 @@ def _stacked_bases(
 _LONE_FIGURE_EXTRA = 4  # what may stand beside a figure alone on its line: "C", "EUR", "€"
 
 
-def _figures_below(text: str, labels: list[Label], amounts: list[AmountMention], lines: Lines) -> dict[int, int]:
-    """(d) One token per line, as OCR of a receipt gives: a label that ends its line
-    names the figure alone on the next line ("ZU ZAHLEN EURO" / "24,20", "33,07 EUR
+def _figures_below(
+    text: str,
+    labels: list[Label],
+    amounts: list[AmountMention],
+    lines: Lines,
+    qualifying: list[Label],
+    lexicon: Lexicon,
+) -> dict[int, int]:
+    """(d) One token per line, as OCR of a receipt gives: a label that ends its line, or
+    ends it with the tax it includes ("Gesamtbetrag inkl. USt", `_qualified_end`), names
+    the figure alone on the next line ("ZU ZAHLEN EURO" / "24,20", "33,07 EUR
     BRUTTO" / "39,35 EUR"), unless that figure starts a run of figures (a table's row
     split into lines: "Summe" / "1,61" / "14,08"), or it restates in another currency
     the figure alone on the line before the label (`_restated_under`). label index ->
@@ -931,8 +942,9 @@ def _figures_below(text: str, labels: list[Label], amounts: list[AmountMention],
     for k, lb in enumerate(labels):
         line = lines.line_of(lb.start)
         _, line_end = lines.bounds(line)
-        ending = len(text[lb.end : line_end].strip()) <= _LONE_FIGURE_EXTRA or RATE_TAIL_RE.fullmatch(
-            text, lb.end, line_end
+        label_end = _qualified_end(text, lb, line_end, qualifying, lexicon)
+        ending = len(text[label_end:line_end].strip()) <= _LONE_FIGURE_EXTRA or RATE_TAIL_RE.fullmatch(
+            text, label_end, line_end
         )
         if not ending or line + 1 not in amount_lines:
             continue  # the label must end its line ("SUMME EUR" does; "Tax (7.5%)" too)
@@ -952,6 +964,25 @@ def _figures_below(text: str, labels: list[Label], amounts: list[AmountMention],
         else:
             out[k] = ai
     return out
+
+
+def _qualified_end(text: str, lb: Label, line_end: int, qualifying: list[Label], lexicon: Lexicon) -> int:
+    """Where a label ends with the words that qualify it on its line: the tax it includes
+    or leaves out, before ("Fakturatotal incl moms", "Gesamtbetrag inkl. USt") or after
+    ("Total (IVA incluido)") that tax's label."""
+    for q in qualifying:
+        if not lb.end <= q.start < line_end:
+            continue
+        between, after = text[lb.end : q.start], text[q.end : line_end]
+        if any(c.isdigit() for c in between):
+            break
+        if lexicon.inclusion_re.search(between):
+            return q.end
+        included = lexicon.inclusion_after_re.match(after)
+        if included and not between.strip(" \t(:"):
+            return q.end + included.end()
+        break
+    return lb.end
 
 
 def _beside_lone(text: str, am: AmountMention, lines: Lines) -> str:
