@@ -561,6 +561,8 @@ LICENCE_FILES = {
     # own presentation stylesheet, as n4s-linux/n4s vendors it)
     "n4s-linux/n4s": ("GPL-3.0", ["GPL-3.0-n4s.txt"]),
     "invopop/gobl.dk.oioubl": ("Apache-2.0", ["Apache-2.0-gobl.dk.oioubl.txt", "GPL-3.0-n4s.txt"]),
+    # round 42 (r42leads: earlier rounds' open leads worked through once more)
+    "mheers/godtemplate": ("MIT", ["MIT-godtemplate.txt"]),
 }
 
 
