@@ -563,6 +563,8 @@ LICENCE_FILES = {
     "invopop/gobl.dk.oioubl": ("Apache-2.0", ["Apache-2.0-gobl.dk.oioubl.txt", "GPL-3.0-n4s.txt"]),
     # round 42 (r42leads: earlier rounds' open leads worked through once more)
     "mheers/godtemplate": ("MIT", ["MIT-godtemplate.txt"]),
+    # round 43 (r43llm: example and test invoices of LLM / document-AI extraction libraries)
+    "jsoma/natural-pdf": ("MIT", ["MIT-natural-pdf.txt"]),
 }
 
 
