@@ -565,6 +565,8 @@ LICENCE_FILES = {
     "mheers/godtemplate": ("MIT", ["MIT-godtemplate.txt"]),
     # round 43 (r43bill: billing platforms' own committed invoice renders of their test data)
     "getlago/lago-api": ("AGPL-3.0", ["AGPL-3.0.txt"]),
+    # round 43 (r43llm: example and test invoices of LLM / document-AI extraction libraries)
+    "jsoma/natural-pdf": ("MIT", ["MIT-natural-pdf.txt"]),
 }
 
 
