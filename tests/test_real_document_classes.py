@@ -3058,3 +3058,14 @@ def test_a_qualified_label_over_its_figure(label, subtotal, tax, total):
     assert [role for _, role in amount_roles(text)] == ["subtotal", "tax", "total"]
     value = float(total.split()[0].replace(",", "."))
     clean(text, {"subtotal": 100, "tax": value - 100, "total": value})
+
+
+# 129. Found by the one-cell-per-line variant on round 43's Lago invoice. Deductions'
+# phrases written together alone over their figure ("Prepaid credits" / "-$3.00"): the
+# phrase nearest the figure names it, as on the figure's own line; a phrase and other
+# words ("Discount on shipping") still name none
+def test_phrases_written_together_over_their_figure():
+    text = "Subtotal\n$100.00\nFree credits\n-$2.00\nPrepaid credits\n-$3.00\nTotal\n$95.00\n"
+    assert [kind for _, kind, _ in Source(text, INVOICE.lexicon).adjustments()] == ["deduction", "deduction"]
+    clean(text, {"subtotal": 100, "total": 95})
+    assert not Source(text.replace("Prepaid credits", "Discount on shipping"), INVOICE.lexicon).adjustments()[1:]

@@ -163,8 +163,13 @@ class Source:
         heading = self._heading(ai) if prev_end == ls else ""
         if adjustment is None and heading and self.roles[ai] is None and len(text[am.end : le].strip()) <= 4:
             # one token per line, as OCR gives: a charge's phrase alone over its figure, or
-            # with its rate ("Discount 10%", "Discounts (5%)", "Discount %")
-            found = self.lexicon.adjustment_re.search(heading)
+            # with its rate ("Discount 10%", "Discounts (5%)", "Discount %"), or phrases
+            # written together ("Prepaid credits"), the last of them nearest the figure
+            found = None
+            for phrase in self.lexicon.adjustment_re.finditer(heading):
+                if found is not None and heading[found.end() : phrase.start()].strip():
+                    break
+                found = phrase
             if found is not None and RATE_TAIL_RE.fullmatch(heading, found.end()):
                 adjustment = normalise_phrase(found.group())
         if adjustment is None and self.roles[ai] is None:
