@@ -3069,3 +3069,17 @@ def test_phrases_written_together_over_their_figure():
     assert [kind for _, kind, _ in Source(text, INVOICE.lexicon).adjustments()] == ["deduction", "deduction"]
     clean(text, {"subtotal": 100, "total": 95})
     assert not Source(text.replace("Prepaid credits", "Discount on shipping"), INVOICE.lexicon).adjustments()[1:]
+
+
+# 130. Round 18's Finvoice print, left until now. A payment's phrase alone over its figure
+# with a word saying whether the tax is in it ("Ennakkomaksu  verollinen" / "-100,00", an
+# advance payment incl. VAT): the phrase names the figure, so the advance explains the total
+def test_a_phrase_with_its_tax_word_over_its_figure():
+    text = (
+        "Kuvaus         Yhteensä\nEnnakkomaksu  verollinen\n                -100,00\n\n"
+        "LASKU YHTEENSÄ: 3352,98 euroa\nYhteensä veroton: 2830,30 euroa\nALV yhteensä:  622,68 euroa\n"
+    )
+    assert [kind for _, kind, _ in Source(text, INVOICE.lexicon).adjustments()] == ["deduction"]
+    record = {"subtotal": 2830.30, "tax": 622.68, "total": 3352.98}
+    assert factors(text, record)["total"] >= 0.9
+    flagged(text.replace("Ennakkomaksu", "Kuvaus"), record, "total", "beyond rounding")

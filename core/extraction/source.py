@@ -163,14 +163,19 @@ class Source:
         heading = self._heading(ai) if prev_end == ls else ""
         if adjustment is None and heading and self.roles[ai] is None and len(text[am.end : le].strip()) <= 4:
             # one token per line, as OCR gives: a charge's phrase alone over its figure, or
-            # with its rate ("Discount 10%", "Discounts (5%)", "Discount %"), or phrases
-            # written together ("Prepaid credits"), the last of them nearest the figure
+            # with its rate ("Discount 10%", "Discounts (5%)", "Discount %") or whether the
+            # tax is in it ("Ennakkomaksu  verollinen"), or phrases written together
+            # ("Prepaid credits"), the last of them nearest the figure
             found = None
             for phrase in self.lexicon.adjustment_re.finditer(heading):
                 if found is not None and heading[found.end() : phrase.start()].strip():
                     break
                 found = phrase
-            if found is not None and RATE_TAIL_RE.fullmatch(heading, found.end()):
+            tail = heading[found.end() :] if found is not None else ""
+            qualified = self.lexicon.inclusion_after_re.match(tail.strip())
+            if qualified is not None:
+                tail = tail.strip()[qualified.end() :]
+            if found is not None and RATE_TAIL_RE.fullmatch(tail):
                 adjustment = normalise_phrase(found.group())
         if adjustment is None and self.roles[ai] is None:
             # a caption under its figure ("100 SAR" / "Discount at Document Level")
