@@ -3083,3 +3083,17 @@ def test_a_phrase_with_its_tax_word_over_its_figure():
     record = {"subtotal": 2830.30, "tax": 622.68, "total": 3352.98}
     assert factors(text, record)["total"] >= 0.9
     flagged(text.replace("Ennakkomaksu", "Kuvaus"), record, "total", "beyond rounding")
+
+
+# 131. Round 25's JP PINT print, in part. A bare small number in a header line beside a tax
+# label ("税額  30  PaymentID": the payment table's means code, printed beside the tax table)
+# is no rival for a tax written as money ("12,200 JPY"); the same number written as money
+# still is
+def test_a_code_beside_a_header_label_is_no_rival_for_money():
+    text = (
+        " カテゴリー        課税対象金額  税額          30  PaymentID  Snippet1\n"
+        " VAT:S (10%)  122,000 JPY 12,200 JPY\n\n税抜き金額  122,000 JPY\n税込み金額  134,200 JPY\n"
+    )
+    record = {"subtotal": 122000, "tax": 12200, "total": 134200, "currency": "JPY"}
+    assert not any("not as a labelled tax" in r for r in reasons(text, record)["tax"])
+    flagged(text.replace("30  PaymentID", "30 JPY  PaymentID"), record, "tax", "not as a labelled tax")
