@@ -1018,10 +1018,10 @@ def caption_line(text: str, amounts: list[AmountMention], lines: Lines, ai: int)
     under a caption would be the caption's)."""
     am = amounts[ai]
     line = lines.line_of(am.start)
-    start, end = lines.bounds(line)
+    start, _ = lines.bounds(line)
     if line + 1 >= len(lines.starts) or lines.column(start, am.start) < _CAPTION_INDENT:
         return None
-    if len((text[start : am.start] + text[am.end : end]).strip()) > _LONE_FIGURE_EXTRA:
+    if len(_beside_lone(text, am, lines)) > _LONE_FIGURE_EXTRA:
         return None
     before = lines.line_of(amounts[ai - 1].start) if ai > 0 else -2
     after = {lines.line_of(amounts[j].start) for j in range(ai + 1, min(ai + 3, len(amounts)))}

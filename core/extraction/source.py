@@ -171,12 +171,11 @@ class Source:
                 if found is not None and heading[found.end() : phrase.start()].strip():
                     break
                 found = phrase
-            tail = heading[found.end() :] if found is not None else ""
-            qualified = self.lexicon.inclusion_after_re.match(tail.strip())
-            if qualified is not None:
-                tail = tail.strip()[qualified.end() :]
-            if found is not None and RATE_TAIL_RE.fullmatch(tail):
-                adjustment = normalise_phrase(found.group())
+            if found is not None:
+                tail = heading[found.end() :].strip()
+                qualified = self.lexicon.inclusion_after_re.match(tail)
+                if RATE_TAIL_RE.fullmatch(tail, qualified.end() if qualified is not None else 0):
+                    adjustment = normalise_phrase(found.group())
         if adjustment is None and self.roles[ai] is None:
             # a caption under its figure ("100 SAR" / "Discount at Document Level")
             found = self.lexicon.adjustment_re.match(self._footing(ai))
