@@ -342,12 +342,10 @@ def check_amount(src: Source, leaf: Leaf) -> FieldCheck:
         for i in range(len(src.amounts))
         if src.roles[i] == role and not src.context(i).rate_base and not src.context(i).partial
     ]
-    if any(_money(src, i) for i in hits):
-        # a figure written as money (in cents, or with its currency: "12,200 JPY") is no
-        # rival for a count, a rate or a code under the label ("MwSt-% 19,0", a payment
-        # means "30" in a header line beside it), but one in whole units beside its own
-        # label is money when its thousands are set apart ("Montant dû  7 600 €") or its
-        # currency is written with it ("ogółem: 2051 PLN")
+    if any(CENTS_RE.search(src.amounts[i].raw) for i in hits):
+        # a figure in cents is no rival for a count or a rate under the label ("MwSt-% 19,0"),
+        # but one in whole units beside its own label is money when its thousands are set
+        # apart ("Montant dû  7 600 €") or its currency is written with it ("ogółem: 2051 PLN")
         role_figures = [
             i
             for i in role_figures
