@@ -3086,10 +3086,26 @@ def test_a_phrase_with_its_tax_word_over_its_figure():
 
 
 # 131. A bare whole figure under its own label is a rival for a figure written with its
-# currency: a delivery charge given as the tax ("VAT 30" beside "Delivery 200 PLN") is
-# caught, not passed as merely unlabelled. (A wider rule tried for round 25's JP PINT print,
+# currency: a line's amount given as the tax ("VAT 30" beside "Widget 200 PLN") is caught,
+# not passed as merely unlabelled. (A wider rule tried for round 25's JP PINT print,
 # where a tax header names the payment means code "30" beside it, let this through, and
 # was taken back.)
 def test_a_bare_figure_under_its_label_rivals_one_with_its_currency():
-    text = "Invoice 12\nVAT 30\nDelivery 200 PLN\n"
+    text = "Invoice 12\nVAT 30\nWidget 200 PLN\n"
     flagged(text, {"tax": 200, "currency": "PLN"}, "tax", "not as a labelled tax")
+
+
+# 132. An amount that stands only as a labelled charge is not the tax, the net or the total,
+# whatever number stands beside their labels: a delivery charge given as the tax ("VAT 30"
+# beside "Delivery 200.00": in cents, so "30" is read as a rate and rivals nothing) is
+# caught, not passed as merely unlabelled. A charge's phrase read in prose, and a
+# deduction's (a sum paid may be the total), are no such label.
+@pytest.mark.parametrize("charge", ["Delivery 200.00", "Shipping: $200.00", "Handling fee  EUR 200,00"])
+def test_an_amount_standing_only_as_a_charge_is_not_the_tax(charge):
+    flagged(f"Invoice 12\nVAT 30\n{charge}\n", {"tax": 200.00}, "tax", "only as a charge")
+
+
+def test_a_sum_paid_or_a_charge_in_prose_is_no_charge_label():
+    assert factors("Invoice 12\nVAT 3\nAmount paid 200.00\n", {"total": 200.00})["total"] > 0.82
+    text = "Invoice 12\nShipping is free of charge for all orders.  200.00\n"
+    assert not any("only as a charge" in r for r in reasons(text, {"total": 200.00})["total"])

@@ -335,6 +335,14 @@ def check_amount(src: Source, leaf: Leaf) -> FieldCheck:
         return check
     shown = src.amounts[hits[0]].raw
     name = leaf.field.name
+    charges = [src.charge_label(i) for i in others]
+    if all(charges):
+        # wherever it stands, a charge's phrase labels it ("Delivery 200.00"): a reader
+        # takes it for that charge, not for this field, whatever stands beside its label
+        check.penalise(
+            ROLE_MISMATCH_FACTOR, f"{shown} appears in the source only as a charge ('{charges[0]}'), not as a {name}"
+        )
+        return check
     # a net figure of one tax rate, or a part's figure (a page's, an instalment's), is no
     # rival for the document's
     role_figures = [

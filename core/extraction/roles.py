@@ -531,7 +531,7 @@ def _continued_tax_rows(
             if not (
                 rate is not None
                 and _currency_at_most(text[lines.bounds(line)[0] : base2.start])
-                and _only_currencies(between[: rate.start()] + between[rate.end() :])
+                and only_currencies(between[: rate.start()] + between[rate.end() :])
                 and _WITH_CENTS.search(base2.raw)
                 and _WITH_CENTS.search(tax2.raw)
                 and _overlap(lines, base, base2)
@@ -560,7 +560,7 @@ def _cells_of_words_between(text: str, start: int, end: int) -> bool:
     header's other columns, or another table beside it ("Tax   Base   Rate  Amount  Sum
     €90,00"), not a label's qualifier ("Total   (incl. VAT)   €90,00")."""
     pieces = _BLANK_RUN_RE.split(text[start:end])[1:]
-    return sum(1 for piece in pieces if _WORD_RE.search(piece) and not _only_currencies(piece)) >= 2
+    return sum(1 for piece in pieces if _WORD_RE.search(piece) and not only_currencies(piece)) >= 2
 
 
 def _to_the_money(text: str, amounts: list[AmountMention], lines: Lines, pre: list[int]) -> None:
@@ -743,7 +743,7 @@ def _header_rows(
 _LETTERS_RE = re.compile(r"[^\W\d_]+")
 
 
-def _only_currencies(between: str) -> bool:
+def only_currencies(between: str) -> bool:
     """Whether every word in `between` is a currency's name or code ("EUR", "zł")."""
     return all(
         w.group() in _CURRENCY_NAMES or w.group().casefold() in _CURRENCY_NAMES for w in _LETTERS_RE.finditer(between)
@@ -753,7 +753,7 @@ def _only_currencies(between: str) -> bool:
 def _currency_at_most(between: str) -> bool:
     """Whether `between` holds nothing but blanks and a currency's sign or name ("$ ",
     "EUR "): no cell of its own before a figure."""
-    rest = _LETTERS_RE.sub(lambda w: "" if _only_currencies(w.group()) else w.group(), between)
+    rest = _LETTERS_RE.sub(lambda w: "" if only_currencies(w.group()) else w.group(), between)
     return all(c.isspace() or unicodedata.category(c) == "Sc" for c in rest)
 
 
@@ -1090,7 +1090,7 @@ def _transparent(
             and _WITH_CENTS.search(tax.raw)
             and "=" not in text[base.end : tax.start]  # not "66,00 € = Totale 366,00"
             and "(" not in text[base.end : tax.start]  # not "Alv 22 % : 22,00 euroa (100,00 euroa)": a base after
-            and _only_currencies(text[base.end : tax.start])  # "Btw 0 % (4.655,00 EUR)  0,00 EUR"
+            and only_currencies(text[base.end : tax.start])  # "Btw 0 % (4.655,00 EUR)  0,00 EUR"
         ):
             out[ai] = True
     # A tax's row of base, rate and tax ("VAT  15.24 €  19 %  2.90 €"), or of base and tax
@@ -1106,7 +1106,7 @@ def _transparent(
         if (
             (rate_at is None and not _a_rate_of(base, tax))
             or "\n" in between
-            or not _only_currencies(
+            or not only_currencies(
                 between if rate_at is None else between[: rate_at.start()] + between[rate_at.end() :]
             )
             or not (_WITH_CENTS.search(base.raw) and _WITH_CENTS.search(tax.raw))

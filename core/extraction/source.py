@@ -34,6 +34,7 @@ from vetq.core.extraction.roles import (
     header_cell_over,
     label_key,
     label_matches,
+    only_currencies,
 )
 from vetq.core.extraction.text_match import ASCII_FORMS, NormalizedText
 
@@ -318,6 +319,20 @@ class Source:
             if lexicon.tax_inclusive_re.search(before) or lexicon.tax_inclusive_after_re.match(after):
                 return True
         return False
+
+    def charge_label(self, ai: int) -> str | None:
+        """The charge's phrase that labels amount ai outright, its line's words before it
+        ending with the phrase (a colon or a currency may follow: "Delivery: € 200.00"), or
+        None. Not a phrase read in prose ("Carriage paid by the seller.  70,00"), nor a
+        deduction's (a paid or withheld sum may be the total or the tax as well)."""
+        phrase, _ = self._phrase_before(ai)
+        if phrase is None or self.lexicon.adjustment_kind.get(phrase) != "charge":
+            return None
+        before = self.text[self._words_before(ai)[1] : self.amounts[ai].start]
+        ends = [m.end() for m in self.lexicon.adjustment_re.finditer(before)]
+        if not ends or not only_currencies(before[ends[-1] :].strip(" \t:=")):
+            return None
+        return phrase
 
     def adjustments(self) -> list[tuple[Decimal, str, str]]:
         """(amount, kind, phrase) of every labelled charge or deduction, each once."""
