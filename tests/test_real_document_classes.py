@@ -3109,3 +3109,32 @@ def test_a_sum_paid_or_a_charge_in_prose_is_no_charge_label():
     assert factors("Invoice 12\nVAT 3\nAmount paid 200.00\n", {"total": 200.00})["total"] > 0.82
     text = "Invoice 12\nShipping is free of charge for all orders.  200.00\n"
     assert not any("only as a charge" in r for r in reasons(text, {"total": 200.00})["total"])
+
+
+# 133. One cell per line, as OCR and converters without layout give it: a label that starts
+# its line, with words of its own after it, names the lone figure on the next line as it
+# would the figure after it on its line ("Gross Total Amount" / "€1,188.00"); a label
+# word ending a phrase ("Produs cu TVA redus", a line's description) names nothing so.
+def test_a_label_with_words_of_its_own_names_the_lone_figure_below():
+    text = "Invoice 7\nNet Total Amount\n€990.00\nVAT 20%\n€198.00\nGross Total Amount\n€1,188.00\n"
+    clean(text, {"subtotal": 990.00, "tax": 198.00, "total": 1188.00})
+    text = "Invoice 7\nProdus cu TVA redus\n9.17\nTVA total\n19.05\nTotal\n219.05\n"
+    clean(text, {"tax": 19.05, "total": 219.05})
+
+
+# 134. A charge's or deduction's phrase in a label over a figure qualifies that figure as it
+# would beside it on its line ("Total discount" / "0.20 €" is a discount, not a rival total).
+def test_a_deduction_named_in_the_label_over_its_figure_qualifies_it():
+    text = "Invoice 7\nSubtotal\n2.00 €\nTotal discount\n0.20 €\nTotal amount\n1.80 €\n"
+    clean(text, {"subtotal": 2.00, "total": 1.80})
+
+
+# 135. A charge's kind and its name over its figure, as e-invoice prints write them
+# ("Nachlass: Loyalty Program Discount" / "- 14,00 €"), is that charge: it explains the
+# difference between the lines' sum and the net.
+def test_a_charge_kind_and_name_over_its_figure_is_that_charge():
+    text = (
+        "Rechnung 7\nSumme der Positionen\n135,00 €\nNachlass: Loyalty Program Discount\n- 14,00 €\n"
+        "Zuschlag: Standard Shipping Fee\n0,50 €\nGesamtbetrag Netto\n121,50 €\n"
+    )
+    clean(text, {"subtotal": 121.50})

@@ -943,8 +943,10 @@ def _figures_below(
         line = lines.line_of(lb.start)
         _, line_end = lines.bounds(line)
         label_end = _qualified_end(text, lb, line_end, qualifying, lexicon)
-        ending = len(text[label_end:line_end].strip()) <= _LONE_FIGURE_EXTRA or RATE_TAIL_RE.fullmatch(
-            text, label_end, line_end
+        ending = (
+            len(text[label_end:line_end].strip()) <= _LONE_FIGURE_EXTRA
+            or RATE_TAIL_RE.fullmatch(text, label_end, line_end)
+            or _words_of_the_label(text, labels, k, label_end, line_end, lexicon)
         )
         if not ending or line + 1 not in amount_lines:
             continue  # the label must end its line ("SUMME EUR" does; "Tax (7.5%)" too)
@@ -964,6 +966,31 @@ def _figures_below(
         else:
             out[k] = ai
     return out
+
+
+_LABEL_TAIL = 24  # the most of a label's own words after its phrase ("Net Total Amount")
+
+
+def _words_of_the_label(
+    text: str, labels: list[Label], k: int, label_end: int, line_end: int, lexicon: Lexicon
+) -> bool:
+    """Whether the rest of label k's line is words that go with it, as they would before
+    its figure on the line ("Gross Total Amount" / "€990.00" as "Gross Total Amount
+    €990.00"): the label starts its line and a few words follow in its cell, with no
+    figure, no other label, no clause, and no charge's or deduction's phrase but one that
+    goes with the label ("Total Charges", "Subtotal after discount"), as on its line."""
+    rest = text[label_end:line_end]
+    line_start = text.rfind("\n", 0, labels[k].start) + 1
+    return (
+        0 < len(rest.strip()) <= _LABEL_TAIL
+        and not text[line_start : labels[k].start].strip()  # not a phrase's end ("Produs cu TVA redus")
+        and not any(c.isdigit() for c in rest)
+        and _BLANK_RUN_RE.search(rest.strip()) is None
+        and not (k + 1 < len(labels) and labels[k + 1].start < line_end)
+        and CLAUSE_BREAK_RE.search(rest) is None
+        and not _ends_a_sentence(text, labels[k])
+        and not _adjustment_between(text, label_end, line_end, lexicon)
+    )
 
 
 def _qualified_end(text: str, lb: Label, line_end: int, qualifying: list[Label], lexicon: Lexicon) -> int:

@@ -162,11 +162,12 @@ class Source:
         elif adjustment is None and ai > 0 and self._hands_phrase_on(ai - 1):
             adjustment = self._phrase_before(ai - 1)[0]
         heading = self._heading(ai) if prev_end == ls else ""
-        if adjustment is None and heading and self.roles[ai] is None and len(text[am.end : le].strip()) <= 4:
+        if adjustment is None and heading and self._named_from_above(ai) and len(text[am.end : le].strip()) <= 4:
             # one token per line, as OCR gives: a charge's phrase alone over its figure, or
             # with its rate ("Discount 10%", "Discounts (5%)", "Discount %") or whether the
             # tax is in it ("Ennakkomaksu  verollinen"), or phrases written together
-            # ("Prepaid credits"), the last of them nearest the figure
+            # ("Prepaid credits"), the last of them nearest the figure; also when a label
+            # there names the figure ("Total discount" over "0.20 €"), as on its line
             found = None
             for phrase in self.lexicon.adjustment_re.finditer(heading):
                 if found is not None and heading[found.end() : phrase.start()].strip():
@@ -177,6 +178,17 @@ class Source:
                 qualified = self.lexicon.inclusion_after_re.match(tail)
                 if RATE_TAIL_RE.fullmatch(tail, qualified.end() if qualified is not None else 0):
                     adjustment = normalise_phrase(found.group())
+        if adjustment is None and prev_end == ls and self._named_from_above(ai) and len(text[am.end : le].strip()) <= 4:
+            # a charge's kind and its name over its figure, as e-invoice prints give them
+            # ("Nachlass: Loyalty Program Discount" / "- 14,00 €"): the kind names it
+            named = self._heading(ai, _MAX_NAMED_HEADING)
+            kind = self.lexicon.adjustment_re.match(named)
+            if (
+                kind is not None
+                and named[kind.end() :].lstrip(" \t").startswith(":")
+                and not any(c.isdigit() for c in named)
+            ):
+                adjustment = normalise_phrase(kind.group())
         if adjustment is None and self.roles[ai] is None:
             # a caption under its figure ("100 SAR" / "Discount at Document Level")
             found = self.lexicon.adjustment_re.match(self._footing(ai))
@@ -236,6 +248,17 @@ class Source:
         prev_end = self.amounts[ai - 1].end if ai > 0 and self.amounts[ai - 1].end > ls else ls
         return prev_end, max(prev_end, am.start - LABEL_BEFORE_WINDOW)
 
+    def _named_from_above(self, ai: int) -> bool:
+        """Whether amount ai has no role, or has it from a label on the line above it ("Total
+        discount" over "0.20 €"), whose phrases then qualify it as they would on its line."""
+        k = self.assignment.role_label[ai]
+        if self.roles[ai] is None:
+            return True
+        return (
+            k >= 0
+            and self.lines.line_of(self.assignment.labels[k].start) == self.lines.line_of(self.amounts[ai].start) - 1
+        )
+
     def _phrase_before(self, ai: int) -> tuple[str | None, bool]:
         """The charge's or deduction's phrase nearest before amount ai on its line, since the
         previous amount, and whether amount ai is a rate's base ("10% von 147,30")."""
@@ -262,17 +285,18 @@ class Source:
             and self._phrase_before(ai + 1)[0] is None
         )
 
-    def _heading(self, ai: int) -> str:
+    def _heading(self, ai: int, longest: int = 0) -> str:
         """The line before amount ai's (the first on its line) when it holds no figure and
-        is short: a word alone over its figure ("Übertrag" over "2 900,00", "DISCOUNT" over
-        "4"), as a label alone on its line names the figure below it. Else ""."""
+        is short (`longest` characters at most, _MAX_HEADING unless given): a word alone
+        over its figure ("Übertrag" over "2 900,00", "DISCOUNT" over "4"), as a label alone
+        on its line names the figure below it. Else ""."""
         line = self.lines.line_of(self.amounts[ai].start)
         if line == 0 or (ai > 0 and self.lines.line_of(self.amounts[ai - 1].start) == line - 1):
             return ""
         s, e = self.lines.bounds(line - 1)
         e = self._before_closing_date(s, e)
         heading = self.text[s:e].strip()
-        return heading if len(heading) <= _MAX_HEADING else ""
+        return heading if len(heading) <= (longest or _MAX_HEADING) else ""
 
     def _before_closing_date(self, s: int, e: int) -> int:
         """Where the line [s, e) ends once a date closing it is cut off: a payment's date
@@ -359,6 +383,7 @@ class Source:
 
 _MAX_PHRASE_HITS = 100
 _MAX_HEADING = 30
+_MAX_NAMED_HEADING = 60  # a charge's kind with its name ("Zuschlag: Standard Shipping Fee")
 
 
 @lru_cache(maxsize=1024)
