@@ -3138,3 +3138,32 @@ def test_a_charge_kind_and_name_over_its_figure_is_that_charge():
         "Zuschlag: Standard Shipping Fee\n0,50 €\nGesamtbetrag Netto\n121,50 €\n"
     )
     clean(text, {"subtotal": 121.50})
+
+
+# 136.-137. Text without its layout (runs of blanks one space, as converters without layout
+# give it), where no line shows columns and a position says nothing.
+# 136. A line of several labels run together is a table's header, not one label ending its
+# line: "Price Tax VAT" over a lone "$ 1,200.00" names no tax ("Summe Umsatzsteuer" over
+# "21,31" still names its tax).
+def test_a_header_run_together_names_no_lone_figure_below():
+    text = " Description Quantity Unit Price\n Price Tax VAT\n $ 1,200.00\n1 Notebook 1 $ 1,000.00\n $ 1,000.00 20% $ 200.00\n"
+    assert amount_roles(text)[0] == ("1,200.00", None)
+    assert amount_roles("Netto 100,00\n Summe Umsatzsteuer\n 21,31\n")[-1] == ("21,31", "tax")
+
+
+# 137. A total's label before a row whose last figure is the others' sum names that one
+# ("Total 150.00 19.50 169.50": net, tax, gross), where the line shows no columns; a row
+# whose columns show is read by its header, as before.
+def test_a_total_label_before_net_tax_and_gross_names_the_gross():
+    text = "Invoice 123/2020\nFirst product 1 100.00 8% 8.00 108.00\n Total 150.00 19.50 169.50\n"
+    got = factors(text, {"subtotal": 150.00, "tax": 19.50, "total": 169.50})
+    assert got["total"] == 1.0 and min(got.values()) > 0.82, got
+    flagged(text, {"subtotal": 150.00, "tax": 19.50, "total": 150.00}, "total", "not as a labelled total")
+    laid_out = (
+        "                        Net    VAT    VAT     Gross\n"
+        "                amount        rate  amount  amount\n"
+        "First product   1      100.00  8%     8.00    108.00\n"
+        "Second product  1      50.00   23%    11.50   61.50\n"
+        "                Total  150.00         19.50  169.50\n"
+    )
+    assert amount_roles(laid_out)[-3:] == [("150.00", "subtotal"), ("19.50", "tax"), ("169.50", "total")]

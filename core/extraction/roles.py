@@ -361,7 +361,7 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
         if nxt is None or trailing or CLAUSE_BREAK_RE.search(text, lb.end, amounts[nxt].start):
             owned_after[k] = ai
 
-    _to_the_money(text, amounts, lines, pre)
+    _to_the_money(text, amounts, lines, pre, labels, lexicon)
     used: set[int] = set()
     for ai in range(n):
         if pre[ai] >= 0 and pre[ai] not in owned_after:
@@ -563,11 +563,16 @@ def _cells_of_words_between(text: str, start: int, end: int) -> bool:
     return sum(1 for piece in pieces if _WORD_RE.search(piece) and not only_currencies(piece)) >= 2
 
 
-def _to_the_money(text: str, amounts: list[AmountMention], lines: Lines, pre: list[int]) -> None:
+def _to_the_money(
+    text: str, amounts: list[AmountMention], lines: Lines, pre: list[int], labels: list[Label], lexicon: Lexicon
+) -> None:
     """A label over a row of sums names the one written as money: "TOTAL  55.00  $4555.00"
     (hours, then the amount), "Total  3  12,50 €" (items, then the amount). The row is
     the figures after the label on its line with no word between them; when exactly one
-    of them carries a currency, the label moves to it from the first."""
+    of them carries a currency, the label moves to it from the first. A total's label
+    before a row whose last figure is the sum of the others names that one when the line
+    shows no columns to read it by ("Total 150.00 19.50 169.50": net, tax and gross, a
+    table's sum row once its layout is gone)."""
     n = len(amounts)
     for ai in range(n):
         if pre[ai] < 0:
@@ -576,6 +581,13 @@ def _to_the_money(text: str, amounts: list[AmountMention], lines: Lines, pre: li
         marked = [j for j in row if currency_beside(text, amounts[j].start, amounts[j].end)]
         if len(row) >= 2 and len(marked) == 1 and marked[0] != ai:
             pre[marked[0]], pre[ai] = pre[ai], -1
+        elif (
+            len(row) >= 3
+            and len(_cells(text, *lines.bounds(lines.line_of(amounts[ai].start)))) < 2  # no columns to read
+            and labels[pre[ai]].role in lexicon.grand_roles
+            and abs(sum(amounts[j].value for j in row[:-1]) - amounts[row[-1]].value) < CENT
+        ):
+            pre[row[-1]], pre[ai] = pre[ai], -1
 
 
 _SUM_ROW_REACH = 40  # lines from a table's total row up to its header
@@ -1208,7 +1220,8 @@ def _column_label(
         # "21,31"; not "Invoice Number Invoice Date" over "34278587 6/18/2017", nor a
         # label over every value below it).
         last = bisect_left(label_starts, e) - 1
-        return last if checked == 1 and row_is_the_value and last not in used else None
+        alone = last == bisect_left(label_starts, s)  # not a header's labels run together ("Price Tax VAT")
+        return last if checked == 1 and row_is_the_value and alone and last not in used else None
     return None
 
 
