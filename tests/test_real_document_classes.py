@@ -3167,3 +3167,16 @@ def test_a_total_label_before_net_tax_and_gross_names_the_gross():
         "                Total  150.00         19.50  169.50\n"
     )
     assert amount_roles(laid_out)[-3:] == [("150.00", "subtotal"), ("19.50", "tax"), ("169.50", "total")]
+
+
+# 138. A net word right after a payment term's days ends that term, it labels nothing:
+# "PAIEMENT 30 JOURS NET 10 000,00 2 000,00 12 000,00" (the term, then a row of sums once
+# the layout is gone) names no net; "Net 100,00" still does.
+@pytest.mark.parametrize("term", ["PAIEMENT 30 JOURS NET", "Zahlbar innerhalb 14 Tage netto", "Terms: 30 days net"])
+def test_a_net_word_ending_a_payment_term_labels_nothing(term):
+    assert amount_roles(f"{term} 10 000,00 2 000,00 12 000,00\nNet 100,00\n")[1:] == [
+        ("10 000,00", None),
+        ("2 000,00", None),
+        ("12 000,00", None),
+        ("100,00", "subtotal"),
+    ]

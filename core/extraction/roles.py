@@ -138,8 +138,8 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
             continue
         key = label_key(m, lexicon)
         role = lexicon.role_of_label.get(key)
-        if not role:
-            continue
+        if not role or (role == lexicon.goods_role and lexicon.term_before_re.search(text, line_start, m.start())):
+            continue  # "PAIEMENT 30 JOURS NET", "14 Tage netto": the net word ends a payment term
         grand = key in lexicon.grand_total_labels
         if key in lexicon.goods_sum_labels and _qualified_as_goods(text, m.start(), m.end(), lexicon):
             if lexicon.goods_role is None:
