@@ -162,7 +162,8 @@ class Source:
         elif adjustment is None and ai > 0 and self._hands_phrase_on(ai - 1):
             adjustment = self._phrase_before(ai - 1)[0]
         heading = self._heading(ai) if prev_end == ls else ""
-        if adjustment is None and heading and self._named_from_above(ai) and len(text[am.end : le].strip()) <= 4:
+        alone_under = prev_end == ls and self._named_from_above(ai) and len(text[am.end : le].strip()) <= 4
+        if adjustment is None and heading and alone_under:
             # one token per line, as OCR gives: a charge's phrase alone over its figure, or
             # with its rate ("Discount 10%", "Discounts (5%)", "Discount %") or whether the
             # tax is in it ("Ennakkomaksu  verollinen"), or phrases written together
@@ -178,7 +179,7 @@ class Source:
                 qualified = self.lexicon.inclusion_after_re.match(tail)
                 if RATE_TAIL_RE.fullmatch(tail, qualified.end() if qualified is not None else 0):
                     adjustment = normalise_phrase(found.group())
-        if adjustment is None and prev_end == ls and self._named_from_above(ai) and len(text[am.end : le].strip()) <= 4:
+        if adjustment is None and alone_under:
             # a charge's kind and its name over its figure, as e-invoice prints give them
             # ("Nachlass: Loyalty Program Discount" / "- 14,00 €"): the kind names it
             named = self._heading(ai, _MAX_NAMED_HEADING)
@@ -251,9 +252,9 @@ class Source:
     def _named_from_above(self, ai: int) -> bool:
         """Whether amount ai has no role, or has it from a label on the line above it ("Total
         discount" over "0.20 €"), whose phrases then qualify it as they would on its line."""
-        k = self.assignment.role_label[ai]
         if self.roles[ai] is None:
             return True
+        k = self.assignment.role_label[ai]
         return (
             k >= 0
             and self.lines.line_of(self.assignment.labels[k].start) == self.lines.line_of(self.amounts[ai].start) - 1
