@@ -335,10 +335,11 @@ def check_amount(src: Source, leaf: Leaf) -> FieldCheck:
         return check
     shown = src.amounts[hits[0]].raw
     name = leaf.field.name
-    charges = [src.charge_label(i) for i in others]
-    if all(charges):
-        # wherever it stands, a charge's phrase labels it ("Delivery 200.00"): a reader
-        # takes it for that charge, not for this field, whatever stands beside its label
+    charges = [src.charge_label(i) for i in others] if leaf.path == src.lexicon.tax_sum_role else []
+    if charges and all(charges):
+        # wherever it stands, a charge's phrase labels it ("Delivery 200.00"): a reader takes
+        # it for that charge, never for the tax (a net or a total may be a fee's alone:
+        # "Consulting fee 1,000.00" billed by itself)
         check.penalise(
             ROLE_MISMATCH_FACTOR, f"{shown} appears in the source only as a charge ('{charges[0]}'), not as a {name}"
         )

@@ -113,7 +113,7 @@ class Lexicon:
     page_mark_re: re.Pattern[str]
     rate_base_re: re.Pattern[str]
     term_unit_re: re.Pattern[str]  # "days", "Tage", "jours": the number before it is a payment term
-    term_before_re: re.Pattern[str]  # "30 jours" right before a net label: it ends that term ("30 JOURS NET")
+    label_tail_words: frozenset[str]  # "amount", "Betrag": a label's own words after it ("Gross Total Amount")
     inclusion_re: re.Pattern[str]  # "incl.", "excl." right before a label: it qualifies the one before
     inclusion_after_re: re.Pattern[str]  # "(IVA incluido)", "(IVA 10% incl.)": the same, written after
     # Labels of a figure before tax ("subtotaal") and the qualifying words that put the tax
@@ -307,9 +307,7 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         term_unit_re=re.compile(
             r"(?<![^\W_])(?:" + "|".join(map(re.escape, term_units)) + r")(?![^\W_])", re.IGNORECASE
         ),
-        term_before_re=re.compile(
-            r"(?<![0-9.,])[0-9]{1,3}[ \t]*(?:" + "|".join(map(re.escape, term_units)) + r")[ \t]*$", re.IGNORECASE
-        ),
+        label_tail_words=frozenset(_words(_section(data, "label_tail_words", "words"), "label_tail_words")),
     )
 
 

@@ -138,8 +138,8 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
             continue
         key = label_key(m, lexicon)
         role = lexicon.role_of_label.get(key)
-        if not role or (role == lexicon.goods_role and lexicon.term_before_re.search(text, line_start, m.start())):
-            continue  # "PAIEMENT 30 JOURS NET", "14 Tage netto": the net word ends a payment term
+        if not role:
+            continue
         grand = key in lexicon.grand_total_labels
         if key in lexicon.goods_sum_labels and _qualified_as_goods(text, m.start(), m.end(), lexicon):
             if lexicon.goods_role is None:
@@ -570,9 +570,9 @@ def _to_the_money(
     (hours, then the amount), "Total  3  12,50 €" (items, then the amount). The row is
     the figures after the label on its line with no word between them; when exactly one
     of them carries a currency, the label moves to it from the first. A total's label
-    before a row whose last figure is the sum of the others names that one when the line
-    shows no columns to read it by ("Total 150.00 19.50 169.50": net, tax and gross, a
-    table's sum row once its layout is gone)."""
+    before a row of net, tax (at most a tax rate of the net) and their sum names the sum
+    when the line shows no columns to read it by ("Total 150.00 19.50 169.50", a table's
+    sum row once its layout is gone)."""
     n = len(amounts)
     for ai in range(n):
         if pre[ai] < 0:
@@ -582,12 +582,13 @@ def _to_the_money(
         if len(row) >= 2 and len(marked) == 1 and marked[0] != ai:
             pre[marked[0]], pre[ai] = pre[ai], -1
         elif (
-            len(row) >= 3
+            len(row) == 3
             and len(_cells(text, *lines.bounds(lines.line_of(amounts[ai].start)))) < 2  # no columns to read
             and labels[pre[ai]].role in lexicon.grand_roles
-            and abs(sum(amounts[j].value for j in row[:-1]) - amounts[row[-1]].value) < CENT
+            and _a_rate_of(amounts[row[0]], amounts[row[1]])  # not "80.00 120.00 200.00": a balance brought forward
+            and abs(amounts[row[0]].value + amounts[row[1]].value - amounts[row[2]].value) < CENT
         ):
-            pre[row[-1]], pre[ai] = pre[ai], -1
+            pre[row[2]], pre[ai] = pre[ai], -1
 
 
 _SUM_ROW_REACH = 40  # lines from a table's total row up to its header
@@ -989,11 +990,13 @@ def _words_of_the_label(
     """Whether the rest of label k's line is words that go with it, as they would before
     its figure on the line ("Gross Total Amount" / "€990.00" as "Gross Total Amount
     €990.00"): the label starts its line and a few words follow in its cell, with no
-    figure, no other label, no clause, and no charge's or deduction's phrase but one that
-    goes with the label ("Total Charges", "Subtotal after discount"), as on its line."""
+    figure, no other label and no clause: the amount's own nouns (the lexicon's
+    `label_tail_words`), after a charge's or deduction's phrase that goes with the label
+    ("Total Charges", "Subtotal after discount") or alone. "Net Contract Value", "Total
+    Volume" and "VAT Percentage" name something else."""
     rest = text[label_end:line_end]
     line_start = text.rfind("\n", 0, labels[k].start) + 1
-    return (
+    if not (
         0 < len(rest.strip()) <= _LABEL_TAIL
         and not text[line_start : labels[k].start].strip()  # not a phrase's end ("Produs cu TVA redus")
         and not any(c.isdigit() for c in rest)
@@ -1001,8 +1004,15 @@ def _words_of_the_label(
         and not (k + 1 < len(labels) and labels[k + 1].start < line_end)
         and CLAUSE_BREAK_RE.search(rest) is None
         and not _ends_a_sentence(text, labels[k])
-        and not _adjustment_between(text, label_end, line_end, lexicon)
-    )
+    ):
+        return False
+    phrase = lexicon.adjustment_re.search(rest)
+    if phrase is not None:  # "Total Charges", "Subtotal setelah diskon": the label's own adjustment
+        before = rest[: phrase.start()]
+        if before.strip(" \t:.-") and lexicon.after_adjustment_re.fullmatch(before) is None:
+            return False
+        rest = rest[phrase.end() :]
+    return all(w.group().casefold() in lexicon.label_tail_words for w in _LETTERS_RE.finditer(rest))
 
 
 def _qualified_end(text: str, lb: Label, line_end: int, qualifying: list[Label], lexicon: Lexicon) -> int:
@@ -1220,9 +1230,21 @@ def _column_label(
         # "21,31"; not "Invoice Number Invoice Date" over "34278587 6/18/2017", nor a
         # label over every value below it).
         last = bisect_left(label_starts, e) - 1
-        alone = last == bisect_left(label_starts, s)  # not a header's labels run together ("Price Tax VAT")
-        return last if checked == 1 and row_is_the_value and alone and last not in used else None
+        header = _labels_among_words(text, labels, bisect_left(label_starts, s), last, s, e)
+        return last if checked == 1 and row_is_the_value and not header and last not in used else None
     return None
+
+
+def _labels_among_words(text: str, labels: list[Label], first: int, last: int, s: int, e: int) -> bool:
+    """Whether the line s..e holds labels first..last, two or more, among other words: a
+    table's header run together ("Price Tax VAT"), not one label's words ("Razem do
+    zapłaty", "Tax VAT")."""
+    if last <= first:
+        return False
+    rest = text[s : labels[first].start] + "".join(
+        text[labels[k].end : labels[k + 1].start if k < last else e] for k in range(first, last + 1)
+    )
+    return any(not only_currencies(w.group()) for w in _LETTERS_RE.finditer(rest))
 
 
 def _rate_over(c0: int, c1: int, s: int, e: int, lines: Lines) -> bool:

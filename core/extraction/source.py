@@ -355,8 +355,9 @@ class Source:
             return None
         before = self.text[self._words_before(ai)[1] : self.amounts[ai].start]
         ends = [m.end() for m in self.lexicon.adjustment_re.finditer(before)]
-        if not ends or not only_currencies(before[ends[-1] :].strip(" \t:=")):
-            return None
+        tail = _LEADER_RE.sub(" ", before[ends[-1] :]) if ends else ""
+        if not ends or CLAUSE_BREAK_RE.search(tail) or not only_currencies(tail.strip(" \t:=")):
+            return None  # not "free of charge.  200.00"
         return phrase
 
     def adjustments(self) -> list[tuple[Decimal, str, str]]:
@@ -384,6 +385,7 @@ class Source:
 
 _MAX_PHRASE_HITS = 100
 _MAX_HEADING = 30
+_LEADER_RE = re.compile(r"(?:[ \t]*\.){3,}")  # dots leading to a figure ("Shipping ....... 200.00")
 _MAX_NAMED_HEADING = 60  # a charge's kind with its name ("Zuschlag: Standard Shipping Fee")
 
 
