@@ -3113,20 +3113,16 @@ def test_a_sum_paid_a_charge_in_prose_or_a_fee_billed_alone_is_no_charge_label()
 
 
 # 133. One cell per line, as OCR and converters without layout give it: a label that starts
-# its line, with words of its own after it, names the lone figure on the next line as it
-# would the figure after it on its line ("Gross Total Amount" / "€1,188.00"); a label
-# word ending a phrase ("Produs cu TVA redus", a line's description) names nothing so.
-def test_a_label_with_words_of_its_own_names_the_lone_figure_below():
+# its line with the amount's own nouns after it names the lone figure on the next line as
+# it would the figure after it on its line ("Gross Total Amount" / "€1,188.00"). A label
+# word ending a phrase ("Produs cu TVA redus", a line's description) names nothing so, nor
+# one with other words after it: a contract's values over this period's invoice ("Net
+# Contract Value" / "10,000.00") name no net, a load's volume no total.
+def test_a_label_with_the_amounts_nouns_names_the_lone_figure_below():
     text = "Invoice 7\nNet Total Amount\n€990.00\nVAT 20%\n€198.00\nGross Total Amount\n€1,188.00\n"
     clean(text, {"subtotal": 990.00, "tax": 198.00, "total": 1188.00})
-    text = "Invoice 7\nProdus cu TVA redus\n9.17\nTVA total\n19.05\nTotal\n219.05\n"
-    clean(text, {"tax": 19.05, "total": 219.05})
-
-
-# 133 (continued). Only the amount's own nouns go with the label so ("Amount", "Betrag");
-# other words make the line something else: a contract's values over this period's invoice
-# ("Net Contract Value" / "10,000.00") name no net, and a load's volume no total.
-def test_a_label_with_other_words_after_it_names_no_figure_below():
+    clean("Invoice 7\nProdus cu TVA redus\n9.17\nTVA total\n19.05\nTotal\n219.05\n", {"tax": 19.05, "total": 219.05})
+    clean("Invoice 7\nTotal Pallets\n4\nTotal Volume\n12.50\nTotal\n595.00\n", {"total": 595.00})
     text = (
         "Invoice 7\nNet Contract Value\n10,000.00\nVAT 20%\n2,000.00\nGross Contract Value\n12,000.00\n"
         "Amount this period\nSubtotal\n3,000.00\nVAT 20%\n600.00\nBalance Due\n3,600.00\n"
@@ -3134,7 +3130,6 @@ def test_a_label_with_other_words_after_it_names_no_figure_below():
     flagged(text, {"subtotal": 10000.00, "tax": 2000.00, "total": 12000.00}, "total", "not as a labelled total")
     got = factors(text, {"subtotal": 3000.00, "tax": 600.00, "total": 3600.00})
     assert got["subtotal"] >= 0.9 and got["total"] >= 0.9, got
-    clean("Invoice 7\nTotal Pallets\n4\nTotal Volume\n12.50\nTotal\n595.00\n", {"total": 595.00})
 
 
 # 134. A charge's or deduction's phrase in a label over a figure qualifies that figure as it
