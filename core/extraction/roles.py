@@ -19,6 +19,7 @@ from vetq.core.extraction.lexicon import MAX_FIRST_WORD_CHARS, WORD_RE, Lexicon,
 __all__ = [
     "CLAUSE_BREAK_RE",
     "COLUMN_LOOKUP_LINES",
+    "FILL_RUN_RE",
     "LABEL_AFTER_WINDOW",
     "LABEL_BEFORE_WINDOW",
     "MAX_LABELS",
@@ -29,6 +30,7 @@ __all__ = [
     "RoleAssignment",
     "assign_roles",
     "find_labels",
+    "only_currencies",
 ]
 
 LABEL_BEFORE_WINDOW = 60
@@ -41,7 +43,7 @@ CLAUSE_BREAK_RE = re.compile(r"[,;]|\.(?![0-9])")
 _BLANK_RUN_RE = re.compile(r"[ \t]{2,}")
 # what fills the room between a label and its right-aligned figure: blanks, or leader dots
 # ("Gesamtsumme ........ 675,00")
-_FILL_RUN_RE = re.compile(r"[ \t]{2,}|(?:[ \t]*\.){3,}[ \t]*")
+FILL_RUN_RE = re.compile(r"[ \t]{2,}|(?:[ \t]*\.){3,}[ \t]*")
 _CELL_RE = re.compile(r"\S+(?:[ \t]\S+)*")
 
 
@@ -56,7 +58,7 @@ def _within_label_reach(gap: str) -> bool:
     """Whether a label reaches a value `gap` after it on its line: a run of blanks or of
     leader dots counts as one, so a right-aligned figure is as near its label as a close
     one ("Summe Umsatzsteuer" and, across the page, "2.382,00")."""
-    return len(gap) <= LABEL_BEFORE_WINDOW or len(_FILL_RUN_RE.sub(" ", gap)) <= LABEL_BEFORE_WINDOW
+    return len(gap) <= LABEL_BEFORE_WINDOW or len(FILL_RUN_RE.sub(" ", gap)) <= LABEL_BEFORE_WINDOW
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from vetq.core.extraction.dates import find_date_mentions
 from vetq.core.extraction.lexicon import WORD_RE, Lexicon, first_word, normalise_phrase, phrase_pattern
 from vetq.core.extraction.roles import (
     CLAUSE_BREAK_RE,
+    FILL_RUN_RE,
     LABEL_AFTER_WINDOW,
     LABEL_BEFORE_WINDOW,
     QUALIFIER_REACH,
@@ -350,13 +351,17 @@ class Source:
         ending with the phrase (a colon or a currency may follow: "Delivery: € 200.00"), or
         None. Not a phrase read in prose ("Carriage paid by the seller.  70,00"), nor a
         deduction's (a paid or withheld sum may be the total or the tax as well)."""
-        phrase, _ = self._phrase_before(ai)
-        if phrase is None or self.lexicon.adjustment_kind.get(phrase) != "charge":
-            return None
         before = self.text[self._words_before(ai)[1] : self.amounts[ai].start]
-        ends = [m.end() for m in self.lexicon.adjustment_re.finditer(before)]
-        tail = _LEADER_RE.sub(" ", before[ends[-1] :]) if ends else ""
-        if not ends or CLAUSE_BREAK_RE.search(tail) or not only_currencies(tail.strip(" \t:=")):
+        found = [*self.lexicon.adjustment_re.finditer(before)]
+        if not found:
+            return None
+        phrase = normalise_phrase(found[-1].group())  # the nearest, as `_phrase_before` reads it
+        tail = FILL_RUN_RE.sub(" ", before[found[-1].end() :])
+        if (
+            self.lexicon.adjustment_kind.get(phrase) != "charge"
+            or CLAUSE_BREAK_RE.search(tail)
+            or not only_currencies(tail.strip(" \t:="))
+        ):
             return None  # not "free of charge.  200.00"
         return phrase
 
@@ -385,7 +390,6 @@ class Source:
 
 _MAX_PHRASE_HITS = 100
 _MAX_HEADING = 30
-_LEADER_RE = re.compile(r"(?:[ \t]*\.){3,}")  # dots leading to a figure ("Shipping ....... 200.00")
 _MAX_NAMED_HEADING = 60  # a charge's kind with its name ("Zuschlag: Standard Shipping Fee")
 
 
