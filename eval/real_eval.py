@@ -14,6 +14,10 @@ is every deterministic corruption of it (`corruptions`):
 - other_amount_total: another amount the document prints as the total (the largest one
   below the total that is not the record's own subtotal, tax or tip; else the smallest
   above it; else the subtotal or tax); documents that print no other amount are skipped;
+- other_amount_tax, other_amount_subtotal: the same for the tax and the subtotal (the
+  printed amount nearest below it that is none of the record's own amounts, else the
+  nearest above; else another of the record's own): the wrong row of a tax summary, the
+  lines' sum or a line's amount given as the subtotal;
 - shifted_date: the date (invoice_date, date) moved by the fewest days (+1, -1, +2, ...)
   that give a date written nowhere in the text, in any form;
 - swapped_identifier: two neighbouring characters of invoice_number / receipt_number
@@ -69,7 +73,15 @@ DEFAULT_MAX_FALSE_ALARM_FIELDS = 0.02
 DEFAULT_MIN_CATCH = 0.98
 DEFAULT_TIMEOUT_S = 600.0
 
-CORRUPTION_KINDS = ("invented_total", "other_amount_total", "shifted_date", "swapped_identifier")
+CORRUPTION_KINDS = (
+    "invented_total",
+    "other_amount_total",
+    "other_amount_tax",
+    "other_amount_subtotal",
+    "shifted_date",
+    "swapped_identifier",
+)
+OTHER_AMOUNT_FIELDS = ("total", "tax", "subtotal")
 INVENTED_STEP = Decimal("7.13")
 MAX_DATE_SHIFT = 400
 
@@ -251,6 +263,21 @@ def _targets(doc: Mapping[str, Any], name: str) -> bool:
     return doc["truth"].get(name) is not None and name not in (doc.get("expected_flags") or {})
 
 
+def _other_amount(doc: Mapping[str, Any], name: str, printed: Sequence[Decimal], own: set[Decimal]) -> list[Corruption]:
+    """Another printed amount given as the field `name` (see the module docstring)."""
+    original = doc["truth"][name]
+    wanted = Decimal(str(original))
+    candidates = [v for v in printed if v != abs(wanted) and v != 0]
+    others = [v for v in candidates if v not in own]
+    below = [v for v in others if v < abs(wanted)]
+    pick = max(below) if below else min(others) if others else max(candidates) if candidates else None
+    if pick is None:
+        return []
+    value = -pick if wanted < 0 else pick
+    role = "another line's amount" if pick in others else "another of the record's own amounts"
+    return [Corruption(doc["id"], f"other_amount_{name}", name, original, _money(value), f"{role} {pick}")]
+
+
 def corruptions(doc: Mapping[str, Any]) -> list[Corruption]:
     """The deterministic corruptions of one document's record (see the module docstring)."""
     truth, text, schema = doc["truth"], doc["text"], doc["schema"]
@@ -265,16 +292,10 @@ def corruptions(doc: Mapping[str, Any]) -> list[Corruption]:
                 how = f"{total} + {INVENTED_STEP * step} (absent from the text)"
                 out.append(Corruption(doc["id"], "invented_total", "total", truth["total"], _money(candidate), how))
                 break
-        printed = [v for v in dict.fromkeys(printed_money(text)) if v != abs(total) and v != 0]
-        others = [v for v in printed if v not in own]
-        below = [v for v in others if v < abs(total)]
-        pick = max(below) if below else min(others) if others else max(printed) if printed else None
-        if pick is not None:
-            value = -pick if total < 0 else pick
-            role = "another line's amount" if pick in others else "the record's own subtotal/tax"
-            out.append(
-                Corruption(doc["id"], "other_amount_total", "total", truth["total"], _money(value), f"{role} {pick}")
-            )
+    printed = list(dict.fromkeys(printed_money(text)))
+    for name in OTHER_AMOUNT_FIELDS:
+        if _targets(doc, name):
+            out += _other_amount(doc, name, printed, own)
     date_field = DATE_FIELD[schema]
     if _targets(doc, date_field):
         day = date.fromisoformat(truth[date_field])

@@ -2721,7 +2721,9 @@ def test_reverse_charge_is_no_charge():
     )
     assert ("0.00", "tax") in amount_roles(text)
     clean(text, {"subtotal": 1000.0, "tax": 0.0, "total": 1000.0, "currency": "GBP"})
-    flagged(text, {"subtotal": 1000.0, "tax": 200.0, "total": 1000.0, "currency": "GBP"}, "total", "arithmetic")
+    # the tax to account for given as the tax: the sum fails, and the labelled 0.00 adds up
+    wrong = {"subtotal": 1000.0, "tax": 200.0, "total": 1000.0, "currency": "GBP"}
+    flagged(text, wrong, "tax", "arithmetic", "the source labels 0.00 as the tax")
     assert [kind for _, kind, _ in Source("Delivery charge   5.00\n", INVOICE.lexicon).adjustments()] == ["charge"]
 
 
@@ -3184,3 +3186,54 @@ def test_a_total_label_before_net_tax_and_gross_names_the_gross():
         "Invoice 7\nConsulting 1 80.00 80.00\nThis invoice Previous balance Amount payable\nTotal 80.00 120.00 200.00\n"
     )
     assert factors(text, {"total": 80.00})["total"] == 1.0
+
+
+# 138.-140. Another printed amount given as the tax or the subtotal (`vetq eval --real`'s
+# other_amount_tax and other_amount_subtotal).
+# 138. A failed sum names the field the source contradicts: one rate's tax given as the tax,
+# where the value that adds up is printed under the tax's label ("TVA TOTAL 19.05"), flags
+# the tax, not the subtotal and total it is checked against.
+def test_a_failed_sum_blames_the_field_whose_labelled_figure_adds_up():
+    text = (
+        "Factura PROD 1\nProdus  Cant  TVA  Valoare\nA  15  19%  50,42\nB  1  9%  9,17\n\n"
+        "        TVA 9%  TVA 19%     TVA TOTAL\nTOTAL    1.49   17.56         19.05  TOTAL\n fără TVA\n"
+        "108.95                           128\n"
+    )
+    right = factors(text, {"subtotal": 108.95, "tax": 19.05, "total": 128.00})
+    record = {"subtotal": 108.95, "tax": 17.56, "total": 128.00}
+    flagged(text, record, "tax", "arithmetic", "the source labels 19.05 as the tax, which adds up")
+    got = factors(text, record)
+    assert got["tax"] < 0.82 and got["subtotal"] == right["subtotal"] and got["total"] == right["total"], got
+    # a total the source labels otherwise is blamed the same way
+    text = "Invoice 7\nSubtotal 100.00\nVAT 20.00\nTotal 120.00\nConsulting 1 105.00\n"
+    flagged(text, {"subtotal": 100.00, "tax": 20.00, "total": 105.00}, "total", "the source labels 120.00 as the total")
+
+
+# 139. A gross subtotal forgives the tax it includes only when that tax is a tax rate's worth
+# of the net it leaves: the total given as the tax ("IVA 120.00" beside "Total 120.00") is
+# no tax included in 120.00.
+def test_a_tax_said_to_be_included_is_at_most_a_tax_rate_of_its_net():
+    # "Imposto", a word no tax label of the lexicon: only the arithmetic can tell
+    text = (
+        "Fatura\nProduto com IVA incluido  1  120.00 EUR\nSubtotal  120.00 EUR\nImposto  20.00 EUR\nTotal  120.00 EUR\n"
+    )
+    assert factors(text, {"subtotal": 120.00, "tax": 20.00, "total": 120.00})["tax"] >= 0.82
+    got = factors(text, {"subtotal": 120.00, "tax": 120.00, "total": 120.00})
+    assert got["tax"] < 0.82, got
+
+
+# 140. A subtotal no label names, in a record without a tax to check it by, passes as the
+# total, the largest figure, the total less a tax or less labelled charges; one line's
+# amount (2'500.00 of a 5'085.00 bill) is flagged.
+def test_an_unlabelled_subtotal_without_a_tax_is_the_total_or_explained_by_it():
+    text = (
+        "Rechnung RE-1\nPosition  Anzahl  Bezeichnung  Gesamtpreis\n"
+        "1  12.5  Consulting  2'500.00 CHF\n2  3.25  Engineering  585.00 CHF\n3  8  Workshop  2'000.00 CHF\n"
+        "Rechnungsbetrag  5'085.00 CHF\n"
+    )
+    assert factors(text, {"subtotal": 5085.00, "total": 5085.00})["subtotal"] >= 0.82
+    flagged(text, {"subtotal": 2500.00, "total": 5085.00}, "subtotal", "may be one line's amount")
+    net = text.replace("Rechnungsbetrag  5'085.00", "Netto 5'085.00 CHF\nMwSt 8.1 % 411.89 CHF\nTotal 5'496.89")
+    assert factors(net.replace("Netto", "Positionen"), {"subtotal": 5085.00, "total": 5496.89})["subtotal"] >= 0.82
+    shipped = text.replace("Rechnungsbetrag  5'085.00", "Positionen  5'085.00 CHF\nVersand  15.00 CHF\nTotal  5'100.00")
+    assert factors(shipped, {"subtotal": 5085.00, "total": 5100.00})["subtotal"] >= 0.82

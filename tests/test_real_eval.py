@@ -204,7 +204,8 @@ def test_each_corruption_differs_from_the_truth_and_is_absent_where_required(kin
         assert c.field not in doc["expected_flags"]
         assert _absent(c, doc["text"]), c
         builtin(doc["schema"]).validate_data({**doc["truth"], c.field: c.value})
-        if kind == "other_amount_total":
+        if kind.startswith("other_amount_"):
+            assert c.field == kind.removeprefix("other_amount_")
             assert Decimal(str(abs(c.value))) in re_.printed_money(doc["text"]), c
             assert abs(c.value) != abs(truth)
         if kind == "shifted_date":
@@ -212,6 +213,25 @@ def test_each_corruption_differs_from_the_truth_and_is_absent_where_required(kin
         if kind == "swapped_identifier":
             assert sorted(c.value) == sorted(truth) and len(c.value) == len(truth)
             assert sum(a != b for a, b in zip(c.value, truth, strict=True)) == 2
+
+
+def test_another_amount_is_the_nearest_printed_figure_below_that_is_none_of_the_records_own():
+    doc = {
+        "id": "t",
+        "schema": "invoice",
+        "text": "Widget 40.00\nShipping 15.00\nSubtotal 100.00\nVAT 19.00\nTotal 119.00\n",
+        "truth": {"subtotal": 100.0, "tax": 19.0, "total": 119.0},
+        "expected_flags": {},
+    }
+    picked = {c.kind: c.value for c in re_.corruptions(doc) if c.kind.startswith("other_amount_")}
+    assert picked == {"other_amount_total": 40.0, "other_amount_subtotal": 40.0, "other_amount_tax": 15.0}
+    # no other figure below or above: another of the record's own amounts
+    doc = {**doc, "text": "Subtotal 100.00\nVAT 19.00\nTotal 119.00\n"}
+    picked = {c.kind: c.value for c in re_.corruptions(doc) if c.kind.startswith("other_amount_")}
+    assert picked == {"other_amount_total": 100.0, "other_amount_subtotal": 119.0, "other_amount_tax": 119.0}
+    # a field the document earns a flag for is not corrupted
+    doc = {**doc, "expected_flags": {"tax": "does not add up"}}
+    assert "other_amount_tax" not in {c.kind for c in re_.corruptions(doc)}
 
 
 def test_documents_without_the_field_get_no_corruption():

@@ -13,7 +13,7 @@ from typing import Any
 
 from vetq.core.extraction.amounts import CENT, to_cents
 from vetq.core.extraction.field_checks import FieldCheck, as_given
-from vetq.core.extraction.roles import RATE_RE, Label
+from vetq.core.extraction.roles import RATE_RE, Label, a_tax_rate_of
 from vetq.core.extraction.source import CENTS_RE, Source, difference_made_of
 from vetq.core.schemas.compiled import CompiledRule, CompiledSchema
 from vetq.core.schemas.records import Leaf
@@ -426,10 +426,32 @@ def _check_rule(
         return concrete(template, index, rule.scope) if index is not None and rule.scope else template
 
     read: list[str] = []
+    sides = _sides(rule, values, path_of, read)
+    if any(side is None for side in sides):
+        return
+    blamed = path_of(rule.blame) if rule.blame else None
+    if rule.comparison.is_equation:
+        _check_equation(src, rule, sides, read, blamed, values, checks, path_of)
+    else:
+        _check_order(rule, sides, read, blamed, checks)
+
+
+def _sides(
+    rule: CompiledRule,
+    values: Mapping[str, Leaf],
+    path_of: Any,
+    read: list[str],
+    instead: tuple[str, Decimal] | None = None,
+) -> list[Any]:
+    """The rule's sides from the record's values (each path it reads appended to
+    `read`), or with one path's value `instead` of the record's."""
     optional = set(rule.spec.optional)
 
     def value_of(template: str) -> Decimal | date | None:
         path = path_of(template)
+        if instead is not None and path == instead[0]:
+            read.append(path)
+            return instead[1]
         leaf = values.get(path)
         if leaf is None or leaf.value is None:
             return Decimal(0) if template in optional else None
@@ -449,14 +471,7 @@ def _check_rule(
             read.append(path)
         return total
 
-    sides = [evaluate(side, value_of, sum_of) for side in rule.comparison.sides]
-    if any(side is None for side in sides):
-        return
-    blamed = path_of(rule.blame) if rule.blame else None
-    if rule.comparison.is_equation:
-        _check_equation(src, rule, sides, read, blamed, values, checks, path_of)
-    else:
-        _check_order(rule, sides, read, blamed, checks)
+    return [evaluate(side, value_of, sum_of) for side in rule.comparison.sides]
 
 
 def _expand(values: Mapping[str, Leaf], template: str) -> list[str]:
@@ -569,7 +584,7 @@ def _check_equation(
                     EXTRA_CHARGE_FACTOR, f"{summary}: the difference {diff:.2f} is the labelled {at_rate}"
                 )
             return
-    included = _tax_included(src, diff, read, checks) if rule.spec.adjustments else None
+    included = _tax_included(src, left, diff, read, checks) if rule.spec.adjustments else None
     if included is not None:
         for path in _forgiven(read, blamed, checks):
             checks[path].penalise(EXTRA_CHARGE_FACTOR, f"{summary}: the difference {diff:.2f} is {included}")
@@ -595,24 +610,58 @@ def _check_equation(
     else:
         beyond = "is beyond the rule's tolerance"
     reason = f"arithmetic: {summary}: the difference {diff:.2f} {beyond}"
+    labelled = _labelled_to_add_up(src, rule, diff, read, values, path_of)
+    if labelled is not None and labelled[0] in checks:
+        path, figure = labelled
+        checks[path].penalise(ARITHMETIC_FACTOR, f"{reason}; the source labels {figure} as the {path}, which adds up")
+        return
     for path in _weak_or_blamed(read, blamed, checks):
         checks[path].penalise(ARITHMETIC_FACTOR, reason)
+
+
+def _labelled_to_add_up(
+    src: Source, rule: CompiledRule, diff: Decimal, read: list[str], values: Mapping[str, Leaf], path_of: Any
+) -> tuple[str, str] | None:
+    """The one value of a failed equation the source contradicts: the value that would
+    make it hold, the others as they are, is a figure the source labels as that field
+    ("Total TVA 9,16 €" when the record's tax is one rate's 8,32 and the total is the
+    subtotal plus 9,16). The field and the figure as printed, or None when no field's or
+    more than one field's figure is."""
+    found = []
+    for path in dict.fromkeys(read):
+        given = _rule_value(values[path].value) if path in values else None
+        if not isinstance(given, Decimal):
+            continue
+        moved = _sides(rule, values, path_of, [], instead=(path, given + 1))
+        if any(not isinstance(side, Decimal) for side in moved):
+            continue
+        slope = (moved[1] - moved[0]) - diff
+        if not slope:
+            continue
+        cents = to_cents(given - diff / slope)
+        hits = [i for i in src.amounts_of(cents) if src.roles[i] == path] if cents is not None else []
+        if hits:
+            found.append((path, src.amounts[hits[0]].raw))
+    return found[0] if len(found) == 1 else None
 
 
 HALF_UNIT = Decimal("0.50")
 
 
-def _tax_included(src: Source, diff: Decimal, read: list[str], checks: Mapping[str, FieldCheck]) -> str | None:
+def _tax_included(
+    src: Source, left: Decimal, diff: Decimal, read: list[str], checks: Mapping[str, FieldCheck]
+) -> str | None:
     """Whether the difference is minus the tax the rule reads, and the source says its
     figures include the tax ("Subtotal 120.00 / IVA 20.00 / Total 120.00" under "Produto
     com IVA incluido"): a gross subtotal, not a wrong total. Or, said or not, minus the tax
     and plus labelled charges or discounts to the cent ("Subtotal 201 / Shipping 12 / Tax
     19.36 / Total 213", a shop whose prices include the tax): a gross subtotal and its
-    charges; the total is then no other line's figure (the subtotal is one). What the
-    difference is, or None."""
+    charges; the total is then no other line's figure (the subtotal is one). Either way
+    the tax is a tax rate's worth of the net it leaves in the gross (not the gross
+    itself). What the difference is, or None."""
     path = src.lexicon.tax_sum_role
     tax = checks[path].number if path in read and path in checks else None
-    if tax is None or tax == 0:
+    if tax is None or tax == 0 or not a_tax_rate_of(left - tax - tax, tax):
         return None
     rest = diff + tax
     if abs(rest) <= CENT:
@@ -742,17 +791,26 @@ def check_unlabelled_totals(
     cents: "Facture 48390" is a number, not an amount; cash tendered and the change it
     left aside), as the subtotal plus the tax, or as the gross the record's tax is
     included in at a rate the source prints; anything else is most likely a line's
-    amount taken for the total."""
+    amount taken for the total. So does a subtotal the document labels nowhere when the
+    record gives no tax to check it by: as the total, the largest figure, the total less
+    a tax rate's worth of it (a tax the record leaves out), or the total less labelled
+    charges or discounts."""
     if not any(CENTS_RE.search(am.raw) for am in src.amounts):
         return
     by_set = {name: leaf for leaf in leaves if "[" not in leaf.path for name in leaf.field.label_sets}
-    parts = [_rule_value(by_set[name].value) if name in by_set else None for name in ("subtotal", "tax")]
-    reconciled = sum(p for p in parts if isinstance(p, Decimal)) if all(isinstance(p, Decimal) for p in parts) else None
+    parts = [_rule_value(by_set[name].value) if name in by_set else None for name in ("subtotal", "tax", "total")]
+    reconciled = (
+        sum(p for p in parts[:2] if isinstance(p, Decimal)) if all(isinstance(p, Decimal) for p in parts[:2]) else None
+    )
     tax = parts[1] if isinstance(parts[1], Decimal) and parts[1] else None
     rates = {Decimal(m.group(1).replace(",", ".")) for m in RATE_RE.finditer(src.text)} if tax is not None else set()
     for leaf in leaves:
         check = checks.get(leaf.path)
-        if check is None or not check.unlabelled or "total" not in leaf.field.label_sets or check.number is None:
+        if check is None or not check.unlabelled or check.number is None:
+            continue
+        if "subtotal" in leaf.field.label_sets and parts[1] is None and isinstance(parts[2], Decimal):
+            _check_unlabelled_subtotal(src, leaf, check, parts[2])
+        if "total" not in leaf.field.label_sets:
             continue
         value = abs(check.number)
         largest = max(_without_tendered(src, value))
@@ -767,3 +825,19 @@ def check_unlabelled_totals(
             f"no label in the source names the {leaf.field.name}, and {as_given(leaf.value)} is neither its largest "
             f"amount ({largest}) nor the subtotal plus the tax: it may be one line's amount",
         )
+
+
+def _check_unlabelled_subtotal(src: Source, leaf: Leaf, check: FieldCheck, total: Decimal) -> None:
+    value = abs(check.number) if check.number is not None else None
+    if value is None or abs(value - abs(total)) <= CENT:
+        return
+    largest = max(_without_tendered(src, abs(total)))
+    rest = abs(total) - value
+    if value >= largest - CENT or a_tax_rate_of(value, rest) or difference_made_of(src, rest, either_way=False):
+        return
+    check.penalise(
+        UNLABELLED_TOTAL_FACTOR,
+        f"no label in the source names the {leaf.field.name} and the record gives no tax to check it by; "
+        f"{as_given(leaf.value)} is neither the total, its largest amount ({largest}), the total less a tax, "
+        "nor the total less labelled charges: it may be one line's amount",
+    )

@@ -449,13 +449,13 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
 _MAX_TAX_RATE = Decimal("0.3")
 
 
-def _a_rate_of(base: AmountMention, tax: AmountMention) -> bool:
+def a_tax_rate_of(base: Decimal, tax: Decimal) -> bool:
     """Whether `tax` is some tax rate's worth of `base`, the same sign, at most the highest rate."""
-    return (
-        bool(base.value and tax.value)
-        and (base.value > 0) == (tax.value > 0)
-        and (abs(tax.value) <= abs(base.value) * _MAX_TAX_RATE)
-    )
+    return bool(base and tax) and (base > 0) == (tax > 0) and abs(tax) <= abs(base) * _MAX_TAX_RATE
+
+
+def _a_rate_of(base: AmountMention, tax: AmountMention) -> bool:
+    return a_tax_rate_of(base.value, tax.value)
 
 
 _WORD_RE = re.compile(r"[^\W\d_]{3,}")
