@@ -1,7 +1,9 @@
 """Role labels of dates, identifiers and text: a labelled field whose value the document
 writes only under another value's label ("Delivery date", "Customer number", another
-field's label) is lowered with a reason naming that label; a value under its own label,
-or under no label at one place at least, is not."""
+field's label) is lowered with a reason naming that label; so is a date or identifier
+written under no label where the field's own label names another value outright; a
+value under its own label, or under no label at one place at least where its own label
+names nothing else, is not."""
 
 from __future__ import annotations
 
@@ -203,3 +205,40 @@ def test_a_sellers_order_number_stands_in_only_where_no_invoice_number_label_is(
     invoice = "Invoice number: INV-204\nOrder #: ORD-2025-078\n"
     wrong = _checks(invoice, {"number": "ORD-2025-078"}, NUMBERED)["number"]
     assert wrong.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR) and "'Order #'" in wrong.reasons[0]
+
+
+def test_a_value_under_no_label_is_lowered_where_its_own_label_names_another():
+    text = "ACME Ltd, 28.02.2026, ref PO-7781\nInvoice date: 01.03.2026\nOrder number: PO-9000\n"
+    checks = _checks(text, RIGHT)
+    date, number = checks["invoice_date"], checks["order_no"]
+    assert date.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR) and "'01.03.2026'" in date.reasons[0]
+    assert number.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR) and "'PO-9000'" in number.reasons[0]
+    assert not date.verified and date.spans  # where the record's value stands, for the reviewer
+    fixed = _checks(text, {**RIGHT, "invoice_date": "2026-03-01", "order_no": "PO-9000"})
+    assert fixed["invoice_date"].factor == 1.0 and fixed["order_no"].factor == 1.0
+    # a longer form of the value its label names is no other value
+    longer = _checks("ACME Ltd, ref PO-7781-B\nOrder number: PO-7781\n", {**RIGHT, "order_no": "PO-7781-B"})
+    assert longer["order_no"].factor == 1.0
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the label qualified by words after it names another document's date
+        "ACME Ltd, 28.02.2026, ref PO-7781\nInvoice date of the credited bill: 01.03.2026\n",
+        # the label inside a longer one ("… issue date") names another value's date
+        "ACME Ltd, 28.02.2026, ref PO-7781\nBusiness ID Invoice date: 01.03.2026\n",
+    ],
+)
+def test_only_a_label_naming_another_value_outright_lowers_one_under_no_label(text):
+    checks = _checks(text, RIGHT)
+    assert checks["invoice_date"].factor == 1.0 and checks["order_no"].factor == 1.0
+
+
+def test_a_receipts_number_is_a_fair_reading_of_the_invoice_number_beside_an_invoice_label():
+    text = "Receipt from Remix Studios\nReceipt number  1923-2093\nInvoice number  2ABC1234-20923\n"
+    assert _checks(text, {"number": "1923-2093"}, NUMBERED)["number"].factor == 1.0
+    assert _checks(text, {"number": "2ABC1234-20923"}, NUMBERED)["number"].factor == 1.0
+    # a customer's number beside them still is another value
+    wrong = _checks(text + "Customer no: C-1042\n", {"number": "C-1042"}, NUMBERED)["number"]
+    assert wrong.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR)

@@ -517,15 +517,20 @@ _STAND_IN_LABELS = {
         phrase for phrase in VALUE_LABEL_SETS["order_number"] if not phrase.startswith(_BUYER_ORDER_WORDS)
     )
 }
+# A paid invoice's receipt prints its own number beside the invoice's ("Receipt number
+# 1923-2093", "Invoice number 2ABC1234-20923"): either is a fair reading of the
+# document's number, whatever else the document labels.
+_ALSO_ITS_LABELS = {"invoice_number": frozenset(VALUE_LABEL_SETS["receipt_number"])}
 
 
-def _stands_in(field_labels: tuple[str, ...], written: list[str]) -> bool:
-    """Whether every label a value stands under may stand in for a field's own labels
-    (the document having none of them)."""
+def _stands_in(field_labels: tuple[str, ...], written: list[str], *, beside_own: bool) -> bool:
+    """Whether every label a value stands under may stand in for a field's own labels:
+    the document having none of them, or (`beside_own`) having some."""
     stand_ins = frozenset().union(
         *(
             phrases
-            for name, phrases in _STAND_IN_LABELS.items()
+            for table in ((_ALSO_ITS_LABELS,) if beside_own else (_STAND_IN_LABELS, _ALSO_ITS_LABELS))
+            for name, phrases in table.items()
             if not set(field_labels).isdisjoint(VALUE_LABEL_SETS[name])
         )
     )
@@ -542,17 +547,26 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
         return check
     role = leaf.field.path
     others: list[str] = []
+    unlabelled = False
     for span in check.spans:
         label = index.label_of(span.start, span.end)
-        if label is None or label.role == role:
+        if label is not None and label.role == role:
             return check
+        if label is None:
+            unlabelled = True
+            continue
         written = src.text[label.start : label.end]
         if any(normalise_phrase(written).startswith(own + " ") for own in leaf.field.labels):
             return check  # "Invoice number" to a field labelled "Invoice": a longer form of its own
         others.append(written)
+    if unlabelled:
+        # under no label anywhere: unless its own label names another value. Written under
+        # another value's label somewhere too ("Receipt number 1923-2093" where "Invoice
+        # number" names another), it is a fair reading of that document's number.
+        return check if others else _named_otherwise(check, src, leaf)
     listed = ", ".join(f"'{short(label, 40)}'" for label in dict.fromkeys(others[:3]))
     own_written = [src.text[lb.start : lb.end] for lb in index.labels if lb.role == role]
-    if not own_written and _stands_in(leaf.field.labels, others):
+    if _stands_in(leaf.field.labels, others, beside_own=bool(own_written)):
         return check
     where = f"; its own label '{short(own_written[0], 40)}' stands elsewhere" if own_written else ""
     check.verified = False
@@ -562,6 +576,63 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
         f"not under a label of {leaf.field.name}{where}",
     )
     return check
+
+
+# A token an identifier's label may name: letters, digits and their joiners, with a digit.
+_TOKEN_RE = re.compile(r"[^\s:;,()\[\]]*[0-9][^\s:;,()\[\]]*")
+
+
+def _named_otherwise(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
+    """A date or identifier the source writes under no label of its own, where the
+    field's own label names another value ("Rechnungsdatum 13.06.2018" when the record's
+    date is the delivery date written elsewhere under no label): that value is most
+    likely the field's. Lowered, naming the value its label names."""
+    index = src.value_labels
+    kind, role = leaf.field.kind, leaf.field.path
+    if index is None or kind not in ("date", "identifier"):
+        return check
+    named: list[tuple[int, int]] = []
+    if kind == "date":
+        named = [(m.start, m.end) for m in src.date_mentions if _named_by(index, m.start, m.end, role)]
+    else:
+        given = _alnum(str(leaf.value))
+        for m in _TOKEN_RE.finditer(src.text):
+            if _named_by(index, m.start(), m.end(), role):
+                written = _alnum(m.group())
+                if not given or not written or given in written or written in given:
+                    return check
+                named.append(m.span())
+    if not named:
+        return check
+    shown = ", ".join(f"'{short(src.text[s:e], 30)}'" for s, e in dict.fromkeys(named[:3]))
+    check.verified = False
+    check.penalise(
+        FOREIGN_LABEL_FACTOR,
+        f"{as_given(leaf.value)} stands in the source under no label of {leaf.field.name}, which names {shown}",
+    )
+    return check
+
+
+# Between a label and the value it names outright: blanks and a colon, a number sign or a dash.
+_BARE_GAP_RE = re.compile(r"[ \t]*[:#\-–]?[ \t]*")
+
+
+def _named_by(index: Any, start: int, end: int, role: str) -> bool:
+    """Whether the field's own label names the value at start:end outright: starting its
+    line or cell, right before the value, with no word between ("Invoice date: 13.06.2018";
+    not "Date de facture associée : 01/01/2026", nor "Personal business ID issue date:
+    January 3, 2011")."""
+    label = index.label_of(start, end)
+    if label is None or label.role != role or label.end > start:
+        return False
+    line_start, _ = index.lines.bounds(index.lines.line_of(label.start))
+    before = index.text[line_start : label.start]
+    starts_a_cell = not before.strip() or before.endswith(("  ", "\t"))
+    return starts_a_cell and _BARE_GAP_RE.fullmatch(index.text[label.end : start]) is not None
+
+
+def _alnum(text: str) -> str:
+    return "".join(ch for ch in text.casefold() if ch.isalnum())
 
 
 def _labelled(check: Callable[[Source, Leaf], FieldCheck]) -> Callable[[Source, Leaf], FieldCheck]:
