@@ -242,3 +242,46 @@ def test_a_receipts_number_is_a_fair_reading_of_the_invoice_number_beside_an_inv
     # a customer's number beside them still is another value
     wrong = _checks(text + "Customer no: C-1042\n", {"number": "C-1042"}, NUMBERED)["number"]
     assert wrong.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR)
+
+
+INVOICE_FIELDS = {
+    "name": "bill",
+    "version": 1,
+    "fields": {
+        "number": {"kind": "identifier", "labels": ["@invoice_number"]},
+        "issued": {"kind": "date", "labels": ["@invoice_date"]},
+    },
+}
+
+
+@pytest.mark.parametrize(
+    "text,record",
+    [
+        # a credit note's own number and date after words any number or date follows,
+        # beside the labels of the invoice it credits
+        (
+            "Credit note no.: CN-2024-0017\nDate: 12.03.2024\nOriginal invoice\n"
+            "Invoice number: RE-2024-0112\nInvoice date: 20.02.2024\n",
+            {"number": "CN-2024-0017", "issued": "2024-03-12"},
+        ),
+        ("Fattura n. 118/2024 del 06/03/2024\nData fattura: 02/01/2024 (acconto)\n", {"issued": "2024-03-06"}),
+        # a statement's rows: its labels name several values, none of them the document's
+        (
+            "Statement S-77  12/03/2024\nInvoice date: 02/03/2024   Invoice no: 10021\n"
+            "Invoice date: 05/03/2024   Invoice no: 10022\n",
+            {"number": "S-77", "issued": "2024-03-12"},
+        ),
+    ],
+)
+def test_a_documents_own_value_beside_another_documents_labels_is_not_lowered(text, record):
+    checks = _checks(text, record, INVOICE_FIELDS)
+    assert {path: checks[path].factor for path in record} == {path: 1.0 for path in record}
+
+
+def test_a_label_names_its_value_across_its_abbreviations_full_stop_and_past_another_label():
+    wrong = _checks("Invoice No. 4471\nOrder 98765\n", {"number": "98765"}, INVOICE_FIELDS)["number"]
+    assert wrong.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR) and "'4471'" in wrong.reasons[0]
+    # once under another value's label, once under none: the label naming the invoice's says
+    text = "ACME 11.06.2018\nInvoice date: 13.06.2018\nDelivery date: 11.06.2018\n"
+    wrong = _checks(text, {"issued": "2018-06-11"}, INVOICE_FIELDS)["issued"]
+    assert wrong.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR) and "'13.06.2018'" in wrong.reasons[0]

@@ -3204,6 +3204,11 @@ def test_a_failed_sum_blames_the_field_whose_labelled_figure_adds_up():
     flagged(text, record, "tax", "arithmetic", "the source labels 19.05 as the tax, which adds up")
     got = factors(text, record)
     assert got["tax"] < 0.82 and got["subtotal"] == right["subtotal"] and got["total"] == right["total"], got
+    # a figure labelled with the other sign is no value that adds up: a credit note's
+    # subtotal and total swapped blame no correct tax
+    text = "Kreditnota 7\nSumma exkl. moms -800,00\nMoms 25% -200,00\nAtt återbetala -1 000,00\n"
+    swapped = factors(text, {"subtotal": -1000.00, "tax": -200.00, "total": -800.00})
+    assert swapped["tax"] == 1.0 and swapped["subtotal"] < 0.82 and swapped["total"] < 0.9, swapped
     # a total the source labels otherwise is blamed the same way
     text = "Invoice 7\nSubtotal 100.00\nVAT 20.00\nTotal 120.00\nConsulting 1 105.00\n"
     flagged(text, {"subtotal": 100.00, "tax": 20.00, "total": 105.00}, "total", "the source labels 120.00 as the total")

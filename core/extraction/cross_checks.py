@@ -639,7 +639,12 @@ def _labelled_to_add_up(
         if not slope:
             continue
         cents = to_cents(given - diff / slope)
-        hits = [i for i in src.amounts_of(cents) if src.roles[i] == path] if cents is not None else []
+        # the figure as signed: a credit note's "-200,00" is no tax of +200
+        hits = (
+            [i for i in src.amounts_of(cents) if src.roles[i] == path and to_cents(src.amounts[i].value) == cents]
+            if cents is not None
+            else []
+        )
         if hits:
             found.append((path, src.amounts[hits[0]].raw))
     return found[0] if len(found) == 1 else None

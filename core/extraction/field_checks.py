@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import dataclasses
 import re
+from bisect import bisect_left
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import date, datetime
@@ -17,7 +18,7 @@ from vetq.core.extraction import formats
 from vetq.core.extraction.amounts import CENT, parse_amount, to_cents
 from vetq.core.extraction.dates import compact_date_spans, is_real_iso_date
 from vetq.core.extraction.lexicon import VALUE_LABEL_SETS, normalise_phrase
-from vetq.core.extraction.roles import RATE_RE
+from vetq.core.extraction.roles import RATE_RE, LabelIndex
 from vetq.core.extraction.schema import Span
 from vetq.core.extraction.source import CENTS_RE, Source
 from vetq.core.extraction.text_match import ASCII_FORMS
@@ -547,23 +548,24 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
         return check
     role = leaf.field.path
     others: list[str] = []
-    unlabelled = False
+    unlabelled: list[Span] = []
     for span in check.spans:
         label = index.label_of(span.start, span.end)
         if label is not None and label.role == role:
             return check
         if label is None:
-            unlabelled = True
+            unlabelled.append(span)
             continue
         written = src.text[label.start : label.end]
         if any(normalise_phrase(written).startswith(own + " ") for own in leaf.field.labels):
             return check  # "Invoice number" to a field labelled "Invoice": a longer form of its own
         others.append(written)
     if unlabelled:
-        # under no label anywhere: unless its own label names another value. Written under
-        # another value's label somewhere too ("Receipt number 1923-2093" where "Invoice
-        # number" names another), it is a fair reading of that document's number.
-        return check if others else _named_otherwise(check, src, leaf)
+        # under no label at one place: unless its own label names another value (a
+        # receipt's number is a fair reading of the document's whatever else is labelled)
+        if others and _stands_in(leaf.field.labels, others, beside_own=True):
+            return check
+        return _named_otherwise(check, src, leaf, unlabelled)
     listed = ", ".join(f"'{short(label, 40)}'" for label in dict.fromkeys(others[:3]))
     own_written = [src.text[lb.start : lb.end] for lb in index.labels if lb.role == role]
     if _stands_in(leaf.field.labels, others, beside_own=bool(own_written)):
@@ -582,53 +584,83 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
 _TOKEN_RE = re.compile(r"[^\s:;,()\[\]]*[0-9][^\s:;,()\[\]]*")
 
 
-def _named_otherwise(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
-    """A date or identifier the source writes under no label of its own, where the
-    field's own label names another value ("Rechnungsdatum 13.06.2018" when the record's
-    date is the delivery date written elsewhere under no label): that value is most
-    likely the field's. Lowered, naming the value its label names."""
+def _named_otherwise(check: FieldCheck, src: Source, leaf: Leaf, spans: list[Span]) -> FieldCheck:
+    """A date or identifier the source writes under no label (at `spans`), where the
+    field's own label names one other value outright ("Rechnungsdatum 13.06.2018" when
+    the record's date is the delivery date written elsewhere under no label): that value
+    is most likely the field's. Lowered, naming it. Not where the value stands after a
+    word any date or number is written after ("Date: 12.03.2024", "Credit note no.
+    CN-17", "Nr. 471113 vom 13.06.2018": the document's own, beside another document's
+    number or date its labels name), nor where its labels name several values (a
+    statement's rows)."""
     index = src.value_labels
-    kind, role = leaf.field.kind, leaf.field.path
+    kind = leaf.field.kind
     if index is None or kind not in ("date", "identifier"):
         return check
-    named: list[tuple[int, int]] = []
-    if kind == "date":
-        named = [(m.start, m.end) for m in src.date_mentions if _named_by(index, m.start, m.end, role)]
-    else:
-        given = _alnum(str(leaf.value))
-        for m in _TOKEN_RE.finditer(src.text):
-            if _named_by(index, m.start(), m.end(), role):
-                written = _alnum(m.group())
-                if not given or not written or given in written or written in given:
-                    return check
-                named.append(m.span())
-    if not named:
+    if any(_GENERIC_LABEL_BEFORE[kind].search(_before_on_its_line(src, span.start)) for span in spans):
         return check
-    shown = ", ".join(f"'{short(src.text[s:e], 30)}'" for s, e in dict.fromkeys(named[:3]))
+    named = _named_outright(src, index, leaf.field.path, kind)
+    values = {_alnum(src.text[s:e]) for s, e in named}
+    if len(values) != 1:
+        return check
+    given, written = _alnum(str(leaf.value)), next(iter(values))
+    if kind == "identifier" and (written in given or (given in written and 2 * len(given) >= len(written))):
+        return check  # a longer or shorter form of the value its label names
     check.verified = False
     check.penalise(
         FOREIGN_LABEL_FACTOR,
-        f"{as_given(leaf.value)} stands in the source under no label of {leaf.field.name}, which names {shown}",
+        f"{as_given(leaf.value)} stands in the source under no label of {leaf.field.name}, "
+        f"which names '{short(src.text[named[0][0] : named[0][1]], 30)}'",
     )
     return check
 
 
-# Between a label and the value it names outright: blanks and a colon, a number sign or a dash.
-_BARE_GAP_RE = re.compile(r"[ \t]*[:#\-–]?[ \t]*")
+# The words any date or number may be written after, labelling it as the document's own
+# without saying what it is ("Date:", "No.", "Nr.", "vom", "del"), ending the text before it.
+_GENERIC_LABEL_BEFORE = {
+    "date": re.compile(r"(?i)(?<![^\W\d_])(?:date|dated|datum|fecha|data|dato|vom|del|du|dd)\.?[ \t]*[:#\-–]?[ \t]*$"),
+    "identifier": re.compile(
+        r"(?i)(?:(?<![^\W\d_])(?:no|nr|nro|num|number|nummer|numero|número|numer)\.?|(?<![^\W\d_])n[°º]|[#№])"
+        r"[ \t]*[:#\-–]?[ \t]*$"
+    ),
+}
 
 
-def _named_by(index: Any, start: int, end: int, role: str) -> bool:
-    """Whether the field's own label names the value at start:end outright: starting its
-    line or cell, right before the value, with no word between ("Invoice date: 13.06.2018";
+def _before_on_its_line(src: Source, start: int) -> str:
+    line_start, _ = src.lines.bounds(src.lines.line_of(start))
+    return src.text[line_start:start]
+
+
+# Between a label and the value it names outright: its abbreviation's full stop, blanks and
+# a colon, a number sign or a dash.
+_BARE_GAP_RE = re.compile(r"\.?[ \t]*[:#\-–]?[ \t]*")
+
+
+def _named_outright(src: Source, index: LabelIndex, role: str, kind: str) -> list[tuple[int, int]]:
+    """The values the field's own labels name outright: a label starting its line or
+    cell, the value right after it with no word between ("Invoice date: 13.06.2018";
     not "Date de facture associée : 01/01/2026", nor "Personal business ID issue date:
-    January 3, 2011")."""
-    label = index.label_of(start, end)
-    if label is None or label.role != role or label.end > start:
-        return False
-    line_start, _ = index.lines.bounds(index.lines.line_of(label.start))
-    before = index.text[line_start : label.start]
-    starts_a_cell = not before.strip() or before.endswith(("  ", "\t"))
-    return starts_a_cell and _BARE_GAP_RE.fullmatch(index.text[label.end : start]) is not None
+    January 3, 2011"). A date where the field is one, else a token with a digit."""
+    text, found = src.text, []
+    starts = [m.start for m in src.date_mentions]
+    for label in index.labels:
+        if label.role != role:
+            continue
+        line_start, _ = src.lines.bounds(src.lines.line_of(label.start))
+        before = text[line_start : label.start]
+        if before.strip() and not before.endswith(("  ", "\t")):
+            continue
+        at = _BARE_GAP_RE.match(text, label.end)
+        at_value = at.end() if at is not None else label.end
+        if kind == "date":
+            k = bisect_left(starts, at_value)
+            span = (starts[k], src.date_mentions[k].end) if k < len(starts) and starts[k] == at_value else None
+        else:
+            token = _TOKEN_RE.match(text, at_value)
+            span = token.span() if token is not None and token.start() < token.end() else None
+        if span is not None and index.label_of(*span) is label:
+            found.append(span)
+    return found
 
 
 def _alnum(text: str) -> str:
