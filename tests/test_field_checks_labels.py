@@ -285,3 +285,15 @@ def test_a_label_names_its_value_across_its_abbreviations_full_stop_and_past_ano
     text = "ACME 11.06.2018\nInvoice date: 13.06.2018\nDelivery date: 11.06.2018\n"
     wrong = _checks(text, {"issued": "2018-06-11"}, INVOICE_FIELDS)["issued"]
     assert wrong.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR) and "'13.06.2018'" in wrong.reasons[0]
+
+
+def test_the_word_date_alone_starting_its_line_names_the_documents_date():
+    text = "Invoice INV-9\nDate: 31/01/2026\nShipped 28/01/2026 by courier\n"
+    assert _checks(text, {"issued": "2026-01-31"}, INVOICE_FIELDS)["issued"].factor == 1.0
+    wrong = _checks(text, {"issued": "2026-01-28"}, INVOICE_FIELDS)["issued"]
+    assert wrong.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR) and "'31/01/2026'" in wrong.reasons[0]
+    # "Due Date:" is no "Date:"; the value under "日付:" is the one it names, in any form
+    text = "Invoice INV-9\nDue Date: 28/02/2026\nACME, 31/01/2026\n"
+    assert _checks(text, {"issued": "2026-01-31"}, INVOICE_FIELDS)["issued"].factor == 1.0
+    text = "請求書\n日付: 2025 年 12 月 05 日\n"
+    assert _checks(text, {"issued": "2025-12-05"}, INVOICE_FIELDS)["issued"].factor == 1.0

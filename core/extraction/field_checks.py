@@ -599,7 +599,8 @@ def _named_otherwise(check: FieldCheck, src: Source, leaf: Leaf, spans: list[Spa
         return check
     if any(_GENERIC_LABEL_BEFORE[kind].search(_before_on_its_line(src, span.start)) for span in spans):
         return check
-    named = _named_outright(src, index, leaf.field.path, kind)
+    document_date = not set(leaf.field.labels).isdisjoint(VALUE_LABEL_SETS["invoice_date"])
+    named = _named_outright(src, index, leaf.field.path, kind, document_date=document_date)
     values = {_alnum(src.text[s:e]) for s, e in named}
     if len(values) != 1:
         return check
@@ -617,13 +618,17 @@ def _named_otherwise(check: FieldCheck, src: Source, leaf: Leaf, spans: list[Spa
 
 # The words any date or number may be written after, labelling it as the document's own
 # without saying what it is ("Date:", "No.", "Nr.", "vom", "del"), ending the text before it.
+_DATE_WORDS = r"(?:date|datum|fecha|data|dato|日付|дата)"
 _GENERIC_LABEL_BEFORE = {
-    "date": re.compile(r"(?i)(?<![^\W\d_])(?:date|dated|datum|fecha|data|dato|vom|del|du|dd)\.?[ \t]*[:#\-–]?[ \t]*$"),
+    "date": re.compile(rf"(?i)(?<![^\W\d_])(?:{_DATE_WORDS}|dated|vom|del|du|dd)\.?[ \t]*[:#\-–]?[ \t]*$"),
     "identifier": re.compile(
         r"(?i)(?:(?<![^\W\d_])(?:no|nr|nro|num|number|nummer|numero|número|numer)\.?|(?<![^\W\d_])n[°º]|[#№])"
         r"[ \t]*[:#\-–]?[ \t]*$"
     ),
 }
+# The word "Date:" starting its line or cell: on a document, its own date, which the field
+# labelled as the document's date names ("Date: 31/01/2026" beside a delivery date).
+_DATE_WORD_LABEL = re.compile(rf"(?im)(?:^|(?<=  )|(?<=\t)){_DATE_WORDS}[ \t]*:[ \t]*")
 
 
 def _before_on_its_line(src: Source, start: int) -> str:
@@ -636,11 +641,14 @@ def _before_on_its_line(src: Source, start: int) -> str:
 _BARE_GAP_RE = re.compile(r"\.?[ \t]*[:#\-–]?[ \t]*")
 
 
-def _named_outright(src: Source, index: LabelIndex, role: str, kind: str) -> list[tuple[int, int]]:
+def _named_outright(
+    src: Source, index: LabelIndex, role: str, kind: str, *, document_date: bool = False
+) -> list[tuple[int, int]]:
     """The values the field's own labels name outright: a label starting its line or
     cell, the value right after it with no word between ("Invoice date: 13.06.2018";
     not "Date de facture associée : 01/01/2026", nor "Personal business ID issue date:
-    January 3, 2011"). A date where the field is one, else a token with a digit."""
+    January 3, 2011"). A date where the field is one, else a token with a digit. For the
+    document's date, so does the word "Date:" alone."""
     text, found = src.text, []
     starts = [m.start for m in src.date_mentions]
     for label in index.labels:
@@ -660,6 +668,12 @@ def _named_outright(src: Source, index: LabelIndex, role: str, kind: str) -> lis
             span = token.span() if token is not None and token.start() < token.end() else None
         if span is not None and index.label_of(*span) is label:
             found.append(span)
+    if kind == "date" and document_date:
+        found += [
+            (starts[k], src.date_mentions[k].end)
+            for m in _DATE_WORD_LABEL.finditer(text)
+            if (k := bisect_left(starts, m.end())) < len(starts) and starts[k] == m.end()
+        ]
     return found
 
 
