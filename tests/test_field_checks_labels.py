@@ -297,3 +297,23 @@ def test_the_word_date_alone_starting_its_line_names_the_documents_date():
     assert _checks(text, {"issued": "2026-01-31"}, INVOICE_FIELDS)["issued"].factor == 1.0
     text = "請求書\n日付: 2025 年 12 月 05 日\n"
     assert _checks(text, {"issued": "2025-12-05"}, INVOICE_FIELDS)["issued"].factor == 1.0
+
+
+def test_a_documents_title_names_its_number():
+    text = "Handelsrechnung (380)  Nr. 471113  vom  13.06.2018\nProjekt P-5521\n"
+    assert _checks(text, {"number": "471113"}, INVOICE_FIELDS)["number"].factor == 1.0
+    wrong = _checks(text, {"number": "P-5521"}, INVOICE_FIELDS)["number"]
+    assert wrong.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR) and "'471113'" in wrong.reasons[0]
+    wrong = _checks("Facture FA-2017-0010\nClient 40012\n", {"number": "40012"}, INVOICE_FIELDS)["number"]
+    assert wrong.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR) and "'FA-2017-0010'" in wrong.reasons[0]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Invoice Calle Pradillo 42, Madrid\nEXPORT-001\n",  # cells run together: a street's number
+        "Invoice 7 of 9\nEXPORT-001\n",  # a page count
+    ],
+)
+def test_a_title_names_no_number_across_other_words_or_a_count(text):
+    assert _checks(text, {"number": "EXPORT-001"}, INVOICE_FIELDS)["number"].factor == 1.0

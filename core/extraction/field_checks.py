@@ -599,8 +599,7 @@ def _named_otherwise(check: FieldCheck, src: Source, leaf: Leaf, spans: list[Spa
         return check
     if any(_GENERIC_LABEL_BEFORE[kind].search(_before_on_its_line(src, span.start)) for span in spans):
         return check
-    document_date = not set(leaf.field.labels).isdisjoint(VALUE_LABEL_SETS["invoice_date"])
-    named = _named_outright(src, index, leaf.field.path, kind, document_date=document_date)
+    named = _named_outright(src, index, leaf, kind)
     values = {_alnum(src.text[s:e]) for s, e in named}
     if len(values) != 1:
         return check
@@ -641,18 +640,20 @@ def _before_on_its_line(src: Source, start: int) -> str:
 _BARE_GAP_RE = re.compile(r"\.?[ \t]*[:#\-–]?[ \t]*")
 
 
-def _named_outright(
-    src: Source, index: LabelIndex, role: str, kind: str, *, document_date: bool = False
-) -> list[tuple[int, int]]:
+def _named_outright(src: Source, index: LabelIndex, leaf: Leaf, kind: str) -> list[tuple[int, int]]:
     """The values the field's own labels name outright: a label starting its line or
     cell, the value right after it with no word between ("Invoice date: 13.06.2018";
     not "Date de facture associée : 01/01/2026", nor "Personal business ID issue date:
     January 3, 2011"). A date where the field is one, else a token with a digit. For the
-    document's date, so does the word "Date:" alone."""
+    document's date, so does the word "Date:" alone; for its number, its title
+    ("Handelsrechnung (380) Nr. 471113")."""
     text, found = src.text, []
     starts = [m.start for m in src.date_mentions]
+    field_labels = set(leaf.field.labels)
+    document_date = not field_labels.isdisjoint(VALUE_LABEL_SETS["invoice_date"])
+    document_number = not field_labels.isdisjoint(VALUE_LABEL_SETS["invoice_number"])
     for label in index.labels:
-        if label.role != role:
+        if label.role != leaf.field.path:
             continue
         line_start, _ = src.lines.bounds(src.lines.line_of(label.start))
         before = text[line_start : label.start]
@@ -674,7 +675,27 @@ def _named_outright(
             for m in _DATE_WORD_LABEL.finditer(text)
             if (k := bisect_left(starts, m.end())) < len(starts) and starts[k] == m.end()
         ]
+    if kind == "identifier" and document_number:
+        for m in _TITLE_NUMBER_LABEL.finditer(text):
+            token = _TOKEN_RE.match(text, m.end())
+            if token is None or token.end() - token.start() < 2:
+                continue  # "Invoice 1 of 2" is no number
+            if not any(d.start < token.end() and token.start() < d.end for d in src.date_mentions):
+                found.append(token.span())
     return found
+
+
+# A document's title starting its line or cell, then its number: right after it ("Facture
+# FA-2017-0010"), or after a word or two and a code, but then after its number's
+# abbreviation ("Handelsrechnung (380)  Nr. 471113", "Rechnung des Versicherers Nr.
+# 01.234", "Rechnung # RE-1"; not "Invoice Calle Pradillo 42", a layout's cells run
+# together).
+_TITLE_NUMBER_LABEL = re.compile(
+    r"(?im)(?:^|(?<=  )|(?<=\t))[ \t]*[^\W\d_]*(?:rechnung|invoice|facture|factura|fattura|faktura|fatura|"
+    r"gutschrift|avoir)[^\W\d_]*"
+    r"(?:(?: [^\W\d_]+){0,2}(?: {1,2}\([0-9]{3}\))?(?: {1,2}(?:nr|no|n°|nº|#)\.?)(?: ?:)?|(?: ?:)?)"
+    r" ?(?<=[ :#.])(?=[^\s:;,()\[\]]*[0-9])"
+)
 
 
 def _alnum(text: str) -> str:
