@@ -353,11 +353,7 @@ def corruptions(doc: Mapping[str, Any]) -> list[Corruption]:
                 how = f"{day.isoformat()} {shift:+d} day(s) (written nowhere in the text)"
                 out.append(Corruption(doc["id"], "shifted_date", date_field, truth[date_field], moved.isoformat(), how))
                 break
-    if _targets(doc, date_field):
-        out += _other_date(doc, date_field)
     id_field = ID_FIELD[schema]
-    if _targets(doc, id_field):
-        out += _other_identifier(doc, id_field)
     if _targets(doc, id_field):
         ident = str(truth[id_field])
         middle = (len(ident) - 2) / 2
@@ -371,6 +367,10 @@ def corruptions(doc: Mapping[str, Any]) -> list[Corruption]:
             how = f"characters {i + 1} and {i + 2} swapped"
             out.append(Corruption(doc["id"], "swapped_identifier", id_field, ident, swapped, how))
             break
+    if _targets(doc, date_field):
+        out += _other_date(doc, date_field)
+    if _targets(doc, id_field):
+        out += _other_identifier(doc, id_field)
     return out
 
 
@@ -574,6 +574,9 @@ class RealReport:
                     o.to_dict() for o in self.outcomes if not o.caught and o.corruption.kind in CORRUPTION_KINDS
                 ],
                 "reported_by_kind": self._by_kind(REPORTED_KINDS),
+                "reported_missed": [
+                    o.to_dict() for o in self.outcomes if not o.caught and o.corruption.kind in REPORTED_KINDS
+                ],
             },
             "errors": self.errors,
         }
@@ -622,16 +625,17 @@ class RealReport:
             "",
             "catch rate on corrupted records (the corrupted field flagged)",
         ]
-        for kind, row in data["corruptions"]["by_kind"].items():
+
+        def kind_line(kind: str, row: Mapping[str, Any]) -> str:
             rate = "   -  " if row["rate"] is None else f"{row['rate']:.4f}"
-            lines.append(f"  {kind:<22} {row['caught']:4d} / {row['total']:<4d} {rate}")
+            return f"  {kind:<22} {row['caught']:4d} / {row['total']:<4d} {rate}"
+
+        lines += [kind_line(kind, row) for kind, row in data["corruptions"]["by_kind"].items()]
         lines.append(
             f"  {'overall':<22} {data['corruptions']['caught']:4d} / {data['corruptions']['total']:<4d} {self.catch_rate:.4f}"
         )
         lines.append("  reported, not gated (a printed value given for another, told only by its labels):")
-        for kind, row in data["corruptions"]["reported_by_kind"].items():
-            rate = "   -  " if row["rate"] is None else f"{row['rate']:.4f}"
-            lines.append(f"  {kind:<22} {row['caught']:4d} / {row['total']:<4d} {rate}")
+        lines += [kind_line(kind, row) for kind, row in data["corruptions"]["reported_by_kind"].items()]
         if self.errors:
             lines += ["", f"errors ({len(self.errors)}):", *(f"  {e}" for e in self.errors)]
         lines += ["", "false-alarm reasons by class:"]

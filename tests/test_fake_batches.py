@@ -440,7 +440,8 @@ def test_queued_token_cap_is_a_429_until_a_batch_ends(make_fake):
 
 
 def test_openai_failed_batch_style_reports_limits_as_a_failed_batch(make_fake):
-    fake = make_fake(batch_delay=0.5, openai_limit_style="failed_batch", max_queued_tokens=100, max_batch_requests=3)
+    # the first batch must still be queued when the second is sent, however slow the host
+    fake = make_fake(batch_delay=30, openai_limit_style="failed_batch", max_queued_tokens=100, max_batch_requests=3)
     client = gpt(fake)
     submit_openai(client, [line("q0", "x", max_tokens=80)])
 

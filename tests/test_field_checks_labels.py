@@ -317,3 +317,36 @@ def test_a_documents_title_names_its_number():
 )
 def test_a_title_names_no_number_across_other_words_or_a_count(text):
     assert _checks(text, {"number": "EXPORT-001"}, INVOICE_FIELDS)["number"].factor == 1.0
+
+
+@pytest.mark.parametrize(
+    "text,record",
+    [
+        # "Date:" below the document's first date is another document's, a payment's
+        (
+            "Factura F-88\nFecha Factura: 12/03/2024\nAlbarán: A-5531    Fecha: 08/03/2024\n",
+            {"issued": "2024-03-12"},
+        ),
+        (
+            "Invoice F-88\nIssued 12/03/2024\nPayments received\nDate: 20/03/2024  Amount: 119.00\n",
+            {"issued": "2024-03-12"},
+        ),
+        # a title's compound, a title about another document, a count, a period, an amount
+        ("Reference: 4711\nRechnungsbetrag: 1.190,00 EUR\n", {"number": "4711"}),
+        ("Reference: 4711\nUmrechnungskurs: 1.0856\n", {"number": "4711"}),
+        ("Reference: 4711\nRechnungsanschrift: 10115 Berlin\n", {"number": "4711"}),
+        ("Rechnung zu Auftrag Nr. 12345\nReferenz 4711\n", {"number": "4711"}),
+        ("Invoice 1/2\nRef 4711\n", {"number": "4711"}),
+        ("Rechnung 03/2024\nRef 4711\n", {"number": "4711"}),
+        ("INVOICE 2024\nRef 4711\n", {"number": "4711"}),
+    ],
+)
+def test_words_that_name_the_documents_date_or_number_only_where_they_are_its(text, record):
+    checks = _checks(text, record, INVOICE_FIELDS)
+    assert {path: checks[path].factor for path in record} == {path: 1.0 for path in record}
+
+
+def test_the_fields_own_label_outranks_the_word_date():
+    text = "Date: 20/03/2024\nInvoice date: 12/03/2024\nShipped 10/03/2024\n"
+    wrong = _checks(text, {"issued": "2024-03-10"}, INVOICE_FIELDS)["issued"]
+    assert wrong.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR) and "'12/03/2024'" in wrong.reasons[0]

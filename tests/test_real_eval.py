@@ -303,7 +303,8 @@ def test_reported_kinds_are_counted_apart_from_the_gated_catch():
     assert report.catch("other_date") == (0, 1) and report.catch("other_identifier") == (0, 1)
     data = report.to_dict()["corruptions"]
     assert data["reported_by_kind"]["other_date"] == {"caught": 0, "total": 1, "rate": 0.0}
-    assert data["missed"] == []  # the gated kinds' misses only
+    assert data["missed"] == []  # the gated kinds' misses only; the others apart
+    assert {row["kind"] for row in data["reported_missed"]} == {"other_date", "other_identifier"}
     assert "other_identifier          0 / 1" in report.to_text()
 
 

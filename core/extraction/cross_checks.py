@@ -814,7 +814,7 @@ def check_unlabelled_totals(
         if check is None or not check.unlabelled or check.number is None:
             continue
         if "subtotal" in leaf.field.label_sets and parts[1] is None and isinstance(parts[2], Decimal):
-            _check_unlabelled_subtotal(src, leaf, check, parts[2])
+            _check_unlabelled_subtotal(src, leaf, check, abs(check.number), parts[2])
         if "total" not in leaf.field.label_sets:
             continue
         value = abs(check.number)
@@ -832,9 +832,8 @@ def check_unlabelled_totals(
         )
 
 
-def _check_unlabelled_subtotal(src: Source, leaf: Leaf, check: FieldCheck, total: Decimal) -> None:
-    value = abs(check.number) if check.number is not None else None
-    if value is None or abs(value - abs(total)) <= CENT:
+def _check_unlabelled_subtotal(src: Source, leaf: Leaf, check: FieldCheck, value: Decimal, total: Decimal) -> None:
+    if abs(value - abs(total)) <= CENT:
         return
     largest = max(_without_tendered(src, abs(total)))
     rest = abs(total) - value

@@ -541,8 +541,9 @@ def _stands_in(field_labels: tuple[str, ...], written: list[str], *, beside_own:
 def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
     """A field that declares labels, whose value the source writes only under the
     labels of other values ("Delivery date", "Customer no."), is most likely one of
-    those values: lowered, naming the labels found. A value under its own label, or
-    under no label at one place at least, is not: nothing says it is another value."""
+    those values: lowered, naming the labels found. A value under its own label is not;
+    nor is one under no label at one place at least, unless the field's own label names
+    another value outright (`_named_otherwise`)."""
     index = src.value_labels
     if index is None or not check.spans or not leaf.field.labels or EACH in leaf.field.path:
         return check
@@ -582,6 +583,7 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
 
 # A token an identifier's label may name: letters, digits and their joiners, with a digit.
 _TOKEN_RE = re.compile(r"[^\s:;,()\[\]]*[0-9][^\s:;,()\[\]]*")
+_WRITTEN_RE = re.compile(r"[^\s;()\[\]]+")
 
 
 def _named_otherwise(check: FieldCheck, src: Source, leaf: Leaf, spans: list[Span]) -> FieldCheck:
@@ -625,9 +627,10 @@ _GENERIC_LABEL_BEFORE = {
         r"[ \t]*[:#\-–]?[ \t]*$"
     ),
 }
-# The word "Date:" starting its line or cell: on a document, its own date, which the field
-# labelled as the document's date names ("Date: 31/01/2026" beside a delivery date).
-_DATE_WORD_LABEL = re.compile(rf"(?im)(?:^|(?<=  )|(?<=\t)){_DATE_WORDS}[ \t]*:[ \t]*")
+# The word "Date:" starting its line, before the first date a document writes: its own
+# date, which the field labelled as the document's date names ("Date: 31/01/2026" above a
+# delivery date).
+_DATE_WORD_LABEL = re.compile(rf"(?im)^[ \t]*{_DATE_WORDS}[ \t]*:[ \t]*")
 
 
 def _before_on_its_line(src: Source, start: int) -> str:
@@ -645,8 +648,8 @@ def _named_outright(src: Source, index: LabelIndex, leaf: Leaf, kind: str) -> li
     cell, the value right after it with no word between ("Invoice date: 13.06.2018";
     not "Date de facture associée : 01/01/2026", nor "Personal business ID issue date:
     January 3, 2011"). A date where the field is one, else a token with a digit. For the
-    document's date, so does the word "Date:" alone; for its number, its title
-    ("Handelsrechnung (380) Nr. 471113")."""
+    document's date, where no own label names one, so does the word "Date:" alone before
+    the first date; for its number, its title ("Handelsrechnung (380) Nr. 471113")."""
     text, found = src.text, []
     starts = [m.start for m in src.date_mentions]
     field_labels = set(leaf.field.labels)
@@ -669,32 +672,43 @@ def _named_outright(src: Source, index: LabelIndex, leaf: Leaf, kind: str) -> li
             span = token.span() if token is not None and token.start() < token.end() else None
         if span is not None and index.label_of(*span) is label:
             found.append(span)
-    if kind == "date" and document_date:
-        found += [
-            (starts[k], src.date_mentions[k].end)
-            for m in _DATE_WORD_LABEL.finditer(text)
-            if (k := bisect_left(starts, m.end())) < len(starts) and starts[k] == m.end()
-        ]
+    if found:
+        return found  # its own labels say; the words below only where none does
+    if kind == "date" and document_date and starts:
+        # "Date:" starting a line names the document's date when it is the first date the
+        # text writes: further down it is a delivery note's, a payment's or a signature's
+        first = _DATE_WORD_LABEL.search(text, src.lines.bounds(src.lines.line_of(starts[0]))[0], starts[0] + 1)
+        if first is not None and first.end() == starts[0]:
+            found.append((starts[0], src.date_mentions[0].end))
     if kind == "identifier" and document_number:
         for m in _TITLE_NUMBER_LABEL.finditer(text):
             token = _TOKEN_RE.match(text, m.end())
-            if token is None or token.end() - token.start() < 2:
-                continue  # "Invoice 1 of 2" is no number
+            written = _WRITTEN_RE.match(text, m.end())  # with its commas: an amount's cents
+            if token is None or written is None or _NO_DOCUMENT_NUMBER.fullmatch(written.group().rstrip(".,")):
+                continue
             if not any(d.start < token.end() and token.start() < d.end for d in src.date_mentions):
                 found.append(token.span())
     return found
 
 
 # A document's title starting its line or cell, then its number: right after it ("Facture
-# FA-2017-0010"), or after a word or two and a code, but then after its number's
-# abbreviation ("Handelsrechnung (380)  Nr. 471113", "Rechnung des Versicherers Nr.
-# 01.234", "Rechnung # RE-1"; not "Invoice Calle Pradillo 42", a layout's cells run
-# together).
+# FA-2017-0010"), or after a code and its number's abbreviation ("Handelsrechnung (380)
+# Nr. 471113", "Rechnung # RE-1"). Not a compound meaning something else ("Rechnungsbetrag",
+# "Abrechnung", "Umrechnungskurs"), nor a title about another document ("Rechnung zu
+# Auftrag Nr. 12345").
 _TITLE_NUMBER_LABEL = re.compile(
-    r"(?im)(?:^|(?<=  )|(?<=\t))[ \t]*[^\W\d_]*(?:rechnung|invoice|facture|factura|fattura|faktura|fatura|"
-    r"gutschrift|avoir)[^\W\d_]*"
-    r"(?:(?: [^\W\d_]+){0,2}(?: {1,2}\([0-9]{3}\))?(?: {1,2}(?:nr|no|n°|nº|#)\.?)(?: ?:)?|(?: ?:)?)"
+    r"(?im)(?:^[ \t]*|(?<=  )(?=[^ \t])|(?<=[^ \t]\t))"
+    r"(?:(?:handels|teil|schluss|bau|miet|abschlags|sammel|gesamt|proforma|pro-forma|end)?rechnung|invoice|"
+    r"facture|factura|fattura|faktura|fatura|gutschrift|avoir)(?![^\W\d_])"
+    r"(?:(?: {1,2}\([0-9]{3}\))?(?: {1,2}(?:nr|no|n°|nº|#)\.?)(?: ?:)?|(?: ?:)?)"
     r" ?(?<=[ :#.])(?=[^\s:;,()\[\]]*[0-9])"
+)
+# What follows a title and is no document's number: a count ("1 of 2", "1/2"), a month
+# or year ("03/2024", "2024-03", "2024"), an amount ("1.190,00").
+_MONTH = r"(?:0?[1-9]|1[0-2])"
+_NO_DOCUMENT_NUMBER = re.compile(
+    rf"[0-9]|[0-9]{{1,3}}/[0-9]{{1,3}}|{_MONTH}[/.\-](?:19|20)?[0-9]{{2}}|(?:19|20)[0-9]{{2}}(?:[/.\-]{_MONTH})?"
+    r"|[0-9]{1,3}(?:[.,'][0-9]{3})*[.,][0-9]{1,2}"
 )
 
 
