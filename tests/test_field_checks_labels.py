@@ -350,3 +350,10 @@ def test_the_fields_own_label_outranks_the_word_date():
     text = "Date: 20/03/2024\nInvoice date: 12/03/2024\nShipped 10/03/2024\n"
     wrong = _checks(text, {"issued": "2024-03-10"}, INVOICE_FIELDS)["issued"]
     assert wrong.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR) and "'12/03/2024'" in wrong.reasons[0]
+
+
+def test_a_label_ending_its_line_names_the_value_starting_the_next():
+    text = "Invoice date:\n13.06.2018\nShipped 11.06.2018\nInvoice number:\n  INV-77\nOrder 55512\n"
+    assert _checks(text, {"issued": "2018-06-13", "number": "INV-77"}, INVOICE_FIELDS)["issued"].factor == 1.0
+    checks = _checks(text, {"issued": "2018-06-11", "number": "55512"}, INVOICE_FIELDS)
+    assert "'13.06.2018'" in checks["issued"].reasons[0] and "'INV-77'" in checks["number"].reasons[0]

@@ -645,7 +645,8 @@ _BARE_GAP_RE = re.compile(r"\.?[ \t]*[:#\-–]?[ \t]*")
 
 def _named_outright(src: Source, index: LabelIndex, leaf: Leaf, kind: str) -> list[tuple[int, int]]:
     """The values the field's own labels name outright: a label starting its line or
-    cell, the value right after it with no word between ("Invoice date: 13.06.2018";
+    cell, the value right after it with no word between, or starting the next line when
+    the label ends its own ("Invoice date: 13.06.2018", "Invoice date:" over "13.06.2018";
     not "Date de facture associée : 01/01/2026", nor "Personal business ID issue date:
     January 3, 2011"). A date where the field is one, else a token with a digit. For the
     document's date, where no own label names one, so does the word "Date:" alone before
@@ -664,6 +665,10 @@ def _named_outright(src: Source, index: LabelIndex, leaf: Leaf, kind: str) -> li
             continue
         at = _BARE_GAP_RE.match(text, label.end)
         at_value = at.end() if at is not None else label.end
+        if text.startswith("\n", at_value):  # the label ends its line: the value starts the next
+            at_value += 1
+            while text.startswith((" ", "\t"), at_value):
+                at_value += 1
         if kind == "date":
             k = bisect_left(starts, at_value)
             span = (starts[k], src.date_mentions[k].end) if k < len(starts) and starts[k] == at_value else None
