@@ -628,7 +628,10 @@ def _labelled_to_add_up(
     subtotal plus 9,16). The field and the figure as printed, or None when no field's or
     more than one field's figure is."""
     found = []
+    labelled_roles = set(src.lexicon.role_of_label.values())  # an item's path never is one
     for path in dict.fromkeys(read):
+        if path not in labelled_roles:
+            continue
         given = _rule_value(values[path].value) if path in values else None
         if not isinstance(given, Decimal):
             continue

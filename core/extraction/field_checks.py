@@ -21,7 +21,7 @@ from vetq.core.extraction.lexicon import VALUE_LABEL_SETS, normalise_phrase
 from vetq.core.extraction.roles import RATE_RE, LabelIndex
 from vetq.core.extraction.schema import Span
 from vetq.core.extraction.source import CENTS_RE, Source
-from vetq.core.extraction.text_match import ASCII_FORMS
+from vetq.core.extraction.text_match import ASCII_FORMS, alnum_key
 from vetq.core.schemas.records import Leaf
 from vetq.core.schemas.rules import EACH
 from vetq.core.schemas.spec import LABELLED_VALUE_KINDS
@@ -602,10 +602,10 @@ def _named_otherwise(check: FieldCheck, src: Source, leaf: Leaf, spans: list[Spa
     if any(_GENERIC_LABEL_BEFORE[kind].search(_before_on_its_line(src, span.start)) for span in spans):
         return check
     named = _named_outright(src, index, leaf, kind)
-    values = {_alnum(src.text[s:e]) for s, e in named}
+    values = {alnum_key(src.text[s:e]) for s, e in named}
     if len(values) != 1:
         return check
-    given, written = _alnum(str(leaf.value)), next(iter(values))
+    given, written = alnum_key(str(leaf.value)), next(iter(values))
     if kind == "identifier" and (written in given or (given in written and 2 * len(given) >= len(written))):
         return check  # a longer or shorter form of the value its label names
     check.verified = False
@@ -617,30 +617,27 @@ def _named_otherwise(check: FieldCheck, src: Source, leaf: Leaf, spans: list[Spa
     return check
 
 
+# Between a label and the value it names outright: its abbreviation's full stop, blanks and
+# a colon, a number sign or a dash.
+_BARE_GAP = r"\.?[ \t]*[:#\-–]?[ \t]*"
+_BARE_GAP_RE = re.compile(_BARE_GAP)
 # The words any date or number may be written after, labelling it as the document's own
 # without saying what it is ("Date:", "No.", "Nr.", "vom", "del"), ending the text before it.
 _DATE_WORDS = r"(?:date|datum|fecha|data|dato|日付|дата)"
+_NUMBER_WORDS = r"(?:(?<![^\W\d_])(?:no|nr|nro|num|number|nummer|numero|número|numer|n[°º])|[#№])"
 _GENERIC_LABEL_BEFORE = {
-    "date": re.compile(rf"(?i)(?<![^\W\d_])(?:{_DATE_WORDS}|dated|vom|del|du|dd)\.?[ \t]*[:#\-–]?[ \t]*$"),
-    "identifier": re.compile(
-        r"(?i)(?:(?<![^\W\d_])(?:no|nr|nro|num|number|nummer|numero|número|numer)\.?|(?<![^\W\d_])n[°º]|[#№])"
-        r"[ \t]*[:#\-–]?[ \t]*$"
-    ),
+    "date": re.compile(rf"(?i)(?<![^\W\d_])(?:{_DATE_WORDS}|dated|vom|del|du|dd){_BARE_GAP}$"),
+    "identifier": re.compile(rf"(?i){_NUMBER_WORDS}{_BARE_GAP}$"),
 }
-# The word "Date:" starting its line, before the first date a document writes: its own
-# date, which the field labelled as the document's date names ("Date: 31/01/2026" above a
-# delivery date).
-_DATE_WORD_LABEL = re.compile(rf"(?im)^[ \t]*{_DATE_WORDS}[ \t]*:[ \t]*")
+# The word "Date:" alone before the first date a document writes, on its line: the
+# document's own date, which the field labelled as the document's date names ("Date:
+# 31/01/2026" above a delivery date).
+_DATE_WORD_LABEL = re.compile(rf"(?i)[ \t]*{_DATE_WORDS}[ \t]*:[ \t]*")
 
 
 def _before_on_its_line(src: Source, start: int) -> str:
     line_start, _ = src.lines.bounds(src.lines.line_of(start))
     return src.text[line_start:start]
-
-
-# Between a label and the value it names outright: its abbreviation's full stop, blanks and
-# a colon, a number sign or a dash.
-_BARE_GAP_RE = re.compile(r"\.?[ \t]*[:#\-–]?[ \t]*")
 
 
 def _named_outright(src: Source, index: LabelIndex, leaf: Leaf, kind: str) -> list[tuple[int, int]]:
@@ -659,12 +656,11 @@ def _named_outright(src: Source, index: LabelIndex, leaf: Leaf, kind: str) -> li
     for label in index.labels:
         if label.role != leaf.field.path:
             continue
-        line_start, _ = src.lines.bounds(src.lines.line_of(label.start))
-        before = text[line_start : label.start]
+        before = _before_on_its_line(src, label.start)
         if before.strip() and not before.endswith(("  ", "\t")):
             continue
-        at = _BARE_GAP_RE.match(text, label.end)
-        at_value = at.end() if at is not None else label.end
+        gap = _BARE_GAP_RE.match(text, label.end)
+        at_value = gap.end() if gap is not None else label.end
         if text.startswith("\n", at_value):  # the label ends its line: the value starts the next
             at_value += 1
             while text.startswith((" ", "\t"), at_value):
@@ -674,17 +670,15 @@ def _named_outright(src: Source, index: LabelIndex, leaf: Leaf, kind: str) -> li
             span = (starts[k], src.date_mentions[k].end) if k < len(starts) and starts[k] == at_value else None
         else:
             token = _TOKEN_RE.match(text, at_value)
-            span = token.span() if token is not None and token.start() < token.end() else None
+            span = token.span() if token is not None else None
         if span is not None and index.label_of(*span) is label:
             found.append(span)
     if found:
         return found  # its own labels say; the words below only where none does
-    if kind == "date" and document_date and starts:
-        # "Date:" starting a line names the document's date when it is the first date the
-        # text writes: further down it is a delivery note's, a payment's or a signature's
-        first = _DATE_WORD_LABEL.search(text, src.lines.bounds(src.lines.line_of(starts[0]))[0], starts[0] + 1)
-        if first is not None and first.end() == starts[0]:
-            found.append((starts[0], src.date_mentions[0].end))
+    # "Date:" names the document's date when it is the first date the text writes: further
+    # down it is a delivery note's, a payment's or a signature's
+    if kind == "date" and document_date and starts and _DATE_WORD_LABEL.fullmatch(_before_on_its_line(src, starts[0])):
+        found.append((starts[0], src.date_mentions[0].end))
     if kind == "identifier" and document_number:
         for m in _TITLE_NUMBER_LABEL.finditer(text):
             token = _TOKEN_RE.match(text, m.end())
@@ -705,7 +699,7 @@ _TITLE_NUMBER_LABEL = re.compile(
     r"(?im)(?:^[ \t]*|(?<=  )(?=[^ \t])|(?<=[^ \t]\t))"
     r"(?:(?:handels|teil|schluss|bau|miet|abschlags|sammel|gesamt|proforma|pro-forma|end)?rechnung|invoice|"
     r"facture|factura|fattura|faktura|fatura|gutschrift|avoir)(?![^\W\d_])"
-    r"(?:(?: {1,2}\([0-9]{3}\))?(?: {1,2}(?:nr|no|n°|nº|#)\.?)(?: ?:)?|(?: ?:)?)"
+    rf"(?:(?: {{1,2}}\([0-9]{{3}}\))?(?: {{1,2}}{_NUMBER_WORDS}\.?)(?: ?:)?|(?: ?:)?)"
     r" ?(?<=[ :#.])(?=[^\s:;,()\[\]]*[0-9])"
 )
 # What follows a title and is no document's number: a count ("1 of 2", "1/2"), a month
@@ -715,10 +709,6 @@ _NO_DOCUMENT_NUMBER = re.compile(
     rf"[0-9]|[0-9]{{1,3}}/[0-9]{{1,3}}|{_MONTH}[/.\-](?:19|20)?[0-9]{{2}}|(?:19|20)[0-9]{{2}}(?:[/.\-]{_MONTH})?"
     r"|[0-9]{1,3}(?:[.,'][0-9]{3})*[.,][0-9]{1,2}"
 )
-
-
-def _alnum(text: str) -> str:
-    return "".join(ch for ch in text.casefold() if ch.isalnum())
 
 
 def _labelled(check: Callable[[Source, Leaf], FieldCheck]) -> Callable[[Source, Leaf], FieldCheck]:
