@@ -357,3 +357,64 @@ def test_a_label_ending_its_line_names_the_value_starting_the_next():
     assert _checks(text, {"issued": "2018-06-13", "number": "INV-77"}, INVOICE_FIELDS)["issued"].factor == 1.0
     checks = _checks(text, {"issued": "2018-06-11", "number": "55512"}, INVOICE_FIELDS)
     assert "'13.06.2018'" in checks["issued"].reasons[0] and "'INV-77'" in checks["number"].reasons[0]
+
+
+@pytest.mark.parametrize(
+    "text,wrong,label",
+    [
+        # a due date under the one word "Due", as a template's header cells print it
+        ("Acme Trading Ltd   Issued  31 July 2026\nStudio 4, Brick Lane   Due  30 August 2026\n", "2026-08-30", "Due"),
+        ("Total $550.00\ndue May 15, 2020\n", "2020-05-15", "due"),
+        ("Facture 2014-01\nBordeaux  Date limite de paiement  11/11/2014\n", "2014-11-11", "Date limite de paiement"),
+        ("Bitte überweisen Sie bis zum 19.11.2015.\n", "2015-11-19", "bis zum"),
+        ("振込期限  2026 年 01 月 31 日\n", "2026-01-31", "振込期限"),
+        # the supply date (tax point), the date paid, the date printed, a quote's validity
+        ("Supply Date  تاريخ التوريد\n2022-09-08\n", "2022-09-08", "Supply Date"),
+        ("Data sprzedaży / Date of sell: 2018-02-05\n", "2018-02-05", "Date of sell"),
+        ("Invoice date:  8/1/2022\nPaid on:     6/13/2022\n", "2022-06-13", "Paid on"),
+        ("NFEDanfe impresso em 30/06/2026 01:17:29\n", "2026-06-30", "impresso em"),
+        ("Dieses Angebot ist gültig bis 28.02.2026.\n", "2026-02-28", "gültig bis"),
+    ],
+)
+def test_a_date_written_only_under_another_dates_label_is_not_the_documents(text, wrong, label):
+    check = _checks(text, {"issued": wrong}, INVOICE_FIELDS)["issued"]
+    assert check.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR) and f"'{label}'" in check.reasons[0]
+
+
+@pytest.mark.parametrize(
+    "text,bound,period",
+    [
+        (
+            "Rechnung 2020110601\nLeistungszeitraum: 1. September 2020 – 2. Oktober 2020\n",
+            "2020-10-02",
+            "1. September 2020 – 2. Oktober 2020",
+        ),
+        ("Berechnungszeitraum: 06.10.2026 bis 21.10.2026\n", "2026-10-21", "06.10.2026 bis 21.10.2026"),
+        ("Chambre du 27/09/2023 au 28/09/2023   205,90 €\n", "2023-09-27", "27/09/2023 au 28/09/2023"),
+        ("For 2022-02-01 to 2022-02-28  Prepared for ACME\n", "2022-02-28", "2022-02-01 to 2022-02-28"),
+        ("JULY 10, 2023 – AUGUST 1, 2023\n", "2023-07-10", "JULY 10, 2023 – AUGUST 1, 2023"),
+    ],
+)
+def test_a_date_written_only_as_a_periods_bound_is_not_the_documents(text, bound, period):
+    check = _checks(text, {"issued": bound}, INVOICE_FIELDS)["issued"]
+    assert check.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR) and f"the period '{period}'" in check.reasons[0]
+
+
+def test_a_periods_bound_is_the_documents_where_it_also_stands_alone_or_the_field_is_a_periods():
+    # the bound written once more under no label: nothing says which date it is
+    text = "Invoice 17  28.02.2026\nService period 01.02.2026 – 28.02.2026\n"
+    assert _checks(text, {"issued": "2026-02-28"}, INVOICE_FIELDS)["issued"].factor == 1.0
+    # two dates side by side with no join between them are two cells, not a period
+    assert _checks("21/04/2023  21/05/2023\n", {"issued": "2023-04-21"}, INVOICE_FIELDS)["issued"].factor == 1.0
+    # a field that is a period's own bound
+    ends = {"name": "bill", "version": 1, "fields": {"ends": {"kind": "date", "labels": ["@billing_period"]}}}
+    text = "Statement 4471\n06.10.2026 bis 21.10.2026\n"
+    assert _checks(text, {"ends": "2026-10-21"}, ends)["ends"].factor == 1.0
+
+
+def test_a_receipts_payment_date_stands_in_for_the_invoice_date_where_no_invoice_date_is_labelled():
+    receipt = "Your receipt from Lumen Cloud, Inc.\nReceipt #2026-4410-8832\nDate paid: March 1, 2026\n"
+    assert _checks(receipt, {"issued": "2026-03-01"}, INVOICE_FIELDS)["issued"].factor == 1.0
+    invoice = "Invoice date: February 20, 2026\n" + receipt
+    wrong = _checks(invoice, {"issued": "2026-03-01"}, INVOICE_FIELDS)["issued"]
+    assert wrong.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR) and "'Date paid'" in wrong.reasons[0]

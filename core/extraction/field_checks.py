@@ -510,13 +510,16 @@ def _cue_spans(src: Source, words: tuple[str, ...]) -> list[tuple[int, int]]:
 
 # --- role labels of dates, identifiers and text -------------------------------------------
 # A receipt or an order confirmation with no invoice-number label names its own number
-# "Order #": on such a document, and only there, the seller's order number is a fair
-# reading of the invoice number. A buyer's purchase-order number never is.
+# "Order #", and its date the day it was paid: on such a document, and only there, the
+# seller's order number is a fair reading of the invoice number, and the payment date of
+# the invoice date. A buyer's purchase-order number never is.
 _BUYER_ORDER_WORDS = ("po", "p.o.", "purchase", "your", "customer")
 _STAND_IN_LABELS = {
     "invoice_number": frozenset(
         phrase for phrase in VALUE_LABEL_SETS["order_number"] if not phrase.startswith(_BUYER_ORDER_WORDS)
-    )
+    ),
+    # a receipt's date is the day it was paid ("Date paid: March 1, 2026")
+    "invoice_date": frozenset(VALUE_LABEL_SETS["payment_date"]),
 }
 # A paid invoice's receipt prints its own number beside the invoice's ("Receipt number
 # 1923-2093", "Invoice number 2ABC1234-20923"): either is a fair reading of the
@@ -549,13 +552,18 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
         return check
     role = leaf.field.path
     others: list[str] = []
+    periods: list[str] = []
     unlabelled: list[Span] = []
     for span in check.spans:
         label = index.label_of(span.start, span.end)
         if label is not None and label.role == role:
             return check
         if label is None:
-            unlabelled.append(span)
+            period = _period_around(src, leaf, span)
+            if period is not None:
+                periods.append(period)
+            else:
+                unlabelled.append(span)
             continue
         written = src.text[label.start : label.end]
         if any(normalise_phrase(written).startswith(own + " ") for own in leaf.field.labels):
@@ -567,10 +575,13 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
         if others and _stands_in(leaf.field.labels, others, beside_own=True):
             return check
         return _named_otherwise(check, src, leaf, unlabelled)
-    listed = ", ".join(f"'{short(label, 40)}'" for label in dict.fromkeys(others[:3]))
     own_written = [src.text[lb.start : lb.end] for lb in index.labels if lb.role == role]
-    if _stands_in(leaf.field.labels, others, beside_own=bool(own_written)):
+    if not periods and _stands_in(leaf.field.labels, others, beside_own=bool(own_written)):
         return check
+    listed = ", ".join(
+        [f"'{short(label, 40)}'" for label in dict.fromkeys(others[:3])]
+        + [f"the period '{short(period, 50)}'" for period in dict.fromkeys(periods[:2])]
+    )
     where = f"; its own label '{short(own_written[0], 40)}' stands elsewhere" if own_written else ""
     check.verified = False
     check.penalise(
@@ -579,6 +590,32 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
         f"not under a label of {leaf.field.name}{where}",
     )
     return check
+
+
+# Between the two dates of a period written as one ("1. September 2020 – 2. Oktober 2020",
+# "06.10.2026 bis 21.10.2026", "du 27/09/2023 au 28/09/2023", "2022-02-01 to 2022-02-28").
+_PERIOD_JOIN = re.compile(
+    r"[ \t]*(?:[-\u2010-\u2015~\u301c\uff5e]|(?i:bis|to|through|thru|till|until|au|al|a|à|até|ate|do|tot|t/m|tm))[ \t]*"
+)
+
+
+def _period_around(src: Source, leaf: Leaf, span: Span) -> str | None:
+    """The period a date at `span` starts or ends, written as two dates joined on one
+    line, or None. A period's bound is no document's own date (its issue, due or
+    delivery date), unless the field is itself a period's (labelled as one)."""
+    if leaf.field.kind != "date" or not set(leaf.field.labels).isdisjoint(VALUE_LABEL_SETS["billing_period"]):
+        return None
+    mentions, text = src.date_mentions, src.text
+    k = bisect_left(mentions, span.start, key=lambda m: m.start)
+    if k == len(mentions) or mentions[k].start != span.start:
+        return None  # a compact date ("20240315"), no mention of its own
+    for a, b in ((k - 1, k), (k, k + 1)):
+        if a < 0 or b >= len(mentions):
+            continue
+        gap = text[mentions[a].end : mentions[b].start]
+        if "\n" not in gap and _PERIOD_JOIN.fullmatch(gap):
+            return text[mentions[a].start : mentions[b].end]
+    return None
 
 
 # A token an identifier's label may name: letters, digits and their joiners, with a digit.
