@@ -418,3 +418,84 @@ def test_a_receipts_payment_date_stands_in_for_the_invoice_date_where_no_invoice
     invoice = "Invoice date: February 20, 2026\n" + receipt
     wrong = _checks(invoice, {"issued": "2026-03-01"}, INVOICE_FIELDS)["issued"]
     assert wrong.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR) and "'Date paid'" in wrong.reasons[0]
+
+
+@pytest.mark.parametrize(
+    "text,wrong,label",
+    [
+        # a tax or company registration number, an account, a delivery note, a buyer's order
+        ("Invoice no: INV-1\nVAT number: GB123456789\n", "GB123456789", "VAT number"),
+        ("Faktura nr FV/1/2018\nNIP: 5265877635\n", "5265877635", "NIP"),
+        ("Invoice No. 77\nSteuer-Nr. 201/113/40209\n", "201/113/40209", "Steuer-Nr"),
+        ("Invoice # 2016-1\nAccount NO  156546546465\n", "156546546465", "Account NO"),
+        ("Rechnungsnummer 90005178\nLieferschein-Nr: 80003371\n", "80003371", "Lieferschein-Nr"),
+        ("INV# INV0001\nPurchase Order: ABC123\n", "ABC123", "Purchase Order"),
+        ("Numéro de facture : 2021-001-F\nNuméro de devis : 2021-001-D\n", "2021-001-D", "Numéro de devis"),
+    ],
+)
+def test_a_number_written_only_under_another_numbers_label_is_not_the_documents(text, wrong, label):
+    check = _checks(text, {"number": wrong}, INVOICE_FIELDS)["number"]
+    assert check.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR) and f"'{label}'" in check.reasons[0]
+
+
+def test_an_estimates_number_is_its_own_where_no_invoice_number_is_labelled():
+    estimate = "AUTO REPAIR ESTIMATE\nESTIMATE NUMBER  IN0912496\n"
+    assert _checks(estimate, {"number": "IN0912496"}, INVOICE_FIELDS)["number"].factor == 1.0
+    wrong = _checks("Invoice number: INV-9\n" + estimate, {"number": "IN0912496"}, INVOICE_FIELDS)["number"]
+    assert wrong.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR)
+    # "Faktura VAT nr" is the Polish invoice's own label, not a VAT number's
+    assert (
+        _checks("FAKTURA VAT nr FV/03/2026/118\n", {"number": "FV/03/2026/118"}, INVOICE_FIELDS)["number"].factor == 1.0
+    )
+
+
+@pytest.mark.parametrize(
+    "text,code,address",
+    [
+        ("Société Hôtelière du Pacano\n2, rue de la Paix\n75000 Paris\n nº 2023-6013\n", "75000", "75000 Paris"),
+        (
+            "Acme Inc.\n123 Market Street  #INV-2048\nSan Francisco, CA 94107  PAID\n",
+            "94107",
+            "San Francisco, CA 94107",
+        ),
+        (
+            "Buyer: BEST SOLUTIONS\nAddress : Calmstreet 1/1, 00-950 Dreamcity\nNo. 1/21.08.2024\n",
+            "00-950",
+            "00-950 Dreamcity",
+        ),
+        (
+            "Kratka 2                Dlouha 1\n 60200 Brno              11000 Praha\nFaktura 201900021\n",
+            "60200",
+            "60200 Brno",
+        ),
+    ],
+)
+def test_a_number_written_only_as_a_postal_code_is_no_documents_number(text, code, address):
+    check = _checks(text, {"number": code}, INVOICE_FIELDS)["number"]
+    assert check.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR)
+    assert f"the postal address '{address}'" in check.reasons[0]
+
+
+@pytest.mark.parametrize(
+    "text,number",
+    [
+        ("Rechnung Nr. 47110 Datum 12.03.2024\n", "47110"),  # after a number word, then a capitalised word
+        ("Order 12345\n12345 Widgets shipped\n", "12345"),  # a count before a word, under no label elsewhere
+        ("Invoice\n 4711 items  4711\n", "4711"),  # a lowercase word after it
+    ],
+)
+def test_a_number_before_a_word_is_no_postal_code_unless_it_reads_as_one(text, number):
+    assert _checks(text, {"number": number}, INVOICE_FIELDS)["number"].factor == 1.0
+
+
+def test_a_postal_codes_own_field_takes_it():
+    schema = {"name": "addr", "version": 1, "fields": {"zip": {"kind": "identifier", "labels": ["@postal_code"]}}}
+    assert _checks("2, rue de la Paix\n75000 Paris\n", {"zip": "75000"}, schema)["zip"].factor == 1.0
+
+
+def test_a_label_with_a_value_after_its_colon_heads_no_column():
+    # "Tel : test@test.in" names its (digitless) value: the row below is not under it
+    text = "Date :      Expired Date :  Invoice Number :\n        Tel : test@test.in\n21/04/2023  21/05/2023      # 10/2023\n"
+    assert _checks(text, {"number": "10/2023"}, INVOICE_FIELDS)["number"].factor == 1.0
+    text = "VAT no.: DE XXX XXX XXX\nCompany Number: X.XXX.XXX.XXX\n12.03.2021\nInvoice No. 1\n"
+    assert _checks(text, {"issued": "2021-03-12"}, INVOICE_FIELDS)["issued"].factor == 1.0

@@ -517,7 +517,8 @@ _BUYER_ORDER_WORDS = ("po", "p.o.", "purchase", "your", "customer")
 _STAND_IN_LABELS = {
     "invoice_number": frozenset(
         phrase for phrase in VALUE_LABEL_SETS["order_number"] if not phrase.startswith(_BUYER_ORDER_WORDS)
-    ),
+    )
+    | frozenset(VALUE_LABEL_SETS["quote_number"]),
     # a receipt's date is the day it was paid ("Date paid: March 1, 2026")
     "invoice_date": frozenset(VALUE_LABEL_SETS["payment_date"]),
 }
@@ -552,16 +553,16 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
         return check
     role = leaf.field.path
     others: list[str] = []
-    periods: list[str] = []
+    wholes: list[str] = []  # the other values it is written only as part of
     unlabelled: list[Span] = []
     for span in check.spans:
         label = index.label_of(span.start, span.end)
         if label is not None and label.role == role:
             return check
         if label is None:
-            period = _period_around(src, leaf, span)
-            if period is not None:
-                periods.append(period)
+            whole = _part_of_another(src, leaf, span)
+            if whole is not None:
+                wholes.append(whole)
             else:
                 unlabelled.append(span)
             continue
@@ -576,11 +577,10 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
             return check
         return _named_otherwise(check, src, leaf, unlabelled)
     own_written = [src.text[lb.start : lb.end] for lb in index.labels if lb.role == role]
-    if not periods and _stands_in(leaf.field.labels, others, beside_own=bool(own_written)):
+    if not wholes and _stands_in(leaf.field.labels, others, beside_own=bool(own_written)):
         return check
     listed = ", ".join(
-        [f"'{short(label, 40)}'" for label in dict.fromkeys(others[:3])]
-        + [f"the period '{short(period, 50)}'" for period in dict.fromkeys(periods[:2])]
+        [f"'{short(label, 40)}'" for label in dict.fromkeys(others[:3])] + list(dict.fromkeys(wholes))[:2]
     )
     where = f"; its own label '{short(own_written[0], 40)}' stands elsewhere" if own_written else ""
     check.verified = False
@@ -599,12 +599,24 @@ _PERIOD_JOIN = re.compile(
 )
 
 
-def _period_around(src: Source, leaf: Leaf, span: Span) -> str | None:
-    """The period a date at `span` starts or ends, written as two dates joined on one
-    line, or None. A period's bound is no document's own date (its issue, due or
-    delivery date), unless the field is itself a period's (labelled as one)."""
-    if leaf.field.kind != "date" or not set(leaf.field.labels).isdisjoint(VALUE_LABEL_SETS["billing_period"]):
-        return None
+def _part_of_another(src: Source, leaf: Leaf, span: Span) -> str | None:
+    """What a value written under no label at `span` is only a part of, described, when
+    that is another value: for a date, a period written as two dates joined on one line;
+    for an identifier, a postal address (its postal code before the town or after the
+    state). A period's bound is no document's own date (its issue, due or delivery date),
+    nor is a postal code any document's number. None otherwise, or where the field is
+    labelled as that other value."""
+    labels = set(leaf.field.labels)
+    if leaf.field.kind == "date" and labels.isdisjoint(VALUE_LABEL_SETS["billing_period"]):
+        period = _period_around(src, span)
+        return None if period is None else f"the period '{short(period, 50)}'"
+    if leaf.field.kind == "identifier" and labels.isdisjoint(VALUE_LABEL_SETS["postal_code"]):
+        address = _postal_address_around(src, span)
+        return None if address is None else f"the postal address '{short(address, 50)}'"
+    return None
+
+
+def _period_around(src: Source, span: Span) -> str | None:
     mentions, text = src.date_mentions, src.text
     k = bisect_left(mentions, span.start, key=lambda m: m.start)
     if k == len(mentions) or mentions[k].start != span.start:
@@ -615,6 +627,34 @@ def _period_around(src: Source, leaf: Leaf, span: Span) -> str | None:
         gap = text[mentions[a].end : mentions[b].start]
         if "\n" not in gap and _PERIOD_JOIN.fullmatch(gap):
             return text[mentions[a].start : mentions[b].end]
+    return None
+
+
+# A postal code: five or four digits, a Brazilian or ZIP+4 one ("01001-000", "97994-6400"),
+# a Polish ("00-950"), a Czech or Slovak one ("120 00").
+_POSTAL_CODE = re.compile(r"[0-9]{4,5}|[0-9]{5}-[0-9]{3,4}|[0-9]{2}-[0-9]{3}|[0-9]{3} [0-9]{2}")
+# Before it: the start of its line or cell, a comma or a dash after the street, a country
+# code ("D-", "CH "); or a town and its state ("San Francisco, CA ", "City, State ").
+_BEFORE_POSTAL_CODE = re.compile(r"(?:^[ \t]*|  |\t|, |[\-\u2013\u2014\u00b7\u2022|] |(?<![^\W_])[A-Z]{1,2}[- ])$")
+_STATE_BEFORE_POSTAL_CODE = re.compile(r"(?:[^\W\d_]+ ){0,2}[^\W\d_]+, (?:[A-Z]{2}|[A-Z][a-z]+),? $")
+# After it: its town, one capitalised word after one blank ("75000 Paris", "00-000 Dreamcity").
+_TOWN_AFTER_POSTAL_CODE = re.compile(r" ([^\W\d_]{2,})")
+
+
+def _postal_address_around(src: Source, span: Span) -> str | None:
+    """The postal code and town, or state and postal code, an identifier at `span` is the
+    code of, or None."""
+    text = src.text
+    if not _POSTAL_CODE.fullmatch(text, span.start, span.end):
+        return None
+    line_start, line_end = src.lines.bounds(src.lines.line_of(span.start))
+    before, after = text[line_start : span.start], text[span.end : line_end]
+    town = _TOWN_AFTER_POSTAL_CODE.match(after)
+    if town and town.group(1)[0].isupper() and _BEFORE_POSTAL_CODE.search(before):
+        return f"{text[span.start : span.end]} {town.group(1)}"
+    state = _STATE_BEFORE_POSTAL_CODE.search(before)
+    if state and (not after.strip() or after.startswith(("  ", "\t", ","))):
+        return text[line_start + state.start() : span.end]
     return None
 
 

@@ -1361,13 +1361,19 @@ def header_cell_over(
     return header[next((i for i, (_, e) in enumerate(row) if start < e), len(row) - 1)]
 
 
+# "VAT no.: DE XXX XXX XXX", "Tel : test@test.in", "Company Number / Trade License Number:
+# X.XXX": a label whose colon has a value after it on its line names that value, even one
+# with no digit, and heads no column.
+_NAMED_AFTER_COLON = re.compile(r"[^:\n]*:[ \t]*[^\s:]")
+
+
 class LabelIndex:
     """The labels of a text's dates and identifiers ("Invoice date", "Order no."), and
     which one names the value written at a place: the nearest label before it on its
     line, with no digit between (else that label is an earlier value's), or, when no
     label stands before it on its line, the column header above it ("Invoice date" over
     "28.02.2026", "Invoice date:" ending the line before). A label with a figure after it
-    on its own line names that figure and heads no column."""
+    on its own line, or a colon and a value, names that and heads no column."""
 
     def __init__(self, text: str, lines: Lines, lexicon: Lexicon) -> None:
         self.text = text
@@ -1378,7 +1384,8 @@ class LabelIndex:
         for k, lb in enumerate(self.labels):
             _, line_end = lines.bounds(lines.line_of(lb.start))
             stop = min(line_end, self.starts[k + 1]) if k + 1 < len(self.labels) else line_end
-            if any(c.isdigit() for c in text[lb.end : stop]):
+            after = text[lb.end : stop]
+            if any(c.isdigit() for c in after) or _NAMED_AFTER_COLON.match(after):
                 inline.add(k)
         self._inline = frozenset(inline)
 
