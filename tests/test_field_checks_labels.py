@@ -499,3 +499,32 @@ def test_a_label_with_a_value_after_its_colon_heads_no_column():
     assert _checks(text, {"number": "10/2023"}, INVOICE_FIELDS)["number"].factor == 1.0
     text = "VAT no.: DE XXX XXX XXX\nCompany Number: X.XXX.XXX.XXX\n12.03.2021\nInvoice No. 1\n"
     assert _checks(text, {"issued": "2021-03-12"}, INVOICE_FIELDS)["issued"].factor == 1.0
+
+
+@pytest.mark.parametrize(
+    "text,wrong,phone",
+    [
+        (
+            "INVOICE  Serial No. 00667/BIG\nPhone: (520) 318-9486  Address: The Green Street\n",
+            "318-9486",
+            "Phone: (520) 318-9486",
+        ),
+        ("Correo: ventas@example.cl  N° 4117\nTeléfono: +56 912345678\n", "912345678", "Teléfono: +56 912345678"),
+        (
+            "ESTIMATE NUMBER  IN0912496\nCLIENT PHONE       (888) 571-2048     PREPARED BY\n",
+            "571-2048",
+            "PHONE       (888) 571-2048",
+        ),
+        ("Invoice No. 42\nphone : 123123123123\n", "123123123123", None),  # right after its label: under it
+    ],
+)
+def test_a_number_written_only_in_a_telephone_number_is_no_documents_number(text, wrong, phone):
+    check = _checks(text, {"number": wrong}, INVOICE_FIELDS)["number"]
+    assert check.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR)
+    assert (f"the telephone number '{phone}'" if phone else "'phone'") in check.reasons[0]
+
+
+def test_a_telephone_number_ends_at_its_cell():
+    # two blanks end the number: the invoice number in the next cell is no group of it
+    text = "Tel: +49 30 1234567  12/2023\n"
+    assert _checks(text, {"number": "12/2023"}, INVOICE_FIELDS)["number"].factor == 1.0

@@ -612,7 +612,12 @@ def _part_of_another(src: Source, leaf: Leaf, span: Span) -> str | None:
         return None if period is None else f"the period '{short(period, 50)}'"
     if leaf.field.kind == "identifier" and labels.isdisjoint(VALUE_LABEL_SETS["postal_code"]):
         address = _postal_address_around(src, span)
-        return None if address is None else f"the postal address '{short(address, 50)}'"
+        if address is not None:
+            return f"the postal address '{short(address, 50)}'"
+    if leaf.field.kind == "identifier" and labels.isdisjoint(VALUE_LABEL_SETS["phone_number"]):
+        phone = _telephone_number_around(src, span)
+        if phone is not None:
+            return f"the telephone number '{short(phone, 50)}'"
     return None
 
 
@@ -639,6 +644,34 @@ _BEFORE_POSTAL_CODE = re.compile(r"(?:^[ \t]*|  |\t|, |[\-\u2013\u2014\u00b7\u20
 _STATE_BEFORE_POSTAL_CODE = re.compile(r"(?:[^\W\d_]+ ){0,2}[^\W\d_]+, (?:[A-Z]{2}|[A-Z][a-z]+),? $")
 # After it: its town, one capitalised word after one blank ("75000 Paris", "00-000 Dreamcity").
 _TOWN_AFTER_POSTAL_CODE = re.compile(r" ([^\W\d_]{2,})")
+
+
+# A telephone number's characters ("+1 (555) 555-5555", "+56 9 1234 5678"), single blanks
+# between its groups (two end its cell).
+_PHONE_CHARACTERS = re.compile(r"(?:[0-9()+\-./]| (?! ))*")
+_PHONE_LABELS = frozenset(VALUE_LABEL_SETS["phone_number"])
+
+
+def _telephone_number_around(src: Source, span: Span) -> str | None:
+    """The telephone number, from its label, an identifier at `span` is a group of the
+    digits of ("Phone: (520) 318-9486"), or None. (A number right after the label is
+    under it: `LabelIndex`.)"""
+    index, text = src.value_labels, src.text
+    if index is None:
+        return None
+    line_start, line_end = src.lines.bounds(src.lines.line_of(span.start))
+    k = bisect_left(index.starts, span.start) - 1
+    if k < 0 or index.labels[k].start < line_start:
+        return None
+    label = index.labels[k]
+    if normalise_phrase(text[label.start : label.end]) not in _PHONE_LABELS:
+        return None
+    gap = _BARE_GAP_RE.match(text, label.end)
+    at = gap.end() if gap is not None else label.end
+    if _PHONE_CHARACTERS.fullmatch(text, at, span.start) is None:
+        return None
+    end = _PHONE_CHARACTERS.match(text, span.end, line_end)
+    return text[label.start : end.end() if end is not None else span.end].rstrip(" -./")
 
 
 def _postal_address_around(src: Source, span: Span) -> str | None:
