@@ -83,6 +83,13 @@ def wait_anthropic(client: anthropic.Anthropic, batch_id: str, timeout: float = 
         time.sleep(0.05)
 
 
+def eventually(condition, timeout: float = 30.0) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the condition did not come true in time"
+        time.sleep(0.05)
+
+
 def wait_openai(client: openai.OpenAI, batch_id: str, until=OPENAI_ENDED, timeout: float = 5.0):
     deadline = time.monotonic() + timeout
     while True:
@@ -321,13 +328,15 @@ def test_results_are_shuffled_the_same_way_for_a_seed(make_fake):
 
 
 def test_anthropic_cancel_cancels_the_unfinished_requests(make_fake):
-    fake = make_fake(batch_delay=2.0, cancel_delay=0.2)
+    # r0 finishes at 2 s, r4 at 10 s (Anthropic shows no progress before the end): the
+    # cancel at 2.5 s has 7.5 s to arrive on a slow host
+    fake = make_fake(batch_delay=10.0, cancel_delay=0.2)
     fake.set_responder(lambda path, body: "done")
     client = claude(fake)
     batch = client.messages.batches.create(
         requests=[{"custom_id": f"r{i}", "params": params("c", "x")} for i in range(5)]
     )
-    time.sleep(0.5)  # r0 finishes at 0.4 s, the rest later
+    time.sleep(2.5)
 
     canceling = client.messages.batches.cancel(batch.id)
     assert canceling.processing_status == "canceling" and canceling.cancel_initiated_at is not None
@@ -347,10 +356,10 @@ def test_anthropic_cancel_cancels_the_unfinished_requests(make_fake):
 
 
 def test_openai_cancel_keeps_finished_answers_and_cancels_the_rest(make_fake):
-    fake = make_fake(batch_delay=2.0)
+    fake = make_fake(batch_delay=20.0)  # q0 finishes at 4 s, the rest later
     client = gpt(fake)
     created = submit_openai(client, [line(f"q{i}", "x") for i in range(5)])
-    time.sleep(0.5)
+    eventually(lambda: client.batches.retrieve(created.id).request_counts.completed >= 1)
 
     cancelling = client.batches.cancel(created.id)
     assert cancelling.status == "cancelling" and cancelling.cancelling_at is not None

@@ -369,8 +369,12 @@ def test_a_label_ending_its_line_names_the_value_starting_the_next():
         ("Bitte überweisen Sie bis zum 19.11.2015.\n", "2015-11-19", "bis zum"),
         ("振込期限  2026 年 01 月 31 日\n", "2026-01-31", "振込期限"),
         # the supply date (tax point), the date paid, the date printed, a quote's validity
-        ("Supply Date  تاريخ التوريد\n2022-09-08\n", "2022-09-08", "Supply Date"),
-        ("Data sprzedaży / Date of sell: 2018-02-05\n", "2018-02-05", "Date of sell"),
+        ("Invoice Issue Date  2022-09-07\nSupply Date  تاريخ التوريد\n2022-09-08\n", "2022-09-08", "Supply Date"),
+        (
+            "Data wystawienia / Date of issue: 2018-02-06\nData sprzedaży / Date of sell: 2018-02-05\n",
+            "2018-02-05",
+            "Date of sell",
+        ),
         ("Invoice date:  8/1/2022\nPaid on:     6/13/2022\n", "2022-06-13", "Paid on"),
         ("NFEDanfe impresso em 30/06/2026 01:17:29\n", "2026-06-30", "impresso em"),
         ("Dieses Angebot ist gültig bis 28.02.2026.\n", "2026-02-28", "gültig bis"),
@@ -528,3 +532,65 @@ def test_a_telephone_number_ends_at_its_cell():
     # two blanks end the number: the invoice number in the next cell is no group of it
     text = "Tel: +49 30 1234567  12/2023\n"
     assert _checks(text, {"number": "12/2023"}, INVOICE_FIELDS)["number"].factor == 1.0
+
+
+@pytest.mark.parametrize(
+    "text,group",
+    [
+        ("NF-e  N°. 13415\nCHAVE DE ACESSO\n3520 0159 5943 1500 0157 5500 1000\n", "0159"),
+        ("Rechnung 2021-01\nBank Account:\nDE18 9289 0020 9201 2719 92\n", "2719"),
+    ],
+)
+def test_a_number_written_only_as_a_group_of_a_longer_grouped_number_is_no_documents_number(text, group):
+    check = _checks(text, {"number": group}, INVOICE_FIELDS)["number"]
+    assert check.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR) and "the grouped number '" in check.reasons[0]
+
+
+def test_a_number_printed_whole_in_groups_is_itself():
+    text = "Invoice\nReference 4711 0815 2024 1234\n"
+    assert _checks(text, {"number": "4711 0815 2024 1234"}, INVOICE_FIELDS)["number"].factor == 1.0
+    # three groups are no long number: a row's figures
+    assert _checks("Invoice\n4711 0815 2024\n", {"number": "0815"}, INVOICE_FIELDS)["number"].factor == 1.0
+
+
+@pytest.mark.parametrize(
+    "text,record",
+    [
+        # payment terms in words after a due label, a generic date word between
+        ("INVOICE 1042\nDue on receipt  06/01/2024\n", {"issued": "2024-06-01"}),
+        (
+            "ACME LLC\nInvoice No.   Terms            Invoice Date\n1042          Due on receipt   06/01/2024\n",
+            {"issued": "2024-06-01", "number": "1042"},
+        ),
+        ("Invoice #: 1042\nTerms: Due upon receipt    Date: 06/01/2024\n", {"issued": "2024-06-01"}),
+        ("Rechnung 1042\nFälligkeit: sofort   Datum: 01.06.2024\n", {"issued": "2024-06-01"}),
+        ("Fatura 1042\nVencimento: à vista   Data: 01/06/2024\n", {"issued": "2024-06-01"}),
+        # labels joined into one: either is the value's
+        ("SALES INVOICE 1042\nInvoice Date (Tax Point)   01/06/2024\n", {"issued": "2024-06-01"}),
+        ("Faktura 1042\nDatum vystavení / DUZP: 01.06.2024\n", {"issued": "2024-06-01"}),
+        ("Faktura 1042\nDatum vystavení a DUZP: 01.06.2024\n", {"issued": "2024-06-01"}),
+        ("Faktura 1042\nData wystawienia i data sprzedaży: 2024-06-01\n", {"issued": "2024-06-01"}),
+        # a tax point or a sale date as the document's only date
+        ("VAT INVOICE  No. 1042\nTax point: 01/06/2024\n", {"issued": "2024-06-01"}),
+        ("RECEIPT\nSale Date: 06/01/2024\nReceipt # 1042\n", {"issued": "2024-06-01"}),
+        # a number's label over a date, in a name: no label of a date
+        ("T-Mobile\n06/01/2024\n", {"issued": "2024-06-01"}),
+        ("Acme Ltd, Tel Aviv\n01/06/2024\n", {"issued": "2024-06-01"}),
+        ("Incoterms: CIF    Date: 01/06/2024\nInvoice 1042\n", {"issued": "2024-06-01", "number": "1042"}),
+        # a receipt's payment date that also bounds its period
+        (
+            "Receipt from Lumen Cloud, Inc.\nReceipt #2026-4410\nDate paid  June 1, 2024\nJun 1, 2024 - Jul 1, 2024\n",
+            {"issued": "2024-06-01"},
+        ),
+        # an empty cell's dash between two dates, the document's date beside its period
+        ("INVOICE 1042\nDate        PO No.   Due\n01/06/2024  -        15/06/2024\n", {"issued": "2024-06-01"}),
+        ("Invoice 1042\nDate   01.06.2024 - 30.06.2024\n", {"issued": "2024-06-01"}),
+        # a number before a capitalised word with no street above it, a state too short
+        ("INVOICE\n4711 Paid\n", {"number": "4711"}),
+        ("ACME Sp. z o.o.\nFAKTURA\n24-001 Kopia\n", {"number": "24-001"}),
+        ("ACME Inc.\nINVOICE\nID, OR 4711\n", {"number": "4711"}),
+    ],
+)
+def test_correct_values_other_labels_and_parts_do_not_claim(text, record):
+    checks = _checks(text, record, INVOICE_FIELDS)
+    assert {path: checks[path].factor for path in record} == {path: 1.0 for path in record}

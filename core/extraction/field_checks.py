@@ -18,7 +18,7 @@ from vetq.core.extraction import formats
 from vetq.core.extraction.amounts import CENT, parse_amount, to_cents
 from vetq.core.extraction.dates import compact_date_spans, is_real_iso_date
 from vetq.core.extraction.lexicon import VALUE_LABEL_SETS, normalise_phrase
-from vetq.core.extraction.roles import RATE_RE, LabelIndex
+from vetq.core.extraction.roles import BARE_GAP, DATE_WORDS, GENERIC_LABEL_BEFORE, NUMBER_WORDS, RATE_RE, LabelIndex
 from vetq.core.extraction.schema import Span
 from vetq.core.extraction.source import CENTS_RE, Source
 from vetq.core.extraction.text_match import ASCII_FORMS, alnum_key
@@ -510,17 +510,18 @@ def _cue_spans(src: Source, words: tuple[str, ...]) -> list[tuple[int, int]]:
 
 # --- role labels of dates, identifiers and text -------------------------------------------
 # A receipt or an order confirmation with no invoice-number label names its own number
-# "Order #", and its date the day it was paid: on such a document, and only there, the
-# seller's order number is a fair reading of the invoice number, and the payment date of
-# the invoice date. A buyer's purchase-order number never is.
+# "Order #", and its date the day it was paid or sold: on such a document, and only there,
+# the seller's order number is a fair reading of the invoice number, and the payment or
+# supply date of the invoice date. A buyer's purchase-order number never is.
 _BUYER_ORDER_WORDS = ("po", "p.o.", "purchase", "your", "customer")
 _STAND_IN_LABELS = {
     "invoice_number": frozenset(
         phrase for phrase in VALUE_LABEL_SETS["order_number"] if not phrase.startswith(_BUYER_ORDER_WORDS)
     )
     | frozenset(VALUE_LABEL_SETS["quote_number"]),
-    # a receipt's date is the day it was paid ("Date paid: March 1, 2026")
-    "invoice_date": frozenset(VALUE_LABEL_SETS["payment_date"]),
+    # a receipt's date is the day it was paid ("Date paid: March 1, 2026") or the sale's;
+    # a UK invoice's, its tax point
+    "invoice_date": frozenset(VALUE_LABEL_SETS["payment_date"]) | frozenset(VALUE_LABEL_SETS["supply_date"]),
 }
 # A paid invoice's receipt prints its own number beside the invoice's ("Receipt number
 # 1923-2093", "Invoice number 2ABC1234-20923"): either is a fair reading of the
@@ -557,8 +558,8 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
     unlabelled: list[Span] = []
     for span in check.spans:
         label = index.label_of(span.start, span.end)
-        if label is not None and label.role == role:
-            return check
+        if label is not None and _label_kind(label.role) not in (None, leaf.field.kind):
+            label = None  # "T-Mobile" over a date, "Incoterms: CIF" before a number: no label of it
         if label is None:
             whole = _part_of_another(src, leaf, span)
             if whole is not None:
@@ -566,10 +567,13 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
             else:
                 unlabelled.append(span)
             continue
-        written = src.text[label.start : label.end]
-        if any(normalise_phrase(written).startswith(own + " ") for own in leaf.field.labels):
-            return check  # "Invoice number" to a field labelled "Invoice": a longer form of its own
-        others.append(written)
+        for joined in index.joined(label):
+            if joined.role == role:
+                return check
+            written = src.text[joined.start : joined.end]
+            if any(normalise_phrase(written).startswith(own + " ") for own in leaf.field.labels):
+                return check  # "Invoice number" to a field labelled "Invoice": a longer form of its own
+        others.append(src.text[label.start : label.end])
     if unlabelled:
         # under no label at one place: unless its own label names another value (a
         # receipt's number is a fair reading of the document's whatever else is labelled)
@@ -577,8 +581,8 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
             return check
         return _named_otherwise(check, src, leaf, unlabelled)
     own_written = [src.text[lb.start : lb.end] for lb in index.labels if lb.role == role]
-    if not wholes and _stands_in(leaf.field.labels, others, beside_own=bool(own_written)):
-        return check
+    if others and _stands_in(leaf.field.labels, others, beside_own=bool(own_written)):
+        return check  # under a label that may stand in for its own at one place at least
     listed = ", ".join(
         [f"'{short(label, 40)}'" for label in dict.fromkeys(others[:3])] + list(dict.fromkeys(wholes))[:2]
     )
@@ -595,8 +599,16 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
 # Between the two dates of a period written as one ("1. September 2020 – 2. Oktober 2020",
 # "06.10.2026 bis 21.10.2026", "du 27/09/2023 au 28/09/2023", "2022-02-01 to 2022-02-28").
 _PERIOD_JOIN = re.compile(
-    r"[ \t]*(?:[-\u2010-\u2015~\u301c\uff5e]|(?i:bis|to|through|thru|till|until|au|al|a|à|até|ate|do|tot|t/m|tm))[ \t]*"
+    r"[ \t]?(?:[-\u2010-\u2015~\u301c\uff5e]|(?i:bis|to|through|thru|till|until|au|al|a|à|até|ate|do|tot|t/m|tm))[ \t]?"
 )
+
+
+def _label_kind(role: str) -> str | None:
+    """The kind of value a standard set's label names ("@due_date": a date, "@tax_id": an
+    identifier), None for a field's own (its role is its path)."""
+    if not role.startswith("@"):
+        return None
+    return "date" if role.endswith(("_date", "_period", "_until")) else "identifier"
 
 
 def _part_of_another(src: Source, leaf: Leaf, span: Span) -> str | None:
@@ -618,7 +630,32 @@ def _part_of_another(src: Source, leaf: Leaf, span: Span) -> str | None:
         phone = _telephone_number_around(src, span)
         if phone is not None:
             return f"the telephone number '{short(phone, 50)}'"
+    if leaf.field.kind == "identifier":
+        grouped = _grouped_number_around(src, span)
+        if grouped is not None:
+            return f"the grouped number '{short(grouped, 50)}'"
     return None
+
+
+# A long number printed in groups of digits, one blank between them: an access key, an
+# account, a card or a barcode's line ("3520 0159 5943 1500 0157", "DE18 9289 0020 9201").
+_DIGIT_GROUP = r"(?:[A-Z]{2}[0-9]{2}|[0-9]{3,6})"
+_GROUPED_NUMBER = re.compile(rf"(?<![^\s])(?:{_DIGIT_GROUP} ){{3,}}{_DIGIT_GROUP}(?![^\s])")
+
+
+def _grouped_number_around(src: Source, span: Span) -> str | None:
+    """The number of four or more digit groups an identifier at `span` is one group (or
+    a few) of, or None."""
+    line_start, line_end = src.lines.bounds(src.lines.line_of(span.start))
+    for m in _GROUPED_NUMBER.finditer(src.text, line_start, line_end):
+        if m.start() <= span.start and span.end <= m.end() and (m.start(), m.end()) != (span.start, span.end):
+            return m.group()
+    return None
+
+
+_GENERIC_REACH = 24  # how far before a date a generic word naming it is read
+# "Date", "Datum" right before a date: not "vom", "du", "del", which start periods too
+_DATE_WORD_BEFORE = re.compile(rf"(?i)(?<![^\W\d_])(?:{DATE_WORDS}|dated){BARE_GAP}$")
 
 
 def _period_around(src: Source, span: Span) -> str | None:
@@ -626,6 +663,8 @@ def _period_around(src: Source, span: Span) -> str | None:
     k = bisect_left(mentions, span.start, key=lambda m: m.start)
     if k == len(mentions) or mentions[k].start != span.start:
         return None  # a compact date ("20240315"), no mention of its own
+    if _DATE_WORD_BEFORE.search(text, max(0, span.start - _GENERIC_REACH), span.start):
+        return None  # "Date 01.06.2024 - 30.06.2024": the document's date, beside its period
     for a, b in ((k - 1, k), (k, k + 1)):
         if a < 0 or b >= len(mentions):
             continue
@@ -640,8 +679,9 @@ def _period_around(src: Source, span: Span) -> str | None:
 _POSTAL_CODE = re.compile(r"[0-9]{4,5}|[0-9]{5}-[0-9]{3,4}|[0-9]{2}-[0-9]{3}|[0-9]{3} [0-9]{2}")
 # Before it: the start of its line or cell, a comma or a dash after the street, a country
 # code ("D-", "CH "); or a town and its state ("San Francisco, CA ", "City, State ").
-_BEFORE_POSTAL_CODE = re.compile(r"(?:^[ \t]*|  |\t|, |[\-\u2013\u2014\u00b7\u2022|] |(?<![^\W_])[A-Z]{1,2}[- ])$")
-_STATE_BEFORE_POSTAL_CODE = re.compile(r"(?:[^\W\d_]+ ){0,2}[^\W\d_]+, (?:[A-Z]{2}|[A-Z][a-z]+),? $")
+_BEFORE_POSTAL_CODE = re.compile(r"(?:^[ \t]*|  |\t|, |[\u2013\u2014\u00b7\u2022|] |(?<![^\W_])[A-Z]{1,2}[- ])$")
+_STATE_BEFORE_POSTAL_CODE = re.compile(r"(?:[^\W\d_]+ ){0,2}[^\W\d_]{3,}, (?!N[OR]\b)[A-Z]{2},? $")
+_ADDRESS_REACH = 80  # what the address patterns read before a code: its line's last characters
 # After it: its town, one capitalised word after one blank ("75000 Paris", "00-000 Dreamcity").
 _TOWN_AFTER_POSTAL_CODE = re.compile(r" ([^\W\d_]{2,})")
 
@@ -674,6 +714,17 @@ def _telephone_number_around(src: Source, span: Span) -> str | None:
     return text[label.start : end.end() if end is not None else span.end].rstrip(" -./")
 
 
+def _street_above(src: Source, line_start: int) -> bool:
+    """Whether the line above is an address's street, with its number ("2, rue de la Paix",
+    "Musterstraße 17"): what makes "75000 Paris" starting its line a postal code, and
+    "4711 Paid" under "INVOICE" none."""
+    li = src.lines.line_of(line_start)
+    if li == 0:
+        return False
+    above = src.text[slice(*src.lines.bounds(li - 1))]
+    return any(c.isdigit() for c in above) and any(c.isalpha() for c in above)
+
+
 def _postal_address_around(src: Source, span: Span) -> str | None:
     """The postal code and town, or state and postal code, an identifier at `span` is the
     code of, or None."""
@@ -681,9 +732,11 @@ def _postal_address_around(src: Source, span: Span) -> str | None:
     if not _POSTAL_CODE.fullmatch(text, span.start, span.end):
         return None
     line_start, line_end = src.lines.bounds(src.lines.line_of(span.start))
-    before, after = text[line_start : span.start], text[span.end : line_end]
+    line_start = max(line_start, span.start - _ADDRESS_REACH)
+    before, after = text[line_start : span.start], text[span.end : min(line_end, span.end + _ADDRESS_REACH)]
     town = _TOWN_AFTER_POSTAL_CODE.match(after)
-    if town and town.group(1)[0].isupper() and _BEFORE_POSTAL_CODE.search(before):
+    lead = _BEFORE_POSTAL_CODE.search(before)
+    if town and town.group(1)[0].isupper() and lead and (lead.group().strip() or _street_above(src, line_start)):
         return f"{text[span.start : span.end]} {town.group(1)}"
     state = _STATE_BEFORE_POSTAL_CODE.search(before)
     if state and (not after.strip() or after.startswith(("  ", "\t", ","))):
@@ -709,7 +762,7 @@ def _named_otherwise(check: FieldCheck, src: Source, leaf: Leaf, spans: list[Spa
     kind = leaf.field.kind
     if index is None or kind not in ("date", "identifier"):
         return check
-    if any(_GENERIC_LABEL_BEFORE[kind].search(_before_on_its_line(src, span.start)) for span in spans):
+    if any(GENERIC_LABEL_BEFORE[kind].search(_before_on_its_line(src, span.start)) for span in spans):
         return check
     named = _named_outright(src, index, leaf, kind)
     values = {alnum_key(src.text[s:e]) for s, e in named}
@@ -727,22 +780,11 @@ def _named_otherwise(check: FieldCheck, src: Source, leaf: Leaf, spans: list[Spa
     return check
 
 
-# Between a label and the value it names outright: its abbreviation's full stop, blanks and
-# a colon, a number sign or a dash.
-_BARE_GAP = r"\.?[ \t]*[:#\-–]?[ \t]*"
-_BARE_GAP_RE = re.compile(_BARE_GAP)
-# The words any date or number may be written after, labelling it as the document's own
-# without saying what it is ("Date:", "No.", "Nr.", "vom", "del"), ending the text before it.
-_DATE_WORDS = r"(?:date|datum|fecha|data|dato|日付|дата)"
-_NUMBER_WORDS = r"(?:(?<![^\W\d_])(?:no|nr|nro|num|number|nummer|numero|número|numer|n[°º])|[#№])"
-_GENERIC_LABEL_BEFORE = {
-    "date": re.compile(rf"(?i)(?<![^\W\d_])(?:{_DATE_WORDS}|dated|vom|del|du|dd){_BARE_GAP}$"),
-    "identifier": re.compile(rf"(?i){_NUMBER_WORDS}{_BARE_GAP}$"),
-}
+_BARE_GAP_RE = re.compile(BARE_GAP)
 # The word "Date:" alone before the first date a document writes, on its line: the
 # document's own date, which the field labelled as the document's date names ("Date:
 # 31/01/2026" above a delivery date).
-_DATE_WORD_LABEL = re.compile(rf"(?i)[ \t]*{_DATE_WORDS}[ \t]*:[ \t]*")
+_DATE_WORD_LABEL = re.compile(rf"(?i)[ \t]*{DATE_WORDS}[ \t]*:[ \t]*")
 
 
 def _before_on_its_line(src: Source, start: int) -> str:
@@ -809,7 +851,7 @@ _TITLE_NUMBER_LABEL = re.compile(
     r"(?im)(?:^[ \t]*|(?<=  )(?=[^ \t])|(?<=[^ \t]\t))"
     r"(?:(?:handels|teil|schluss|bau|miet|abschlags|sammel|gesamt|proforma|pro-forma|end)?rechnung|invoice|"
     r"facture|factura|fattura|faktura|fatura|gutschrift|avoir)(?![^\W\d_])"
-    rf"(?:(?: {{1,2}}\([0-9]{{3}}\))?(?: {{1,2}}{_NUMBER_WORDS}\.?)(?: ?:)?|(?: ?:)?)"
+    rf"(?:(?: {{1,2}}\([0-9]{{3}}\))?(?: {{1,2}}{NUMBER_WORDS}\.?)(?: ?:)?|(?: ?:)?)"
     r" ?(?<=[ :#.])(?=[^\s:;,()\[\]]*[0-9])"
 )
 # What follows a title and is no document's number: a count ("1 of 2", "1/2"), a month

@@ -215,6 +215,10 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
     # words after it make it no label ("KDV Matrahı (%)"), a shorter one it starts with
     # ("KDV") is not read in its place.
     label_pattern = r"(?<![^\W_])(?>(?:" + alternation + r")(?![^\W_]))"
+    if not amounts:
+        # payment terms in words: "Due on receipt", "Fälligkeit: sofort"
+        terms = _phrases(_section(data, "value_label_not_followed_by", "words"), "value_label_not_followed_by")
+        label_pattern += r"(?![ \t]*[:.]?[ \t]*(?:" + "|".join(map(re.escape, terms)) + r")(?![^\W_]))"
     if amounts:
         # a column of rates: "%IVA", "%Contr." (a percent sign with no figure before it)
         label_pattern = r"(?<![^0-9]%)" + label_pattern

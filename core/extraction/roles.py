@@ -54,6 +54,25 @@ def _cells(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return [m.span() for m in _CELL_RE.finditer(text, start, end)]
 
 
+# Between a label and the value it names outright: its abbreviation's full stop, blanks and
+# a colon, a number sign or a dash.
+BARE_GAP = r"\.?[ \t]*[:#\-–]?[ \t]*"
+# The words any date or number may be written after, labelling it as the document's own
+# without saying what it is ("Date:", "No.", "Nr.", "vom", "del"), ending the text before it.
+DATE_WORDS = r"(?:date|datum|fecha|data|dato|日付|дата)"
+NUMBER_WORDS = r"(?:(?<![^\W\d_])(?:no|nr|nro|num|number|nummer|numero|número|numer|n[°º])|[#№])"
+GENERIC_LABEL_BEFORE = {
+    "date": re.compile(rf"(?i)(?<![^\W\d_])(?:{DATE_WORDS}|dated|vom|del|du|dd){BARE_GAP}$"),
+    "identifier": re.compile(rf"(?i){NUMBER_WORDS}{BARE_GAP}$"),
+}
+# A label's colon with a value after it, then a cell's end: "Terms: Due upon receipt    ",
+# "Fälligkeit: sofort   ". The label named that value, not one further along its line.
+_OWN_VALUE_THEN_CELL = re.compile(r"[^:\n]*:[ \t]*[^\s:][^\n]*?(?:  |\t)")
+# Between two labels naming one value: "Invoice Date (Tax Point)", "Datum vystavení /
+# DUZP", "Invoice date and tax point", "Data wystawienia i data sprzedaży".
+_LABEL_JOIN = re.compile(r"[ \t]*(?:[/(&=+]|(?i:and|und|et|y|e|i|a|og|och|en))[ \t]*")
+
+
 def _within_label_reach(gap: str) -> bool:
     """Whether a label reaches a value `gap` after it on its line: a run of blanks or of
     leader dots counts as one, so a right-aligned figure is as near its label as a close
@@ -1367,6 +1386,17 @@ def header_cell_over(
 _NAMED_AFTER_COLON = re.compile(r"[^:\n]*:[ \t]*[^\s:]")
 
 
+def _another_names(gap: str) -> bool:
+    """Whether something between a label and a value names the value instead: a generic
+    word right before it, after other words ("Due on receipt    Date: 06/01/2024"), or
+    the label's own value after its colon, then a cell's end ("Fälligkeit: sofort   ")."""
+    for generic in GENERIC_LABEL_BEFORE.values():
+        m = generic.search(gap)
+        if m is not None and gap[: m.start()].strip(" \t:.-/"):
+            return True
+    return _OWN_VALUE_THEN_CELL.match(gap) is not None
+
+
 class LabelIndex:
     """The labels of a text's dates and identifiers ("Invoice date", "Order no."), and
     which one names the value written at a place: the nearest label before it on its
@@ -1398,7 +1428,7 @@ class LabelIndex:
         if k >= 0 and self.labels[k].start >= line_start:
             lb = self.labels[k]
             gap = self.text[lb.end : start]
-            if _within_label_reach(gap) and not any(c.isdigit() for c in gap):
+            if _within_label_reach(gap) and not any(c.isdigit() for c in gap) and not _another_names(gap):
                 return lb
             return None  # its line has a label, which names an earlier value
         paired = self._header_cell(start) or self._stacked_cell(start, end)
@@ -1406,6 +1436,16 @@ class LabelIndex:
             return paired[0]
         header = _column_label(start, end, self._inline, self.labels, self.starts, self.lines)
         return None if header is None else self.labels[header]
+
+    def joined(self, label: Label) -> list[Label]:
+        """The labels naming one value with `label`, joined to it before it on its line
+        ("Invoice Date (Tax Point)": both), `label` last."""
+        k = bisect_left(self.starts, label.start)
+        chain = [label]
+        while k > 0 and _LABEL_JOIN.fullmatch(self.text, self.labels[k - 1].end, self.labels[k].start):
+            k -= 1
+            chain.insert(0, self.labels[k])
+        return chain
 
     def _stacked_cell(self, start: int, end: int) -> tuple[Label | None] | None:
         """The header of a row written one cell per line, as OCR and some converters give a
