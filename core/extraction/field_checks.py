@@ -611,32 +611,6 @@ def _label_kind(role: str) -> str | None:
     return "date" if role.endswith(("_date", "_period", "_until")) else "identifier"
 
 
-def _part_of_another(src: Source, leaf: Leaf, span: Span) -> str | None:
-    """What a value written under no label at `span` is only a part of, described, when
-    that is another value: for a date, a period written as two dates joined on one line;
-    for an identifier, a postal address (its postal code before the town or after the
-    state). A period's bound is no document's own date (its issue, due or delivery date),
-    nor is a postal code any document's number. None otherwise, or where the field is
-    labelled as that other value."""
-    labels = set(leaf.field.labels)
-    if leaf.field.kind == "date" and labels.isdisjoint(VALUE_LABEL_SETS["billing_period"]):
-        period = _period_around(src, span)
-        return None if period is None else f"the period '{short(period, 50)}'"
-    if leaf.field.kind == "identifier" and labels.isdisjoint(VALUE_LABEL_SETS["postal_code"]):
-        address = _postal_address_around(src, span)
-        if address is not None:
-            return f"the postal address '{short(address, 50)}'"
-    if leaf.field.kind == "identifier" and labels.isdisjoint(VALUE_LABEL_SETS["phone_number"]):
-        phone = _telephone_number_around(src, span)
-        if phone is not None:
-            return f"the telephone number '{short(phone, 50)}'"
-    if leaf.field.kind == "identifier":
-        grouped = _grouped_number_around(src, span)
-        if grouped is not None:
-            return f"the grouped number '{short(grouped, 50)}'"
-    return None
-
-
 # A long number printed in groups of digits, one blank between them: an access key, an
 # account, a card or a barcode's line ("3520 0159 5943 1500 0157", "DE18 9289 0020 9201").
 _DIGIT_GROUP = r"(?:[A-Z]{2}[0-9]{2}|[0-9]{3,6})"
@@ -659,6 +633,7 @@ _DATE_WORD_BEFORE = re.compile(rf"(?i)(?<![^\W\d_])(?:{DATE_WORDS}|dated){BARE_G
 
 
 def _period_around(src: Source, span: Span) -> str | None:
+    """The period, two dates joined on one line, a date at `span` starts or ends, or None."""
     mentions, text = src.date_mentions, src.text
     k = bisect_left(mentions, span.start, key=lambda m: m.start)
     if k == len(mentions) or mentions[k].start != span.start:
@@ -741,6 +716,35 @@ def _postal_address_around(src: Source, span: Span) -> str | None:
     state = _STATE_BEFORE_POSTAL_CODE.search(before)
     if state and (not after.strip() or after.startswith(("  ", "\t", ","))):
         return text[line_start + state.start() : span.end]
+    return None
+
+
+# The other values a date or identifier may be written only as a part of, each with the
+# value label set that makes a field that value itself (its parts then its own).
+_WHOLES: dict[str, tuple[tuple[str | None, Callable[[Source, Span], str | None], str], ...]] = {
+    "date": (("billing_period", _period_around, "the period"),),
+    "identifier": (
+        ("postal_code", _postal_address_around, "the postal address"),
+        ("phone_number", _telephone_number_around, "the telephone number"),
+        (None, _grouped_number_around, "the grouped number"),
+    ),
+}
+
+
+def _part_of_another(src: Source, leaf: Leaf, span: Span) -> str | None:
+    """What a value written under no label at `span` is only a part of, described, when
+    that is another value: for a date, a period written as two dates joined on one line;
+    for an identifier, a postal address (its code before the town or after the state),
+    a telephone number (a group of its digits after its label) or a longer number printed
+    in groups. A period's bound is no document's own date (its issue, due or delivery
+    date), nor is such a part any document's number. None otherwise, or where the field
+    is labelled as that other value."""
+    for own_set, find, what in _WHOLES.get(leaf.field.kind, ()):
+        if own_set is not None and not set(leaf.field.labels).isdisjoint(VALUE_LABEL_SETS[own_set]):
+            continue
+        whole = find(src, span)
+        if whole is not None:
+            return f"{what} '{short(whole, 50)}'"
     return None
 
 

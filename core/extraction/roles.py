@@ -65,9 +65,13 @@ GENERIC_LABEL_BEFORE = {
     "date": re.compile(rf"(?i)(?<![^\W\d_])(?:{DATE_WORDS}|dated|vom|del|du|dd){BARE_GAP}$"),
     "identifier": re.compile(rf"(?i){NUMBER_WORDS}{BARE_GAP}$"),
 }
-# A label's colon with a value after it, then a cell's end: "Terms: Due upon receipt    ",
-# "Fälligkeit: sofort   ". The label named that value, not one further along its line.
-_OWN_VALUE_THEN_CELL = re.compile(r"[^:\n]*:[ \t]*[^\s:][^\n]*?(?:  |\t)")
+# A label's colon with a value after it on its line ("VAT no.: DE XXX XXX XXX", "Tel :
+# test@test.in", "Company Number / Trade License Number: X.XXX"): the label names that
+# value, even one with no digit, and heads no column; nor, where a cell ends after it
+# ("Terms: Due upon receipt    ", "Fälligkeit: sofort   "), one further along its line.
+_COLON_VALUE = r"[^:\n]*:[ \t]*[^\s:]"
+_NAMED_AFTER_COLON = re.compile(_COLON_VALUE)
+_OWN_VALUE_THEN_CELL = re.compile(_COLON_VALUE + r"[^\n]*?(?:  |\t)")
 # Between two labels naming one value: "Invoice Date (Tax Point)", "Datum vystavení /
 # DUZP", "Invoice date and tax point", "Data wystawienia i data sprzedaży".
 _LABEL_JOIN = re.compile(r"[ \t]*(?:[/(&=+]|(?i:and|und|et|y|e|i|a|og|och|en))[ \t]*")
@@ -1378,12 +1382,6 @@ def header_cell_over(
     ):
         return None
     return header[next((i for i, (_, e) in enumerate(row) if start < e), len(row) - 1)]
-
-
-# "VAT no.: DE XXX XXX XXX", "Tel : test@test.in", "Company Number / Trade License Number:
-# X.XXX": a label whose colon has a value after it on its line names that value, even one
-# with no digit, and heads no column.
-_NAMED_AFTER_COLON = re.compile(r"[^:\n]*:[ \t]*[^\s:]")
 
 
 def _another_names(gap: str) -> bool:
