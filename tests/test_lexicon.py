@@ -135,3 +135,16 @@ def test_a_label_a_schema_adds_is_picked_up_by_the_role_assignment():
     assert run_heuristics(text, record, standard)["total"].factor == F.NO_ROLE_LABEL_FACTOR
     labelled = run_heuristics(text, record, extended)["total"]
     assert (labelled.factor, labelled.reasons) == (1.0, [])
+
+
+def test_a_label_on_a_line_too_long_for_columns_is_read_in_its_last_characters():
+    # a text flattened to one line: a legal reference far before "Total" (across 500
+    # blanks) says nothing of it, one right before it still unmakes it as a label; the
+    # context is found once per line, not scanned from the line's start per label
+    flat = "Rechnung 1042 " + "Pos 1.00 " * 250
+    far = flat + "art. 12" + " " * 500 + "Total 5.00\n"
+    near = flat + "art. 12 Total 5.00\n"
+    assert len(far) > 2000 and [lb.role for lb in find_labels(far, INVOICE.lexicon)] == ["total"]
+    assert find_labels(near, INVOICE.lexicon) == []
+    # on a line of ordinary length the whole line before the label is read
+    assert find_labels("art. 12" + " " * 500 + "Total 5.00\n", INVOICE.lexicon) == []

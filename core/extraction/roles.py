@@ -39,6 +39,7 @@ COLUMN_LOOKUP_LINES = 3
 _MAX_STACK = 12  # the most cells of a row written one per line that are paired in order
 MAX_LABELS = 100_000
 _MAX_COLUMN_LINE = 2000
+_LONG_LINE_REACH = 120  # on a line longer than that, how far before a label its context is read
 CLAUSE_BREAK_RE = re.compile(r"[,;]|\.(?![0-9])")
 _BLANK_RUN_RE = re.compile(r"[ \t]{2,}")
 # what fills the room between a label and its right-aligned figure: blanks, or leader dots
@@ -151,14 +152,27 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
     ("VALOR TOTAL DOS PRODUTOS", "Merchandise total") takes the goods' role (the
     subtotal's), or is none; one qualified as the document's ("TOTAL DA NOTA") is grand."""
     labels: list[Label] = []
+    line_start, line_end, seen = 0, -1, 0
     for m in label_matches(text, lexicon):
-        line_start = text.rfind("\n", 0, m.start()) + 1
+        # the label's line, found once per line (a text flattened to one long line would
+        # cost a scan of it per label)
+        newline = text.rfind("\n", seen, m.start())
+        seen = m.start()
+        if newline >= 0 or line_end < 0:
+            line_start = newline + 1 if newline >= 0 else 0
+            found = text.find("\n", m.start())
+            line_end = len(text) if found < 0 else found
+        # what is read before the label: its line, or on a line too long for columns the
+        # last characters before it
+        before = (
+            line_start if line_end - line_start <= _MAX_COLUMN_LINE else max(line_start, m.start() - _LONG_LINE_REACH)
+        )
         if (
             _in_address(text, m.start())
-            or lexicon.column_word_before_re.search(text, line_start, m.start())
-            or _LEGAL_REFERENCE_BEFORE.search(text, line_start, m.start())
+            or lexicon.column_word_before_re.search(text, before, m.start())
+            or _LEGAL_REFERENCE_BEFORE.search(text, before, m.start())
             # "Single price: €84.03 net / €100.00 gross": a unit price's net and gross
-            or (_unit_price_line(text, line_start, lexicon) and any(c.isdigit() for c in text[line_start : m.start()]))
+            or (_unit_price_line(text, line_start, lexicon) and any(c.isdigit() for c in text[before : m.start()]))
         ):
             continue
         key = label_key(m, lexicon)
