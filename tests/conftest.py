@@ -8,6 +8,7 @@ import os
 import platform
 import sys
 import threading
+import time
 from contextlib import contextmanager
 
 import pytest
@@ -133,6 +134,16 @@ GLOBEX_DATA = {
     "currency": "GBP",
 }
 FIELDS = tuple(GLOBEX_DATA)
+
+
+def wait_until(condition, what: str = "the condition", timeout: float = 30.0, interval: float = 0.02):
+    """Poll `condition` until it returns something truthy, and return that; fail the test
+    naming `what` after `timeout` seconds. The one wait the tests poll with."""
+    deadline = time.monotonic() + timeout
+    while not (value := condition()):
+        assert time.monotonic() < deadline, f"{what} did not happen within {timeout} s"
+        time.sleep(interval)
+    return value
 
 
 def critic_answer(overrides: dict | None = None, *, overall: float = 0.93, summary: str = "checked") -> str:

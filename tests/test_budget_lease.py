@@ -8,9 +8,9 @@ import time
 
 import pytest
 import redis
+from conftest import wait_until
 
 from tests.conftest import GLOBEX, GLOBEX_DATA, answer_like_a_model, critic_answer
-from tests.test_queue_processes import wait_for
 from vetq.api_client.admin import Admin
 from vetq.api_client.client import Client
 from vetq.core.extraction.pipeline import ExtractionPipeline
@@ -190,9 +190,9 @@ def test_a_batch_completes_after_a_worker_died_holding_a_reservation(redis_url, 
         workers = [spawn_worker_process(redis_url, queues=["extract"], concurrency=1, extra_env=env)]
         try:
             with Client(redis_url, settings=settings) as client:
-                wait_for(lambda: len(Admin.of(client).workers()) == 1, timeout=60)
+                wait_until(lambda: len(Admin.of(client).workers()) == 1, timeout=60)
                 batch = client.submit_batch([{"kind": "extract", "text": GLOBEX}], token_budget=budget)
-                wait_for(lambda: any(e["model"] == "fake-generator" for e in fake.log), interval=0.02)
+                wait_until(lambda: any(e["model"] == "fake-generator" for e in fake.log))
                 kill_tree(workers[0])  # mid-call: the Generator reservation is never settled
 
                 ledger = RedisBudgetLedger(redis.Redis.from_url(redis_url))

@@ -13,6 +13,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 import redis
+from conftest import wait_until
 
 from tests.conftest import GLOBEX, GLOBEX_DATA, Service, critic_answer
 from tests.test_review_service import POS, VER, make_request
@@ -437,13 +438,6 @@ def run_coordinator(coordinator) -> tuple[threading.Event, threading.Thread]:
     thread = threading.Thread(target=coordinator.run, args=(stop,), daemon=True)
     thread.start()
     return stop, thread
-
-
-def wait_until(condition, what: str, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.02)
 
 
 def paid_twice(fake: FakeProvider) -> dict:

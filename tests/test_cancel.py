@@ -9,11 +9,10 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import time
-from collections.abc import Callable
 
 import pytest
 import redis
+from conftest import wait_until
 
 from tests.conftest import GLOBEX, GLOBEX_DATA, Service, critic_answer
 from tests.test_bulk_lane import CRITIC, FAST_LANE, GENERATOR, coordinator_of, creates
@@ -108,13 +107,6 @@ def r(service):
     client = redis.Redis.from_url(service.client.redis_url)
     yield client
     client.close()
-
-
-def wait_until(condition: Callable[[], bool], what: str, timeout: float = WAIT_S) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, what
-        time.sleep(0.02)
 
 
 def canceled_runs(kind: str = "extract") -> float:

@@ -18,10 +18,10 @@ from pathlib import Path
 
 import pytest
 import redis
+from conftest import wait_until
 
 from tests.conftest import GLOBEX, GLOBEX_DATA
 from tests.test_mcp import McpServer, _server_env, payload
-from tests.test_queue_processes import wait_for
 
 REPO = Path(__file__).resolve().parents[1]
 VETQ = [sys.executable, "-m", "vetq.api_client.cli"]
@@ -246,7 +246,7 @@ def test_up_restarts_a_killed_redis_on_the_same_port_and_data(tmp_path):
             except redis.RedisError:
                 return None
 
-        second = wait_for(restarted, 30, interval=0.2, what="vetq up restarting its Redis")
+        second = wait_until(restarted, "vetq up restarting its Redis", timeout=30, interval=0.2)
         assert second["port"] == first["port"]
         assert client.get("survives") == b"yes"
         assert up.process.poll() is None, up.stderr()

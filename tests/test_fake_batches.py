@@ -14,6 +14,7 @@ import urllib.request
 import anthropic
 import openai
 import pytest
+from conftest import wait_until
 
 from vetq.eval.fake_provider import BatchSettings, FakeProvider
 
@@ -80,13 +81,6 @@ def wait_anthropic(client: anthropic.Anthropic, batch_id: str, timeout: float = 
         batch = client.messages.batches.retrieve(batch_id)
         if batch.processing_status == "ended" or time.monotonic() > deadline:
             return batch
-        time.sleep(0.05)
-
-
-def eventually(condition, timeout: float = 30.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "the condition did not come true in time"
         time.sleep(0.05)
 
 
@@ -359,7 +353,7 @@ def test_openai_cancel_keeps_finished_answers_and_cancels_the_rest(make_fake):
     fake = make_fake(batch_delay=20.0)  # q0 finishes at 4 s, the rest later
     client = gpt(fake)
     created = submit_openai(client, [line(f"q{i}", "x") for i in range(5)])
-    eventually(lambda: client.batches.retrieve(created.id).request_counts.completed >= 1)
+    wait_until(lambda: client.batches.retrieve(created.id).request_counts.completed >= 1, "q0 answered")
 
     cancelling = client.batches.cancel(created.id)
     assert cancelling.status == "cancelling" and cancelling.cancelling_at is not None

@@ -6,10 +6,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
+from conftest import wait_until
 
 from tests.conftest import GLOBEX, GLOBEX_DATA, answer_like_a_model
 from vetq.api_client.admin import Admin
@@ -23,16 +23,6 @@ def _gone_or_zombie(pid: str) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
     except FileNotFoundError:
         return True
-
-
-def wait_for(predicate, timeout=30.0, interval=0.1, what="condition"):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(interval)
-    raise AssertionError(f"{what} not reached in time")
 
 
 @pytest.fixture
@@ -58,11 +48,11 @@ def test_job_survives_its_worker_process_being_killed(redis_url, queue_settings,
     workers = [spawn_worker_process(redis_url, concurrency=1, extra_env=env) for _ in range(2)]
     try:
         with Client(redis_url, settings=queue_settings) as client:
-            wait_for(lambda: len(Admin.of(client).workers()) == 2, timeout=60)
+            wait_until(lambda: len(Admin.of(client).workers()) == 2, timeout=60)
             job = client.submit_extraction(GLOBEX)
             # Mid-job: the Generator call has reached the (slow) provider.
-            wait_for(lambda: any(e["model"] == "fake-generator" for e in slow_fake.log))
-            active = wait_for(
+            wait_until(lambda: any(e["model"] == "fake-generator" for e in slow_fake.log))
+            active = wait_until(
                 lambda: [t for ts in (client.app.control.inspect(timeout=1).active() or {}).values() for t in ts]
             )
             victim = active[0]["worker_pid"]
@@ -98,7 +88,7 @@ def test_vetq_up_serves_jobs_and_stops_without_orphans(tmp_path):
 
         with Client(url, settings=load_settings(home=tmp_path / "other")) as client:
             admin = Admin.of(client)
-            wait_for(lambda: len(admin.workers()) == 2, timeout=60)
+            wait_until(lambda: len(admin.workers()) == 2, timeout=60)
             children = subprocess.run(["pgrep", "-P", str(up.pid)], capture_output=True, text=True).stdout.split()
             job = client.submit_validation(GLOBEX, GLOBEX_DATA, heuristics_only=True)
             assert job.result(timeout=30)["status"] == "ok"
@@ -106,13 +96,13 @@ def test_vetq_up_serves_jobs_and_stops_without_orphans(tmp_path):
             before = set(admin.workers())
             worker_pid = next(pid for pid in children if "worker" in Path(f"/proc/{pid}/cmdline").read_text())
             os.kill(int(worker_pid), signal.SIGKILL)
-            wait_for(lambda: len(admin.workers()) == 2 and set(admin.workers()) != before, timeout=90)
+            wait_until(lambda: len(admin.workers()) == 2 and set(admin.workers()) != before, timeout=90)
             children = subprocess.run(["pgrep", "-P", str(up.pid)], capture_output=True, text=True).stdout.split()
         up.send_signal(signal.SIGTERM)
         assert up.wait(timeout=60) == 0
         assert children, "vetq up started no child processes"
         for pid in children:
-            wait_for(lambda pid=pid: _gone_or_zombie(pid), timeout=20)
+            wait_until(lambda pid=pid: _gone_or_zombie(pid), timeout=20)
     finally:
         if up.poll() is None:
             up.kill()

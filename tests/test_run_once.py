@@ -11,9 +11,10 @@ import time
 import pytest
 import redis
 from celery import signals
+from conftest import wait_until
 
 from tests.conftest import GLOBEX, Service, answer_like_a_model, model_settings
-from tests.test_queue_processes import wait_for, worker_env
+from tests.test_queue_processes import worker_env
 from vetq.api_client.admin import Admin
 from vetq.api_client.client import Client
 from vetq.eval.fake_provider import FakeProvider
@@ -189,7 +190,7 @@ def test_soft_time_limit_ends_the_job_as_timeout_with_the_usage_so_far(redis_url
         workers = [spawn_worker_process(redis_url, concurrency=1, extra_env=env)]  # prefork
         try:
             with Client(redis_url, settings=queue_settings) as client:
-                wait_for(lambda: len(Admin.of(client).workers()) == 1, timeout=60)
+                wait_until(lambda: len(Admin.of(client).workers()) == 1, timeout=60)
                 result = client.submit_extraction(GLOBEX).result(timeout=60)
         finally:
             stop_processes(workers)

@@ -14,12 +14,12 @@ import json
 import subprocess
 import sys
 import threading
-import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 import redis
+from conftest import wait_until
 
 from tests.conftest import GLOBEX, GLOBEX_DATA, answer_like_a_model, starts_processes
 from tests.test_secrets import API_KEY, REDIS_PASSWORD
@@ -236,16 +236,6 @@ def locked_redis_url(tmp_path):
     server.stop()
 
 
-def _wait_for(predicate: Any, what: str, timeout: float = 60.0) -> Any:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"{what} not reached in time")
-
-
 @pytest.mark.processes
 def test_one_trace_from_the_producer_through_a_worker_process(locked_redis_url, queue_settings, memory_spans, tmp_path):
     from vetq.api_client.admin import Admin
@@ -279,7 +269,7 @@ def test_one_trace_from_the_producer_through_a_worker_process(locked_redis_url, 
         )  # fmt: skip
         try:
             with Client(locked_redis_url, settings=queue_settings) as client:
-                _wait_for(lambda: Admin.of(client).workers(), "a worker")
+                wait_until(lambda: Admin.of(client).workers(), "a worker", timeout=60)
                 job = client.submit_extraction(GLOBEX)
                 result = job.result(timeout=90)
                 batch = client.submit_batch([{"text": GLOBEX}, {"text": GLOBEX}])
@@ -292,13 +282,15 @@ def test_one_trace_from_the_producer_through_a_worker_process(locked_redis_url, 
                 failed_job = client.submit_extraction(GLOBEX.replace("Thanks!", "Thank you!"))
                 failed = failed_job.result(timeout=90)
             every_trace = {job.trace_id, failed_job.trace_id, *(j.trace_id for j in batch.jobs)}
-            _wait_for(
+            wait_until(
                 lambda: every_trace <= {s["trace_id"] for s in receiver.spans if s["name"] == "vetq.extract"},
                 "the worker's task spans at the receiver",
+                timeout=60,
             )
-            _wait_for(
+            wait_until(
                 lambda: sum(1 for s in receiver.spans if s["name"] == "vetq.gate") >= 3,
                 "the worker's stage spans at the receiver",
+                timeout=60,
             )
         finally:
             worker.terminate()
