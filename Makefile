@@ -5,7 +5,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | cksum | cut -d' ' -f1)
 
-.PHONY: demo test test-fast lint venv clean bench tesseract postgresql chromium
+.PHONY: demo test test-fast lint venv clean bench tesseract postgresql chromium poppler
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,7 +27,7 @@ demo: $(STAMP)
 # workers, Redis and subprocesses, which overlaps well past the core count. Each worker
 # starts its own embedded Redis.
 TEST_PROCESSES ?= 3
-test: lint tesseract postgresql chromium
+test: lint tesseract postgresql chromium poppler
 	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile
 
 # $(call debian_package,PRESENT,PACKAGE,FOR): Debian's PACKAGE, installed when the shell
@@ -52,6 +52,11 @@ tesseract:
 # with initdb and pg_ctl (tests/postgres.py).
 postgresql:
 	@$(call debian_package,ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1,postgresql,the inbox's PostgreSQL tests)
+
+# The layout variations' converter test reads the real sets' PDFs with poppler's pdftotext
+# as well as with the Python converters vetq did not choose (eval/layout_variants.py).
+poppler:
+	@$(call debian_package,command -v pdftotext >/dev/null 2>&1,poppler-utils,the pdftotext converter test)
 
 # The review page's browser test drives Debian's headless Chromium through Playwright
 # (Playwright's own browser download is not used).

@@ -21,16 +21,21 @@ a document printed twice): their counts are a benchmark, not a gate.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
+import logging
 import re
+import shutil
+import subprocess
 import sys
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from vetq.core.results import error_of
 from vetq.core.schemas import builtin
-from vetq.eval.real_eval import REAL_SETS, flags_by_field, load_documents
+from vetq.eval.real_eval import REAL_SETS, flags_by_field, load_documents, value_in_text
 
 _BANK_FOOTER = (
     "\nSparkasse Berlin  IBAN DE89 3704 0044 0532 0130 00  BIC COBADEFFXXX\n"
@@ -50,6 +55,39 @@ class Variant:
     rewrite: Callable[[str], str]
     neutral: bool
     what: str
+
+    def text_of(self, doc: Mapping[str, Any]) -> str | None:
+        return self.rewrite(doc["text"])
+
+
+class ConversionError(Exception):
+    """A converter could not read a document's PDF, or read no text from it."""
+
+
+@dataclass(frozen=True)
+class Converter:
+    """Another PDF-to-text converter: a document's kept PDF as that converter writes it,
+    where the set's own text is vetq's conversion. Only documents with a kept PDF count.
+    A converter may lose a value (a dash, a right-to-left name written backwards): a flag
+    on a value its text no longer holds is counted apart (`lost`), not as a false alarm."""
+
+    name: str
+    convert: Callable[[Path], str]
+    what: str
+    missing: Callable[[], str | None]  # what to install when the converter is not here
+    neutral: bool = False
+
+    def text_of(self, doc: Mapping[str, Any]) -> str | None:
+        pdf = doc.get("pdf")
+        if pdf is None:
+            return None
+        try:
+            text = self.convert(Path(pdf))
+        except Exception as exc:  # a third-party converter's own failure, whatever its kind
+            raise ConversionError(f"{type(exc).__name__}: {exc}") from exc
+        if not text.strip():
+            raise ConversionError("no text")
+        return text
 
 
 VARIANTS: tuple[Variant, ...] = (
@@ -71,15 +109,68 @@ VARIANTS: tuple[Variant, ...] = (
     ),
     Variant("twice", lambda t: t + "\f" + t, False, "the document printed twice (a copy after it)"),
 )
-BY_NAME = {v.name: v for v in VARIANTS}
+
+
+def _pdftotext(pdf: Path) -> str:
+    run = subprocess.run(
+        ["pdftotext", "-layout", "-enc", "UTF-8", str(pdf), "-"], capture_output=True, timeout=120, check=True
+    )
+    return run.stdout.decode("utf-8", "replace")
+
+
+def _pdfplumber(pdf: Path) -> str:
+    import pdfplumber
+
+    logging.getLogger("pdfminer").setLevel(logging.ERROR)  # its warnings on odd PDFs are not the report's
+
+    with pdfplumber.open(pdf) as document:
+        return "\f".join(page.extract_text(layout=True) or "" for page in document.pages)
+
+
+def _pypdf(pdf: Path) -> str:
+    import pypdf
+
+    logging.getLogger("pypdf").setLevel(logging.ERROR)
+
+    return "\f".join(page.extract_text(extraction_mode="layout") for page in pypdf.PdfReader(pdf).pages)
+
+
+def _module_missing(module: str, install: str) -> Callable[[], str | None]:
+    return lambda: None if importlib.util.find_spec(module) is not None else install
+
+
+CONVERTERS: tuple[Converter, ...] = (
+    Converter(
+        "pdftotext",
+        _pdftotext,
+        "the PDF through poppler's pdftotext -layout",
+        lambda: None if shutil.which("pdftotext") else "pdftotext (Debian's poppler-utils)",
+    ),
+    Converter(
+        "pdfplumber",
+        _pdfplumber,
+        "the PDF through pdfplumber's layout text (pdfminer.six)",
+        _module_missing("pdfplumber", "pdfplumber (pip install 'vetq[dev]')"),
+    ),
+    Converter(
+        "pypdf",
+        _pypdf,
+        "the PDF through pypdf's layout mode",
+        _module_missing("pypdf", "pypdf (pip install 'vetq[dev]')"),
+    ),
+)
+EVERY: tuple[Variant | Converter, ...] = (*VARIANTS, *CONVERTERS)
+BY_NAME = {v.name: v for v in EVERY}
 
 
 @dataclass
 class VariantResult:
-    variant: Variant
+    variant: Variant | Converter
     documents: int = 0
     fields: int = 0
     added: dict[str, dict[str, str]] = field(default_factory=dict)  # doc id -> field -> reason
+    lost: dict[str, dict[str, str]] = field(default_factory=dict)  # flags on values the text lost
+    unread: dict[str, str] = field(default_factory=dict)  # doc id -> why the converter read nothing
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -91,6 +182,9 @@ class VariantResult:
             "documents_with_a_new_flag": len(self.added),
             "new_flags": sum(len(f) for f in self.added.values()),
             "added": self.added,
+            "documents_with_a_lost_value": len(self.lost),
+            "lost": self.lost,
+            "unread": self.unread,
         }
 
 
@@ -127,21 +221,57 @@ class Validator:
 
 
 def measure(
-    documents: Sequence[Mapping[str, Any]], variants: Iterable[Variant], validator: Validator | None = None
+    documents: Sequence[Mapping[str, Any]],
+    variants: Iterable[Variant | Converter],
+    validator: Validator | None = None,
 ) -> list[VariantResult]:
     validator = validator or Validator()
     before = {doc["id"]: validator.flags(doc, doc["text"]) for doc in documents}
     results = []
     for variant in variants:
-        result = VariantResult(variant, documents=len(documents))
+        result = VariantResult(variant)
         for doc in documents:
+            try:
+                text = variant.text_of(doc)
+            except ConversionError as exc:
+                result.unread[doc["id"]] = str(exc)
+                continue
+            if text is None:
+                continue
+            result.documents += 1
             result.fields += sum(1 for value in doc["truth"].values() if value is not None and value != [])
-            after = validator.flags(doc, variant.rewrite(doc["text"]))
+            after = validator.flags(doc, text)
             added = {name: reason for name, reason in after.items() if name not in before[doc["id"]]}
-            if added:
-                result.added[doc["id"]] = added
+            lost = {
+                name: reason
+                for name, reason in added.items()
+                if isinstance(variant, Converter) and not _held(doc, name, text)
+            }
+            if lost:
+                result.lost[doc["id"]] = lost
+            if added.keys() - lost.keys():
+                result.added[doc["id"]] = {name: reason for name, reason in added.items() if name not in lost}
         results.append(result)
     return results
+
+
+def _held(doc: Mapping[str, Any], name: str, text: str) -> bool:
+    """Whether `text` still holds the field's correct value as the real set's own test
+    reads a value in a text (`value_in_text`); a field of many values, every one."""
+    value = doc["truth"].get(name)
+    values = value if isinstance(value, list) else [value]
+    return all(value_in_text(doc["schema"], name, v, text) for v in values if v is not None)
+
+
+def with_pdfs(documents: Iterable[Mapping[str, Any]], dataset: Path) -> list[dict[str, Any]]:
+    """The documents of the set whose file is `dataset`, each with its kept PDF's path
+    (its `pdf` folder, as the set's build.py keeps them) where there is one."""
+    pdfs = dataset.parent / "pdf"
+    out = []
+    for doc in documents:
+        pdf = pdfs / f"{doc['id']}.pdf"
+        out.append({**doc, "pdf": str(pdf)} if pdf.is_file() else dict(doc))
+    return out
 
 
 def to_text(results: Sequence[VariantResult]) -> str:
@@ -152,6 +282,10 @@ def to_text(results: Sequence[VariantResult]) -> str:
             f"  {r.variant.name:<20} {kind:<8} {len(r.added):>4} / {r.documents:<5} "
             f"{sum(len(f) for f in r.added.values()):>10} / {r.fields:<5}  {r.variant.what}"
         )
+        if isinstance(r.variant, Converter):
+            lines.append(
+                f"{'':33}{len(r.lost)} with a flag on a value the converter lost; {len(r.unread)} it read no text from"
+            )
     for r in results:
         if r.added and r.variant.neutral:
             lines += ["", f"{r.variant.name} added (a neutral variation must add none):"]
@@ -166,9 +300,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
     names = ("tuned", "heldout") if args.real_set == "both" else (args.real_set,)
-    documents = [doc for name in names for doc in load_documents(REAL_SETS[name])]
-    variants = [BY_NAME[n] for n in args.variant] if args.variant else list(VARIANTS)
-    results = measure(documents, variants)
+    documents = [doc for name in names for doc in with_pdfs(load_documents(REAL_SETS[name]), REAL_SETS[name])]
+    chosen = [BY_NAME[n] for n in args.variant] if args.variant else list(EVERY)
+    missing = {v.name: need for v in chosen if isinstance(v, Converter) and (need := v.missing()) is not None}
+    if args.variant and missing:
+        for name, need in missing.items():
+            print(f"{name} cannot run here: install {need}", file=sys.stderr)
+        return 2
+    for name, need in missing.items():
+        print(f"{name} not run: install {need}", file=sys.stderr)
+    results = measure(documents, [v for v in chosen if v.name not in missing])
     if args.json:
         print(json.dumps([r.to_json() for r in results], indent=2, ensure_ascii=False))
     else:

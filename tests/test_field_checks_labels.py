@@ -505,6 +505,19 @@ def test_a_label_with_a_value_after_its_colon_heads_no_column():
     assert _checks(text, {"issued": "2021-03-12"}, INVOICE_FIELDS)["issued"].factor == 1.0
 
 
+def test_another_cells_colon_leaves_a_label_heading_its_column():
+    # pdftotext -layout: "Issue date" heads the date under it; the colon after it is the
+    # next cell's ("Invoice currency: EUR"), not the label's own value
+    gap = " " * 40
+    text = (
+        f"Buyer:{gap}Payment due date{gap}Payable amount\n\n  Naam Overheidsorganisatie{gap}227.00\n\n"
+        f"{gap}      Issue date{gap}Invoice currency: EUR\n{gap}      11/06/2017\n"
+    )
+    assert _checks(text, {"issued": "2017-11-06"}, INVOICE_FIELDS)["issued"].factor == 1.0
+    # a label's own colon after blanks that line the colons up is its own: it heads no column
+    assert _checks("INVOICE\nTel      : n/a\n4711\n", {"number": "4711"}, INVOICE_FIELDS)["number"].factor == 1.0
+
+
 @pytest.mark.parametrize(
     "text,wrong,phone",
     [

@@ -4,6 +4,9 @@ adds no false alarm on either real set, and the measure sees what a variation co
 from __future__ import annotations
 
 import json
+import shutil
+
+import pytest
 
 from vetq.eval import layout_variants as lv
 from vetq.eval.real_eval import REAL_SETS, load_documents
@@ -35,3 +38,53 @@ def test_the_command_reports_each_variation(capsys):
         ("crlf", True, len(load_documents(REAL_SETS["tuned"]))),
         ("twice", False, len(load_documents(REAL_SETS["tuned"]))),
     ]
+
+
+WITH_PDFS = [
+    doc for name, path in REAL_SETS.items() for doc in lv.with_pdfs(load_documents(path), path) if doc.get("pdf")
+]
+needs_pdftotext = pytest.mark.skipif(
+    shutil.which("pdftotext") is None,
+    reason="pdftotext is not installed (`make test` installs it: apt-get install poppler-utils)",
+)
+
+
+@needs_pdftotext
+@pytest.mark.processes
+def test_each_converter_reads_the_kept_pdfs_and_counts_only_those():
+    documents = [*WITH_PDFS[:3], next(doc for doc in DOCUMENTS if doc["format"] != "pdf")]
+    results = lv.measure(documents, lv.CONVERTERS)
+    assert [(r.variant.name, r.documents, r.unread) for r in results] == [
+        ("pdftotext", 3, {}),
+        ("pdfplumber", 3, {}),
+        ("pypdf", 3, {}),
+    ]
+
+
+def test_a_value_the_converter_lost_is_counted_apart_from_false_alarms(tmp_path):
+    doc = next(d for d in WITH_PDFS if d["truth"].get("invoice_number") and d["truth"].get("total"))
+    number = doc["truth"]["invoice_number"]
+    assert number in doc["text"]
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.4 not really")
+
+    def read(pdf):
+        if pdf == broken:
+            raise ValueError("cannot parse")
+        # the number lost, and a rival total added: the total's value is still there
+        return doc["text"].replace(number, "") + "\nTotal due  98765.43\n"
+
+    converter = lv.Converter("lossy", read, "drops the number", lambda: None)
+    [result] = lv.measure([doc, {**doc, "id": "broken", "pdf": str(broken)}], [converter])
+    assert result.documents == 1
+    assert result.unread == {"broken": "ValueError: cannot parse"}
+    assert "invoice_number" in result.lost[doc["id"]]
+    assert "invoice_number" not in result.added[doc["id"]]
+    assert "total" in result.added[doc["id"]] and "total" not in result.lost[doc["id"]]
+
+
+def test_a_converter_that_is_not_here_is_named_with_what_to_install(monkeypatch, capsys):
+    absent = lv.Converter("absent", lambda pdf: "", "nothing", lambda: "the absent tool (apt-get install absent)")
+    monkeypatch.setitem(lv.BY_NAME, "absent", absent)
+    assert lv.main(["--set", "tuned", "--variant", "absent"]) == 2
+    assert "absent cannot run here: install the absent tool (apt-get install absent)" in capsys.readouterr().err

@@ -3085,6 +3085,9 @@ def test_a_phrase_with_its_tax_word_over_its_figure():
     record = {"subtotal": 2830.30, "tax": 622.68, "total": 3352.98}
     assert factors(text, record)["total"] >= 0.9
     flagged(text.replace("Ennakkomaksu", "Kuvaus"), record, "total", "beyond rounding")
+    # pdftotext -layout sets the two cells of the phrase ninety blanks apart
+    wide = text.replace("Ennakkomaksu  verollinen", "Ennakkomaksu" + " " * 90 + "verollinen")
+    assert factors(wide, record)["total"] >= 0.9
 
 
 # 131. A bare whole figure under its own label is a rival for a figure written with its
@@ -3242,3 +3245,29 @@ def test_an_unlabelled_subtotal_without_a_tax_is_the_total_or_explained_by_it():
     assert factors(net.replace("Netto", "Positionen"), {"subtotal": 5085.00, "total": 5496.89})["subtotal"] >= 0.82
     shipped = text.replace("Rechnungsbetrag  5'085.00", "Positionen  5'085.00 CHF\nVersand  15.00 CHF\nTotal  5'100.00")
     assert factors(shipped, {"subtotal": 5085.00, "total": 5100.00})["subtotal"] >= 0.82
+
+
+# 141. Text from a converter that keeps the page's widths (pdftotext -layout): a figure
+# sits 75 blanks right of its phrase, and a box's caption stands alone, indented, a few
+# lines over its value with other boxes' fragments between.
+def test_a_phrase_far_across_the_page_still_qualifies_its_figure():
+    text = (
+        "Bruttosumme" + " " * 75 + "220,00\n\n"
+        "Offene Zahlungen" + " " * 75 + "220,00\n\n"
+        "Zahlbetrag" + " " * 75 + "440,00\n"
+    )
+    clean(text, {"total": 220.00, "currency": None})
+    assert factors(text.replace(" " * 75, "  "), {"total": 220.00}) == factors(text, {"total": 220.00})
+
+
+def test_a_lone_caption_names_the_lone_figure_set_under_it_in_a_layout():
+    gap = " " * 100
+    text = (
+        "CONHECIMENTO DE TRANSPORTE\nFrete                 47,00                 Seguro     1.200,00\n"
+        f"{gap}VALOR TOTAL A RECEBER\n                    VA\n\n\n\n{gap}R$ 47,00\n"
+    )
+    assert [role for raw, role in amount_roles(text) if raw.endswith("47,00")] == [None, "total"]
+    clean(text, {"total": 47.00})
+    # without a layout (each line's text from its first column), position says nothing
+    flat = "\n".join(line.strip() for line in text.split("\n"))
+    assert [role for raw, role in amount_roles(flat) if raw.endswith("47,00")] == [None, None]

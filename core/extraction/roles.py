@@ -30,7 +30,9 @@ __all__ = [
     "RoleAssignment",
     "assign_roles",
     "find_labels",
+    "laid_out_length",
     "only_currencies",
+    "reach_start",
 ]
 
 LABEL_BEFORE_WINDOW = 60
@@ -55,6 +57,20 @@ def _cells(text: str, start: int, end: int) -> list[tuple[int, int]]:
     return [m.span() for m in _CELL_RE.finditer(text, start, end)]
 
 
+def _shows_columns(text: str, start: int, end: int) -> bool:
+    """Whether the line's positions mean columns: it has two cells or more, or its one cell
+    stands indented (`_indented_alone`)."""
+    return len(_cells(text, start, end)) > 1 or _indented_alone(text, start, end)
+
+
+def _indented_alone(text: str, start: int, end: int) -> bool:
+    """Whether the line holds one cell set in from the margin, as a converter that keeps
+    the page's layout places a lone label or figure under its column ("VALOR TOTAL DO
+    SERVIÇO" far right over "R$ 47,00"); text without a layout starts at the margin."""
+    cells = _cells(text, start, end)
+    return len(cells) == 1 and cells[0][0] - start >= 2
+
+
 # Between a label and the value it names outright: its abbreviation's full stop, blanks and
 # a colon, a number sign or a dash.
 BARE_GAP = r"\.?[ \t]*[:#\-–]?[ \t]*"
@@ -70,7 +86,9 @@ GENERIC_LABEL_BEFORE = {
 # test@test.in", "Company Number / Trade License Number: X.XXX"): the label names that
 # value, even one with no digit, and heads no column; nor, where a cell ends after it
 # ("Terms: Due upon receipt    ", "Fälligkeit: sofort   "), one further along its line.
-_COLON_VALUE = r"[^:\n]*:[ \t]*[^\s:]"
+# The colon is the label's own: after words of its cell, or blanks alone ("Invoice Date
+# : 01/02"), not another cell's ("Issue date      Invoice currency: EUR").
+_COLON_VALUE = r"(?:[^:\s]|[ \t](?![ \t]))*[ \t]*:[ \t]*[^\s:]"
 _NAMED_AFTER_COLON = re.compile(_COLON_VALUE)
 _OWN_VALUE_THEN_CELL = re.compile(_COLON_VALUE + r"[^\n]*?(?:  |\t)")
 # Between two labels naming one value: "Invoice Date (Tax Point)", "Datum vystavení /
@@ -82,7 +100,32 @@ def _within_label_reach(gap: str) -> bool:
     """Whether a label reaches a value `gap` after it on its line: a run of blanks or of
     leader dots counts as one, so a right-aligned figure is as near its label as a close
     one ("Summe Umsatzsteuer" and, across the page, "2.382,00")."""
-    return len(gap) <= LABEL_BEFORE_WINDOW or len(FILL_RUN_RE.sub(" ", gap)) <= LABEL_BEFORE_WINDOW
+    return laid_out_length(gap) <= LABEL_BEFORE_WINDOW
+
+
+def laid_out_length(text: str) -> int:
+    """How long `text` reads, a run of blanks or of leader dots counting as one character:
+    a layout's widths say where a cell stands, not how far apart its words are."""
+    return len(FILL_RUN_RE.sub(" ", text))
+
+
+def reach_start(text: str, lo: int, end: int) -> int:
+    """Where the words a label may stand in before `end` begin, no earlier than `lo`: the
+    label window, a run of blanks or of leader dots counting as one character, as in
+    `_within_label_reach` (a converter that keeps the page's widths sets a figure 75 blanks
+    right of its phrase: "Offene Zahlungen" ... "220,00")."""
+    budget = LABEL_BEFORE_WINDOW
+    if end - lo <= budget:
+        return lo
+    pos = end
+    for run in reversed(list(FILL_RUN_RE.finditer(text, lo, end))):
+        if pos - run.end() >= budget:
+            return pos - budget
+        budget -= pos - run.end() + 1
+        if budget == 0:
+            return run.start()
+        pos = run.start()
+    return max(lo, pos - budget)
 
 
 @dataclass(frozen=True)
@@ -281,7 +324,7 @@ def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMent
                 continue  # "Subtotal IVA 15%  0.65": the tax names the rate the net is the base of
             if (
                 "\n" not in gap
-                and len(gap) <= LABEL_BEFORE_WINDOW
+                and _within_label_reach(gap)
                 and not figure_between
                 and (lexicon.inclusion_re.search(reach) or lexicon.inclusion_after_re.search(after))
             ):
@@ -313,7 +356,7 @@ def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMent
                 and before.role == label.role
                 and "\n" not in gap
                 and not figure_between
-                and len(gap) <= LABEL_BEFORE_WINDOW
+                and _within_label_reach(gap)
             ):
                 # "Gesamtsumme      brutto  8.410,00": a label of the same role after a
                 # grand total's, in its own column, says the same of the same figure
@@ -452,7 +495,11 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
                 continue
             if header is None:
                 continue
-            if labels_on_line[lines.line_of(labels[header].start)] < 2 and figures_on_line[line] < 2:
+            if (
+                labels_on_line[lines.line_of(labels[header].start)] < 2
+                and figures_on_line[line] < 2
+                and not _set_apart(lines, labels[header], am)
+            ):
                 continue
             by_column.setdefault(header, []).append(ai)
     role_header: list[int] = [-1] * n
@@ -1244,7 +1291,7 @@ def _column_label(
         return None
     text = lines.text
     c0, c1 = lines.column(ls, start), lines.column(ls, end)
-    row_shows_columns = len(_cells(text, ls, le)) > 1
+    row_shows_columns = _shows_columns(text, ls, le)
     row_is_the_value = not any(c.isdigit() for c in text[ls:start] + text[end:le])
     checked = 0
     j = li - 1
@@ -1261,7 +1308,7 @@ def _column_label(
             if _rate_over(c0, c1, s, e, lines):
                 return None
             continue
-        if row_shows_columns or len(_cells(text, s, e)) > 1:
+        if row_shows_columns or _shows_columns(text, s, e):
             return None if _unlabelled_cell_over(c0, c1, s, e, ls, le, best, labels, label_starts, lines) else best
         # Neither line shows columns (OCR, a converter without layout, blanks run
         # together): a position there says nothing, so only a line's last label names a
@@ -1272,6 +1319,13 @@ def _column_label(
         header = _labels_among_words(text, labels, bisect_left(label_starts, s), last, s, e)
         return last if checked == 1 and row_is_the_value and not header and last not in used else None
     return None
+
+
+def _set_apart(lines: Lines, label: Label, am: AmountMention) -> bool:
+    """Whether a lone label and the lone figure under it both stand indented
+    (`_indented_alone`): a box's caption and its value ("VALOR TOTAL A RECEBER" over, four
+    lines down, "R$ 47,00")."""
+    return all(_indented_alone(lines.text, *lines.bounds(lines.line_of(pos))) for pos in (label.start, am.start))
 
 
 def _labels_among_words(text: str, labels: list[Label], first: int, last: int, s: int, e: int) -> bool:

@@ -25,7 +25,6 @@ from vetq.core.extraction.roles import (
     CLAUSE_BREAK_RE,
     FILL_RUN_RE,
     LABEL_AFTER_WINDOW,
-    LABEL_BEFORE_WINDOW,
     QUALIFIER_REACH,
     RATE_TAIL_RE,
     LabelIndex,
@@ -35,7 +34,9 @@ from vetq.core.extraction.roles import (
     header_cell_over,
     label_key,
     label_matches,
+    laid_out_length,
     only_currencies,
+    reach_start,
 )
 from vetq.core.extraction.text_match import ASCII_FORMS, NormalizedText
 
@@ -213,7 +214,7 @@ class Source:
                 adjustment = normalise_phrase(after_phrase.group())
         # partial qualifiers may stand before a page number ("Page 1 subtotal 300.00"),
         # so they are read back to the last amount written with cents
-        partial_start = max(ls, am.start - LABEL_BEFORE_WINDOW)
+        partial_start = reach_start(text, ls, am.start)
         k = ai - 1
         while k >= 0 and self.amounts[k].end > partial_start:
             if CENTS_RE.search(self.amounts[k].raw):
@@ -248,7 +249,7 @@ class Source:
         am = self.amounts[ai]
         ls = self.lines.starts[self.lines.line_of(am.start)]
         prev_end = self.amounts[ai - 1].end if ai > 0 and self.amounts[ai - 1].end > ls else ls
-        return prev_end, max(prev_end, am.start - LABEL_BEFORE_WINDOW)
+        return prev_end, reach_start(self.text, prev_end, am.start)
 
     def _named_from_above(self, ai: int) -> bool:
         """Whether amount ai has no role, or has it from a label on the line above it ("Total
@@ -289,7 +290,8 @@ class Source:
 
     def _heading(self, ai: int, longest: int = 0) -> str:
         """The line before amount ai's (the first on its line) when it holds no figure and
-        is short (`longest` characters at most, _MAX_HEADING unless given): a word alone
+        is short (`longest` characters at most, _MAX_HEADING unless given, a layout's run of
+        blanks counting as one: `laid_out_length`): a word alone
         over its figure ("Übertrag" over "2 900,00", "DISCOUNT" over "4"), as a label alone
         on its line names the figure below it. Else ""."""
         line = self.lines.line_of(self.amounts[ai].start)
@@ -298,7 +300,7 @@ class Source:
         s, e = self.lines.bounds(line - 1)
         e = self._before_closing_date(s, e)
         heading = self.text[s:e].strip()
-        return heading if len(heading) <= (longest or _MAX_HEADING) else ""
+        return heading if laid_out_length(heading) <= (longest or _MAX_HEADING) else ""
 
     def _before_closing_date(self, s: int, e: int) -> int:
         """Where the line [s, e) ends once a date closing it is cut off: a payment's date
@@ -320,7 +322,7 @@ class Source:
             return ""
         s, e = self.lines.bounds(line)
         footing = self.text[s:e].strip()
-        return footing if len(footing) <= _MAX_HEADING else ""
+        return footing if laid_out_length(footing) <= _MAX_HEADING else ""
 
     def page_of(self, pos: int) -> int:
         """Which page pos is on (0 when the text marks no pages)."""
