@@ -1,6 +1,7 @@
 """The real documents written differently: false alarms a layout variation brings.
 
-    python -m vetq.eval.layout_variants                  # both real sets, every variation
+    python -m vetq.eval.layout_variants                  # both real sets, every variation but OCR
+    python -m vetq.eval.layout_variants --variant tesseract   # the kept PDFs read by OCR (~25 min)
     python -m vetq.eval.layout_variants --set heldout --variant single_spaced --json
 
 Unseen documents differ from the ones the heuristics were tuned on less in what they say
@@ -72,17 +73,18 @@ class Converter:
     on a value its text no longer holds is counted apart (`lost`), not as a false alarm."""
 
     name: str
-    convert: Callable[[Path], str]
+    convert: Callable[[Path, str], str]  # (the PDF, the document's language) -> its text
     what: str
     missing: Callable[[], str | None]  # what to install when the converter is not here
     neutral: bool = False
+    slow: bool = False  # run only when named (--variant)
 
     def text_of(self, doc: Mapping[str, Any]) -> str | None:
         pdf = doc.get("pdf")
         if pdf is None:
             return None
         try:
-            text = self.convert(Path(pdf))
+            text = self.convert(Path(pdf), str(doc.get("language") or "en"))
         except Exception as exc:  # a third-party converter's own failure, whatever its kind
             raise ConversionError(f"{type(exc).__name__}: {exc}") from exc
         if not text.strip():
@@ -111,14 +113,14 @@ VARIANTS: tuple[Variant, ...] = (
 )
 
 
-def _pdftotext(pdf: Path) -> str:
+def _pdftotext(pdf: Path, language: str) -> str:
     run = subprocess.run(
         ["pdftotext", "-layout", "-enc", "UTF-8", str(pdf), "-"], capture_output=True, timeout=120, check=True
     )
     return run.stdout.decode("utf-8", "replace")
 
 
-def _pdfplumber(pdf: Path) -> str:
+def _pdfplumber(pdf: Path, language: str) -> str:
     import pdfplumber
 
     logging.getLogger("pdfminer").setLevel(logging.ERROR)  # its warnings on odd PDFs are not the report's
@@ -127,12 +129,49 @@ def _pdfplumber(pdf: Path) -> str:
         return "\f".join(page.extract_text(layout=True) or "" for page in document.pages)
 
 
-def _pypdf(pdf: Path) -> str:
+def _pypdf(pdf: Path, language: str) -> str:
     import pypdf
 
     logging.getLogger("pypdf").setLevel(logging.ERROR)
 
     return "\f".join(page.extract_text(extraction_mode="layout") for page in pypdf.PdfReader(pdf).pages)
+
+
+# Tesseract's names for the sets' languages whose data Debian packages (tesseract-ocr-deu…)
+_TESSERACT_LANGUAGES = {
+    "en": "eng",
+    "de": "deu",
+    "fr": "fra",
+    "es": "spa",
+    "pt": "por",
+    "it": "ita",
+    "nl": "nld",
+    "pl": "pol",
+}
+
+
+def _tesseract(pdf: Path, language: str) -> str:
+    """Every page rendered and read by vetq's own OCR (what a scan of the document gives),
+    in the document's language where its data is installed, else English."""
+    import pypdfium2 as pdfium
+
+    from vetq.core.documents.ocr import read_page, unavailable
+    from vetq.core.documents.pages import PdfText
+
+    lang = _TESSERACT_LANGUAGES.get(language, "eng")
+    if unavailable(lang) is not None:
+        lang = "eng"
+    document = pdfium.PdfDocument(pdf)
+    try:
+        return PdfText([read_page(document[i], i + 1, lang, timeout_s=120) for i in range(len(document))]).text
+    finally:
+        document.close()
+
+
+def _ocr_missing() -> str | None:
+    from vetq.core.documents.ocr import unavailable
+
+    return unavailable("eng")
 
 
 def _module_missing(module: str, install: str) -> Callable[[], str | None]:
@@ -145,6 +184,13 @@ CONVERTERS: tuple[Converter, ...] = (
         _pdftotext,
         "the PDF through poppler's pdftotext -layout",
         lambda: None if shutil.which("pdftotext") else "pdftotext (Debian's poppler-utils)",
+    ),
+    Converter(
+        "tesseract",
+        _tesseract,
+        "the PDF's pages rendered and read by vetq's OCR (a scan of it; slow: some 3 s a page)",
+        _ocr_missing,
+        slow=True,
     ),
     Converter(
         "pdfplumber",
@@ -301,7 +347,11 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     names = ("tuned", "heldout") if args.real_set == "both" else (args.real_set,)
     documents = [doc for name in names for doc in with_pdfs(load_documents(REAL_SETS[name]), REAL_SETS[name])]
-    chosen = [BY_NAME[n] for n in args.variant] if args.variant else list(EVERY)
+    chosen = (
+        [BY_NAME[n] for n in args.variant]
+        if args.variant
+        else [v for v in EVERY if not (isinstance(v, Converter) and v.slow)]
+    )
     missing = {v.name: need for v in chosen if isinstance(v, Converter) and (need := v.missing()) is not None}
     if args.variant and missing:
         for name, need in missing.items():

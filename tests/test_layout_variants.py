@@ -43,22 +43,31 @@ def test_the_command_reports_each_variation(capsys):
 WITH_PDFS = [
     doc for name, path in REAL_SETS.items() for doc in lv.with_pdfs(load_documents(path), path) if doc.get("pdf")
 ]
-needs_pdftotext = pytest.mark.skipif(
-    shutil.which("pdftotext") is None,
-    reason="pdftotext is not installed (`make test` installs it: apt-get install poppler-utils)",
+needs_converters = pytest.mark.skipif(
+    shutil.which("pdftotext") is None or shutil.which("tesseract") is None,
+    reason="pdftotext or tesseract is not installed (`make test` installs both: apt-get install "
+    "poppler-utils tesseract-ocr)",
 )
 
 
-@needs_pdftotext
+@needs_converters
 @pytest.mark.processes
 def test_each_converter_reads_the_kept_pdfs_and_counts_only_those():
-    documents = [*WITH_PDFS[:3], next(doc for doc in DOCUMENTS if doc["format"] != "pdf")]
+    documents = [*WITH_PDFS[:2], next(doc for doc in DOCUMENTS if doc["format"] != "pdf")]
     results = lv.measure(documents, lv.CONVERTERS)
     assert [(r.variant.name, r.documents, r.unread) for r in results] == [
-        ("pdftotext", 3, {}),
-        ("pdfplumber", 3, {}),
-        ("pypdf", 3, {}),
+        ("pdftotext", 2, {}),
+        ("tesseract", 2, {}),
+        ("pdfplumber", 2, {}),
+        ("pypdf", 2, {}),
     ]
+
+
+def test_the_slow_converter_runs_only_when_named(monkeypatch):
+    ran = []
+    monkeypatch.setattr(lv, "measure", lambda documents, variants: ran.extend(v.name for v in variants) or [])
+    assert lv.main(["--set", "tuned"]) == 0
+    assert "tesseract" not in ran and {"pdftotext", "pdfplumber", "pypdf", "crlf"} <= set(ran)
 
 
 def test_a_value_the_converter_lost_is_counted_apart_from_false_alarms(tmp_path):
@@ -68,7 +77,7 @@ def test_a_value_the_converter_lost_is_counted_apart_from_false_alarms(tmp_path)
     broken = tmp_path / "broken.pdf"
     broken.write_bytes(b"%PDF-1.4 not really")
 
-    def read(pdf):
+    def read(pdf, language):
         if pdf == broken:
             raise ValueError("cannot parse")
         # the number lost, and a rival total added: the total's value is still there
@@ -84,7 +93,9 @@ def test_a_value_the_converter_lost_is_counted_apart_from_false_alarms(tmp_path)
 
 
 def test_a_converter_that_is_not_here_is_named_with_what_to_install(monkeypatch, capsys):
-    absent = lv.Converter("absent", lambda pdf: "", "nothing", lambda: "the absent tool (apt-get install absent)")
+    absent = lv.Converter(
+        "absent", lambda pdf, language: "", "nothing", lambda: "the absent tool (apt-get install absent)"
+    )
     monkeypatch.setitem(lv.BY_NAME, "absent", absent)
     assert lv.main(["--set", "tuned", "--variant", "absent"]) == 2
     assert "absent cannot run here: install the absent tool (apt-get install absent)" in capsys.readouterr().err

@@ -2973,6 +2973,10 @@ def test_a_tax_row_continued_on_the_next_line():
     assert [raw for raw, role in amount_roles(text) if role == "tax"] == ["414,00", "414,80", "0,80"]
     clean(text, {"tax": 414.8, "total": 2224.8})
     flagged(text, {"tax": 414.0, "total": 2224.8}, "tax", "conflicting tax")
+    # a converter keeping the page's heights leaves a blank line between the rows
+    spaced = text.replace("zł\n      10,00", "zł\n\n      10,00")
+    assert [raw for raw, role in amount_roles(spaced) if role == "tax"] == ["414,00", "414,80", "0,80"]
+    clean(spaced, {"tax": 414.8, "total": 2224.8})
 
 
 # 124. Round 39's class. A tax withheld for the state ("Tax withheld", "Retained VAT",

@@ -607,6 +607,8 @@ def _continued_tax_rows(
         nxt = ai + 1
         while True:
             line += 1
+            if line + 1 < len(lines.starts) and not text[slice(*lines.bounds(line))].strip():
+                line += 1  # a converter that keeps the page's heights leaves a blank line between rows
             while nxt < len(amounts) and lines.line_of(amounts[nxt].start) < line:
                 nxt += 1
             if nxt + 1 >= len(amounts) or lines.line_of(amounts[nxt + 1].start) != line:
