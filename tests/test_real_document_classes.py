@@ -3188,6 +3188,16 @@ def test_a_total_label_before_net_tax_and_gross_names_the_gross():
         "                Total  150.00         19.50  169.50\n"
     )
     assert amount_roles(laid_out)[-3:] == [("150.00", "subtotal"), ("19.50", "tax"), ("169.50", "total")]
+    # OCR of the page keeps the row's cells and loses where they stand: no header's
+    # labels over its figures, so the label still names the sum
+    scanned = (
+        "                 Net  VAT    VAT     Gross\nName  Quantity  amount\n                      rate  amount  amount\n\n"
+        "First product  1  100.00  8%  8.00  108.00\n\nSecond product  1  50.00  23%  11.50  61.50\n\n"
+        "Total  150.00  19.50  169.50\n"
+    )
+    got = factors(scanned, {"subtotal": 150.00, "tax": 19.50, "total": 169.50})
+    assert got["total"] == 1.0 and min(got.values()) > 0.82, got
+    flagged(scanned, {"subtotal": 150.00, "tax": 19.50, "total": 150.00}, "total", "not as a labelled total")
     # this invoice, a balance brought forward, the sum: the label stays with the first
     text = (
         "Invoice 7\nConsulting 1 80.00 80.00\nThis invoice Previous balance Amount payable\nTotal 80.00 120.00 200.00\n"

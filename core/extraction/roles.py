@@ -660,8 +660,10 @@ def _to_the_money(
     of them carries a currency, the label moves to it from the first. A total's label
     before a row of net, tax (at most a tax rate of the net) and their sum names the sum
     when the line shows no columns to read it by ("Total 150.00 19.50 169.50", a table's
-    sum row once its layout is gone)."""
+    sum row once its layout is gone), or in cells of their own that no header's labels
+    stand over (OCR keeps the row's cells and loses where they stand)."""
     n = len(amounts)
+    read_by_columns: dict[int, int] | None = None
     for ai in range(n):
         if pre[ai] < 0:
             continue
@@ -671,11 +673,19 @@ def _to_the_money(
             pre[marked[0]], pre[ai] = pre[ai], -1
         elif (
             len(row) == 3
-            and len(_cells(text, *lines.bounds(lines.line_of(amounts[ai].start)))) < 2  # no columns to read
             and labels[pre[ai]].role in lexicon.grand_roles
             and _a_rate_of(amounts[row[0]], amounts[row[1]])  # not "80.00 120.00 200.00": a balance brought forward
             and abs(amounts[row[0]].value + amounts[row[1]].value - amounts[row[2]].value) < CENT
         ):
+            cells = _cells(text, *lines.bounds(lines.line_of(amounts[ai].start)))
+            if len(cells) >= 2:
+                apart = len({next(c for c in cells if c[0] <= amounts[j].start < c[1]) for j in row}) == len(row)
+                if not apart:
+                    continue
+                if read_by_columns is None:
+                    read_by_columns = _sum_row_columns(labels, [lb.start for lb in labels], amounts, lines, pre, text)
+                if any(j in read_by_columns for j in row):
+                    continue  # a table's total row, its figures under the header's columns
             pre[row[2]], pre[ai] = pre[ai], -1
 
 
