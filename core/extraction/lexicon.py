@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass
 from importlib import resources
@@ -479,11 +480,36 @@ def _load_data(name: str = AMOUNT_LEXICON_FILE) -> Mapping[str, Any]:
 
 
 def label_sets_from_data(data: Mapping[str, Any], section: str = "label_sets") -> Mapping[str, tuple[str, ...]]:
-    """The standard label sets of a lexicon's data, each checked as written."""
+    """The standard label sets of a lexicon's data, each checked as written, and each
+    phrase also without its accents (`unaccented`) where no set writes that already."""
     sets = _section(data, section, "sets")
     if not isinstance(sets, Mapping) or not sets:
         raise LexiconError(f"{section}.sets must map each set's name to its phrases")
-    return {name: _phrases(phrases, f"{section}.sets.{name}") for name, phrases in sets.items()}
+    written = {name: _phrases(phrases, f"{section}.sets.{name}") for name, phrases in sets.items()}
+    seen = {p for phrases in written.values() for p in phrases}
+    out = {}
+    for name, phrases in written.items():
+        bare = []
+        for p in phrases:
+            plain = unaccented(p)
+            if plain not in seen:
+                seen.add(plain)
+                bare.append(plain)
+        out[name] = phrases + tuple(bare)
+    return out
+
+
+def unaccented(phrase: str) -> str:
+    """The phrase with the accents of its Latin letters taken off ("lasku yhteensa",
+    "numero de factura"), as text typed without them, or read by OCR without the
+    language's data, writes it; letters with no accent to take off ("ł", "ø", "ß") and
+    other scripts' marks (kana's voicing, "й") stay."""
+    out: list[str] = []
+    for c in unicodedata.normalize("NFD", phrase):
+        if unicodedata.combining(c) and out and out[-1] < "\u0250":
+            continue
+        out.append(c)
+    return unicodedata.normalize("NFC", "".join(out))
 
 
 def _value_label_sets(data: Mapping[str, Any]) -> Mapping[str, tuple[str, ...]]:
