@@ -9,12 +9,15 @@ from datetime import date
 from decimal import Decimal
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from vetq.core.extraction import cross_checks as X
 from vetq.core.extraction import field_checks as F
 from vetq.core.extraction.amounts import currency_beside, find_amounts
 from vetq.core.extraction.dates import find_date_mentions
 from vetq.core.extraction.heuristics import run_heuristics
+from vetq.core.extraction.roles import LABEL_BEFORE_WINDOW, laid_out_length, reach_start
 from vetq.core.extraction.source import Source
 from vetq.core.schemas import builtin
 
@@ -3272,6 +3275,21 @@ def test_a_phrase_far_across_the_page_still_qualifies_its_figure():
     )
     clean(text, {"total": 220.00, "currency": None})
     assert factors(text.replace(" " * 75, "  "), {"total": 220.00}) == factors(text, {"total": 220.00})
+
+
+@given(
+    st.lists(st.sampled_from(["Word", "ab", "12,00", " ", "\t", "  ", " " * 75, " " * 700]), max_size=40),
+    st.data(),
+)
+@settings(max_examples=300, deadline=None)
+def test_the_words_before_a_figure_reach_a_window_of_its_laid_out_length(pieces, data):
+    # the label window measured as the text reads, a run of blanks as one character,
+    # however long the line and its runs (read back over a bounded stretch)
+    text = "".join(pieces)
+    lo = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(lo, len(text)))
+    start = reach_start(text, lo, end)
+    assert start == next(p for p in range(lo, end + 1) if laid_out_length(text[p:end]) <= LABEL_BEFORE_WINDOW)
 
 
 def test_a_lone_caption_names_the_lone_figure_set_under_it_in_a_layout():

@@ -114,18 +114,28 @@ def reach_start(text: str, lo: int, end: int) -> int:
     label window, a run of blanks or of leader dots counting as one character, as in
     `_within_label_reach` (a converter that keeps the page's widths sets a figure 75 blanks
     right of its phrase: "Offene Zahlungen" ... "220,00")."""
-    budget = LABEL_BEFORE_WINDOW
-    if end - lo <= budget:
+    if end - lo <= LABEL_BEFORE_WINDOW:
         return lo
-    pos = end
-    for run in reversed(list(FILL_RUN_RE.finditer(text, lo, end))):
-        if pos - run.end() >= budget:
-            return pos - budget
-        budget -= pos - run.end() + 1
-        if budget == 0:
-            return run.start()
-        pos = run.start()
-    return max(lo, pos - budget)
+    # read back from `end` over a stretch a few windows long, longer only while the runs
+    # of blanks in it leave the window reaching its start: linear on a long line
+    span = 4 * LABEL_BEFORE_WINDOW
+    while True:
+        start = max(lo, end - span)
+        budget, pos, found = LABEL_BEFORE_WINDOW, end, None
+        for run in reversed(list(FILL_RUN_RE.finditer(text, start, end))):
+            if pos - run.end() >= budget:
+                found = pos - budget
+                break
+            budget -= pos - run.end() + 1
+            if budget == 0:
+                found = run.start()
+                break
+            pos = run.start()
+        if found is None:
+            found = max(start, pos - budget)
+        if found > start or start == lo:
+            return found
+        span *= 4
 
 
 @dataclass(frozen=True)
