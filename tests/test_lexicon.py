@@ -40,6 +40,7 @@ DATA = _shipped()
 LABELS: dict[str, list[str]] = DATA["label_sets"]["sets"]
 ADJUSTMENTS: dict[str, list[str]] = DATA["adjustments"]["phrases"]
 INVOICE = builtin("invoice")
+RECEIPT = builtin("receipt")
 
 
 def test_the_invoice_reads_its_amounts_with_the_standard_sets():
@@ -54,9 +55,41 @@ def test_a_set_reads_its_phrases_also_without_their_accents():
     written = {p for phrases in LABELS.values() for p in phrases}
     for role, phrases in LABELS.items():
         added = STANDARD_LABEL_SETS[role][len(phrases) :]
-        assert added == tuple(dict.fromkeys(unaccented(p) for p in phrases if unaccented(p) not in written))
+        kept = [
+            p
+            for p in phrases
+            if all(a == b or len(b) >= 4 for a, b in zip(p.split(" "), unaccented(p).split(" "), strict=True))
+        ]
+        assert added == tuple(dict.fromkeys(unaccented(p) for p in kept if unaccented(p) not in written))
     assert "lasku yhteensa" in STANDARD_LABEL_SETS["total"]
     assert unaccented("numéro de facture") == "numero de facture" and unaccented("do zapłaty") == "do zapłaty"
+    # a short word is often another word once its accent goes: not read so
+    for other in ("dan", "montant du", "dic", "a payer"):
+        assert all(other not in phrases for phrases in STANDARD_LABEL_SETS.values()), other
+    receipt = "KOPI KENANGAN\nJl. Sudirman No. 10, Jakarta\n31/01/2024 12:30\nNo: 000123\n1 Roti bakar keju dan coklat      38.000\n2 Es kopi susu                    44.000\nSubtotal                          82.000\nPPN 11%                            9.020\nTotal                             91.020\nTunai                            100.000\nKembalian                          8.980\n"
+    record = RECEIPT.validate_data(
+        {
+            "merchant_name": "KOPI KENANGAN",
+            "date": "2024-01-31",
+            "subtotal": 82000.0,
+            "tax": 9020.0,
+            "total": 91020.0,
+            "currency": None,
+        }
+    )
+    assert {path: c.reasons for path, c in run_heuristics(receipt, record, RECEIPT).items() if c.reasons} == {}
+    french = "FACTURE N° INV-1\nDate : 31/01/2024\nDésignation                                  Montant\nTravaux de rénovation                       1 000,00\nTotal HT                                    1 000,00\nTVA 20 %                                      200,00\nTotal TTC                                   1 200,00\nMontant du marché initial                   5 000,00\n"
+    record = INVOICE.validate_data(
+        {
+            "invoice_number": "INV-1",
+            "invoice_date": "2024-01-31",
+            "subtotal": 1000.0,
+            "tax": 200.0,
+            "total": 1200.0,
+            "currency": None,
+        }
+    )
+    assert {path: c.reasons for path, c in run_heuristics(french, record, INVOICE).items() if c.reasons} == {}
     # a Finnish invoice read by OCR in English: its accents gone, its labels still read
     text = "ALV-erittely:   LASKU YHTEENSA: 161,96 euroa\nYhteensa veroton: 132,75 euroa\nALV yhteensa:  29,21 euroa\n"
     record = INVOICE.validate_data({"subtotal": 132.75, "tax": 29.21, "total": 161.96})

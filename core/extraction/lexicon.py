@@ -481,7 +481,8 @@ def _load_data(name: str = AMOUNT_LEXICON_FILE) -> Mapping[str, Any]:
 
 def label_sets_from_data(data: Mapping[str, Any], section: str = "label_sets") -> Mapping[str, tuple[str, ...]]:
     """The standard label sets of a lexicon's data, each checked as written, and each
-    phrase also without its accents (`unaccented`) where no set writes that already."""
+    phrase also without its accents (`unaccented`) where no set writes that already and
+    it still reads as itself (`_still_itself`)."""
     sets = _section(data, section, "sets")
     if not isinstance(sets, Mapping) or not sets:
         raise LexiconError(f"{section}.sets must map each set's name to its phrases")
@@ -492,11 +493,19 @@ def label_sets_from_data(data: Mapping[str, Any], section: str = "label_sets") -
         bare = []
         for p in phrases:
             plain = unaccented(p)
-            if plain not in seen:
+            if plain not in seen and _still_itself(p, plain):
                 seen.add(plain)
                 bare.append(plain)
         out[name] = phrases + tuple(bare)
     return out
+
+
+def _still_itself(phrase: str, plain: str) -> bool:
+    """Whether a phrase without its accents still reads as that phrase: each word that
+    lost an accent keeps four letters or more. A short word is often another word once its
+    accent goes ("daň" is Indonesian "dan", and; "montant dû" is "montant du", the amount
+    of; "DIČ" is "dic", December)."""
+    return all(a == b or len(b) >= 4 for a, b in zip(phrase.split(" "), plain.split(" "), strict=True))
 
 
 def unaccented(phrase: str) -> str:

@@ -1345,9 +1345,20 @@ def _column_label(
 
 def _set_apart(lines: Lines, label: Label, am: AmountMention) -> bool:
     """Whether a lone label and the lone figure under it both stand indented
-    (`_indented_alone`): a box's caption and its value ("VALOR TOTAL A RECEBER" over, four
-    lines down, "R$ 47,00")."""
-    return all(_indented_alone(lines.text, *lines.bounds(lines.line_of(pos))) for pos in (label.start, am.start))
+    (`_indented_alone`), with nothing between them under the figure: a box's caption and
+    its value ("VALOR TOTAL A RECEBER" over, four lines down, "R$ 47,00"), not a caption
+    over an item's name and its amount ("Subtotal" / "Shipping" / "15.00")."""
+    text = lines.text
+    if not all(_indented_alone(text, *lines.bounds(lines.line_of(pos))) for pos in (label.start, am.start)):
+        return False
+    li = lines.line_of(am.start)
+    c0, c1 = lines.column(lines.starts[li], am.start), lines.column(lines.starts[li], am.end)
+    for j in range(lines.line_of(label.start) + 1, li):
+        s, _ = lines.bounds(j)
+        for a, b in _cells(text, *lines.bounds(j)):
+            if lines.column(s, a) < c1 and lines.column(s, b) > c0:
+                return False
+    return True
 
 
 def _labels_among_words(text: str, labels: list[Label], first: int, last: int, s: int, e: int) -> bool:

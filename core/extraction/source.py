@@ -25,6 +25,7 @@ from vetq.core.extraction.roles import (
     CLAUSE_BREAK_RE,
     FILL_RUN_RE,
     LABEL_AFTER_WINDOW,
+    LABEL_BEFORE_WINDOW,
     QUALIFIER_REACH,
     RATE_TAIL_RE,
     LabelIndex,
@@ -214,7 +215,7 @@ class Source:
                 adjustment = normalise_phrase(after_phrase.group())
         # partial qualifiers may stand before a page number ("Page 1 subtotal 300.00"),
         # so they are read back to the last amount written with cents
-        partial_start = reach_start(text, ls, am.start)
+        partial_start = self._reach(ls, am.start)
         k = ai - 1
         while k >= 0 and self.amounts[k].end > partial_start:
             if CENTS_RE.search(self.amounts[k].raw):
@@ -227,7 +228,9 @@ class Source:
             # page ("Summe Umsatzsteuer in Abrechnungswährung" ... "249,00")
             partial_start = self.assignment.labels[own].start
         partial = self.lexicon.partial_re.search(text, partial_start, am.start) is not None or (
-            heading != "" and self.lexicon.partial_re.search(heading) is not None
+            # a heading as written, not as laid out: a payment block's words far across
+            # the line above ("Zahlung per Lastschrift ……… EUR") make no figure partial
+            heading != "" and len(heading) <= _MAX_HEADING and self.lexicon.partial_re.search(heading) is not None
         )
         codes: set[str] = set()
         hits = self.currency_hits
@@ -249,7 +252,22 @@ class Source:
         am = self.amounts[ai]
         ls = self.lines.starts[self.lines.line_of(am.start)]
         prev_end = self.amounts[ai - 1].end if ai > 0 and self.amounts[ai - 1].end > ls else ls
-        return prev_end, reach_start(self.text, prev_end, am.start)
+        return prev_end, self._reach(prev_end, am.start)
+
+    def _reach(self, lo: int, end: int) -> int:
+        """Where the words that may qualify the figure at `end` begin, no earlier than `lo`:
+        the label window as laid out (`reach_start`: "Offene Zahlungen" 75 blanks left of
+        "220,00"), but past the window as written no further than the nearest amount
+        label before the figure, whose cell it is ("Zahlung per Lastschrift … MwSt. 19%
+        95,00": the payment block's words are not the tax's)."""
+        start = reach_start(self.text, lo, end)
+        window = max(lo, end - LABEL_BEFORE_WINDOW)
+        if start < window:
+            starts = self.assignment.label_starts
+            k = bisect_left(starts, end) - 1
+            if k >= 0 and starts[k] >= start:
+                return max(start, min(window, starts[k]))
+        return start
 
     def _named_from_above(self, ai: int) -> bool:
         """Whether amount ai has no role, or has it from a label on the line above it ("Total
