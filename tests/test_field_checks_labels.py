@@ -254,6 +254,12 @@ INVOICE_FIELDS = {
 }
 
 
+def _factors(text, record):
+    """Each field of `record` checked against `text` with INVOICE_FIELDS: its factor."""
+    checks = _checks(text, record, INVOICE_FIELDS)
+    return {path: checks[path].factor for path in record}
+
+
 @pytest.mark.parametrize(
     "text,record",
     [
@@ -274,8 +280,7 @@ INVOICE_FIELDS = {
     ],
 )
 def test_a_documents_own_value_beside_another_documents_labels_is_not_lowered(text, record):
-    checks = _checks(text, record, INVOICE_FIELDS)
-    assert {path: checks[path].factor for path in record} == {path: 1.0 for path in record}
+    assert _factors(text, record) == dict.fromkeys(record, 1.0)
 
 
 def test_a_label_names_its_value_across_its_abbreviations_full_stop_and_past_another_label():
@@ -342,8 +347,7 @@ def test_a_title_names_no_number_across_other_words_or_a_count(text):
     ],
 )
 def test_words_that_name_the_documents_date_or_number_only_where_they_are_its(text, record):
-    checks = _checks(text, record, INVOICE_FIELDS)
-    assert {path: checks[path].factor for path in record} == {path: 1.0 for path in record}
+    assert _factors(text, record) == dict.fromkeys(record, 1.0)
 
 
 def test_the_fields_own_label_outranks_the_word_date():
@@ -605,5 +609,4 @@ def test_a_number_printed_whole_in_groups_is_itself():
     ],
 )
 def test_correct_values_other_labels_and_parts_do_not_claim(text, record):
-    checks = _checks(text, record, INVOICE_FIELDS)
-    assert {path: checks[path].factor for path in record} == {path: 1.0 for path in record}
+    assert _factors(text, record) == dict.fromkeys(record, 1.0)
