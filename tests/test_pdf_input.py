@@ -20,6 +20,7 @@ from tests import pdfs
 from tests.conftest import Service, critic_answer, serving_fake_provider, starts_processes
 from vetq.core.documents.input import decode_pdf, encode_pdf
 from vetq.core.documents.layout import PlacedWord, lay_out
+from vetq.core.documents.ocr import page_from_tesseract
 from vetq.core.documents.pages import Page, PdfText, Word
 from vetq.core.documents.pdf import ConvertOptions, UnsupportedDocumentError, convert
 from vetq.core.documents.provenance import locate, penalise_ocr_doubts
@@ -230,6 +231,42 @@ def test_ocr_doubt_lowers_a_value_read_only_from_low_confidence_words():
         "read by OCR on page 2 with confidence 0.41 (below 0.75, VETQ_OCR_MIN_CONFIDENCE): check it against the page"
     ]
     assert clean.factor == 1.0 and backed.factor == 1.0
+
+
+def tesseract_words(*words: tuple[str, int, int, int, int]) -> dict[str, list]:
+    """Tesseract's image_to_data for these words (text, left, top, width, height in pixels at 300 dpi)."""
+    return {
+        "text": [w[0] for w in words],
+        "left": [w[1] for w in words],
+        "top": [w[2] for w in words],
+        "width": [w[3] for w in words],
+        "height": [w[4] for w in words],
+        "conf": [95] * len(words),
+    }
+
+
+def test_an_ocr_header_keeps_its_column_over_a_row_set_well_below_it():
+    # ink 25 px tall with 45 px between the header's and the row's: as a text layer's
+    # font boxes they are adjacent lines of one table, not two blocks with grids of their own
+    data = tesseract_words(
+        ("Description", 400, 1000, 230, 25),
+        ("of", 640, 1000, 40, 25),
+        ("goods", 690, 1000, 110, 25),
+        ("Amount", 1600, 1000, 150, 25),
+        ("Widget", 400, 1070, 130, 25),
+        ("100.00", 1630, 1070, 120, 25),
+    )
+    page = page_from_tesseract(data, 1, 612, 792, 300 / 72)
+    assert page.text == "Description of goods  Amount\nWidget                 100.00"
+
+
+def test_an_ocr_table_rule_is_no_word_and_parts_its_cells():
+    data = tesseract_words(
+        ("Net", 100, 500, 60, 25), ("Price", 175, 500, 100, 25), ("|", 300, 495, 4, 35), ("Rate", 330, 500, 80, 25)
+    )
+    page = page_from_tesseract(data, 1, 612, 792, 300 / 72)
+    assert page.text == "Net Price  Rate"
+    assert [page.text[w.start : w.end] for w in page.words] == ["Net", "Price", "Rate"]
 
 
 # --------------------------------------------------------------------- the worker's conversion (a child process)
