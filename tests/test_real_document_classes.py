@@ -3319,3 +3319,16 @@ def test_a_lone_caption_names_the_lone_figure_set_under_it_in_a_layout():
     # without a layout (each line's text from its first column), position says nothing
     flat = "\n".join(line.strip() for line in text.split("\n"))
     assert [role for raw, role in amount_roles(flat) if raw.endswith("47,00")] == [None, None]
+
+
+def test_a_header_cell_of_rates_names_no_amount_under_it():
+    # OCR's columns drifted: the net figure stands under "ALV-%", a column of rates,
+    # which must not make it the tax (a percent sign after the label heads rates)
+    text = (
+        "Tuote/palvelu  Veroton€      ALV-%   ALV€ _  Verollinen €\n"
+        "Tietotekninen konsultointi  200,00  24,00  48,00  248,00\n"
+        "Yhteensa                    200,00  24,00  48,00  248,00\n"
+        "Maksettava                                        248,00\n"
+    )
+    assert [role for raw, role in amount_roles(text)[:4]] == [None, None, None, None]
+    assert factors(text, {"subtotal": 200.0, "tax": 48.0, "total": 248.0})["tax"] > F.ROLE_MISMATCH_FACTOR
