@@ -54,6 +54,34 @@ def two_column_invoice(*, pages: int = 2) -> bytes:
     return bytes(pdf.output())
 
 
+def ruled_table_scan(dpi: int = 200) -> bytes:
+    """A scan (an image-only page) of an invoice whose items and totals stand in a table
+    ruled on every side of every cell, as office suites print one."""
+    pdf = _doc()
+    pdf.add_page()
+    pdf.text(60, 60, SELLER[0])
+    for i, (label, value) in enumerate(LINES):
+        pdf.text(60, 90 + 16 * i, f"{label}: {value}")
+    rows = [
+        ("Item", "Qty", "Price", "Amount"),
+        ("Survey", "2", "150.00", "300.00"),
+        ("Report", "1", "240.00", "240.00"),
+    ]
+    rows += [("", "", label, value) for label, value in TOTALS]
+    pdf.set_xy(60, 170)
+    for row in rows:
+        for text in row:
+            pdf.cell(120, 22, text, border=1)
+        pdf.ln(22)
+        pdf.set_x(60)
+    drawn = bytes(pdf.output())
+    image = render(drawn, 0, dpi)
+    scan = _doc()
+    scan.add_page()
+    scan.image(image, x=0, y=0, w=scan.w, h=scan.h)
+    return bytes(scan.output())
+
+
 def overprinted() -> bytes:
     """Fake bold as some generators draw it: each word of the client line drawn twice, a
     third of a point apart. The same word drawn again elsewhere on the page is a word."""

@@ -20,7 +20,7 @@ from tests import pdfs
 from tests.conftest import Service, critic_answer, serving_fake_provider, starts_processes
 from vetq.core.documents.input import decode_pdf, encode_pdf
 from vetq.core.documents.layout import PlacedWord, lay_out
-from vetq.core.documents.ocr import page_from_tesseract
+from vetq.core.documents.ocr import page_from_tesseract, without_rules
 from vetq.core.documents.pages import Page, PdfText, Word
 from vetq.core.documents.pdf import ConvertOptions, UnsupportedDocumentError, convert
 from vetq.core.documents.provenance import locate, penalise_ocr_doubts
@@ -326,6 +326,32 @@ def _speckle(image, scale):
     for _ in range(250):
         draw.point((rnd.randint(x0, x1), rnd.randint(y0, y1)), fill=0 if rnd.random() < 0.5 else 255)
     return image
+
+
+def test_a_pages_rules_are_whitened_before_ocr_but_not_its_blocks_or_strokes():
+    from PIL import Image, ImageDraw
+
+    scale = 300 / 72
+    image = Image.new("L", (1200, 800), 255)
+    draw = ImageDraw.Draw(image)
+    draw.rectangle((100, 100, 1100, 102), fill=0)  # a horizontal rule, 3 px thick
+    draw.rectangle((600, 150, 601, 700), fill=0)  # a vertical rule, 2 px thick
+    draw.rectangle((100, 300, 500, 400), fill=30)  # a shaded box: a block, not a rule
+    draw.rectangle((700, 500, 760, 504), fill=0)  # a dash, shorter than a rule
+    out = without_rules(image, scale)
+    assert out.getpixel((500, 101)) == 255 and out.getpixel((600, 400)) == 255
+    assert out.getpixel((300, 350)) == 30 and out.getpixel((300, 300)) == 30
+    assert out.getpixel((730, 502)) == 0
+
+
+@pytest.mark.processes
+@needs_tesseract
+def test_ocr_reads_a_table_ruled_on_every_side_of_every_cell():
+    # Tesseract alone takes the ruled grid for a picture and reads none of its cells
+    result = heuristics_pipeline(ocr="auto").validate(pdf=pdfs.ruled_table_scan(), data=pdfs.DATA, heuristics_only=True)
+    assert result.status == "ok", result
+    assert [(s.page, s.text) for s in result.field_provenance["total"]] == [(1, "583.20")]
+    assert [s.text for s in result.field_provenance["tax"]] == ["43.20"]
 
 
 @pytest.mark.processes

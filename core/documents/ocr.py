@@ -6,6 +6,11 @@ returns words with pixel boxes and a confidence (0-100), and the words go throug
 same layout as the text layer's glyphs; boxes come back in PDF points and
 confidences as 0-1, which later lower the score of values read from doubtful words.
 
+A page's table rules are whitened before Tesseract sees the image: its layout analysis
+takes a ruled grid for a picture and drops the text in its cells (a whole line-item and
+totals table). OCR of the real sets' 567 kept PDFs lost a value of the record on 108 of
+them with the rules kept, on 83 without.
+
 Two differences from a text layer are undone before the layout sees the words:
 Tesseract's boxes hug the ink, where a text layer's are the font's (ascender to
 descender), and the layout measures line spacing in box heights, so a table's header and
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from collections.abc import Iterator
 from typing import Any
 
 from vetq.core.documents.layout import PlacedWord, lay_out
@@ -31,6 +37,45 @@ POINTS_PER_INCH = 72
 # (1.26 to 1.62 between the tenth and ninetieth percentiles, 114 pages).
 INK_TO_FONT_BOX = 1.44
 RULE_RE = re.compile(r"[|]+")  # a table's vertical rule read as glyphs
+# A rule is a run of dark pixels at least this long (a third of an inch: longer than any
+# stroke of text but a title's), and thin: the pixels this far above and below it are
+# not dark too (a shaded box or a bold letter's bar is a block, and stays).
+RULE_MIN_POINTS = 24
+RULE_MAX_POINTS_THICK = 2
+DARK_BELOW = 160  # of 255 grey levels
+
+
+def without_rules(image: Any, scale: float) -> Any:
+    """The page's image (PIL) in grey, its table rules whitened."""
+    from PIL import Image, ImageDraw
+
+    grey = image.convert("L")
+    dark = grey.point(lambda v: 0 if v < DARK_BELOW else 255).tobytes()
+    min_run, thick = round(RULE_MIN_POINTS * scale), max(round(RULE_MAX_POINTS_THICK * scale), 1)
+    out = grey.copy()
+    draw = ImageDraw.Draw(out)
+    width, height = grey.size
+    for y, a, b in _thin_runs(dark, width, height, min_run, thick):
+        draw.line([(a, y), (b - 1, y)], fill=255)
+    across = Image.frombytes("L", (width, height), dark).transpose(Image.Transpose.TRANSPOSE)
+    for x, a, b in _thin_runs(across.tobytes(), height, width, min_run, thick):
+        draw.line([(x, a), (x, b - 1)], fill=255)
+    return out
+
+
+def _thin_runs(dark: bytes, width: int, height: int, min_run: int, thick: int) -> Iterator[tuple[int, int, int]]:
+    """Each row's runs of at least min_run dark (0) pixels, as (row, start, end), that
+    are thinner than `thick` rows: the rows `thick` above and below are each dark along
+    at most half of the run (a block's edge has the block on one side)."""
+    run = re.compile(rb"\x00{%d,}" % min_run)
+    for y in range(height):
+        row = y * width
+        for m in run.finditer(dark, row, row + width):
+            a, b = m.start() - row, m.end() - row
+            above = dark.count(0, row - thick * width + a, row - thick * width + b) if y >= thick else 0
+            below = dark.count(0, row + thick * width + a, row + thick * width + b) if y + thick < height else 0
+            if above <= (b - a) // 2 and below <= (b - a) // 2:
+                yield y, a, b
 
 
 def unavailable(lang: str) -> str | None:
@@ -60,7 +105,7 @@ def read_page(page: Any, number: int, lang: str, timeout_s: float) -> Page:
 
     scale = OCR_DPI / POINTS_PER_INCH
     width, height = page.get_size()
-    image = page.render(scale=scale).to_pil()
+    image = without_rules(page.render(scale=scale).to_pil(), scale)
     data = pytesseract.image_to_data(
         image, lang=lang, output_type=pytesseract.Output.DICT, timeout=max(int(timeout_s), 1)
     )
