@@ -226,9 +226,9 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         label_pattern += (
             # not a tax id / rate / quantity: "VAT No.", "Tax ID", "USt-IdNr", "Tax rate", "Total items"
             r"(?![ \t]*[:.#\-]{0,2}[ \t]*(?:" + "|".join(map(re.escape, not_labels)) + r")(?![^\W_]))"
-            # an id or a rate: "Tax #", "CGST% : 1.12", "VAT %", "IVA (%): 22.00"; not a rate
-            # written sign first ("KDV %20": the tax at that rate)
-            r"(?![ \t]*(?:#|%(?![0-9])|\([ \t]*%[ \t]*\)))"
+            # an id or a rate: "Tax #", "CGST% : 1.12", "VAT %", "ALV-%", "IVA (%): 22.00";
+            # not a rate written sign first ("KDV %20": the tax at that rate)
+            r"(?![ \t]*(?:#|[-.]?[ \t]*%(?![0-9])|\([ \t]*%[ \t]*\)))"
             # a tax category's code as e-invoice prints write it ("VAT:S (10%)", "VAT:Z"):
             # the category a figure is in, not the tax
             r"(?!:(?-i:S|Z|E|AE|K|G|O|L|M|B)(?![^\W_]))"

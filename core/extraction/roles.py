@@ -1416,10 +1416,6 @@ def _unlabelled_cell_over(
     )
 
 
-# A header cell's label followed by a percent sign alone: the column's rates.
-_RATE_HEADING_RE = re.compile(r"[ \t]*[-.]?[ \t]*\(?%\)?(?![ \t]?[0-9])")
-
-
 def _label_over(
     c0: int,
     c1: int,
@@ -1433,12 +1429,10 @@ def _label_over(
     min_overlap: int,
 ) -> int | None:
     """The label on the line s..e whose columns overlap columns c0..c1 the most, by at
-    least `min_overlap` (negative: a gap that narrow still counts), not one of `used`,
-    nor one heading a column of rates ("ALV-%", "VAT %": no amount stands under it)."""
+    least `min_overlap` (negative: a gap that narrow still counts), not one of `used`."""
     best: tuple[int, int] | None = None
-    text = lines.text
     for k in range(bisect_left(label_starts, s), bisect_left(label_starts, e)):
-        if k in used or _RATE_HEADING_RE.match(text, labels[k].end):
+        if k in used:
             continue
         overlap = min(c1, lines.column(s, labels[k].end)) - max(c0, lines.column(s, labels[k].start))
         if overlap >= min_overlap and (best is None or overlap > best[0]):
