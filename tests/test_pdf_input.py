@@ -331,17 +331,21 @@ def _speckle(image, scale):
 def test_a_pages_rules_are_whitened_before_ocr_but_not_its_blocks_or_strokes():
     from PIL import Image, ImageDraw
 
-    scale = 300 / 72
-    image = Image.new("L", (1200, 800), 255)
+    scale = 300 / 72  # pixels per point
+    image = Image.new("L", (1600, 1400), 255)
     draw = ImageDraw.Draw(image)
-    draw.rectangle((100, 100, 1100, 102), fill=0)  # a horizontal rule, 3 px thick
-    draw.rectangle((600, 150, 601, 700), fill=0)  # a vertical rule, 2 px thick
-    draw.rectangle((100, 300, 500, 400), fill=30)  # a shaded box: a block, not a rule
-    draw.rectangle((700, 500, 760, 504), fill=0)  # a dash, shorter than a rule
+    draw.rectangle((100, 100, 1500, 102), fill=0)  # a hairline rule
+    draw.rectangle((100, 160, 1500, 171), fill=0)  # a rule near 3 pt thick: all of it goes
+    draw.rectangle((800, 200, 801, 1000), fill=0)  # a vertical rule
+    draw.rectangle((100, 300, 600, 420), fill=30)  # a shaded box: a block
+    draw.rectangle((130, 340, 560, 343), fill=255)  # a white line in it (white text's gap)
+    draw.rectangle((900, 300, 903, 440), fill=0)  # a light letter's stem 34 pt tall (a 46-pt capital)
+    draw.rectangle((1000, 600, 1060, 604), fill=0)  # a dash
     out = without_rules(image, scale)
-    assert out.getpixel((500, 101)) == 255 and out.getpixel((600, 400)) == 255
-    assert out.getpixel((300, 350)) == 30 and out.getpixel((300, 300)) == 30
-    assert out.getpixel((730, 502)) == 0
+    assert [out.getpixel((700, y)) for y in (101, 160, 165, 171)] == [255] * 4
+    assert out.getpixel((800, 600)) == 255
+    assert [out.getpixel((300, y)) for y in (300, 338, 339, 344, 345, 420)] == [30] * 6
+    assert out.getpixel((901, 400)) == 0 and out.getpixel((1030, 602)) == 0
 
 
 @pytest.mark.processes

@@ -37,11 +37,12 @@ POINTS_PER_INCH = 72
 # (1.26 to 1.62 between the tenth and ninetieth percentiles, 114 pages).
 INK_TO_FONT_BOX = 1.44
 RULE_RE = re.compile(r"[|]+")  # a table's vertical rule read as glyphs
-# A rule is a run of dark pixels at least this long (a third of an inch: longer than any
-# stroke of text but a title's), and thin: the pixels this far above and below it are
-# not dark too (a shaded box or a bold letter's bar is a block, and stays).
-RULE_MIN_POINTS = 24
-RULE_MAX_POINTS_THICK = 2
+# A rule is a run of dark pixels at least this long (half an inch: longer than any stroke
+# of a letter below 48 pt, light titles included; an inch would keep a grid's shorter
+# rules, and OCR lost more) in a stack of such runs, one over the next, no thicker than
+# RULE_MAX_POINTS_THICK (a shaded box or a band is a block, and stays).
+RULE_MIN_POINTS = 36
+RULE_MAX_POINTS_THICK = 4
 DARK_BELOW = 160  # of 255 grey levels
 
 
@@ -55,27 +56,44 @@ def without_rules(image: Any, scale: float) -> Any:
     out = grey.copy()
     draw = ImageDraw.Draw(out)
     width, height = grey.size
-    for y, a, b in _thin_runs(dark, width, height, min_run, thick):
+    for y, a, b in _rules(dark, width, height, min_run, thick):
         draw.line([(a, y), (b - 1, y)], fill=255)
     across = Image.frombytes("L", (width, height), dark).transpose(Image.Transpose.TRANSPOSE)
-    for x, a, b in _thin_runs(across.tobytes(), height, width, min_run, thick):
+    for x, a, b in _rules(across.tobytes(), height, width, min_run, thick):
         draw.line([(x, a), (x, b - 1)], fill=255)
     return out
 
 
-def _thin_runs(dark: bytes, width: int, height: int, min_run: int, thick: int) -> Iterator[tuple[int, int, int]]:
-    """Each row's runs of at least min_run dark (0) pixels, as (row, start, end), that
-    are thinner than `thick` rows: the rows `thick` above and below are each dark along
-    at most half of the run (a block's edge has the block on one side)."""
+def _rules(dark: bytes, width: int, height: int, min_run: int, thick: int) -> Iterator[tuple[int, int, int]]:
+    """The runs, as (row, start, end), of each stack of rows' runs of at least min_run dark
+    (0) pixels that overlap from one row to the next by half the shorter run, when the
+    stack is at most `thick` rows with light rows on both sides: all of a rule, or none of
+    a block (a band's rows between the letters of white text in it are no rule)."""
     run = re.compile(rb"\x00{%d,}" % min_run)
-    for y in range(height):
+    stacks: list[list[tuple[int, int, int]]] = []  # the stacks still growing, each its runs
+    for y in range(height + 1):
         row = y * width
-        for m in run.finditer(dark, row, row + width):
-            a, b = m.start() - row, m.end() - row
-            above = dark.count(0, row - thick * width + a, row - thick * width + b) if y >= thick else 0
-            below = dark.count(0, row + thick * width + a, row + thick * width + b) if y + thick < height else 0
-            if above <= (b - a) // 2 and below <= (b - a) // 2:
-                yield y, a, b
+        runs = [(m.start() - row, m.end() - row) for m in run.finditer(dark, row, row + width)] if y < height else []
+        growing = []
+        for stack in stacks:
+            _, a0, b0 = stack[-1]
+            below = [(a, b) for a, b in runs if min(b, b0) - max(a, a0) > min(b - a, b0 - a0) // 2]
+            if below:
+                runs.remove(below[0])
+                stack.append((y, *below[0]))
+                growing.append(stack)
+            elif len(stack) <= thick and _light_beside(dark, width, height, stack):
+                yield from stack
+        stacks = growing + [[(y, a, b)] for a, b in runs]
+
+
+def _light_beside(dark: bytes, width: int, height: int, stack: list[tuple[int, int, int]]) -> bool:
+    """Whether the rows just above and just below a stack of runs are dark along at most
+    half of the run next to them."""
+    (top, a0, b0), (bottom, a1, b1) = stack[0], stack[-1]
+    above = dark.count(0, (top - 1) * width + a0, (top - 1) * width + b0) if top > 0 else 0
+    below = dark.count(0, (bottom + 1) * width + a1, (bottom + 1) * width + b1) if bottom + 1 < height else 0
+    return above <= (b0 - a0) // 2 and below <= (b1 - a1) // 2
 
 
 def unavailable(lang: str) -> str | None:
