@@ -3332,3 +3332,20 @@ def test_a_header_cell_of_rates_names_no_amount_under_it():
     )
     assert [role for raw, role in amount_roles(text)[:4]] == [None, None, None, None]
     assert factors(text, {"subtotal": 200.0, "tax": 48.0, "total": 248.0})["tax"] > F.ROLE_MISMATCH_FACTOR
+
+
+@pytest.mark.parametrize(
+    "text,record",
+    [
+        # OCR ran "TOTAL TTC" together over the sum's column
+        (
+            "  TOTAL HT  TOTAL TVA  TOTALTTC\n  100,00    10,00      110,00\n",
+            {"subtotal": 100.0, "tax": 10.0, "total": 110.0},
+        ),
+        ("Sum        $37.90\nTax         $6.06\nTotaltopay  $43.96\n", {"tax": 6.06, "total": 43.96}),
+    ],
+)
+def test_a_label_whose_words_ran_together_is_still_read(text, record):
+    clean(text, record)
+    glued_total = text.replace("TOTALTTC", "TOTAL TTC").replace("Totaltopay", "Total to pay")
+    assert [role for _, role in amount_roles(text)] == [role for _, role in amount_roles(glued_total)]

@@ -481,8 +481,9 @@ def _load_data(name: str = AMOUNT_LEXICON_FILE) -> Mapping[str, Any]:
 
 def label_sets_from_data(data: Mapping[str, Any], section: str = "label_sets") -> Mapping[str, tuple[str, ...]]:
     """The standard label sets of a lexicon's data, each checked as written, and each
-    phrase also without its accents (`unaccented`) where no set writes that already and
-    it still reads as itself (`_still_itself`)."""
+    phrase also without its accents (`unaccented`) where it still reads as itself
+    (`_still_itself`), and with its words run together (`glued`), where no set writes
+    that already."""
     sets = _section(data, section, "sets")
     if not isinstance(sets, Mapping) or not sets:
         raise LexiconError(f"{section}.sets must map each set's name to its phrases")
@@ -490,14 +491,32 @@ def label_sets_from_data(data: Mapping[str, Any], section: str = "label_sets") -
     seen = {p for phrases in written.values() for p in phrases}
     out = {}
     for name, phrases in written.items():
-        bare = []
+        variants = []
         for p in phrases:
             plain = unaccented(p)
-            if plain not in seen and _still_itself(p, plain):
-                seen.add(plain)
-                bare.append(plain)
-        out[name] = phrases + tuple(bare)
+            readings = (p, plain) if _still_itself(p, plain) else (p,)
+            for v in (*readings[1:], *(glued(r) for r in readings)):
+                if v is not None and v not in seen:
+                    seen.add(v)
+                    variants.append(v)
+        out[name] = phrases + tuple(variants)
     return out
+
+
+# A phrase run together shorter than this, or with a word of one letter, is too often
+# another word ("a pagar" is Spanish "apagar", to switch off).
+_GLUED_MIN_CHARS = 7
+
+
+def glued(phrase: str) -> str | None:
+    """The phrase with its words run together ("totalttc", "totaltopay", "sumåbetale"), as
+    OCR and some converters join words set close; None for a phrase of one word, or of a
+    word that is not all letters or is one letter, or too short or too long to read so."""
+    words = phrase.split(" ")
+    if len(words) < 2 or any(len(w) < 2 or not w.isalpha() for w in words):
+        return None
+    joined = "".join(words)
+    return joined if _GLUED_MIN_CHARS <= len(joined) <= MAX_FIRST_WORD_CHARS else None
 
 
 def _still_itself(phrase: str, plain: str) -> bool:
