@@ -260,6 +260,15 @@ def test_an_ocr_header_keeps_its_column_over_a_row_set_well_below_it():
     assert page.text == "Description of goods  Amount\nWidget                 100.00"
 
 
+def test_a_vertical_rule_parts_two_figures_set_close_across_it():
+    # "2" and "150.00" a word space apart, with a rule between them that was whitened
+    # before OCR: a quantity and a price, not 2,150.00
+    data = tesseract_words(("Survey", 100, 500, 120, 25), ("2", 400, 500, 15, 25), ("150.00", 440, 500, 110, 25))
+    assert page_from_tesseract(data, 1, 612, 792, 300 / 72).text == "Survey  2 150.00"
+    ruled = page_from_tesseract(data, 1, 612, 792, 300 / 72, [(428, 480, 540)])
+    assert ruled.text == "Survey  2  150.00"
+
+
 def test_an_ocr_table_rule_is_no_word_and_parts_its_cells():
     data = tesseract_words(
         ("Net", 100, 500, 60, 25), ("Price", 175, 500, 100, 25), ("|", 300, 495, 4, 35), ("Rate", 330, 500, 80, 25)
@@ -341,7 +350,8 @@ def test_a_pages_rules_are_whitened_before_ocr_but_not_its_blocks_or_strokes():
     draw.rectangle((130, 340, 560, 343), fill=255)  # a white line in it (white text's gap)
     draw.rectangle((900, 300, 903, 440), fill=0)  # a light letter's stem 34 pt tall (a 46-pt capital)
     draw.rectangle((1000, 600, 1060, 604), fill=0)  # a dash
-    out = without_rules(image, scale)
+    out, vertical = without_rules(image, scale)
+    assert vertical == [(800.5, 200, 1001)]  # x, top, bottom in pixels
     assert [out.getpixel((700, y)) for y in (101, 160, 165, 171)] == [255] * 4
     assert out.getpixel((800, 600)) == 255
     assert [out.getpixel((300, y)) for y in (300, 338, 339, 344, 345, 420)] == [30] * 6

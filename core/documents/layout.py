@@ -15,13 +15,14 @@ glyphs) and OCR (Tesseract's words)."""
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import pairwise
 from statistics import median
 
 from vetq.core.documents.pages import Word
 
-__all__ = ["PlacedWord", "lay_out"]
+__all__ = ["PlacedWord", "Rule", "lay_out"]
 
 # A gap up to this many character widths is ordinary word spacing: one space.
 WORD_GAP_CHARS = 1.6
@@ -37,6 +38,10 @@ BLANK_LINE_GAP = 1.0
 # A vertical gap above this many line heights ends a block: each block has a grid of
 # its own, so an address block's long lines do not push a table below it to the right.
 BLOCK_GAP = 1.5
+
+
+# A vertical rule drawn on the page: its x, top and bottom, in points.
+Rule = tuple[float, float, float]
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,14 +108,24 @@ def _reading_order(segment: list[PlacedWord]) -> list[PlacedWord]:
     return out + run[::-1]
 
 
-def _segments(line: list[PlacedWord], char_width: float) -> list[list[PlacedWord]]:
+def _segments(line: list[PlacedWord], char_width: float, rules: Sequence[Rule]) -> list[list[PlacedWord]]:
     segments: list[list[PlacedWord]] = []
     for word in line:
-        if segments and word.x0 - segments[-1][-1].x1 <= WORD_GAP_CHARS * char_width:
+        if (
+            segments
+            and word.x0 - segments[-1][-1].x1 <= WORD_GAP_CHARS * char_width
+            and not _ruled_apart(segments[-1][-1], word, rules)
+        ):
             segments[-1].append(word)
         else:
             segments.append([word])
     return segments
+
+
+def _ruled_apart(left: PlacedWord, right: PlacedWord, rules: Sequence[Rule]) -> bool:
+    """Whether a vertical rule stands between two words of a line ("2 | 150.00" is a
+    quantity and a price, not 2,150.00)."""
+    return any(left.x0 < x < right.x1 and top <= right.centre <= bottom for x, top, bottom in rules)
 
 
 def _top(line: list[list[PlacedWord]]) -> float:
@@ -171,14 +186,15 @@ def _without_overprints(words: list[PlacedWord]) -> list[PlacedWord]:
     return out
 
 
-def lay_out(words: list[PlacedWord]) -> tuple[str, list[Word]]:
-    """The page's text and each word's offsets and box in it."""
+def lay_out(words: list[PlacedWord], rules: Sequence[Rule] = ()) -> tuple[str, list[Word]]:
+    """The page's text and each word's offsets and box in it; words on either side of one
+    of the page's vertical `rules` are in separate cells, however close."""
     words = _without_overprints([w for w in words if w.text])
     if not words:
         return "", []
     char_width = max(median((w.x1 - w.x0) / len(w.text) for w in words), 0.5)
     line_height = median(w.height for w in words)
-    lines = [_segments(line, char_width) for line in _lines(words)]
+    lines = [_segments(line, char_width, rules) for line in _lines(words)]
     column_of: dict[int, int] = {}
     block: list[list[list[PlacedWord]]] = []
     for line in lines:

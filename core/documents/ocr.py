@@ -22,10 +22,10 @@ from __future__ import annotations
 
 import re
 import shutil
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from typing import Any
 
-from vetq.core.documents.layout import PlacedWord, lay_out
+from vetq.core.documents.layout import PlacedWord, Rule, lay_out
 from vetq.core.documents.pages import Page
 
 __all__ = ["OCR_DPI", "read_page", "unavailable"]
@@ -46,8 +46,9 @@ RULE_MAX_POINTS_THICK = 4
 DARK_BELOW = 160  # of 255 grey levels
 
 
-def without_rules(image: Any, scale: float) -> Any:
-    """The page's image (PIL) in grey, its table rules whitened."""
+def without_rules(image: Any, scale: float) -> tuple[Any, list[Rule]]:
+    """The page's image (PIL) in grey, its table rules whitened, and its vertical rules
+    (x, top, bottom in pixels): cells on either side of one are apart however close."""
     from PIL import Image, ImageDraw
 
     grey = image.convert("L")
@@ -56,17 +57,21 @@ def without_rules(image: Any, scale: float) -> Any:
     out = grey.copy()
     draw = ImageDraw.Draw(out)
     width, height = grey.size
-    for y, a, b in _rules(dark, width, height, min_run, thick):
-        draw.line([(a, y), (b - 1, y)], fill=255)
+    for stack in _rules(dark, width, height, min_run, thick):
+        for y, a, b in stack:
+            draw.line([(a, y), (b - 1, y)], fill=255)
     across = Image.frombytes("L", (width, height), dark).transpose(Image.Transpose.TRANSPOSE)
-    for x, a, b in _rules(across.tobytes(), height, width, min_run, thick):
-        draw.line([(x, a), (x, b - 1)], fill=255)
-    return out
+    vertical: list[Rule] = []
+    for stack in _rules(across.tobytes(), height, width, min_run, thick):
+        for x, a, b in stack:
+            draw.line([(x, a), (x, b - 1)], fill=255)
+        vertical.append(((stack[0][0] + stack[-1][0]) / 2, min(a for _, a, _ in stack), max(b for _, _, b in stack)))
+    return out, vertical
 
 
-def _rules(dark: bytes, width: int, height: int, min_run: int, thick: int) -> Iterator[tuple[int, int, int]]:
-    """The runs, as (row, start, end), of each stack of rows' runs of at least min_run dark
-    (0) pixels that overlap from one row to the next by half the shorter run, when the
+def _rules(dark: bytes, width: int, height: int, min_run: int, thick: int) -> Iterator[list[tuple[int, int, int]]]:
+    """Each stack of rows' runs of at least min_run dark (0) pixels, as its runs (row,
+    start, end), that overlap from one row to the next by half the shorter run, when the
     stack is at most `thick` rows with light rows on both sides: all of a rule, or none of
     a block (a band's rows between the letters of white text in it are no rule)."""
     run = re.compile(rb"\x00{%d,}" % min_run)
@@ -83,7 +88,7 @@ def _rules(dark: bytes, width: int, height: int, min_run: int, thick: int) -> It
                 stack.append((y, *below[0]))
                 growing.append(stack)
             elif len(stack) <= thick and _light_beside(dark, width, height, stack):
-                yield from stack
+                yield stack
         stacks = growing + [[(y, a, b)] for a, b in runs]
 
 
@@ -123,15 +128,18 @@ def read_page(page: Any, number: int, lang: str, timeout_s: float) -> Page:
 
     scale = OCR_DPI / POINTS_PER_INCH
     width, height = page.get_size()
-    image = without_rules(page.render(scale=scale).to_pil(), scale)
+    image, rules = without_rules(page.render(scale=scale).to_pil(), scale)
     data = pytesseract.image_to_data(
         image, lang=lang, output_type=pytesseract.Output.DICT, timeout=max(int(timeout_s), 1)
     )
-    return page_from_tesseract(data, number, width, height, scale)
+    return page_from_tesseract(data, number, width, height, scale, rules)
 
 
-def page_from_tesseract(data: dict[str, list[Any]], number: int, width: float, height: float, scale: float) -> Page:
-    """Tesseract's image_to_data (pixels, confidence 0-100; -1 marks a block, not a word) as a Page."""
+def page_from_tesseract(
+    data: dict[str, list[Any]], number: int, width: float, height: float, scale: float, rules: Sequence[Rule] = ()
+) -> Page:
+    """Tesseract's image_to_data (pixels, confidence 0-100; -1 marks a block, not a word),
+    with the page's vertical rules (pixels) that part its cells, as a Page."""
     words: list[PlacedWord] = []
     for i, raw in enumerate(data.get("text", [])):
         text = str(raw).strip()
@@ -147,5 +155,5 @@ def page_from_tesseract(data: dict[str, list[Any]], number: int, width: float, h
         words.append(
             PlacedWord(text, left, centre - half, right, centre + half, round(min(confidence, 100.0) / 100, 3))
         )
-    text, placed = lay_out(words)
+    text, placed = lay_out(words, [(x / scale, top / scale, bottom / scale) for x, top, bottom in rules])
     return Page(number=number, text=text, width=width, height=height, words=placed, ocr=True)
