@@ -1,7 +1,7 @@
 """The real documents written differently: false alarms a layout variation brings.
 
     python -m vetq.eval.layout_variants                  # both real sets, every variation but OCR
-    python -m vetq.eval.layout_variants --variant tesseract   # the kept PDFs read by OCR (~25 min)
+    python -m vetq.eval.layout_variants --variant tesseract   # the kept PDFs read by OCR (some 15 min)
     python -m vetq.eval.layout_variants --set heldout --variant single_spaced --json
 
 Unseen documents differ from the ones the heuristics were tuned on less in what they say

@@ -64,6 +64,11 @@ def test_a_set_reads_its_phrases_also_without_their_accents():
         plain = {unaccented(p) for p in kept} - written
         joined = {glued(r) for p in phrases for r in (p, unaccented(p))} - written - {None}
         assert plain <= set(added) <= plain | joined
+    read = {p for phrases in STANDARD_LABEL_SETS.values() for p in phrases}
+    assert {glued(p) for p in written} - {None} <= read  # every phrase also run together
+    assert {"totalttc", "totaltopay", "totalht"} <= read and "sumåbetale" not in read  # "å", one letter
+    # run together, a phrase with a one-letter word or of few letters is another word
+    assert glued("total a pagar") is None and glued("net 30") is None and glued("to pay") is None
     assert "lasku yhteensa" in STANDARD_LABEL_SETS["total"]
     assert unaccented("numéro de facture") == "numero de facture" and unaccented("do zapłaty") == "do zapłaty"
     # a short word is often another word once its accent goes: not read so

@@ -509,7 +509,7 @@ _GLUED_MIN_CHARS = 7
 
 
 def glued(phrase: str) -> str | None:
-    """The phrase with its words run together ("totalttc", "totaltopay", "sumåbetale"), as
+    """The phrase with its words run together ("totalttc", "totaltopay", "amountdue"), as
     OCR and some converters join words set close; None for a phrase of one word, or of a
     word that is not all letters or is one letter, or too short or too long to read so."""
     words = phrase.split(" ")

@@ -453,7 +453,7 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
         if nxt is None or trailing or CLAUSE_BREAK_RE.search(text, lb.end, amounts[nxt].start):
             owned_after[k] = ai
 
-    _to_the_money(text, amounts, lines, pre, labels, lexicon)
+    _to_the_money(text, amounts, lines, pre, labels, label_starts, lexicon)
     used: set[int] = set()
     for ai in range(n):
         if pre[ai] >= 0 and pre[ai] not in owned_after:
@@ -662,7 +662,13 @@ def _cells_of_words_between(text: str, start: int, end: int) -> bool:
 
 
 def _to_the_money(
-    text: str, amounts: list[AmountMention], lines: Lines, pre: list[int], labels: list[Label], lexicon: Lexicon
+    text: str,
+    amounts: list[AmountMention],
+    lines: Lines,
+    pre: list[int],
+    labels: list[Label],
+    label_starts: list[int],
+    lexicon: Lexicon,
 ) -> None:
     """A label over a row of sums names the one written as money: "TOTAL  55.00  $4555.00"
     (hours, then the amount), "Total  3  12,50 €" (items, then the amount). The row is
@@ -693,7 +699,7 @@ def _to_the_money(
                 if not apart:
                     continue
                 if read_by_columns is None:
-                    read_by_columns = _sum_row_columns(labels, [lb.start for lb in labels], amounts, lines, pre, text)
+                    read_by_columns = _sum_row_columns(labels, label_starts, amounts, lines, pre, text)
                 if any(j in read_by_columns for j in row):
                     continue  # a table's total row, its figures under the header's columns
             pre[row[2]], pre[ai] = pre[ai], -1
