@@ -19,7 +19,10 @@ The account:
 - `mean_in_flight`: the fake provider's count of calls received and not yet answered,
   sampled every `--sample-ms` from the first call's arrival to the last answer;
   `max_in_flight` the most at once (its exact counter); `in_flight_by_second` the
-  mean of each second, the shape of the run;
+  mean of each second, the shape of the run; `steady_in_flight`: the mean over the
+  `steady_s` seconds from the first job's end to the last job's start (its
+  Generator call's arrival), when every slot has a job waiting (the slots fill
+  before, and drain after: `mean_in_flight` counts both);
 - `results`: jobs by status (and error code), `lost` jobs without a result;
 - `wall_s` from the first submit to the last result, `calls_per_s` over it;
 - `cpu_s`: CPU seconds the workers, this process (fake provider and client) and
@@ -186,7 +189,7 @@ def run(
     from vetq.api_client.client import Client
     from vetq.core.results import error_of
     from vetq.core.settings import load_settings
-    from vetq.eval.fake_provider import FakeProvider
+    from vetq.eval.fake_provider import ANTHROPIC_PATH, OPENAI_PATH, FakeProvider
     from vetq.workers.embedded_redis import EmbeddedRedis
     from vetq.workers.runner import spawn_worker_process, stop_processes
 
@@ -275,6 +278,11 @@ def run(
     answered = [e for e in calls if e.get("outcome") == "ok" and not e.get("client_closed")]
     first = min((e["time"] for e in calls), default=0.0)
     last = max((e["time"] for e in answered), default=0.0) + latency_ms / 1000.0
+    # Between the first job's end (its Critic call's arrival plus the latency) and the
+    # last job's start (the last Generator call's arrival) every slot has work waiting:
+    # before it the slots fill, after it they drain.
+    steady_from = min((e["time"] for e in calls if e["path"] == ANTHROPIC_PATH), default=last) + latency_ms / 1000.0
+    steady_to = max((e["time"] for e in calls if e["path"] == OPENAI_PATH), default=first)
     statuses = Counter((error_of(r) or (str(r.get("status")),))[0] for r in results if isinstance(r, dict))
     expected = 2 * jobs
     worker_cpu = cpu.used.get("workers")
@@ -291,6 +299,8 @@ def run(
         "calls_not_answered": len(calls) - len(answered),
         "jobs_paid_twice": len({job for (job, _), n in answered_by_job.items() if n > 1}),
         "mean_in_flight": sampler.mean(first, last),
+        "steady_in_flight": sampler.mean(steady_from, steady_to) if steady_to > steady_from else None,
+        "steady_s": round(max(0.0, steady_to - steady_from), 1),
         "max_in_flight": fake.max_in_flight,
         "in_flight_by_second": sampler.by_second(first, last),
         "results": dict(statuses),
