@@ -3,6 +3,7 @@
     python -m vetq.eval.bench_queue --jobs 1000 20000 100000 --json
     python -m vetq.eval.bench_queue --heuristics --json
     python -m vetq.eval.bench_queue --worker-cost --json
+    python -m vetq.eval.bench_queue --awaits 10000 --json
 
 Starts the embedded Redis and worker processes and, for each N, runs N no-op tasks
 through raw Celery, then N heuristics-only validation jobs through vetq's Client and
@@ -27,7 +28,12 @@ worker's bookkeeping around one heuristics-only job in CPU time (the median of
 key-value backend does (a read, then a write) and as vetq's worker backend does (one
 script; workers/result_backend.py), the result alone, the repr Celery's tracer makes
 of a result at its default length and at vetq's (none), and the budget-limit round
-trip every job used to make before its gate was built."""
+trip every job used to make before its gate was built.
+
+With --awaits N it submits N heuristics-only validation jobs through the AsyncClient
+while no worker runs, awaits each one's `job.result()` at once (asyncio.gather), and
+only then starts the workers: the threads and resident memory of this process while
+all N waits are pending and at their peak, and the time until the last result."""
 
 from __future__ import annotations
 
@@ -132,6 +138,69 @@ def _vetq_async(redis_url: str, settings: Any, jobs: int) -> list[str]:
             return [entry.id for entry in batch.entries if isinstance(entry, AsyncJob)]
 
     return asyncio.run(main())
+
+
+def _resident_mb() -> float | None:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return None  # not Linux
+
+
+def run_awaits(jobs: int, workers: int, concurrency: int) -> dict[str, Any]:
+    """N waits pending at once in one process (see the module's docstring)."""
+    import asyncio
+    import threading
+
+    from vetq.api_client.aio import AsyncClient
+    from vetq.core.settings import load_settings
+    from vetq.workers.embedded_redis import EmbeddedRedis
+    from vetq.workers.runner import spawn_worker_process, stop_processes
+
+    home = Path(tempfile.mkdtemp(prefix="vetq-bench-awaits-"))
+    settings = load_settings(home=home, log_level="WARNING")
+    processes: list[Any] = []
+    figures: dict[str, Any] = {"jobs": jobs, "workers": workers, "concurrency": concurrency}
+
+    async def main() -> None:
+        async with AsyncClient(redis.live_url, settings=settings) as client:
+            job_list = [await client.submit(_request()) for _ in range(jobs)]
+            figures["threads_before"] = threading.active_count()
+            figures["resident_mb_before"] = _resident_mb()
+            peak = [threading.active_count(), _resident_mb() or 0.0]
+
+            async def watch() -> None:
+                while True:
+                    peak[0] = max(peak[0], threading.active_count())
+                    peak[1] = max(peak[1], _resident_mb() or 0.0)
+                    await asyncio.sleep(0.05)
+
+            watcher = asyncio.create_task(watch())
+            waits = asyncio.gather(*(job.result(timeout=600) for job in job_list))
+            await asyncio.sleep(1.0)  # every wait subscribed and pending: no worker runs yet
+            figures["threads_all_pending"] = threading.active_count()
+            figures["resident_mb_all_pending"] = _resident_mb()
+            started = time.perf_counter()
+            processes.extend(
+                spawn_worker_process(redis.live_url, concurrency=concurrency, die_with_parent=True)
+                for _ in range(workers)
+            )
+            results = await waits
+            figures["wait_s"] = round(time.perf_counter() - started, 1)
+            watcher.cancel()
+            figures["ok"] = sum(1 for result in results if result.get("status") == "ok")
+            figures["threads_peak"] = peak[0]
+            figures["resident_mb_peak"] = round(peak[1], 1) if peak[1] else None
+
+    with EmbeddedRedis(home, role="bench") as redis:
+        try:
+            asyncio.run(main())
+        finally:
+            stop_processes(processes)
+    return figures
 
 
 def _raw_celery(app: Any, jobs: int) -> list[str]:
@@ -709,6 +778,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--heuristics", action="store_true", help="time run_heuristics in this process instead")
     parser.add_argument("--worker-cost", action="store_true", help="time a job's worker bookkeeping instead")
     parser.add_argument(
+        "--awaits", type=int, default=None, help="await this many jobs at once in one AsyncClient instead"
+    )
+    parser.add_argument(
         "--repeats", type=int, default=None, help="calls timed per case (--heuristics 20, --worker-cost 2000)"
     )
     args = parser.parse_args(argv)
@@ -720,6 +792,12 @@ def main(argv: list[str] | None = None) -> int:
             parser.error("--repeats must be at least 1")
         print(json.dumps(run_worker_cost(args.repeats or 2000), indent=None if args.json else 2))
         return 0
+    if args.awaits is not None:
+        if args.awaits < 1 or args.workers < 1:
+            parser.error("--awaits and --workers must be at least 1")
+        awaits = run_awaits(args.awaits, args.workers, args.concurrency)
+        print(json.dumps(awaits, indent=None if args.json else 2))
+        return 0 if awaits["ok"] == args.awaits else 1
     args.repeats = 20 if args.repeats is None else args.repeats
     if args.heuristics:
         if args.repeats < 1:

@@ -27,3 +27,14 @@ def test_the_queue_benchmark_prints_a_row_per_way_and_count(capfd):
         assert row["jobs_per_s"] > 0 and row["producer_cpu_ms_per_job"] > 0
         assert row["redis_bytes_per_job"] > 0  # the results are kept
         assert ("ratio_to_raw_celery" in row) == (row["way"] != "raw_celery")
+
+
+@pytest.mark.processes
+def test_the_awaits_benchmark_holds_every_wait_pending_without_a_thread_each(capfd):
+    assert main(["--awaits", "200", "--workers", "1", "--json"]) == 0
+    figures = json.loads(capfd.readouterr().out)
+    assert figures["jobs"] == figures["ok"] == 200
+    # The waits were pending before any worker ran, and none took a thread.
+    assert figures["threads_all_pending"] == figures["threads_before"]
+    assert figures["threads_peak"] <= figures["threads_before"] + 2
+    assert figures["resident_mb_peak"] >= figures["resident_mb_before"] > 0
