@@ -21,8 +21,9 @@ The account:
   `max_in_flight` the most at once (its exact counter); `in_flight_by_second` the
   mean of each second, the shape of the run; `steady_in_flight`: the mean over the
   `steady_s` seconds from the first job's end to the last job's start (its
-  Generator call's arrival), when every slot has a job waiting (the slots fill
-  before, and drain after: `mean_in_flight` counts both);
+  Generator call's arrival), when a slot that frees finds a job waiting (the slots
+  fill before, and drain after: `mean_in_flight` counts both); None when that span
+  is shorter than two jobs of a slot (`steady_window`);
 - `results`: jobs by status (and error code), `lost` jobs without a result;
 - `wall_s` from the first submit to the last result, `calls_per_s` over it;
 - `cpu_s`: CPU seconds the workers, this process (fake provider and client) and
@@ -101,9 +102,25 @@ class InFlightSampler:
                 buckets.setdefault(int(moment - start), []).append(n)
         return [round(sum(v) / len(v)) for _, v in sorted(buckets.items())]
 
-    def mean(self, start: float, end: float) -> float:
+    def mean(self, start: float, end: float) -> float | None:
         inside = [n for moment, n in self.samples if start <= moment <= end]
-        return round(sum(inside) / len(inside), 1) if inside else 0.0
+        return round(sum(inside) / len(inside), 1) if inside else None
+
+
+def steady_window(calls: list[dict[str, Any]], latency_s: float) -> tuple[float, float] | None:
+    """From the first job's end (its Critic call's arrival plus the latency) to the last
+    job's start (the last Generator call's arrival): the span in which a slot that
+    frees finds a job waiting (the slots fill before it and drain after it). None when
+    it is shorter than two jobs of a slot (four calls' latency): too short to be a
+    steady state, a refill's peak more than a level."""
+    from vetq.eval.fake_provider import ANTHROPIC_PATH, OPENAI_PATH
+
+    critic = [e["time"] for e in calls if e.get("path") == ANTHROPIC_PATH]
+    generator = [e["time"] for e in calls if e.get("path") == OPENAI_PATH]
+    if not critic or not generator:
+        return None
+    start, end = min(critic) + latency_s, max(generator)
+    return (start, end) if end - start >= 4 * latency_s else None
 
 
 @contextlib.contextmanager
@@ -189,7 +206,7 @@ def run(
     from vetq.api_client.client import Client
     from vetq.core.results import error_of
     from vetq.core.settings import load_settings
-    from vetq.eval.fake_provider import ANTHROPIC_PATH, OPENAI_PATH, FakeProvider
+    from vetq.eval.fake_provider import FakeProvider
     from vetq.workers.embedded_redis import EmbeddedRedis
     from vetq.workers.runner import spawn_worker_process, stop_processes
 
@@ -227,12 +244,17 @@ def run(
     try:
         with EmbeddedRedis(home / "redis-home", role="bench") as server:
             with stderr_to(log_path):
-                processes = [
-                    spawn_worker_process(
-                        server.live_url, queues=["extract"], concurrency=concurrency, pool="threads", extra_env=env
+                for _ in range(workers):  # each kept as it starts: a failed start stops the others
+                    processes.append(
+                        spawn_worker_process(
+                            server.live_url,
+                            queues=["extract"],
+                            concurrency=concurrency,
+                            pool="threads",
+                            extra_env=env,
+                            die_with_parent=True,
+                        )
                     )
-                    for _ in range(workers)
-                ]
             settings = load_settings(home=home / "client-home", log_level="WARNING")
             with Client(server.live_url, settings=settings) as client:
                 ready_by = time.monotonic() + 120
@@ -278,11 +300,7 @@ def run(
     answered = [e for e in calls if e.get("outcome") == "ok" and not e.get("client_closed")]
     first = min((e["time"] for e in calls), default=0.0)
     last = max((e["time"] for e in answered), default=0.0) + latency_ms / 1000.0
-    # Between the first job's end (its Critic call's arrival plus the latency) and the
-    # last job's start (the last Generator call's arrival) every slot has work waiting:
-    # before it the slots fill, after it they drain.
-    steady_from = min((e["time"] for e in calls if e["path"] == ANTHROPIC_PATH), default=last) + latency_ms / 1000.0
-    steady_to = max((e["time"] for e in calls if e["path"] == OPENAI_PATH), default=first)
+    steady = steady_window(calls, latency_ms / 1000.0)
     statuses = Counter((error_of(r) or (str(r.get("status")),))[0] for r in results if isinstance(r, dict))
     expected = 2 * jobs
     worker_cpu = cpu.used.get("workers")
@@ -299,8 +317,8 @@ def run(
         "calls_not_answered": len(calls) - len(answered),
         "jobs_paid_twice": len({job for (job, _), n in answered_by_job.items() if n > 1}),
         "mean_in_flight": sampler.mean(first, last),
-        "steady_in_flight": sampler.mean(steady_from, steady_to) if steady_to > steady_from else None,
-        "steady_s": round(max(0.0, steady_to - steady_from), 1),
+        "steady_in_flight": sampler.mean(*steady) if steady is not None else None,
+        "steady_s": round(steady[1] - steady[0], 1) if steady is not None else 0.0,
         "max_in_flight": fake.max_in_flight,
         "in_flight_by_second": sampler.by_second(first, last),
         "results": dict(statuses),

@@ -33,7 +33,8 @@ trip every job used to make before its gate was built.
 With --awaits N it submits N heuristics-only validation jobs through the AsyncClient
 while no worker runs, awaits each one's `job.result()` at once (asyncio.gather), and
 only then starts the workers: the threads and resident memory of this process while
-all N waits are pending and at their peak, and the time until the last result."""
+all N waits are pending (every result channel subscribed) and after, its peak resident
+memory, and the time until the last result."""
 
 from __future__ import annotations
 
@@ -140,22 +141,29 @@ def _vetq_async(redis_url: str, settings: Any, jobs: int) -> list[str]:
     return asyncio.run(main())
 
 
-def _resident_mb() -> float | None:
+def _resident_mb(field: str = "VmRSS") -> float | None:
+    """This process's resident memory now (VmRSS), or the most it has held (VmHWM, which
+    unlike ru_maxrss counts the present too), from /proc (Linux; else None)."""
     try:
         for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
+            if line.startswith(f"{field}:"):
                 return round(int(line.split()[1]) / 1024, 1)
     except OSError:
         pass
-    return None  # not Linux
+    return None
 
 
 def run_awaits(jobs: int, workers: int, concurrency: int) -> dict[str, Any]:
-    """N waits pending at once in one process (see the module's docstring)."""
+    """N waits pending at once in one process (see the module's docstring). A wait
+    looks for a live worker after LIVENESS_CHECK_S, so the workers must be up within
+    some ten seconds of the waits' start."""
     import asyncio
     import threading
 
+    import redis as redis_py
+
     from vetq.api_client.aio import AsyncClient
+    from vetq.core.redis_keys import CELERY_RESULT_PREFIX
     from vetq.core.settings import load_settings
     from vetq.workers.embedded_redis import EmbeddedRedis
     from vetq.workers.runner import spawn_worker_process, stop_processes
@@ -170,17 +178,22 @@ def run_awaits(jobs: int, workers: int, concurrency: int) -> dict[str, Any]:
             job_list = [await client.submit(_request()) for _ in range(jobs)]
             figures["threads_before"] = threading.active_count()
             figures["resident_mb_before"] = _resident_mb()
-            peak = [threading.active_count(), _resident_mb() or 0.0]
+            most_threads = [threading.active_count()]
 
-            async def watch() -> None:
+            async def count_threads() -> None:
                 while True:
-                    peak[0] = max(peak[0], threading.active_count())
-                    peak[1] = max(peak[1], _resident_mb() or 0.0)
+                    most_threads[0] = max(most_threads[0], threading.active_count())
                     await asyncio.sleep(0.05)
 
-            watcher = asyncio.create_task(watch())
+            counter = asyncio.create_task(count_threads())
             waits = asyncio.gather(*(job.result(timeout=600) for job in job_list))
-            await asyncio.sleep(1.0)  # every wait subscribed and pending: no worker runs yet
+            # Every wait pending: its result channel subscribed, and no worker runs yet.
+            with redis_py.Redis.from_url(redis.live_url) as probe:
+                deadline = time.monotonic() + 60
+                while len(probe.pubsub_channels(f"{CELERY_RESULT_PREFIX}*")) < jobs:
+                    if time.monotonic() > deadline:
+                        raise SystemExit("the waits did not all subscribe within 60 s")
+                    await asyncio.sleep(0.1)
             figures["threads_all_pending"] = threading.active_count()
             figures["resident_mb_all_pending"] = _resident_mb()
             started = time.perf_counter()
@@ -190,10 +203,10 @@ def run_awaits(jobs: int, workers: int, concurrency: int) -> dict[str, Any]:
             )
             results = await waits
             figures["wait_s"] = round(time.perf_counter() - started, 1)
-            watcher.cancel()
+            counter.cancel()
+            figures["threads_peak"] = max(most_threads[0], threading.active_count())
             figures["ok"] = sum(1 for result in results if result.get("status") == "ok")
-            figures["threads_peak"] = peak[0]
-            figures["resident_mb_peak"] = round(peak[1], 1) if peak[1] else None
+            figures["resident_mb_peak"] = _resident_mb("VmHWM")
 
     with EmbeddedRedis(home, role="bench") as redis:
         try:

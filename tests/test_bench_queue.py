@@ -34,7 +34,8 @@ def test_the_awaits_benchmark_holds_every_wait_pending_without_a_thread_each(cap
     assert main(["--awaits", "200", "--workers", "1", "--json"]) == 0
     figures = json.loads(capfd.readouterr().out)
     assert figures["jobs"] == figures["ok"] == 200
-    # The waits were pending before any worker ran, and none took a thread.
-    assert figures["threads_all_pending"] == figures["threads_before"]
+    # The waits were all pending before any worker ran, and none took a thread (a
+    # thread or two of earlier tests' may come or go in this shared process).
+    assert figures["threads_all_pending"] <= figures["threads_before"] + 2
     assert figures["threads_peak"] <= figures["threads_before"] + 2
-    assert figures["resident_mb_peak"] >= figures["resident_mb_before"] > 0
+    assert figures["resident_mb_peak"] >= figures["resident_mb_all_pending"] > 0
