@@ -82,6 +82,57 @@ def ruled_table_scan(dpi: int = 200) -> bytes:
     return bytes(scan.output())
 
 
+def tight_table(rules: str) -> bytes:
+    """A Qty column right-aligned against a Price column, "2" a word space from "150.00",
+    with `rules` drawn at their border: "none"; "lines" (a stroked line); "cells" (each
+    cell's box); "bars" (a thin filled rectangle); "closed" (a stroked triangle whose
+    closing side, drawn by no line operator of its own, is the border); "through" (the
+    border drawn through the description's last word, text running over its cell);
+    "overflow" (a total wider than its boxed cell, the border in its digit group's space)."""
+    pdf = _doc()
+    pdf.add_page()
+    pdf.set_font("Helvetica", size=10)
+    rows = [("Item", "Qty", "Price"), ("Survey", "2", "150.00"), ("Report", "1", "240.00")]
+    widths = (120, 30, 60)
+    for r, row in enumerate(rows):
+        x = 60.0
+        for text, width in zip(row, widths, strict=True):
+            pdf.set_xy(x, 100 + 16 * r)
+            pdf.cell(width, 16, text, border=1 if rules == "cells" else 0, align="R" if width == 30 else "L")
+            x += width
+    border, top, bottom = 210.0, 100.0, 148.0  # between Qty and Price
+    if rules == "lines":
+        pdf.line(border, top, border, bottom)
+    elif rules == "bars":
+        pdf.rect(border - 0.4, top, 0.8, bottom - top, style="F")
+    elif rules == "through":
+        pdf.text(60, 170, "Web Development Services")
+        pdf.line(160, 160, 160, 175)  # through "Services"
+    elif rules == "overflow":  # a figure wider than its boxed cell, its border in "1 250,00"'s space
+        pdf.set_xy(60, 160)
+        pdf.cell(120, 16, "Total TTC", border=1)
+        pdf.cell(pdf.get_string_width("250,00") + 4, 16, "1 250,00", border=1, align="R")
+    drawn = bytes(pdf.output())
+    if rules != "closed":
+        return drawn
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c
+
+    document = pdfium.PdfDocument(drawn)
+    page = document[0]
+    height = page.get_height()  # PDF space: y up from the page's foot
+    path = pdfium_c.FPDFPageObj_CreateNewPath(border, height - top)
+    pdfium_c.FPDFPath_LineTo(path, border + 50, height - (top + bottom) / 2)
+    pdfium_c.FPDFPath_LineTo(path, border, height - bottom)
+    pdfium_c.FPDFPath_Close(path)
+    pdfium_c.FPDFPath_SetDrawMode(path, pdfium_c.FPDF_FILLMODE_NONE, True)
+    pdfium_c.FPDFPage_InsertObject(page, path)
+    pdfium_c.FPDFPage_GenerateContent(page)
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
 def overprinted() -> bytes:
     """Fake bold as some generators draw it: each word of the client line drawn twice, a
     third of a point apart. The same word drawn again elsewhere on the page is a word."""

@@ -269,6 +269,27 @@ def test_a_vertical_rule_parts_two_figures_set_close_across_it():
     assert ruled.text == "Survey  2  150.00"
 
 
+@pytest.mark.parametrize("rules", ["lines", "cells", "bars", "closed"])
+def test_a_rule_the_pdf_draws_parts_two_figures_set_close_across_it(rules):
+    # The text layer's own rules, as OCR's: a quantity and a price, not 2,150.00,
+    # whether the border is a line, each cell's box, a thin bar or a path's closing side.
+    assert convert(pdfs.tight_table("none"), ConvertOptions(ocr="off")).text.splitlines()[1] == "Survey  2 150.00"
+    assert convert(pdfs.tight_table(rules), ConvertOptions(ocr="off")).text.splitlines()[1] == "Survey  2  150.00"
+
+
+def test_a_rule_through_a_word_parts_nothing():
+    # Text running over its cell's border: the border crosses "Services", not a gap.
+    text = convert(pdfs.tight_table("through"), ConvertOptions(ocr="off")).text
+    assert text.splitlines()[-1] == "Web Development Services"
+
+
+def test_a_rule_across_a_space_the_text_itself_holds_parts_nothing():
+    # "1 250,00" written as one string, wider than its boxed cell: the cell's border
+    # falls in the digit group's space, and the figure stays 1 250,00, not 1 and 250,00.
+    text = convert(pdfs.tight_table("overflow"), ConvertOptions(ocr="off")).text
+    assert text.splitlines()[-1].split("  ")[-1] == "1 250,00"
+
+
 def test_an_ocr_table_rule_is_no_word_and_parts_its_cells():
     data = tesseract_words(
         ("Net", 100, 500, 60, 25), ("Price", 175, 500, 100, 25), ("|", 300, 495, 4, 35), ("Rate", 330, 500, 80, 25)

@@ -118,6 +118,44 @@ def test_a_column_header_over_one_figure_labels_it():
     clean(text, {"subtotal": 435.5, "tax": 87.1, "total": 522.6})
 
 
+def test_a_header_stacked_high_over_a_tables_first_row_labels_none_of_its_rows():
+    # Each rate's row, then a totals row, under a header three lines high: the header's
+    # lookup reaches only the first row, whose figure is one rate's, not the total.
+    text = (
+        "Sales note 7/2024\n"
+        "                      VAT       Total excl.  Total incl.\n"
+        "                                                   VAT\n"
+        "                      category  VAT          VAT\n"
+        "Payment in 30 days    Z (0%)      8,20     0,00   8,20\n"
+        "                      S (21%)   100,00    21,00  121,00\n"
+        "                      Totals    108,20    21,00  129,20\n"
+    )
+    assert amount_roles(text)[1:4] == [("8,20", None), ("0,00", None), ("8,20", None)]
+    said = reasons(text, {"subtotal": 108.2, "tax": 21.0, "total": 129.2})["total"]
+    assert not any("labelled total" in reason for reason in said), said
+
+
+@pytest.mark.parametrize(
+    "text,record",
+    [
+        (  # a totals box, then what was paid
+            "Consulting                100.00\nVAT 20%                    20.00\n"
+            "                           Total\n                          120.00\n"
+            "Amount paid               120.00\nBalance due                 0.00\n",
+            {"subtotal": 100.0, "tax": 20.0, "total": 120.0},
+        ),
+        (  # a totals box, then the total restated in another currency
+            "Invoice 7\n    Total amount\n    CHF 1,080.00\n    EUR 1,120.55\n",
+            {"total": 1080.0, "currency": "CHF"},
+        ),
+    ],
+)
+def test_a_label_over_a_lone_figure_names_it_whatever_the_next_line_holds(text, record):
+    # No table's first row: the figure stands alone on its line under its label.
+    said = reasons(text, record)["total"]
+    assert not any("labelled total" in reason for reason in said), said
+
+
 # 4. The tax base is not the tax -----------------------------------------------------------
 def test_the_base_of_a_rate_is_not_the_tax():
     text = "Subtotal $112.90\nTax 15% on $112.90   $16.94\nTotal $129.84\n"

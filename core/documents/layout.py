@@ -42,6 +42,9 @@ BLOCK_GAP = 1.5
 
 # A vertical rule drawn on the page: its x, top and bottom, in points.
 Rule = tuple[float, float, float]
+# How far past a rule a word's box may reach and the rule still stand beside it, not
+# through it (points): a glyph's box is a little wider than its ink.
+RULE_REACH = 1.5
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,6 +55,11 @@ class PlacedWord:
     x1: float
     y1: float
     confidence: float | None = None
+    # A space character of the text itself stands before it (not one PDFium inserted
+    # between strings): the producer wrote the two words as one string, "1 250,00", and
+    # a cell's border drawn across that space (the figure overflowing its cell) parts
+    # nothing.
+    spaced: bool = False
 
     @property
     def centre(self) -> float:
@@ -109,12 +117,14 @@ def _reading_order(segment: list[PlacedWord]) -> list[PlacedWord]:
 
 
 def _segments(line: list[PlacedWord], char_width: float, rules: Sequence[Rule]) -> list[list[PlacedWord]]:
+    top, bottom = min(w.centre for w in line), max(w.centre for w in line)
+    rules = [rule for rule in rules if rule[1] <= bottom and rule[2] >= top]  # a page may draw thousands
     segments: list[list[PlacedWord]] = []
     for word in line:
         if (
             segments
             and word.x0 - segments[-1][-1].x1 <= WORD_GAP_CHARS * char_width
-            and not _ruled_apart(segments[-1][-1], word, rules)
+            and (word.spaced or not _ruled_apart(segments[-1][-1], word, rules))
         ):
             segments[-1].append(word)
         else:
@@ -123,9 +133,12 @@ def _segments(line: list[PlacedWord], char_width: float, rules: Sequence[Rule]) 
 
 
 def _ruled_apart(left: PlacedWord, right: PlacedWord, rules: Sequence[Rule]) -> bool:
-    """Whether a vertical rule stands between two words of a line ("2 | 150.00" is a
-    quantity and a price, not 2,150.00)."""
-    return any(left.x0 < x < right.x1 and top <= right.centre <= bottom for x, top, bottom in rules)
+    """Whether a vertical rule stands in the gap between two words of a line ("2 | 150.00"
+    is a quantity and a price, not 2,150.00). A rule through a word (text running over
+    its cell's border) parts nothing."""
+    return any(
+        left.x1 - RULE_REACH <= x <= right.x0 + RULE_REACH and top <= right.centre <= bottom for x, top, bottom in rules
+    )
 
 
 def _top(line: list[list[PlacedWord]]) -> float:

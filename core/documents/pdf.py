@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from vetq.core.documents.layout import PlacedWord, lay_out, strong_direction
+from vetq.core.documents.layout import PlacedWord, Rule, lay_out, strong_direction
 from vetq.core.documents.pages import Page, PdfText
 from vetq.core.errors import ConfigError, ErrorCode, InvalidInputError, VetqError
 
@@ -50,6 +50,13 @@ CHILD_CPU_MARGIN_S = 5
 # A word breaks where the next glyph starts further than this share of the glyph
 # height after the previous one (no space character in between), or moves back.
 GLYPH_GAP_SHARE = 0.3
+# A drawn vertical rule: a straight stroked segment, or a filled bar, at most this thick
+# and at least this tall (a table row's cell border; shorter marks are decoration).
+# OCR asks more of a rule (documents/ocr.py): there a glyph's stem looks like one.
+RULE_MAX_THICK_PT = 4.0
+RULE_MIN_TALL_PT = 8.0
+# A path of more segments is a drawing (a logo, a chart), not a table's rules.
+RULE_MAX_SEGMENTS = 64
 
 
 class UnsupportedDocumentError(VetqError):
@@ -205,6 +212,61 @@ def _display_transform(page: Any) -> Callable[[float, float], tuple[float, float
     return lambda x, y: (ox + x * xx + y * yx, oy + x * xy + y * yy)
 
 
+def _drawn_rules(page: Any, to_display: Callable[[float, float], tuple[float, float]]) -> list[Rule]:
+    """The vertical rules a page draws (a table's column borders, each cell's box), in
+    display space: the layout keeps the words either side of one in separate cells,
+    as it does for the rules OCR finds ("2 | 150.00" is a quantity and a price)."""
+    import ctypes
+
+    import pypdfium2.raw as pdfium_c
+
+    rules: list[Rule] = []
+    fill, stroke = ctypes.c_int(), ctypes.c_int()
+    x, y = ctypes.c_float(), ctypes.c_float()
+    left, bottom, right, top = (ctypes.c_float() for _ in range(4))
+    matrix = pdfium_c.FS_MATRIX()
+    upright_is_x = page.get_rotation() in (90, 270)  # a quarter-turned page shows its x axis upright
+    # PDFium's own calls, not pypdfium2's object wrappers: a page may draw thousands of paths.
+    for index in range(pdfium_c.FPDFPage_CountObjects(page)):
+        path = pdfium_c.FPDFPage_GetObject(page, index)
+        if pdfium_c.FPDFPageObj_GetType(path) != pdfium_c.FPDF_PAGEOBJ_PATH:
+            continue
+        pdfium_c.FPDFPageObj_GetBounds(path, left, bottom, right, top)
+        if (right.value - left.value if upright_is_x else top.value - bottom.value) < RULE_MIN_TALL_PT:
+            continue  # nothing in it stands tall enough (a horizontal rule, a mark)
+        count = pdfium_c.FPDFPath_CountSegments(path)
+        if not 0 < count <= RULE_MAX_SEGMENTS or not pdfium_c.FPDFPath_GetDrawMode(path, fill, stroke):
+            continue
+        pdfium_c.FPDFPageObj_GetMatrix(path, matrix)
+        points: list[tuple[float, float]] = []
+        lines: list[tuple[tuple[float, float], tuple[float, float]]] = []
+        for i in range(count):
+            segment = pdfium_c.FPDFPath_GetPathSegment(path, i)
+            pdfium_c.FPDFPathSegment_GetPoint(segment, x, y)
+            point = to_display(
+                matrix.a * x.value + matrix.c * y.value + matrix.e, matrix.b * x.value + matrix.d * y.value + matrix.f
+            )
+            # A closing side comes as a segment of its own: PDFium reads "h" as a line
+            # back to the subpath's start.
+            if points and pdfium_c.FPDFPathSegment_GetType(segment) == pdfium_c.FPDF_SEGMENT_LINETO:
+                lines.append((points[-1], point))
+            points.append(point)
+        if stroke.value:  # each straight segment is a line
+            for a, b in lines:
+                rules += _upright(a, b)
+        elif fill.value:  # a bar: the whole shape
+            xs, ys = [p[0] for p in points], [p[1] for p in points]
+            rules += _upright((min(xs), min(ys)), (max(xs), max(ys)))
+    return rules
+
+
+def _upright(a: tuple[float, float], b: tuple[float, float]) -> list[Rule]:
+    """The rule from a to b, if it stands upright, thin and tall enough to be one."""
+    if abs(a[0] - b[0]) <= RULE_MAX_THICK_PT and abs(a[1] - b[1]) >= RULE_MIN_TALL_PT:
+        return [((a[0] + b[0]) / 2, min(a[1], b[1]), max(a[1], b[1]))]
+    return []
+
+
 def _text_layer_page(page: Any, number: int) -> Page:
     import pypdfium2.raw as pdfium_c
 
@@ -217,10 +279,13 @@ def _text_layer_page(page: Any, number: int) -> Page:
         box: list[float] = []  # the current word's x0, y0, x1, y1
         last: tuple[float, float, float, float] | None = None
         strong: str | None = None  # the current word's first strong direction: "R" (Arabic, Hebrew ...) or "L"
+        spaced = False  # the next word follows a space character of the text itself
 
         def flush() -> None:
+            nonlocal spaced
             if chars:
-                words.append(PlacedWord("".join(chars), *box))
+                words.append(PlacedWord("".join(chars), box[0], box[1], box[2], box[3], spaced=spaced))
+                spaced = False
             chars.clear()
 
         for i in range(textpage.count_chars()):
@@ -228,6 +293,7 @@ def _text_layer_page(page: Any, number: int) -> Page:
             ch = chr(code) if 0 < code < 0x110000 else ""
             if not ch or ch.isspace() or not ch.isprintable():
                 flush()
+                spaced = ch == " " and bool(words) and not pdfium_c.FPDFText_IsGenerated(textpage, i)
                 last = None
                 continue
             left, bottom, right, top = textpage.get_charbox(i, loose=True)
@@ -257,7 +323,7 @@ def _text_layer_page(page: Any, number: int) -> Page:
         flush()
     finally:
         textpage.close()
-    text, placed = lay_out(words)
+    text, placed = lay_out(words, _drawn_rules(page, to_display))
     return Page(number=number, text=text, width=width, height=height, words=placed)
 
 

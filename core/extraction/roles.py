@@ -516,7 +516,7 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
     for ai, k in sum_row.items():
         role_header[ai] = k
     for k, column in by_column.items():
-        if len(column) == 1 and k not in reached_across:
+        if len(column) == 1 and k not in reached_across and not _column_goes_on(text, amounts, lines, column[0]):
             roles[column[0]] = labels[k].role
             role_header[column[0]] = k
     for ks, row in _header_rows(text, labels, amounts, lines, role_label, transparent, used):
@@ -639,6 +639,30 @@ def _continued_tax_rows(
             transparent[nxt] = True
             out[nxt + 1] = k
     return out
+
+
+def _column_goes_on(text: str, amounts: list[AmountMention], lines: Lines, ai: int) -> bool:
+    """Whether figure ai is a table's first row: its line holds two figures or more, and
+    so does the next line (or the one after a blank line), one of them in ai's column.
+    A header over it is then over several figures, however far down the others stand
+    from it ("Total incl. VAT" stacked over three lines, then the rates' rows and a
+    "Totals" row). A lone figure under its label (a totals box) is no table's row,
+    whatever the next line holds (a payment, a restatement in another currency)."""
+
+    def figures_on(line: int) -> list[AmountMention]:
+        start, end = lines.bounds(line)
+        return [am for am in amounts if start <= am.start < end]
+
+    line = lines.line_of(amounts[ai].start)
+    if len(figures_on(line)) < 2:
+        return False
+    line += 1
+    if line < len(lines.starts) and not text[slice(*lines.bounds(line))].strip():
+        line += 1
+    if line >= len(lines.starts):
+        return False
+    below = figures_on(line)
+    return len(below) >= 2 and any(_overlap(lines, amounts[ai], am) for am in below)
 
 
 def _overlap(lines: Lines, above: AmountMention, below: AmountMention) -> bool:
