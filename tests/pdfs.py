@@ -88,7 +88,8 @@ def tight_table(rules: str) -> bytes:
     cell's box); "bars" (a thin filled rectangle); "closed" (a stroked triangle whose
     closing side, drawn by no line operator of its own, is the border); "through" (the
     border drawn through the description's last word, text running over its cell);
-    "overflow" (a total wider than its boxed cell, the border in its digit group's space)."""
+    "overflow" (a total wider than its boxed cell, the border in its digit group's space);
+    "one_path" (the border and many other lines drawn as one path, as a grid may be)."""
     pdf = _doc()
     pdf.add_page()
     pdf.set_font("Helvetica", size=10)
@@ -113,18 +114,34 @@ def tight_table(rules: str) -> bytes:
         pdf.cell(120, 16, "Total TTC", border=1)
         pdf.cell(pdf.get_string_width("250,00") + 4, 16, "1 250,00", border=1, align="R")
     drawn = bytes(pdf.output())
-    if rules != "closed":
-        return drawn
+    if rules == "closed":
+        # a triangle whose closing side is the border
+        return _with_path(drawn, [[(border, top), (border + 50, (top + bottom) / 2), (border, bottom)]], close=True)
+    if rules == "one_path":
+        # the border, and a notes area's forty lines under the table, as one path
+        notes = [[(60.0, 200.0 + 8 * i), (300.0, 200.0 + 8 * i)] for i in range(40)]
+        return _with_path(drawn, [[(border, top), (border, bottom)], *notes], close=False)
+    return drawn
+
+
+def _with_path(drawn: bytes, subpaths: list[list[tuple[float, float]]], *, close: bool) -> bytes:
+    """`drawn` with one stroked path of straight `subpaths` (points from the page's top
+    left) added by PDFium, which fpdf2 has no call for."""
     import pypdfium2 as pdfium
     import pypdfium2.raw as pdfium_c
 
     document = pdfium.PdfDocument(drawn)
     page = document[0]
     height = page.get_height()  # PDF space: y up from the page's foot
-    path = pdfium_c.FPDFPageObj_CreateNewPath(border, height - top)
-    pdfium_c.FPDFPath_LineTo(path, border + 50, height - (top + bottom) / 2)
-    pdfium_c.FPDFPath_LineTo(path, border, height - bottom)
-    pdfium_c.FPDFPath_Close(path)
+    x0, y0 = subpaths[0][0]
+    path = pdfium_c.FPDFPageObj_CreateNewPath(x0, height - y0)
+    for i, points in enumerate(subpaths):
+        if i:
+            pdfium_c.FPDFPath_MoveTo(path, points[0][0], height - points[0][1])
+        for x, y in points[1:]:
+            pdfium_c.FPDFPath_LineTo(path, x, height - y)
+        if close:
+            pdfium_c.FPDFPath_Close(path)
     pdfium_c.FPDFPath_SetDrawMode(path, pdfium_c.FPDF_FILLMODE_NONE, True)
     pdfium_c.FPDFPage_InsertObject(page, path)
     pdfium_c.FPDFPage_GenerateContent(page)

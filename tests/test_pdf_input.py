@@ -269,10 +269,11 @@ def test_a_vertical_rule_parts_two_figures_set_close_across_it():
     assert ruled.text == "Survey  2  150.00"
 
 
-@pytest.mark.parametrize("rules", ["lines", "cells", "bars", "closed"])
+@pytest.mark.parametrize("rules", ["lines", "cells", "bars", "closed", "one_path"])
 def test_a_rule_the_pdf_draws_parts_two_figures_set_close_across_it(rules):
     # The text layer's own rules, as OCR's: a quantity and a price, not 2,150.00,
-    # whether the border is a line, each cell's box, a thin bar or a path's closing side.
+    # whether the border is a line, each cell's box, a thin bar, a path's closing side or
+    # one line of a path of many.
     assert convert(pdfs.tight_table("none"), ConvertOptions(ocr="off")).text.splitlines()[1] == "Survey  2 150.00"
     assert convert(pdfs.tight_table(rules), ConvertOptions(ocr="off")).text.splitlines()[1] == "Survey  2  150.00"
 

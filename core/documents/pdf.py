@@ -55,8 +55,11 @@ GLYPH_GAP_SHARE = 0.3
 # OCR asks more of a rule (documents/ocr.py): there a glyph's stem looks like one.
 RULE_MAX_THICK_PT = 4.0
 RULE_MIN_TALL_PT = 8.0
-# A path of more segments is a drawing (a logo, a chart), not a table's rules.
+# A path of more segments with a curve among them is a drawing (a logo, a chart), not a
+# table's rules; one of straight lines only is read whole (a grid drawn as one path), up
+# to RULE_MAX_PATH_SEGMENTS.
 RULE_MAX_SEGMENTS = 64
+RULE_MAX_PATH_SEGMENTS = 20_000
 
 
 class UnsupportedDocumentError(VetqError):
@@ -235,28 +238,32 @@ def _drawn_rules(page: Any, to_display: Callable[[float, float], tuple[float, fl
         if (right.value - left.value if upright_is_x else top.value - bottom.value) < RULE_MIN_TALL_PT:
             continue  # nothing in it stands tall enough (a horizontal rule, a mark)
         count = pdfium_c.FPDFPath_CountSegments(path)
-        if not 0 < count <= RULE_MAX_SEGMENTS or not pdfium_c.FPDFPath_GetDrawMode(path, fill, stroke):
+        if not 0 < count <= RULE_MAX_PATH_SEGMENTS or not pdfium_c.FPDFPath_GetDrawMode(path, fill, stroke):
             continue
         pdfium_c.FPDFPageObj_GetMatrix(path, matrix)
         points: list[tuple[float, float]] = []
         lines: list[tuple[tuple[float, float], tuple[float, float]]] = []
         for i in range(count):
             segment = pdfium_c.FPDFPath_GetPathSegment(path, i)
+            kind = pdfium_c.FPDFPathSegment_GetType(segment)
+            if kind == pdfium_c.FPDF_SEGMENT_BEZIERTO and count > RULE_MAX_SEGMENTS:
+                break  # a drawing
             pdfium_c.FPDFPathSegment_GetPoint(segment, x, y)
             point = to_display(
                 matrix.a * x.value + matrix.c * y.value + matrix.e, matrix.b * x.value + matrix.d * y.value + matrix.f
             )
             # A closing side comes as a segment of its own: PDFium reads "h" as a line
             # back to the subpath's start.
-            if points and pdfium_c.FPDFPathSegment_GetType(segment) == pdfium_c.FPDF_SEGMENT_LINETO:
+            if points and kind == pdfium_c.FPDF_SEGMENT_LINETO:
                 lines.append((points[-1], point))
             points.append(point)
-        if stroke.value:  # each straight segment is a line
-            for a, b in lines:
-                rules += _upright(a, b)
-        elif fill.value:  # a bar: the whole shape
-            xs, ys = [p[0] for p in points], [p[1] for p in points]
-            rules += _upright((min(xs), min(ys)), (max(xs), max(ys)))
+        else:
+            if stroke.value:  # each straight segment is a line
+                for a, b in lines:
+                    rules += _upright(a, b)
+            elif fill.value:  # a bar: the whole shape
+                xs, ys = [p[0] for p in points], [p[1] for p in points]
+                rules += _upright((min(xs), min(ys)), (max(xs), max(ys)))
     return rules
 
 
