@@ -42,6 +42,9 @@ BLOCK_GAP = 1.5
 
 # A vertical rule drawn on the page: its x, top and bottom, in points.
 Rule = tuple[float, float, float]
+# A rule is no thicker than this, in points, whether drawn (documents/pdf.py) or found in
+# a page's image (documents/ocr.py): a thicker dark shape is a band or a shaded box.
+RULE_MAX_THICK_POINTS = 4
 # How far past a rule a word's box may reach and the rule still stand beside it, not
 # through it (points): a glyph's box is a little wider than its ink.
 RULE_REACH = 1.5

@@ -25,7 +25,7 @@ import shutil
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from vetq.core.documents.layout import PlacedWord, Rule, lay_out
+from vetq.core.documents.layout import RULE_MAX_THICK_POINTS, PlacedWord, Rule, lay_out
 from vetq.core.documents.pages import Page
 
 __all__ = ["OCR_DPI", "read_page", "unavailable"]
@@ -40,9 +40,8 @@ RULE_RE = re.compile(r"[|]+")  # a table's vertical rule read as glyphs
 # A rule is a run of dark pixels at least this long (half an inch: longer than any stroke
 # of a letter below 48 pt, light titles included; an inch would keep a grid's shorter
 # rules, and OCR lost more) in a stack of such runs, one over the next, no thicker than
-# RULE_MAX_POINTS_THICK (a shaded box or a band is a block, and stays).
+# layout.RULE_MAX_THICK_POINTS (a shaded box or a band is a block, and stays).
 RULE_MIN_POINTS = 36
-RULE_MAX_POINTS_THICK = 4
 DARK_BELOW = 160  # of 255 grey levels
 
 
@@ -53,7 +52,7 @@ def without_rules(image: Any, scale: float) -> tuple[Any, list[Rule]]:
 
     grey = image.convert("L")
     dark = grey.point(lambda v: 0 if v < DARK_BELOW else 255).tobytes()
-    min_run, thick = round(RULE_MIN_POINTS * scale), max(round(RULE_MAX_POINTS_THICK * scale), 1)
+    min_run, thick = round(RULE_MIN_POINTS * scale), max(round(RULE_MAX_THICK_POINTS * scale), 1)
     out = grey.copy()
     draw = ImageDraw.Draw(out)
     width, height = grey.size

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from vetq.core.documents.layout import PlacedWord, Rule, lay_out, strong_direction
+from vetq.core.documents.layout import RULE_MAX_THICK_POINTS, PlacedWord, Rule, lay_out, strong_direction
 from vetq.core.documents.pages import Page, PdfText
 from vetq.core.errors import ConfigError, ErrorCode, InvalidInputError, VetqError
 
@@ -50,10 +50,10 @@ CHILD_CPU_MARGIN_S = 5
 # A word breaks where the next glyph starts further than this share of the glyph
 # height after the previous one (no space character in between), or moves back.
 GLYPH_GAP_SHARE = 0.3
-# A drawn vertical rule: a straight stroked segment, or a filled bar, at most this thick
-# and at least this tall (a table row's cell border; shorter marks are decoration).
-# OCR asks more of a rule (documents/ocr.py): there a glyph's stem looks like one.
-RULE_MAX_THICK_PT = 4.0
+# A drawn vertical rule: a straight stroked segment, or a filled bar, no thicker than
+# layout.RULE_MAX_THICK_POINTS and at least this tall (a table row's cell border; shorter
+# marks are decoration). OCR asks more of a rule (documents/ocr.py): there a glyph's stem
+# looks like one.
 RULE_MIN_TALL_PT = 8.0
 # A path of more segments with a curve among them is a drawing (a logo, a chart), not a
 # table's rules; one of straight lines only is read whole (a grid drawn as one path), up
@@ -269,7 +269,7 @@ def _drawn_rules(page: Any, to_display: Callable[[float, float], tuple[float, fl
 
 def _upright(a: tuple[float, float], b: tuple[float, float]) -> list[Rule]:
     """The rule from a to b, if it stands upright, thin and tall enough to be one."""
-    if abs(a[0] - b[0]) <= RULE_MAX_THICK_PT and abs(a[1] - b[1]) >= RULE_MIN_TALL_PT:
+    if abs(a[0] - b[0]) <= RULE_MAX_THICK_POINTS and abs(a[1] - b[1]) >= RULE_MIN_TALL_PT:
         return [((a[0] + b[0]) / 2, min(a[1], b[1]), max(a[1], b[1]))]
     return []
 

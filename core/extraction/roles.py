@@ -478,9 +478,9 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
     # Only a table is read by columns: a header line with two labels or more, or a row
     # with two figures or more. (A list of one token per line, as OCR of a receipt
     # gives, has everything in column 0 and no columns at all.)
-    figures_on_line: dict[int, int] = {}
-    for am in amounts:
-        figures_on_line[lines.line_of(am.start)] = figures_on_line.get(lines.line_of(am.start), 0) + 1
+    figures_on_line: dict[int, list[int]] = {}
+    for ai, am in enumerate(amounts):
+        figures_on_line.setdefault(lines.line_of(am.start), []).append(ai)
     labels_on_line: dict[int, int] = {}
     for lb in labels:
         labels_on_line[lines.line_of(lb.start)] = labels_on_line.get(lines.line_of(lb.start), 0) + 1
@@ -498,7 +498,7 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
         if roles[ai] is None and not transparent[ai] and ai not in sum_row:
             header = _column_label(am.start, am.end, used, labels, label_starts, lines)
             line = lines.line_of(am.start)
-            if header is None and figures_on_line[line] == 1:
+            if header is None and len(figures_on_line[line]) == 1:
                 header = _ranked_header(am.start, used, labels, label_starts, lines)
                 if header is not None:
                     by_column.setdefault(header, []).append(ai)
@@ -507,7 +507,7 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
                 continue
             if (
                 labels_on_line[lines.line_of(labels[header].start)] < 2
-                and figures_on_line[line] < 2
+                and len(figures_on_line[line]) < 2
                 and not _set_apart(lines, labels[header], am)
             ):
                 continue
@@ -516,7 +516,11 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
     for ai, k in sum_row.items():
         role_header[ai] = k
     for k, column in by_column.items():
-        if len(column) == 1 and k not in reached_across and not _column_goes_on(text, amounts, lines, column[0]):
+        if (
+            len(column) == 1
+            and k not in reached_across
+            and not _column_goes_on(text, amounts, lines, figures_on_line, column[0])
+        ):
             roles[column[0]] = labels[k].role
             role_header[column[0]] = k
     for ks, row in _header_rows(text, labels, amounts, lines, role_label, transparent, used):
@@ -641,28 +645,26 @@ def _continued_tax_rows(
     return out
 
 
-def _column_goes_on(text: str, amounts: list[AmountMention], lines: Lines, ai: int) -> bool:
+def _column_goes_on(
+    text: str, amounts: list[AmountMention], lines: Lines, figures_on_line: dict[int, list[int]], ai: int
+) -> bool:
     """Whether figure ai is a table's first row: its line holds two figures or more, and
     so does the next line (or the one after a blank line), one of them in ai's column.
     A header over it is then over several figures, however far down the others stand
     from it ("Total incl. VAT" stacked over three lines, then the rates' rows and a
     "Totals" row). A lone figure under its label (a totals box) is no table's row,
-    whatever the next line holds (a payment, a restatement in another currency)."""
-
-    def figures_on(line: int) -> list[AmountMention]:
-        start, end = lines.bounds(line)
-        return [am for am in amounts if start <= am.start < end]
-
+    whatever the next line holds (a payment, a restatement in another currency).
+    `figures_on_line`: each line's figures."""
     line = lines.line_of(amounts[ai].start)
-    if len(figures_on(line)) < 2:
+    if len(figures_on_line[line]) < 2:
         return False
     line += 1
     if line < len(lines.starts) and not text[slice(*lines.bounds(line))].strip():
         line += 1
     if line >= len(lines.starts):
         return False
-    below = figures_on(line)
-    return len(below) >= 2 and any(_overlap(lines, amounts[ai], am) for am in below)
+    below = figures_on_line.get(line, [])
+    return len(below) >= 2 and any(_overlap(lines, amounts[ai], amounts[j]) for j in below)
 
 
 def _overlap(lines: Lines, above: AmountMention, below: AmountMention) -> bool:
