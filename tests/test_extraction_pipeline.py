@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import math
+import threading
+import time
 
 import pytest
 
@@ -251,6 +253,32 @@ def test_validate_builds_no_generator_and_heuristics_only_builds_no_critic(globe
         load_settings(), client_factory=refuse_to_build, generator_client=ScriptedLLMClient([json.dumps(data)])
     )
     assert p2.extract(text, heuristics_only=True).status == "ok"
+
+
+def test_a_worker_pipeline_makes_each_client_once_when_its_threads_all_start_at_once():
+    """A thread worker shares one pipeline among its threads: a burst of first jobs
+    makes one SDK client per role (with its connection pool), not one per thread."""
+    built = []
+
+    def slow_factory(spec):
+        built.append(spec.provider)
+        time.sleep(0.05)  # all threads ask before the first client is made
+        return ScriptedLLMClient([])
+
+    p = ExtractionPipeline(load_settings(), client_factory=slow_factory)
+    start = threading.Barrier(8)
+    clients = []
+
+    def first_job():
+        start.wait()
+        clients.append(p.client("critic"))
+
+    threads = [threading.Thread(target=first_job) for _ in range(8)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert built == ["anthropic"] and len(clients) == 8 and len({id(c) for c in clients}) == 1
 
 
 def test_missing_sdk_key_is_a_config_error_envelope(globex, monkeypatch):

@@ -6,6 +6,9 @@ from __future__ import annotations
 
 import copy
 import json
+import threading
+import time
+from collections import OrderedDict
 from datetime import date
 from typing import Literal
 
@@ -26,8 +29,10 @@ from vetq.core.schemas import (
     SchemaMismatchError,
     builtin,
     builtin_names,
+    catalog,
     compile_schema,
     load,
+    wire,
 )
 from vetq.core.schemas.records import ancestors, leaves
 from vetq.core.schemas.wire import resolve, to_wire
@@ -391,6 +396,46 @@ def test_a_worker_refuses_a_schema_that_hashes_otherwise():
     tampered["hash"] = "1" * 64
     with pytest.raises(SchemaMismatchError, match="changed on the way"):
         resolve(tampered)
+
+
+def _compiles_when_threads_ask_at_once(monkeypatch, module, ask, threads: int = 8) -> int:
+    """How many times `module.compile_schema` runs when `threads` threads call `ask`
+    together (each compile made slow enough that all of them ask before one is done)."""
+    compiled: list[str] = []
+    real = module.compile_schema
+
+    def slow_compile(*args, **kwargs):
+        compiled.append(threading.current_thread().name)
+        time.sleep(0.05)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(module, "compile_schema", slow_compile)
+    start = threading.Barrier(threads)
+    answers: list[object] = []
+
+    def worker_thread():
+        start.wait()
+        answers.append(ask())
+
+    pool = [threading.Thread(target=worker_thread) for _ in range(threads)]
+    for thread in pool:
+        thread.start()
+    for thread in pool:
+        thread.join(timeout=30)
+    assert len(answers) == threads and len({id(a) for a in answers}) == 1  # one schema object for all
+    return len(compiled)
+
+
+def test_a_worker_compiles_a_schema_once_when_its_threads_all_start_with_it(monkeypatch):
+    """A thread worker's first burst: every thread takes a job naming the same schema at
+    once. Each used to compile it (~50-200 ms of CPU under one interpreter lock: a
+    250-thread worker's first 250 jobs cost 20 s of CPU), now the first compiles it and
+    the others wait for that one."""
+    monkeypatch.setattr(catalog, "_builtins", {})
+    assert _compiles_when_threads_ask_at_once(monkeypatch, catalog, lambda: builtin("receipt")) == 1
+    reference, _ = to_wire(_order(version=99))
+    monkeypatch.setattr(wire, "_compiled", OrderedDict())
+    assert _compiles_when_threads_ask_at_once(monkeypatch, wire, lambda: resolve(reference)) == 1
 
 
 def test_an_inline_schema_over_the_size_limit_is_refused_before_it_is_sent():

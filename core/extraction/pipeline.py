@@ -3,6 +3,7 @@ the confidence gate, returning a result envelope. Never raises for a domain fail
 
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -69,6 +70,10 @@ class ExtractionPipeline:
         self.gate: CallGate = gate or DirectGate(prices=self.settings.price_table())
         self._threshold_table: ThresholdTable | None = None
         self._clients: dict[str, LLMClient] = {}
+        # A worker's threads share one pipeline: its clients (an SDK client each, with its
+        # connection pool) and its thresholds are made once, not once per thread that
+        # starts a job before the first is made (250 threads, 250 clients).
+        self._making = threading.Lock()
         if generator_client is not None:
             self._clients["generator"] = generator_client
         if critic_client is not None:
@@ -80,9 +85,13 @@ class ExtractionPipeline:
         )
 
     def client(self, role: str) -> LLMClient:
-        if role not in self._clients:
-            self._clients[role] = self._client_factory(self.settings.spec(role))
-        return self._clients[role]
+        client = self._clients.get(role)
+        if client is None:
+            with self._making:
+                client = self._clients.get(role)
+                if client is None:
+                    client = self._clients[role] = self._client_factory(self.settings.spec(role))
+        return client
 
     # Convenience faces for in-process callers, who may name a schema as a producer
     # does (a file, a dict, a pydantic class); a queued job carries a wire reference.
@@ -151,9 +160,13 @@ class ExtractionPipeline:
 
     def _thresholds(self) -> ThresholdTable:
         """VETQ_FIELD_THRESHOLDS, read once per pipeline (a worker's process)."""
-        if self._threshold_table is None:
-            self._threshold_table = self.settings.threshold_table()
-        return self._threshold_table
+        table = self._threshold_table
+        if table is None:
+            with self._making:
+                table = self._threshold_table
+                if table is None:
+                    table = self._threshold_table = self.settings.threshold_table()
+        return table
 
     def _run(
         self, request: ExtractionRequest | ValidationRequest, trace_id: str, usage: dict[str, Usage], gate: CallGate

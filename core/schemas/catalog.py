@@ -9,6 +9,7 @@ from collections.abc import Mapping
 from functools import cache
 from importlib import resources
 from pathlib import Path
+from threading import Lock
 from typing import Any
 
 from vetq.core.schemas.compiled import CompiledSchema, SchemaInvalidError, SchemaLimits, compile_schema
@@ -33,9 +34,25 @@ def builtin_names() -> tuple[str, ...]:
     return tuple(sorted(p.name.removesuffix(".yaml") for p in folder.iterdir() if p.name.endswith(".yaml")))
 
 
-@cache
+# Compiled once per process: a worker's threads that all start a job at once would
+# otherwise each compile the same schema (~50-200 ms of CPU each under one interpreter
+# lock: a 250-thread worker's first burst spent 20 s of CPU doing it).
+_builtins: dict[str, CompiledSchema] = {}
+_compiling = Lock()
+
+
 def builtin(name: str) -> CompiledSchema:
     """A built-in schema by name; SchemaInvalidError naming the ones there are."""
+    compiled = _builtins.get(name)
+    if compiled is None:
+        with _compiling:
+            compiled = _builtins.get(name)
+            if compiled is None:
+                compiled = _builtins[name] = _compile_builtin(name)
+    return compiled
+
+
+def _compile_builtin(name: str) -> CompiledSchema:
     if name not in builtin_names():
         raise SchemaInvalidError(f"no built-in schema {name!r} (built in: {', '.join(builtin_names())})")
     text = resources.files(_BUILTIN_PACKAGE).joinpath("builtin", f"{name}.yaml").read_text(encoding="utf-8")

@@ -29,6 +29,7 @@ SchemaSource = str | Path | Mapping[str, Any] | type | CompiledSchema
 _CACHE_SIZE = 256
 _compiled: OrderedDict[str, CompiledSchema] = OrderedDict()
 _lock = Lock()
+_compiling = Lock()
 
 
 class SchemaMismatchError(VetqError):
@@ -108,23 +109,34 @@ def resolve(reference: Any, limits: SchemaLimits | None = None) -> CompiledSchem
     # The cache is keyed by the hash of the document as it arrived, so an altered
     # document never finds the compiled schema of the one it claims to be.
     arrived = schema_hash(document) if isinstance(document, Mapping) else None
-    with _lock:
-        cached = _compiled.get(expected) if arrived == expected else None
-        if cached is not None:
-            _compiled.move_to_end(expected)
-            return cached
-    compiled = compile_schema(document, limits)
-    if compiled.hash != expected:
-        raise SchemaMismatchError(
-            f"schema {compiled.name!r} hashes to {compiled.hash[:12]} here, but the producer sent hash "
-            f"{expected[:12]}: the document changed on the way or the two sides differ in version"
-        )
     if arrived == expected:
-        with _lock:
-            _compiled[expected] = compiled
-            while len(_compiled) > _CACHE_SIZE:
-                _compiled.popitem(last=False)
+        cached = _cached(expected)
+        if cached is not None:
+            return cached
+    with _compiling:  # once, not once per thread its first jobs arrive on at the same time
+        cached = _cached(expected) if arrived == expected else None
+        if cached is not None:
+            return cached
+        compiled = compile_schema(document, limits)
+        if compiled.hash != expected:
+            raise SchemaMismatchError(
+                f"schema {compiled.name!r} hashes to {compiled.hash[:12]} here, but the producer sent hash "
+                f"{expected[:12]}: the document changed on the way or the two sides differ in version"
+            )
+        if arrived == expected:
+            with _lock:
+                _compiled[expected] = compiled
+                while len(_compiled) > _CACHE_SIZE:
+                    _compiled.popitem(last=False)
     return compiled
+
+
+def _cached(digest: str) -> CompiledSchema | None:
+    with _lock:
+        cached = _compiled.get(digest)
+        if cached is not None:
+            _compiled.move_to_end(digest)
+        return cached
 
 
 def wire_size(reference: Mapping[str, Any]) -> int:
