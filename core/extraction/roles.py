@@ -1566,7 +1566,21 @@ class LabelIndex:
         if paired is not None:
             return paired[0]
         header = _column_label(start, end, self._inline, self.labels, self.starts, self.lines)
-        return None if header is None else self.labels[header]
+        if header is None or self._opens_a_phrase(self.labels[header]):
+            return None
+        return self.labels[header]
+
+    def _opens_a_phrase(self, label: Label) -> bool:
+        """Whether a one-word label is the first word of longer words in its cell: a
+        name or a phrase ("Due North Consulting Ltd" over a date), not a column's
+        header, which ends its cell ("Due", "Due:") or is a phrase of its own ("Due
+        date", matched whole)."""
+        if " " in normalise_phrase(self.text[label.start : label.end]):
+            return False
+        line_start, line_end = self.lines.bounds(self.lines.line_of(label.start))
+        cell_end = next((e for s, e in _cells(self.text, line_start, line_end) if s <= label.start < e), line_end)
+        rest = self.text[label.end : cell_end]
+        return rest[:1] == " " and WORD_RE.match(rest, 1) is not None
 
     def joined(self, label: Label) -> list[Label]:
         """The labels naming one value with `label`, joined to it before it on its line
@@ -1629,4 +1643,5 @@ class LabelIndex:
         if cell is None:
             return None
         k = bisect_left(self.starts, cell[0])
-        return (self.labels[k] if k < len(self.labels) and self.labels[k].start < cell[1] else None,)
+        named = k < len(self.labels) and self.labels[k].start < cell[1] and not self._opens_a_phrase(self.labels[k])
+        return (self.labels[k] if named else None,)
