@@ -333,3 +333,66 @@ def test_short_embedded_commands_leave_stderr_clean(tmp_path):
             timeout=120,
         )
         assert "Unrecoverable error" not in done.stderr and "Traceback" not in done.stderr, done.stderr[-3000:]
+
+
+# --------------------------------------------------------------------- the append-only file
+
+
+@pytest.mark.processes
+def test_a_restarted_home_compacts_its_append_only_file(tmp_path, monkeypatch):
+    """Redis rewrites its append-only file only once it has doubled since the server
+    started, so a home started for every command kept every write it ever had (a day of
+    evals: 3.7 GB, whose loading outlasted the start's timeout). A start with more than
+    AOF_COMPACT_BYTES of it rewrites it down to the live data."""
+    from vetq.workers import embedded_redis
+    from vetq.workers.embedded_redis import EmbeddedRedis
+
+    monkeypatch.setattr(embedded_redis, "AOF_COMPACT_BYTES", 256 * 1024)
+    home = tmp_path / "home"
+    aof = home / "redis" / "appendonly.aof"
+    with EmbeddedRedis(home, role="tests") as server:
+        client = redis.Redis.from_url(server.url)
+        for n in range(20):  # 2 MB written, 100 KB of it live
+            client.set("result", str(n) * 100_000)
+    written = aof.stat().st_size
+    assert written > 2_000_000
+    with EmbeddedRedis(home, role="tests"):
+        pass  # a command shorter than the rewrite it starts: its end waits for the rewrite
+    assert aof.stat().st_size < written // 2
+    with EmbeddedRedis(home, role="tests") as server:
+        assert redis.Redis.from_url(server.url).get("result") == b"19" * 100_000  # the live data kept
+
+
+def test_a_server_loading_its_data_is_waited_for_past_the_start_timeout():
+    """A server that answers LOADING is making progress: it gets the load's time, not the
+    start's (which is for a server that does not answer at all)."""
+    from vetq.workers.embedded_redis import wait_until_up
+
+    now = [0.0]
+    answers = iter([False, False] + [None] * 200 + [True])  # refused, then loading for 10 s
+
+    def sleep(seconds: float) -> None:
+        now[0] += seconds
+
+    def wait(answers, **limits):
+        return wait_until_up(
+            "redis://127.0.0.1:1/0", lambda: False, 1.0, ping=lambda url: next(answers), clock=lambda: now[0],
+            sleep=sleep, **limits,
+        )  # fmt: skip
+
+    assert wait(answers) is None and now[0] > 9.0
+    now[0] = 0.0
+    assert wait(iter([False] * 100)) == "it did not answer within 1s"
+    now[0] = 0.0
+    assert wait(iter([None] * 100), load_timeout_s=2.0) == "it was still loading its data after 2s"
+
+
+def test_loading_is_read_from_the_servers_answer(monkeypatch):
+    from vetq.workers import embedded_redis
+
+    def loading(self):
+        raise redis.exceptions.BusyLoadingError("Redis is loading the dataset in memory")
+
+    monkeypatch.setattr(redis.Redis, "ping", loading)
+    assert embedded_redis._ping("redis://127.0.0.1:1/0") is None
+    assert embedded_redis._alive("redis://127.0.0.1:1/0") is False

@@ -21,6 +21,7 @@ import secrets
 import socket
 import subprocess
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO
 
@@ -145,11 +146,65 @@ def home_password(home: Path) -> str:
     return password
 
 
-def _alive(url: str) -> bool:
+# A server loading a large append-only file answers LOADING until it is done: that is
+# progress, waited for up to this long, not a server that failed to start.
+LOAD_TIMEOUT_S = 600.0
+# Redis rewrites its append-only file once it has doubled since the server started, so a
+# server started for every run (each CLI command, each eval) never rewrites it: the file
+# kept every result ever written, expired or not (3.7 GB after a day of evals, whose
+# loading outlasted the start's timeout). Past this size it is rewritten at start.
+AOF_COMPACT_BYTES = 64 * 1024 * 1024
+AOF_FILE = "appendonly.aof"
+# A rewrite is killed with the server, so a short command that started one waits this long
+# at its end for the rewrite to finish.
+REWRITE_WAIT_S = 120.0
+
+
+def _ping(url: str) -> bool | None:
+    """True when the server answers, None while it loads its data, False otherwise."""
     try:
         return bool(redis.Redis.from_url(url, socket_connect_timeout=0.5, socket_timeout=0.5).ping())
+    except redis.exceptions.BusyLoadingError:
+        return None
     except redis.RedisError:
         return False
+
+
+def _alive(url: str) -> bool:
+    return _ping(url) is True
+
+
+def wait_until_up(
+    url: str,
+    ended: Callable[[], bool],
+    start_timeout_s: float,
+    *,
+    load_timeout_s: float = LOAD_TIMEOUT_S,
+    ping: Callable[[str], bool | None] = _ping,
+    clock: Callable[[], float] = time.monotonic,
+    sleep: Callable[[float], None] = time.sleep,
+) -> str | None:
+    """Wait for the server at `url` to answer: None once it does, else why not (it
+    ended, it did not answer within `start_timeout_s`, or it was still loading its data
+    after `load_timeout_s`). A server that answers LOADING is making progress and gets
+    the longer time."""
+    started = clock()
+    loading = False
+    while True:
+        answer = ping(url)
+        if answer:
+            return None
+        if answer is None and not loading:
+            loading = True
+            log.info("embedded_redis_loading", url=redact_text(url))
+        if ended():
+            return "it exited"
+        waited = clock() - started
+        if loading and waited > load_timeout_s:
+            return f"it was still loading its data after {load_timeout_s:g}s"
+        if not loading and waited > start_timeout_s:
+            return f"it did not answer within {start_timeout_s:g}s"
+        sleep(0.05)
 
 
 def _read_state(home: Path) -> dict | None:
@@ -166,6 +221,16 @@ def _read_state(home: Path) -> dict | None:
     if not isinstance(port, int):
         return None
     return {**state, "port": port}
+
+
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def running_embedded(home: Path) -> dict | None:
@@ -249,13 +314,20 @@ class EmbeddedRedis:
     def _attach(self) -> EmbeddedRedis:
         deadline = time.monotonic() + self.start_timeout_s
         while time.monotonic() < deadline:
-            state = running_embedded(self.home)
+            state = _read_state(self.home)
             if state:
-                self.url = state["url"]
-                self.port = state["port"]
-                self.attached_role = state.get("role")
-                log.info("embedded_redis_attached", url=self.safe_url, owner_role=self.attached_role)
-                return self
+                # the holder's server, once it answers: it may still be loading its data
+                url = embedded_url(state["port"], _read_password(self.home))
+
+                def gone(pid: object = state.get("pid")) -> bool:
+                    return isinstance(pid, int) and not _pid_alive(pid)
+
+                if wait_until_up(url, gone, max(0.0, deadline - time.monotonic())) is None:
+                    self.url = url
+                    self.port = state["port"]
+                    self.attached_role = state.get("role")
+                    log.info("embedded_redis_attached", url=self.safe_url, owner_role=self.attached_role)
+                    return self
             time.sleep(0.1)
         state = _read_state(self.home)
         where = f"its Redis at {HOST}:{state['port']}" if state else "it has started no Redis"
@@ -300,29 +372,72 @@ class EmbeddedRedis:
             self.process.stdin.close()
         self.port = port
         self.url = embedded_url(port, password)
-        deadline = time.monotonic() + self.start_timeout_s
-        while not _alive(self.url):
-            if self.process.poll() is not None or time.monotonic() > deadline:
-                self._terminate()
-                self.process = None
-                raise ServiceUnavailableError(
-                    f"the embedded redis-server did not start on {HOST}:{port}; see {data_dir / 'redis.log'}"
-                )
-            time.sleep(0.05)
-        self.owner = True
+        process = self.process
+        # written before the wait, so a process that attaches meanwhile finds the server
+        # and waits for it to load rather than for a state file
         _write_private(
             self.home / STATE_FILE,
             json.dumps(
                 {
                     "url": embedded_url(port, None),
                     "port": port,
-                    "pid": self.process.pid,
+                    "pid": process.pid,
                     "role": self.role,
                     "started_by": os.getpid(),
                 }
             ),
         )
+        why = wait_until_up(self.url, lambda: process.poll() is not None, self.start_timeout_s)
+        if why is not None:
+            self._terminate()
+            self.process = None
+            with contextlib.suppress(OSError):
+                (self.home / STATE_FILE).unlink()
+            raise ServiceUnavailableError(
+                f"the embedded redis-server did not start on {HOST}:{port} ({why}); see {data_dir / 'redis.log'}"
+            )
+        self.owner = True
+        self._compact_append_only_file()
         log.info("embedded_redis_started", url=self.safe_url, pid=self.process.pid, data_dir=str(data_dir))
+
+    def _compact_append_only_file(self) -> None:
+        """Rewrite the append-only file in the background (BGREWRITEAOF) when the server
+        starts with more than AOF_COMPACT_BYTES of it and more than twice its live data
+        (a rewritten file is smaller than the data in memory): the rewrite keeps only the
+        live data, so the file stays about the size of what the home holds, and a home
+        whose data is large is not rewritten at every start."""
+        try:
+            size = (self.data_dir / AOF_FILE).stat().st_size
+        except OSError:
+            return
+        if size <= AOF_COMPACT_BYTES:
+            return
+        client = redis.Redis.from_url(self.live_url, socket_timeout=5)
+        try:
+            if size <= 2 * int(client.info("memory").get("used_memory_dataset", 0)):
+                return
+            client.bgrewriteaof()
+        except redis.RedisError as exc:  # a rewrite already running, or none possible now: the next start
+            log.warning("embedded_redis_compaction_not_started", error=str(exc)[:200])
+            return
+        log.info("embedded_redis_compacting", append_only_bytes=size)
+
+    def _let_rewrite_finish(self) -> None:
+        """Wait (up to REWRITE_WAIT_S) for a rewrite of the append-only file to finish
+        before the server is stopped, which would kill it: a command shorter than the
+        rewrite it started would never see one through."""
+        try:
+            client = redis.Redis.from_url(self.live_url, socket_timeout=2)
+            deadline = time.monotonic() + REWRITE_WAIT_S
+            while (state := client.info("persistence")).get("aof_rewrite_in_progress") or state.get(
+                "aof_rewrite_scheduled"
+            ):
+                if time.monotonic() > deadline:
+                    log.warning("embedded_redis_rewrite_unfinished", waited_s=REWRITE_WAIT_S)
+                    return
+                time.sleep(0.1)
+        except redis.RedisError:
+            return  # the server is gone or not answering: nothing to wait for
 
     def exit_code(self) -> int | None:
         """The server's exit status if it has ended (and it is reaped), else None."""
@@ -346,6 +461,8 @@ class EmbeddedRedis:
 
     def stop(self) -> None:
         if self.owner:
+            if self.process is not None and self.process.poll() is None:
+                self._let_rewrite_finish()
             self._terminate()
             with contextlib.suppress(OSError):
                 (self.home / STATE_FILE).unlink()
