@@ -104,23 +104,6 @@ def test_a_header_of_several_labels_run_together_names_no_value_below_it():
     assert _checks(below, {**RIGHT, "invoice_date": "2026-03-05"})["invoice_date"].factor < 1.0
 
 
-@pytest.mark.parametrize(
-    "text",
-    [
-        "Due North Consulting Ltd\n28.02.2026\nTotal: 120.00 EUR\n",
-        "Due North Consulting Ltd          INVOICE\n28.02.2026                        Total: 120.00 EUR\n",
-    ],
-)
-def test_a_one_word_label_opening_a_name_heads_no_column(text):
-    """A seller's name that starts with a label's word ("Due North Consulting Ltd") over
-    the document's date does not make that date the due date; the word alone over it
-    ("Due", "Due:") still does."""
-    assert _checks(text, RIGHT)["invoice_date"].factor == 1.0
-    alone = "ACME Ltd\nInvoice date: 28.02.2026\nDue\n05.03.2026\n"
-    wrong = _checks(alone, {**RIGHT, "invoice_date": "2026-03-05"})["invoice_date"]
-    assert wrong.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR) and "'Due'" in wrong.reasons[0]
-
-
 def test_another_fields_declared_label_counts_too():
     schema = {
         "name": "bill",

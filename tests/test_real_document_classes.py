@@ -3040,6 +3040,49 @@ def test_a_total_after_a_withholding():
     flagged(paid, {"tax": 48.05, "total": 296.79}, "total", "is not the document's total")
 
 
+# The sum of withholdings or of other deductions ("Total das Retenções", "Total Deduções/
+# Reduções", "Total of withholdings", "Total discounts") is a deduction, not a total: on a
+# Brazilian NFS-e, whose service value is its total, it named that figure the total
+@pytest.mark.parametrize(
+    "label",
+    [
+        "Total das Retenções",
+        "Total das retencoes (ISSQN / Federais)",
+        "Total Deduções/Reduções",
+        "Total of withholdings",
+        "Total discounts",
+    ],
+)
+def test_a_sum_of_deductions_is_no_total(label):
+    text = (
+        "Número da NFS-e 888\n"
+        "Valor do Serviço                          R$ 5.000,00\n"
+        f"{label:<42}R$ 700,00\n"
+        "Valor Líquido da NFS-e                    R$ 4.300,00\n"
+    )
+    assert [role for _, role in amount_roles(text)] == [None, None, None, None]
+    # no label names the total now (as on the NFS-e print); the withholdings did, a rival
+    assert factors(text, {"total": 5000.0})["total"] == pytest.approx(F.NO_ROLE_LABEL_FACTOR)
+    # a total label qualified otherwise still names its figure
+    assert [role for _, role in amount_roles(text.replace(label, "Total da nota"))][2] == "total"
+
+
+# A figure's own header of words, with no label in it, stands between it and a label
+# further up: that label heads another row (pdfplumber squeezes an NFS-e's header cells
+# into one line of words under "VALOR TOTAL DA NFS-E", whose figure drifted a line down)
+def test_a_header_of_words_over_a_figure_stops_a_label_further_up():
+    text = (
+        "VALOR TOTAL DA NFS-E\n"
+        "                     R$ 5.000,00         -                   -\n"
+        "Retido na Fonte (ISSQN / Federais) Valor Líquido da NFS-e Outros Valores\n"
+        "R$ 700,00           R$ 4.300,00         -\n"
+    )
+    assert [role for _, role in amount_roles(text)] == [None, None, None]
+    # a currency's line between them is no header: the label over the figure names it
+    beside = "Invoice total          Tax\nEUR                    EUR\n1,190.00               190.00\n"
+    assert [role for _, role in amount_roles(beside)] == ["total", "tax"]
+
+
 # 125. A special offer taken off a shop's order ("Special Offer  - €10.00") is a deduction:
 # with the shipping charge it explains the total
 def test_a_special_offer_is_a_deduction():

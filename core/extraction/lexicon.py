@@ -110,6 +110,9 @@ class Lexicon:
     # deductions that are a tax withheld for the state ("IRPF", "Tax withheld"): the total
     # after them is the invoice's
     withholdings: frozenset[str]
+    # one of them, or a word for deductions, after a total label ("Total das Retenções",
+    # "Total Deduções/Reduções", "Total discounts"): their sum, a deduction, not a total
+    deduction_sum_after_re: QualifierAfter
     partial_re: re.Pattern[str]
     page_mark_re: re.Pattern[str]
     rate_base_re: re.Pattern[str]
@@ -252,6 +255,10 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
     stray = [p for p in withholdings if adjustment_kind.get(p) != "deduction"]
     if stray:
         raise LexiconError(f"adjustments.withholdings: {stray[0]!r} is not one of the deduction phrases")
+    summed = _words(_section(data, "adjustments", "summed_after_total"), "adjustments.summed_after_total")
+    stray = [w for w in summed if adjustment_kind.get(w) != "deduction"]
+    if stray:
+        raise LexiconError(f"adjustments.summed_after_total: {stray[0]!r} is not one of the deduction phrases")
     inclusion = _strings(_section(data, "qualifying_words", "words"), "qualifying_words")
     exclusion = _qualifying_subset(data, "qualifying_words", "excluding", inclusion)
     partial = _words(_section(data, "partial_figure_words", "words"), "partial_figure_words")
@@ -278,6 +285,9 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         tax_included_prefixes=_prefixes(_section(data, "tax_included_prefixes", "prefixes"), "tax_included_prefixes"),
         adjustment_kind=adjustment_kind,
         withholdings=frozenset(withholdings),
+        deduction_sum_after_re=_qualifier_after(
+            (*(p for p in withholdings if " " not in p), *summed), goods.connectors
+        ),
         adjustment_re=re.compile(
             r"(?<![^\W_])" + _not_after(data) + r"(?:" + _alternation(adjustment_kind) + r")(?![^\W_])", re.IGNORECASE
         ),

@@ -241,6 +241,10 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
             if lexicon.tax_sum_role is None:
                 continue
             role = lexicon.tax_sum_role  # "VALOR TOTAL DO IPI": the tax's sum
+        elif role in lexicon.grand_roles and lexicon.deduction_sum_after_re.match(
+            _rest_of_cell(text, m.end(), line_end), 0
+        ):
+            continue  # "Total das Retenções", "Total Deduções": deductions' sum, no total
         elif key in lexicon.grand_qualified_labels and lexicon.grand_after_re.match(text, m.end()):
             grand = True
         elif role == lexicon.tax_sum_role and lexicon.tax_inclusive_after_re.match(
@@ -253,6 +257,14 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
                 role, grand = total_role, True
         labels.append(Label(m.start(), m.end(), role, key.startswith(lexicon.trailing_label_prefixes), grand))
     return labels
+
+
+def _rest_of_cell(text: str, pos: int, line_end: int) -> str:
+    """The text from `pos` to the end of its cell (a run of two blanks or more, or the
+    line's end): "Total das Retenções" qualifies its label, "Total     Discounts" is two
+    columns' headers."""
+    gap = _BLANK_RUN_RE.search(text, pos, line_end)
+    return text[pos : gap.start() if gap else line_end]
 
 
 def _total_word_role(key: str, lexicon: Lexicon) -> str | None:
@@ -1337,8 +1349,21 @@ def _rate_like(am: AmountMention) -> bool:
 
 
 def _column_label(
-    start: int, end: int, used: set[int] | frozenset[int], labels: list[Label], label_starts: list[int], lines: Lines
+    start: int,
+    end: int,
+    used: set[int] | frozenset[int],
+    labels: list[Label],
+    label_starts: list[int],
+    lines: Lines,
+    *,
+    words_stop: bool = True,
 ) -> int | None:
+    """The label heading the column of the value at start:end, up to
+    COLUMN_LOOKUP_LINES lines of text above it, or None. With `words_stop` (an amount),
+    a figure's own header of words under a row of figures names none of the labels over
+    that row (`_words_over`); a header's words wrapped onto its next line still let it
+    name the figure, and a date or a number may have words over it that head nothing
+    (weekdays over dates)."""
     li = lines.line_of(start)
     ls, le = lines.bounds(li)
     if le - ls > _MAX_COLUMN_LINE:
@@ -1346,8 +1371,10 @@ def _column_label(
     text = lines.text
     c0, c1 = lines.column(ls, start), lines.column(ls, end)
     row_shows_columns = _shows_columns(text, ls, le)
+    row_of_cells = len(_cells(text, ls, le)) > 1  # a table's row, not a lone figure under a caption
     row_is_the_value = not any(c.isdigit() for c in text[ls:start] + text[end:le])
     checked = 0
+    own_header = False  # a cell of words over the figure, its own header or a wrapped label's
     j = li - 1
     while j >= 0 and checked < COLUMN_LOOKUP_LINES:
         s, e = lines.bounds(j)
@@ -1359,8 +1386,9 @@ def _column_label(
             continue
         best = _label_over(c0, c1, s, e, labels, label_starts, lines, used, min_overlap=-1)
         if best is None:
-            if _rate_over(c0, c1, s, e, lines):
-                return None
+            if _rate_over(c0, c1, s, e, lines) or (own_header and any(c.isdigit() for c in text[s:e])):
+                return None  # the label further up heads the row of figures between
+            own_header = own_header or (words_stop and row_of_cells and _words_over(c0, c1, s, e, lines))
             continue
         if row_shows_columns or _shows_columns(text, s, e):
             return None if _unlabelled_cell_over(c0, c1, s, e, ls, le, best, labels, label_starts, lines) else best
@@ -1412,6 +1440,19 @@ def _rate_over(c0: int, c1: int, s: int, e: int, lines: Lines) -> bool:
     text = lines.text
     return any(
         "%" in text[cs:ce] for cs, ce in _cells(text, s, e) if lines.column(s, cs) < c1 and lines.column(s, ce) > c0
+    )
+
+
+def _words_over(c0: int, c1: int, s: int, e: int, lines: Lines) -> bool:
+    """Whether a cell of words, no figure and no label in it, stands over columns c0..c1
+    on line s..e: the figure's own header ("Retido na Fonte (ISSQN / Federais)  Valor
+    Líquido" over "R$ 700,00  R$ 4.300,00"), so a label further up heads another row. A
+    row of a table (its cells hold figures) is no header."""
+    text = lines.text
+    return any(
+        _WORD_RE.search(text, cs, ce) and not only_currencies(text[cs:ce]) and not any(c.isdigit() for c in text[cs:ce])
+        for cs, ce in _cells(text, s, e)
+        if lines.column(s, cs) < c1 and lines.column(s, ce) > c0
     )
 
 
@@ -1565,22 +1606,8 @@ class LabelIndex:
         paired = self._header_cell(start) or self._stacked_cell(start, end)
         if paired is not None:
             return paired[0]
-        header = _column_label(start, end, self._inline, self.labels, self.starts, self.lines)
-        if header is None or self._opens_a_phrase(self.labels[header]):
-            return None
-        return self.labels[header]
-
-    def _opens_a_phrase(self, label: Label) -> bool:
-        """Whether a one-word label is the first word of longer words in its cell: a
-        name or a phrase ("Due North Consulting Ltd" over a date), not a column's
-        header, which ends its cell ("Due", "Due:") or is a phrase of its own ("Due
-        date", matched whole)."""
-        if " " in normalise_phrase(self.text[label.start : label.end]):
-            return False
-        line_start, line_end = self.lines.bounds(self.lines.line_of(label.start))
-        cell_end = next((e for s, e in _cells(self.text, line_start, line_end) if s <= label.start < e), line_end)
-        rest = self.text[label.end : cell_end]
-        return rest[:1] == " " and WORD_RE.match(rest, 1) is not None
+        header = _column_label(start, end, self._inline, self.labels, self.starts, self.lines, words_stop=False)
+        return None if header is None else self.labels[header]
 
     def joined(self, label: Label) -> list[Label]:
         """The labels naming one value with `label`, joined to it before it on its line
@@ -1643,5 +1670,4 @@ class LabelIndex:
         if cell is None:
             return None
         k = bisect_left(self.starts, cell[0])
-        named = k < len(self.labels) and self.labels[k].start < cell[1] and not self._opens_a_phrase(self.labels[k])
-        return (self.labels[k] if named else None,)
+        return (self.labels[k] if k < len(self.labels) and self.labels[k].start < cell[1] else None,)
