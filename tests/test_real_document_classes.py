@@ -305,6 +305,24 @@ def test_cash_tendered_and_change_do_not_count_as_the_largest_figure():
     assert factors(text, {"total": 6.33}, RECEIPT)["total"] < F.NO_ROLE_LABEL_FACTOR
 
 
+def test_a_difference_no_word_for_cash_names_is_no_tender():
+    # a service's value, its withholdings and what is left: 5.000,00 - 4.300,00 is the
+    # withholdings' 700,00, but nothing says cash was handed over, so 700,00 given as the
+    # total is a figure like any other, not the rest of a tender
+    text = (
+        "Número da NFS-e 888\nValor do Serviço   R$ 5.000,00\nRetido na fonte    R$ 700,00\n"
+        "Valor Líquido      R$ 4.300,00\n"
+    )
+    assert factors(text, {"total": 700.0})["total"] < F.NO_ROLE_LABEL_FACTOR
+    assert factors(text, {"total": 5000.0})["total"] == F.NO_ROLE_LABEL_FACTOR
+    # with its words, the same figures are a tender: the cash and its change are set aside
+    till = "Brot 2,50\nKaffee 4,50\n5.000,00\nBar  R$ 5.700,00\nTroco  R$ 700,00\n"
+    assert factors(till, {"total": 5000.0}, RECEIPT)["total"] == F.NO_ROLE_LABEL_FACTOR
+    # and so is a figure with a deduction taken off it, its minus set apart ("- 0,10")
+    discounted = "Pos.  Menge  Bezeichnung      GP\n1     1,00   Toller Artikel  10,00\n     1,00 %  - 0,10\n\n9,90\n"
+    assert factors(discounted, {"total": 9.9})["total"] == F.NO_ROLE_LABEL_FACTOR
+
+
 @pytest.mark.parametrize("written", ["02.03,2020", "02,03.2020", "02 03.2020"])
 def test_a_date_whose_separators_ocr_mixed_is_read(written):
     clean(f"Datum {written} 14:38\nSumme 5,00\n", {"date": "2020-03-02", "total": 5.0}, RECEIPT)

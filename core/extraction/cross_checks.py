@@ -5,6 +5,7 @@ invoice_date`, ...), each item's rule on that item's fields alone."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
@@ -771,25 +772,49 @@ _MAX_TENDER_PAIRS = 200
 def _without_tendered(src: Source, total: Decimal) -> list[Decimal]:
     """The figures written with cents, less cash tendered and its change: two figures
     whose difference is the total, the one given printed before the change it left
-    (20,03 given, 11,20 back, 8,83 paid). A difference printed the other way round is
-    a sum and one of its parts (a line of 40.00 above the 240.00 it adds to), no
-    tender."""
+    (20,03 given, 11,20 back, 8,83 paid), a word for cash or change on the line of one
+    of them or the line over it ("BARGELD", "Change"); so are a figure and a deduction
+    taken off it (10,00 and "- 0,10", 9,90 left). A difference printed the other way
+    round is a sum and one of its parts (a line of 40.00 above the 240.00 it adds to),
+    and one neither names is an account (a gross, its withholdings and what is left):
+    no tender."""
     first: dict[Decimal, int] = {}
     last: dict[Decimal, int] = {}
-    for am in src.amounts:
+    deducted: set[Decimal] = set()
+    for ai, am in enumerate(src.amounts):
         if CENTS_RE.search(am.raw):
             figure = abs(am.value)
             first.setdefault(figure, am.start)
             last[figure] = am.start
+            phrase = src.context(ai).adjustment
+            if (
+                am.value < 0
+                or _MINUS_BEFORE.search(src.text, max(0, am.start - 3), am.start)
+                or (phrase is not None and src.lexicon.adjustment_kind.get(phrase) == "deduction")
+            ):
+                deducted.add(figure)
     distinct = sorted(first)[:_MAX_TENDER_PAIRS]
     aside = {
         figure
         for given in distinct
         for change in distinct
-        if given > change and abs(given - change - total) <= CENT and first[given] < last[change]
+        if given > change
+        and abs(given - change - total) <= CENT
+        and first[given] < last[change]
+        and (change in deducted or _tender_named(src, first[given]) or _tender_named(src, last[change]))
         for figure in (given, change)
     }
     return [figure for figure in first if figure not in aside] or [total]
+
+
+# a minus set apart from its figure ("1,00 %  - 0,10"), which the figure's own sign misses
+_MINUS_BEFORE = re.compile(r"(?<![\w.,])[-\u2212\u2013][ \t]?$")
+
+
+def _tender_named(src: Source, position: int) -> bool:
+    line = src.lines.line_of(position)
+    start = src.lines.bounds(max(0, line - 1))[0]
+    return src.lexicon.tender_re.search(src.text, start, src.lines.bounds(line)[1]) is not None
 
 
 def check_unlabelled_totals(

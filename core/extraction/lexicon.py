@@ -115,6 +115,7 @@ class Lexicon:
     deduction_sum_after_re: QualifierAfter
     partial_re: re.Pattern[str]
     page_mark_re: re.Pattern[str]
+    tender_re: re.Pattern[str]  # "Bargeld", "Change": cash handed over and what it left
     rate_base_re: re.Pattern[str]
     term_unit_re: re.Pattern[str]  # "days", "Tage", "jours": the number before it is a payment term
     label_tail_words: frozenset[str]  # "amount", "Betrag": a label's own words after it ("Gross Total Amount")
@@ -263,6 +264,7 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
     exclusion = _qualifying_subset(data, "qualifying_words", "excluding", inclusion)
     partial = _words(_section(data, "partial_figure_words", "words"), "partial_figure_words")
     pages = _words(_section(data, "page_words", "words"), "page_words")
+    tender = _words(_section(data, "tender_words", "words"), "tender_words")
     rate_base = _words(_section(data, "rate_base_words", "words"), "rate_base_words")
     net_labels, tax_inclusive = _tax_included_net_labels(data, inclusion)
     goods = _GoodsSums.from_data(data, role_of_label)
@@ -293,6 +295,7 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         ),
         partial_re=re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, partial)) + r")(?![^\W_])", re.IGNORECASE),
         # a form feed, or a page word with its number
+        tender_re=re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, tender)) + r")(?![^\W_])", re.IGNORECASE),
         page_mark_re=re.compile(
             r"\f|(?<![^\W_])(?:" + "|".join(map(re.escape, pages)) + r")[ \t]*[0-9]{1,4}(?![0-9])", re.IGNORECASE
         ),
