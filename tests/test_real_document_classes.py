@@ -3101,6 +3101,14 @@ def test_a_header_of_words_over_a_figure_stops_a_label_further_up():
     assert [role for _, role in amount_roles(beside)] == ["total", "tax"]
 
 
+# A qualifier stands in its label's cell: "Total" and "Taxes" two columns apart are two
+# headers, not the taxes' sum; one blank apart, the taxes' sum
+def test_a_qualifier_is_read_in_its_labels_cell_only():
+    columns = "Net         Total          Taxes\n1,000.00    1,150.00       150.00\n"
+    assert [role for _, role in amount_roles(columns)] == ["subtotal", "total", "tax"]
+    assert [role for _, role in amount_roles("Total taxes    150.00\nTotal    1,150.00\n")] == ["tax", "total"]
+
+
 # 125. A special offer taken off a shop's order ("Special Offer  - €10.00") is a deduction:
 # with the shipping charge it explains the total
 def test_a_special_offer_is_a_deduction():

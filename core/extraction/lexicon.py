@@ -413,8 +413,10 @@ def _grand_total_labels(data: Mapping[str, Any]) -> tuple[frozenset[str], frozen
     return frozenset(phrases), within, _words(_section(data, section, "words"), f"{section}.words")
 
 
-# The (up to three) words right after a label, and the word right before a position.
-_FOLLOWING_WORDS_RE = re.compile(r"[ \t]*[:\-]?[ \t]*([^\W_]+)(?:[ \t]+([^\W_]+))?(?:[ \t]+([^\W_]+))?")
+# The (up to three) words right after a label in its cell, one blank apart at most (two
+# start another cell: "Total        Taxes" is two columns' headers), and the word right
+# before a position.
+_FOLLOWING_WORDS_RE = re.compile(r"[ \t]?[:\-]?[ \t]?([^\W_]+)(?:[ \t]([^\W_]+))?(?:[ \t]([^\W_]+))?")
 _LAST_WORD_RE = re.compile(r"(?<![^\W_])([^\W_]+)[ \t]*$")
 
 

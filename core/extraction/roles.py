@@ -241,9 +241,7 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
             if lexicon.tax_sum_role is None:
                 continue
             role = lexicon.tax_sum_role  # "VALOR TOTAL DO IPI": the tax's sum
-        elif role in lexicon.grand_roles and lexicon.deduction_sum_after_re.match(
-            _rest_of_cell(text, m.end(), line_end), 0
-        ):
+        elif role in lexicon.grand_roles and lexicon.deduction_sum_after_re.match(text, m.end()):
             continue  # "Total das Retenções", "Total Deduções": deductions' sum, no total
         elif key in lexicon.grand_qualified_labels and lexicon.grand_after_re.match(text, m.end()):
             grand = True
@@ -257,14 +255,6 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
                 role, grand = total_role, True
         labels.append(Label(m.start(), m.end(), role, key.startswith(lexicon.trailing_label_prefixes), grand))
     return labels
-
-
-def _rest_of_cell(text: str, pos: int, line_end: int) -> str:
-    """The text from `pos` to the end of its cell (a run of two blanks or more, or the
-    line's end): "Total das Retenções" qualifies its label, "Total     Discounts" is two
-    columns' headers."""
-    gap = _BLANK_RUN_RE.search(text, pos, line_end)
-    return text[pos : gap.start() if gap else line_end]
 
 
 def _total_word_role(key: str, lexicon: Lexicon) -> str | None:
