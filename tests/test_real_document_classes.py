@@ -3102,11 +3102,15 @@ def test_a_header_of_words_over_a_figure_stops_a_label_further_up():
 
 
 # A qualifier stands in its label's cell: "Total" and "Taxes" two columns apart are two
-# headers, not the taxes' sum; one blank apart, the taxes' sum
+# headers, not the taxes' sum; one blank apart, the taxes' sum (and so before the label)
 def test_a_qualifier_is_read_in_its_labels_cell_only():
     columns = "Net         Total          Taxes\n1,000.00    1,150.00       150.00\n"
     assert [role for _, role in amount_roles(columns)] == ["subtotal", "total", "tax"]
     assert [role for _, role in amount_roles("Total taxes    150.00\nTotal    1,150.00\n")] == ["tax", "total"]
+    # so does a qualifier before it: "Merchandise" a gap before "Total" heads its own column
+    headers = "Merchandise        Total\n1,000.00           1,190.00\n"
+    assert [role for _, role in amount_roles(headers)] == [None, "total"]
+    assert [role for _, role in amount_roles("Merchandise total  1,000.00\nTotal  1,190.00\n")] == ["subtotal", "total"]
 
 
 # 125. A special offer taken off a shop's order ("Special Offer  - €10.00") is a deduction:

@@ -413,11 +413,11 @@ def _grand_total_labels(data: Mapping[str, Any]) -> tuple[frozenset[str], frozen
     return frozenset(phrases), within, _words(_section(data, section, "words"), f"{section}.words")
 
 
-# The (up to three) words right after a label in its cell, one blank apart at most (two
-# start another cell: "Total        Taxes" is two columns' headers), and the word right
-# before a position.
+# The (up to three) words right after a label in its cell, and the word right before a
+# position in its cell: one blank apart at most, since two start another cell ("Total"
+# and "Taxes" a gap apart are two columns' headers).
 _FOLLOWING_WORDS_RE = re.compile(r"[ \t]?[:\-]?[ \t]?([^\W_]+)(?:[ \t]([^\W_]+))?(?:[ \t]([^\W_]+))?")
-_LAST_WORD_RE = re.compile(r"(?<![^\W_])([^\W_]+)[ \t]*$")
+_LAST_WORD_RE = re.compile(r"(?<![^\W_])([^\W_]+)[ \t]?$")
 
 
 @dataclass(frozen=True)
@@ -446,7 +446,7 @@ class QualifierAfter:
 
 @dataclass(frozen=True)
 class WordBefore:
-    """One of `words` right before a position, whitespace between."""
+    """One of `words` right before a position in its cell, one blank between at most."""
 
     words: frozenset[str]
 

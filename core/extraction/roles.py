@@ -1434,8 +1434,8 @@ def _rate_over(c0: int, c1: int, s: int, e: int, lines: Lines) -> bool:
 
 
 def _words_over(c0: int, c1: int, s: int, e: int, lines: Lines) -> bool:
-    """Whether a cell of words, no figure and no label in it, stands over columns c0..c1
-    on line s..e: the figure's own header ("Retido na Fonte (ISSQN / Federais)  Valor
+    """Whether a cell of words with no figure in it (and, as the caller found, no label
+    over the figure) stands over columns c0..c1 on line s..e: the figure's own header ("Retido na Fonte (ISSQN / Federais)  Valor
     Líquido" over "R$ 700,00  R$ 4.300,00"), so a label further up heads another row. A
     row of a table (its cells hold figures) is no header."""
     text = lines.text
