@@ -3460,3 +3460,16 @@ def test_a_label_whose_words_ran_together_is_still_read(text, record):
     clean(text, record)
     glued_total = text.replace("TOTALTTC", "TOTAL TTC").replace("Totaltopay", "Total to pay")
     assert [role for _, role in amount_roles(text)] == [role for _, role in amount_roles(glued_total)]
+
+
+# 142. Labels the lexicon lacked: "Rechnungssumme" is the invoice's total (its net form the
+# goods' sum), "ISSUED" over a date the invoice's date, "DATE DELIVERED" the delivery date
+def test_the_invoices_sum_issued_and_date_delivered_are_labels():
+    text = "Nettobetrag     120,00\nzzgl. 19% USt.   22,80\nRechnungssumme  142,80\n"
+    assert [role for _, role in amount_roles(text)] == ["subtotal", "tax", "total"]
+    flagged(text, {"subtotal": 120.0, "tax": 22.8, "total": 120.0}, "total", "labelled total: 142,80")
+    net = "Rechnungssumme Netto    120,00\nUSt. 19%                 22,80\nZahlbetrag              142,80\n"
+    assert [role for _, role in amount_roles(net)] == ["subtotal", "tax", "total"]
+    dates = "BILL TO       ISSUED          DATE DELIVERED\nAcme Corp     Apr 30, 2026    May 15, 2026\n"
+    clean(dates, {"invoice_date": "2026-04-30"})
+    flagged(dates, {"invoice_date": "2026-05-15"}, "invoice_date", "DATE DELIVERED")
