@@ -134,6 +134,33 @@ def test_a_longer_form_of_its_own_label_is_its_own():
     assert _checks("Invoice number: INV-204\n", {"number": "INV-204"}, schema)["number"].factor == 1.0
 
 
+@pytest.mark.parametrize(
+    "text,record",
+    [
+        ("Rechnungs-/Lieferdatum: 05.03.2026\n", {"issued": "2026-03-05"}),
+        ("Rechnungs- und Lieferdatum      05.03.2026\n", {"issued": "2026-03-05"}),
+        ("Rechnungs-/Lieferschein-Nr. 2026-117\n", {"number": "2026-117"}),
+        ("Rechnung / Lieferschein-Nr.: 2026-117\n", {"number": "2026-117"}),
+    ],
+)
+def test_a_label_written_in_short_before_anothers_is_its_own(text, record):
+    """A word joined before a label that takes the label's last part names the value too:
+    "Rechnungs-/Lieferdatum" is the invoice date and the delivery date; a word that makes
+    no label of the field with it ("Kunden-/Lieferdatum") leaves the value the other's."""
+    assert _factors(text, record) == {name: 1.0 for name in record}
+    other = text.replace("Rechnungs", "Kunden").replace("Rechnung", "Kunde")
+    assert _factors(other, record) == {name: pytest.approx(F.FOREIGN_LABEL_FACTOR) for name in record}
+
+
+def test_a_column_gap_or_a_words_last_letter_joins_no_label_to_the_next():
+    # "ISSUE  DUE DATE": the E ending "ISSUE" is no "e" (and) making "issue date" of "due date"
+    text = "INVOICE NUMBER  DATE OF ISSUE  DUE DATE\n1               01/04/2025     16/04/2025\n"
+    assert _factors(text, {"issued": "2025-04-01"}) == {"issued": 1.0}
+    assert _factors(text, {"issued": "2025-04-16"}) == {"issued": pytest.approx(F.FOREIGN_LABEL_FACTOR)}
+    gap = "Rechnungs-   /   Lieferdatum: 05.03.2026\n"
+    assert _factors(gap, {"issued": "2026-03-05"}) == {"issued": pytest.approx(F.FOREIGN_LABEL_FACTOR)}
+
+
 def test_a_text_field_under_another_fields_label_is_lowered():
     schema = {
         "name": "deal",

@@ -573,6 +573,8 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
             written = src.text[joined.start : joined.end]
             if any(normalise_phrase(written).startswith(own + " ") for own in leaf.field.labels):
                 return check  # "Invoice number" to a field labelled "Invoice": a longer form of its own
+        if not index.sharing_its_tail(label).isdisjoint(leaf.field.labels):
+            return check  # "Rechnungs-/Lieferdatum": its own label too, written in short
         others.append(src.text[label.start : label.end])
     if unlabelled:
         # under no label at one place: unless its own label names another value (a

@@ -94,6 +94,13 @@ _OWN_VALUE_THEN_CELL = re.compile(_COLON_VALUE + r"[^\n]*?(?:  |\t)")
 # Between two labels naming one value: "Invoice Date (Tax Point)", "Datum vystavení /
 # DUZP", "Invoice date and tax point", "Data wystawienia i data sprzedaży".
 _LABEL_JOIN = re.compile(r"[ \t]*(?:[/(&=+]|(?i:and|und|et|y|e|i|a|og|och|en))[ \t]*")
+# A word joined before a label that shares the label's last part ("Rechnungs-/Lieferdatum",
+# "Rechnungs- und Lieferschein-Nr.", "Invoice / Delivery date"): the word, its hyphen. One
+# blank at most on either side of the join, a word joining with blanks around it: a
+# column's gap or a word's last letter ("DATE OF ISSUE  DUE DATE") joins nothing.
+_SHARED_TAIL_WORD = re.compile(
+    r"(?<![\w-])(\w+)(-?)(?:[ \t]?[/&+]|[ \t](?i:and|und|u\.|et|y|e|i|og|och|en)(?=[ \t]))[ \t]?\Z"
+)
 
 
 def _within_label_reach(gap: str) -> bool:
@@ -1598,6 +1605,23 @@ class LabelIndex:
             return paired[0]
         header = _column_label(start, end, self._inline, self.labels, self.starts, self.lines, words_stop=False)
         return None if header is None else self.labels[header]
+
+    def sharing_its_tail(self, label: Label) -> set[str]:
+        """The labels written in short before `label` (and the labels joined to it): a
+        word joined to it that takes its last part ("Rechnungs-/Lieferdatum" is
+        "Rechnungsdatum" and "Lieferdatum", "Rechnung / Lieferschein-Nr." "Rechnung Nr"
+        too, "Invoice / Delivery date" "Invoice date"), as the phrases a field's labels
+        are compared in. Every way of taking the part is given: the caller keeps those
+        that are a label it knows."""
+        first = self.joined(label)[0]
+        line_start, _ = self.lines.bounds(self.lines.line_of(first.start))
+        m = _SHARED_TAIL_WORD.search(self.text, line_start, first.start)
+        if m is None or not m.group(1)[:1].isalpha():
+            return set()
+        word = normalise_phrase(m.group(1))
+        written = normalise_phrase(self.text[label.start : label.end])
+        joiners = ("", "-") if m.group(2) else (" ", "-", "")
+        return {word + joiner + written[k:].lstrip(" -") for k in range(1, len(written) - 1) for joiner in joiners}
 
     def joined(self, label: Label) -> list[Label]:
         """The labels naming one value with `label`, joined to it before it on its line
