@@ -2612,6 +2612,25 @@ def test_a_tax_restated_under_the_same_label_and_rate_is_no_sum():
     flagged(text, {"tax": 400.0}, "tax", "not found in the source")
 
 
+@pytest.mark.parametrize(
+    "parts", [("CGST @ 9%", "SGST @ 9%", "1,530.00", "1,530.00"), ("GST 5%", "PST 7%", "1,275.00", "1,785.00")]
+)
+def test_equal_tax_parts_make_the_sum_a_table_prints_under_no_label(parts):
+    # the tax's sum stands only in a summary's row, under a header of labels run together:
+    # two equal parts under their own labels make it as unequal ones do
+    first, second, one, two = parts
+    text = (
+        f"Taxable Value   17,000.00\n{first}        {one}\n{second}        {two}\nTotal          20,060.00\n\n"
+        f"HSN/SAC   Taxable Value   Central Tax   State Tax   Total Tax Amount\n"
+        f"9403      17,000.00       {one}      {two}    3,060.00\n"
+        f"Total     17,000.00       {one}      {two}    3,060.00\n"
+    )
+    record = {"subtotal": 17000.0, "tax": 3060.0, "total": 20060.0}
+    assert factors(text, record) == {"subtotal": 1.0, "tax": F.NO_ROLE_LABEL_FACTOR, "total": 1.0}
+    flagged(text, record, "tax", "add up to less: parts of it")
+    flagged(text, {**record, "tax": 1530.0 + 1785.0}, "tax", "not found")
+
+
 # 102. A rounding line as more languages write it ("Round off", India's invoices; "Redondeo",
 # "Arrotondamento", "Afronding", "Zaokrąglenie", "Kerekítés", "端数調整") is a labelled
 # adjustment that makes up the total's difference; an unlabelled difference is still flagged

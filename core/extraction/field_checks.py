@@ -367,7 +367,11 @@ def check_amount(src: Source, leaf: Leaf) -> FieldCheck:
         ]
     role_numbers = [src.amounts[i].raw for i in role_figures]
     listed = ", ".join(dict.fromkeys(role_numbers[:3]))
-    parts = {abs(src.amounts[i].value) for i in role_figures}
+    parts = sorted({abs(src.amounts[i].value) for i in role_figures})
+    if role == src.lexicon.tax_sum_role:
+        by_kind = [abs(src.amounts[i].value) for i in _distinct_tax_parts(src, role)]
+        if len(by_kind) > len(parts):
+            parts = by_kind  # equal parts, each under its own label ("CGST 9% 1,530.00 / SGST 9% 1,530.00")
     if len(parts) >= 2 and sum(parts) <= abs(d) + CENT:
         # several figures under the label that together make no more than the value: its
         # parts (each line's net, each rate's base or tax), no rival for the document's
