@@ -3492,3 +3492,54 @@ def test_the_invoices_sum_issued_and_date_delivered_are_labels():
     dates = "BILL TO       ISSUED          DATE DELIVERED\nAcme Corp     Apr 30, 2026    May 15, 2026\n"
     clean(dates, {"invoice_date": "2026-04-30"})
     flagged(dates, {"invoice_date": "2026-05-15"}, "invoice_date", "DATE DELIVERED")
+
+
+# 143. Tills' words for a card or a phone payment the receipt's list lacked (Australia's
+# EFTPOS, Canada's INTERAC, the Netherlands' PIN payment, Singapore's NETS, Italy's
+# electronic payment, India's UPI, Brazil's PIX, Denmark's MobilePay)
+@pytest.mark.parametrize(
+    "words,paid",
+    [
+        ("EFTPOS", "card"),
+        ("INTERAC", "card"),
+        ("CONTACTLESS", "card"),
+        ("BETAALD MET PINNEN", "card"),
+        ("NETS", "card"),
+        ("TARJ. CREDITO", "card"),
+        ("Karta płatnicza", "card"),
+        ("PAGAMENTO ELETTRONICO", "card"),
+        ("Paid via UPI", "mobile"),
+        ("PIX", "mobile"),
+        ("MobilePay", "mobile"),
+    ],
+)
+def test_more_tills_words_for_a_card_or_a_phone(words, paid):
+    text = f"Shop\nItem    3.10\nTOTAL   3.10\n{words}   3.10\n"
+    clean(text, {"total": 3.1, "payment_method": paid}, RECEIPT)
+    assert factors(text, {"total": 3.1, "payment_method": "cash"}, RECEIPT)["payment_method"] < 1.0
+
+
+# 144. A tax said to be included in the total ("GST INCLUDED IN TOTAL $1.59", "IVA incluido
+# en el total", "Dont TVA incluse dans le total"): the word "total" there names the sum the
+# tax is part of, not the figure, which is the tax's; and a weight or a count under a net,
+# gross or sum word ("Gewicht brutto 125,50 kg", "Summe Stück: 1.000,00") is no amount
+@pytest.mark.parametrize(
+    "label",
+    ["GST INCLUDED IN TOTAL", "Tax included in total", "IVA incluido en el total", "Dont TVA incluse dans le total"],
+)
+def test_a_tax_included_in_the_total_is_the_tax_not_a_total(label):
+    text = f"PAINT ROLLER 230MM      $12.98\nMASKING TAPE 24MM        $4.50\nTOTAL                   $17.48\n{label}   $1.59\n"
+    assert [role for _, role in amount_roles(text)][2:] == ["total", "tax"]
+    clean(text, {"total": 17.48, "tax": 1.59})
+    flagged(text, {"total": 1.59}, "total", "labelled total: 17.48")
+    # the tax's own label after the word stays one ("Included VAT 11,36")
+    assert amount_roles("Sum  126,00\nIncluded VAT  11,36\n")[1] == ("11,36", "tax")
+
+
+@pytest.mark.parametrize(
+    "line", ["Gewicht netto: 118,20 kg", "Gewicht brutto 125,50 kg", "Summe Gewicht 125,50 kg", "Summe Stück: 1.000,00"]
+)
+def test_a_weight_or_a_count_under_a_sums_word_is_no_amount(line):
+    text = f"Warenwert netto     72,25\nMwSt 19%            13,73\nRechnungsbetrag     85,98 EUR\n{line}\n"
+    assert [role for _, role in amount_roles(text)] == ["subtotal", "tax", "total", None]
+    clean(text, {"subtotal": 72.25, "tax": 13.73, "total": 85.98})

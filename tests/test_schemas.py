@@ -339,6 +339,26 @@ def test_a_number_without_its_unit_and_an_enum_without_its_words_cost_a_little()
     assert checks["status"].factor == F.NO_CUE_FACTOR
 
 
+@pytest.mark.parametrize(
+    "line,paid,not_paid",
+    [
+        ("Geg. EC-Cash   EUR 1,99", "card", "cash"),  # a German card payment, not cash
+        ("Paid with gift card   12.00", "other", "card"),  # a voucher, not a card
+    ],
+)
+def test_an_enums_word_inside_another_values_longer_words_says_the_other(line, paid, not_paid):
+    schema = catalog.builtin("receipt")
+    text = f"Shop\nSUMME  1,99\n{line}\n"
+
+    def payment(value):
+        return run_heuristics(text, schema.validate_data({"total": 1.99, "payment_method": value}), schema)[
+            "payment_method"
+        ]
+
+    assert payment(paid).factor == 1.0 and payment(paid).verified
+    assert payment(not_paid).factor == F.CONTRADICTED_FACTOR
+
+
 # --- the pipeline on a schema with line items -----------------------------------------------
 def test_the_critic_judges_every_value_by_path_and_a_missing_verdict_flags_that_value():
     schema = compile_schema(ORDER)

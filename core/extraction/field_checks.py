@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from bisect import bisect_left
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
@@ -471,11 +471,12 @@ def check_enum(src: Source, leaf: Leaf) -> FieldCheck:
     """One of a closed set: grounded by the words the schema lists for the value."""
     check = FieldCheck(leaf.path)
     value = str(leaf.value)
-    mine = _cue_spans(src, leaf.field.values.get(value, ()))
+    found = _enum_cues(src, leaf.field.values)
+    mine = found.get(value, [])
     if mine:
         check.spans, check.verified = spans_in(src.text, mine), True
         return check
-    rivals = [other for other, words in leaf.field.values.items() if other != value and _cue_spans(src, words)]
+    rivals = [other for other in leaf.field.values if other != value and found.get(other)]
     if rivals:
         check.penalise(
             CONTRADICTED_FACTOR, f"the source has the words of {', '.join(rivals[:3])}, none of {short(value, 40)}'s"
@@ -504,6 +505,25 @@ def check_boolean(src: Source, leaf: Leaf) -> FieldCheck:
     else:
         check.penalise(NO_CUE_FACTOR, f"none of the words for {str(value).lower()} appears in the source")
     return check
+
+
+def _enum_cues(src: Source, values: Mapping[str, tuple[str, ...]]) -> dict[str, list[tuple[int, int]]]:
+    """Where each value's words stand, but for a word inside another value's longer words
+    ("Cash" in "EC-Cash", a card; "card" in "gift card", a voucher): those say the other."""
+    found = {value: _cue_spans(src, words) for value, words in values.items()}
+    return {
+        value: [
+            (s, e)
+            for s, e in spans
+            if not any(
+                os <= s and e <= oe and oe - os > e - s
+                for other, others in found.items()
+                if other != value
+                for os, oe in others
+            )
+        ]
+        for value, spans in found.items()
+    }
 
 
 def _cue_spans(src: Source, words: tuple[str, ...]) -> list[tuple[int, int]]:

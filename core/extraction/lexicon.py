@@ -244,7 +244,7 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
     before_connectors = _section(data, "not_a_label_when_preceded_by", "connectors")
     column_word_before = (
         r"(?<![^\W_])(?:"
-        + "|".join(map(re.escape, _words(before_words, "not_a_label_when_preceded_by.words")))
+        + "|".join(map(phrase_pattern, _phrases(before_words, "not_a_label_when_preceded_by.words")))
         + r")(?:[ \t]+(?:"
         + "|".join(map(re.escape, _words(before_connectors, "not_a_label_when_preceded_by.connectors")))
         + r"))?[ \t]*[:\-(]?[ \t]*$"
