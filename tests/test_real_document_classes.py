@@ -256,6 +256,24 @@ def test_without_a_total_label_a_total_that_reconciles_passes():
     assert factors(text, {"subtotal": 100.0, "tax": 20.0, "total": 120.0})["total"] == F.NO_ROLE_LABEL_FACTOR
 
 
+@pytest.mark.parametrize("last", ["****  BALANCE", "Summa", "Importe", "Net Amount"])
+def test_without_a_total_label_the_subtotal_before_its_discount_is_no_total(last):
+    # the goods' sum, the discount taken off it and what is left, under words that name no
+    # total: the sum before the discount is not the total, what it leaves is; with a tax
+    # after the discount, the subtotal, the tax and the discount make it
+    text = f"Item A   5.99\nItem B   13.48\nSubtotal   19.47\nDiscount   -1.50\n{last}   17.97\n"
+    flagged(text, {"total": 19.47}, "total", "most likely what they leave", "discount -1.50", "17.97")
+    assert factors(text, {"total": 17.97})["total"] >= F.NO_ROLE_LABEL_FACTOR
+    taxed = text.replace(f"{last}   17.97", f"Tax   0.81\n{last}   18.78")
+    right = {"subtotal": 19.47, "tax": 0.81, "total": 18.78}
+    assert not any("one line's amount" in r for r in reasons(taxed, right)["total"])
+    assert 0.95 * factors(taxed, right)["total"] >= 0.70
+    flagged(taxed, {"total": 19.47}, "total", "most likely what they leave", "18.78")
+    # with no figure after the discount, the subtotal is still the largest figure's reading
+    unpaid = text.replace(f"{last}   17.97\n", "")
+    assert factors(unpaid, {"total": 19.47})["total"] == F.NO_ROLE_LABEL_FACTOR
+
+
 # What the real-document set taught beyond the nine classes ------------------------------
 def test_a_label_ending_its_line_names_the_lone_figure_below_it():
     """OCR of a receipt puts one token on a line: the label's figure is on the next one."""

@@ -836,6 +836,8 @@ def check_unlabelled_totals(
         sum(p for p in parts[:2] if isinstance(p, Decimal)) if all(isinstance(p, Decimal) for p in parts[:2]) else None
     )
     tax = parts[1] if isinstance(parts[1], Decimal) and parts[1] else None
+    # the subtotal and the tax, the tax left out where the record gives none
+    adjusted = parts[0] + (tax or Decimal(0)) if isinstance(parts[0], Decimal) else None
     rates = {Decimal(m.group(1).replace(",", ".")) for m in RATE_RE.finditer(src.text)} if tax is not None else set()
     for leaf in leaves:
         check = checks.get(leaf.path)
@@ -847,8 +849,21 @@ def check_unlabelled_totals(
             continue
         value = abs(check.number)
         largest = max(_without_tendered(src, value))
-        if value >= largest - CENT or (reconciled is not None and abs(reconciled - value) <= CENT):
+        if value >= largest - CENT:
+            before = _before_its_deductions(src, value, tax)
+            if before is not None:
+                left, phrases = before
+                check.penalise(
+                    UNLABELLED_TOTAL_FACTOR,
+                    f"no label in the source names the {leaf.field.name}; {as_given(leaf.value)} is the figure it "
+                    f"labels the subtotal, and after its {', '.join(phrases)} it prints {left}: the "
+                    f"{leaf.field.name} is most likely what they leave",
+                )
             continue
+        if reconciled is not None and abs(reconciled - value) <= CENT:
+            continue
+        if adjusted is not None and difference_made_of(src, value - abs(adjusted), either_way=False):
+            continue  # the subtotal and the tax after a labelled discount or charge
         if tax is not None and any(
             to_cents(value * rate / (100 + rate)) == to_cents(abs(tax)) for rate in rates if rate
         ):
@@ -858,6 +873,32 @@ def check_unlabelled_totals(
             f"no label in the source names the {leaf.field.name}, and {as_given(leaf.value)} is neither its largest "
             f"amount ({largest}) nor the subtotal plus the tax: it may be one line's amount",
         )
+
+
+def _before_its_deductions(src: Source, value: Decimal, tax: Decimal | None) -> tuple[Decimal, list[str]] | None:
+    """Where a figure the document labels only as the goods' sum has labelled deductions
+    after it, and a figure after them is what they leave (with the record's tax or a
+    labelled one added, or none: "Subtotal 19.47 / Discount -1.50 / BALANCE 17.97"): that
+    figure and the deductions' phrases. Given as the total of a document that labels none, the value is most likely
+    the sum before its discount."""
+    goods = src.lexicon.goods_role
+    cents = to_cents(value)
+    hits = src.amounts_of(cents) if cents is not None and goods is not None else []
+    if not hits or any(src.roles[i] != goods for i in hits):
+        return None
+    after = max(src.amounts[i].end for i in hits)
+    taxes = {Decimal(0), abs(tax) if tax else Decimal(0)} | {
+        abs(am.value) for i, am in enumerate(src.amounts) if src.roles[i] == src.lexicon.tax_sum_role
+    }
+    for am in src.amounts:
+        left = abs(am.value)
+        if am.start < after or left >= value or not CENTS_RE.search(am.raw):
+            continue
+        for added in taxes:
+            phrases = difference_made_of(src, left - added - value, either_way=False)
+            if phrases:
+                return left, phrases
+    return None
 
 
 def _check_unlabelled_subtotal(src: Source, leaf: Leaf, check: FieldCheck, value: Decimal, total: Decimal) -> None:
