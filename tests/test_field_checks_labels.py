@@ -417,6 +417,52 @@ def test_a_date_written_only_under_another_dates_label_is_not_the_documents(text
 
 
 @pytest.mark.parametrize(
+    "text,right,wrong,label",
+    [
+        (
+            "Rechnungsdatum: 12.03.2024\nLieferschein Nr. LS-4471 vom 08.03.2024\n",
+            "2024-03-12",
+            "2024-03-08",
+            "Lieferschein Nr",
+        ),
+        ("Date: 08/02/2024\nYour PO 4500123 dated 07/15/2024\n", "2024-08-02", "2024-07-15", "Your PO"),
+        (
+            "Data documento: 18/04/2024    Numero: 127/2024\nDDT n. 88 del 10/04/2024\n",
+            "2024-04-18",
+            "2024-04-10",
+            "DDT n",
+        ),
+        (
+            "Date : 14/05/2024\nBon de livraison n° BL-5521 du 09/05/2024\n",
+            "2024-05-14",
+            "2024-05-09",
+            "Bon de livraison n°",
+        ),
+    ],
+)
+def test_a_date_written_after_another_documents_number_is_that_documents(text, right, wrong, label):
+    """A number's label, its number and a dating word ("vom", "dated", "del", "du") name
+    the date after them as that document's: a delivery note's or an order's date is no
+    invoice date, even with the invoice's own date labelled elsewhere."""
+    check = _checks(text, {"issued": wrong}, INVOICE_FIELDS)["issued"]
+    assert check.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR) and f"'{label}'" in check.reasons[0]
+    assert _checks(text, {"issued": right}, INVOICE_FIELDS)["issued"].factor == 1.0
+
+
+def test_the_invoices_own_number_dates_the_invoice():
+    text = "Rechnung Nr. 471113 vom 13.06.2018\nLieferschein Nr. LS-1 vom 10.06.2018\n"
+    assert _factors(text, {"number": "471113", "issued": "2018-06-13"}) == {"number": 1.0, "issued": 1.0}
+    wrong = _checks(text, {"issued": "2018-06-10"}, INVOICE_FIELDS)["issued"]
+    assert wrong.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR) and "'Lieferschein Nr'" in wrong.reasons[0]
+    # another document's number is no invoice number either
+    for line, number in (
+        ("DDT n. 88 del 10/04/2024\n", "88"),
+        ("Bon de livraison n° BL-5521 du 09/05/2024\n", "BL-5521"),
+    ):
+        assert _factors(line, {"number": number}) == {"number": pytest.approx(F.FOREIGN_LABEL_FACTOR)}
+
+
+@pytest.mark.parametrize(
     "text,bound,period",
     [
         (

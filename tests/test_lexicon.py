@@ -26,6 +26,7 @@ from vetq.core.extraction.lexicon import (
     label_sets_from_data,
     lexicon_from_data,
     normalise_phrase,
+    numbers_dated_after_from_data,
     unaccented,
 )
 from vetq.core.extraction.roles import Lines, assign_roles, find_labels
@@ -150,6 +151,23 @@ def test_the_loader_refuses_data_the_matcher_would_misread(change, names):
     with pytest.raises(LexiconError, match=names.replace("(", r"\(")):
         label_sets_from_data(data)
         lexicon_from_data(data, {})
+
+
+@pytest.mark.parametrize(
+    "pairs,names",
+    [
+        ({"order_number": "order_day"}, "'order_number' -> 'order_day' names an unknown set"),
+        ({"order_date": "invoice_date"}, "is not a number's to a date's"),
+        ({"order_number": "invoice_number"}, "is not a number's to a date's"),
+        (["order_number"], "must map a set of numbers to a set of dates"),
+    ],
+)
+def test_a_number_dates_only_a_date_of_a_known_set(pairs, names):
+    data = copy.deepcopy(DATA)
+    data["numbers_dated_after"]["pairs"] = pairs
+    with pytest.raises(LexiconError, match=names):
+        numbers_dated_after_from_data(data)
+    assert numbers_dated_after_from_data(DATA)["delivery_note_number"] == "delivery_date"
 
 
 def test_one_label_under_two_roles_is_refused():

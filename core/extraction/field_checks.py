@@ -17,7 +17,7 @@ from typing import Any
 from vetq.core.extraction import formats
 from vetq.core.extraction.amounts import CENT, parse_amount, to_cents
 from vetq.core.extraction.dates import compact_date_spans, is_real_iso_date
-from vetq.core.extraction.lexicon import VALUE_LABEL_SETS, normalise_phrase
+from vetq.core.extraction.lexicon import DATE_SET_ENDINGS, VALUE_LABEL_SETS, normalise_phrase
 from vetq.core.extraction.roles import BARE_GAP, DATE_WORDS, GENERIC_LABEL_BEFORE, NUMBER_WORDS, RATE_RE, LabelIndex
 from vetq.core.extraction.schema import Span
 from vetq.core.extraction.source import CENTS_RE, Source
@@ -634,7 +634,7 @@ def _label_kind(role: str) -> str | None:
     identifier), None for a field's own (its role is its path)."""
     if not role.startswith("@"):
         return None
-    return "date" if role.endswith(("_date", "_period", "_until")) else "identifier"
+    return "date" if role.endswith(DATE_SET_ENDINGS) else "identifier"
 
 
 # A long number printed in groups of digits, one blank between them: an access key, an

@@ -563,9 +563,28 @@ def _value_label_sets(data: Mapping[str, Any]) -> Mapping[str, tuple[str, ...]]:
 
 
 _AMOUNT_WORDS = _load_data()
+# A set of value labels whose name ends so labels dates; any other, numbers.
+DATE_SET_ENDINGS = ("_date", "_period", "_until")
 # The standard label sets of dates and identifiers ("@invoice_date", "@order_number"):
 # what a schema's value field may take, and the labels that say a value is another one.
 VALUE_LABEL_SETS = _value_label_sets(_AMOUNT_WORDS)
+
+
+def numbers_dated_after_from_data(data: Mapping[str, Any]) -> Mapping[str, str]:
+    """Which set of dates a set of numbers' label names after a dating word ("Lieferschein
+    Nr. LS-4471 vom 08.03.2024": the delivery date), each set checked."""
+    pairs = _section(data, "numbers_dated_after", "pairs")
+    if not isinstance(pairs, Mapping):
+        raise LexiconError("numbers_dated_after.pairs must map a set of numbers to a set of dates")
+    for number, dated in pairs.items():
+        if number not in VALUE_LABEL_SETS or dated not in VALUE_LABEL_SETS:
+            raise LexiconError(f"numbers_dated_after.pairs: {number!r} -> {dated!r} names an unknown set")
+        if number.endswith(DATE_SET_ENDINGS) or not dated.endswith(DATE_SET_ENDINGS):
+            raise LexiconError(f"numbers_dated_after.pairs: {number!r} -> {dated!r} is not a number's to a date's")
+    return dict(pairs)
+
+
+NUMBERS_DATED_AFTER = numbers_dated_after_from_data(_AMOUNT_WORDS)
 
 
 def _standard_label_sets(data: Mapping[str, Any]) -> Mapping[str, tuple[str, ...]]:

@@ -14,7 +14,14 @@ from decimal import Decimal
 
 from vetq.core.extraction.amounts import CENT, AmountMention, currency_beside
 from vetq.core.extraction.currencies import CURRENCY_WORDS, ISO_4217, SYMBOLS_LONGEST_FIRST
-from vetq.core.extraction.lexicon import MAX_FIRST_WORD_CHARS, WORD_RE, Lexicon, normalise_phrase
+from vetq.core.extraction.lexicon import (
+    MAX_FIRST_WORD_CHARS,
+    NUMBERS_DATED_AFTER,
+    VALUE_LABEL_SETS,
+    WORD_RE,
+    Lexicon,
+    normalise_phrase,
+)
 
 __all__ = [
     "CLAUSE_BREAK_RE",
@@ -78,8 +85,10 @@ BARE_GAP = r"\.?[ \t]*[:#\-–]?[ \t]*"
 # without saying what it is ("Date:", "No.", "Nr.", "vom", "del"), ending the text before it.
 DATE_WORDS = r"(?:date|datum|fecha|data|dato|日付|дата)"
 NUMBER_WORDS = r"(?:(?<![^\W\d_])(?:no|nr|nro|num|number|nummer|numero|número|numer|n[°º])|[#№])"
+# The words that date a number before them ("Nr. 471113 vom 13.06.2018", "PO 4500123 dated")
+_DATING_WORDS = r"(?:dated|vom|del|du|dd)"
 GENERIC_LABEL_BEFORE = {
-    "date": re.compile(rf"(?i)(?<![^\W\d_])(?:{DATE_WORDS}|dated|vom|del|du|dd){BARE_GAP}$"),
+    "date": re.compile(rf"(?i)(?<![^\W\d_])(?:{DATE_WORDS}|{_DATING_WORDS}){BARE_GAP}$"),
     "identifier": re.compile(rf"(?i){NUMBER_WORDS}{BARE_GAP}$"),
 }
 # A label's colon with a value after it on its line ("VAT no.: DE XXX XXX XXX", "Tel :
@@ -94,6 +103,9 @@ _OWN_VALUE_THEN_CELL = re.compile(_COLON_VALUE + r"[^\n]*?(?:  |\t)")
 # Between two labels naming one value: "Invoice Date (Tax Point)", "Datum vystavení /
 # DUZP", "Invoice date and tax point", "Data wystawienia i data sprzedaży".
 _LABEL_JOIN = re.compile(r"[ \t]*(?:[/(&=+]|(?i:and|und|et|y|e|i|a|og|och|en))[ \t]*")
+# Between a number's label and a date: the number, then a word that dates it
+# ("Lieferschein Nr. LS-4471 vom ", "Your PO 4500123 dated ").
+_NUMBER_THEN_DATING = re.compile(rf"(?i){BARE_GAP}[^\s]*[0-9][^\s]*[ \t]+{_DATING_WORDS}{BARE_GAP}")
 # A word joined before a label that shares the label's last part ("Rechnungs-/Lieferdatum",
 # "Rechnungs- und Lieferschein-Nr.", "Invoice / Delivery date"): the word, its hyphen. One
 # blank at most on either side of the join, a word joining with blanks around it: a
@@ -1566,13 +1578,34 @@ def _another_names(gap: str) -> bool:
     return _OWN_VALUE_THEN_CELL.match(gap) is not None
 
 
+def _dating_roles(lexicon: Lexicon) -> dict[str, str]:
+    """The role of the date each number label's role names after a dating word, by the
+    lexicon's roles of the standard sets (NUMBERS_DATED_AFTER); a role two sets of numbers
+    share dates nothing."""
+
+    def roles(name: str) -> set[str]:
+        return {lexicon.role_of_label[p] for p in VALUE_LABEL_SETS[name] if p in lexicon.role_of_label}
+
+    numbers = {number: roles(number) for number in NUMBERS_DATED_AFTER}
+    owners = [role for found in numbers.values() for role in found]
+    dated: dict[str, str] = {}
+    for number, date_set in NUMBERS_DATED_AFTER.items():
+        dates = roles(date_set)
+        for role in numbers[number]:
+            if len(dates) == 1 and owners.count(role) == 1:
+                dated[role] = next(iter(dates))
+    return dated
+
+
 class LabelIndex:
     """The labels of a text's dates and identifiers ("Invoice date", "Order no."), and
     which one names the value written at a place: the nearest label before it on its
     line, with no digit between (else that label is an earlier value's), or, when no
     label stands before it on its line, the column header above it ("Invoice date" over
     "28.02.2026", "Invoice date:" ending the line before). A label with a figure after it
-    on its own line, or a colon and a value, names that and heads no column."""
+    on its own line, or a colon and a value, names that and heads no column. A document's
+    number label, its number and a dating word name the date after them as that
+    document's ("Lieferschein Nr. LS-4471 vom 08.03.2024": the delivery date)."""
 
     def __init__(self, text: str, lines: Lines, lexicon: Lexicon) -> None:
         self.text = text
@@ -1587,6 +1620,7 @@ class LabelIndex:
             if any(c.isdigit() for c in after) or _NAMED_AFTER_COLON.match(after):
                 inline.add(k)
         self._inline = frozenset(inline)
+        self._dated = _dating_roles(lexicon)
 
     def label_of(self, start: int, end: int) -> Label | None:
         """The label that names the value at start:end, or None."""
@@ -1599,6 +1633,9 @@ class LabelIndex:
             gap = self.text[lb.end : start]
             if _within_label_reach(gap) and not any(c.isdigit() for c in gap) and not _another_names(gap):
                 return lb
+            dated = self._dated.get(lb.role)
+            if dated is not None and _NUMBER_THEN_DATING.fullmatch(gap):
+                return replace(lb, role=dated)  # "Lieferschein Nr. LS-4471 vom 08.03.2024": its document's date
             return None  # its line has a label, which names an earlier value
         paired = self._header_cell(start) or self._stacked_cell(start, end)
         if paired is not None:
