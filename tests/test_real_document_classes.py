@@ -3561,3 +3561,24 @@ def test_a_weight_or_a_count_under_a_sums_word_is_no_amount(line):
     text = f"Warenwert netto     72,25\nMwSt 19%            13,73\nRechnungsbetrag     85,98 EUR\n{line}\n"
     assert [role for _, role in amount_roles(text)] == ["subtotal", "tax", "total", None]
     clean(text, {"subtotal": 72.25, "tax": 13.73, "total": 85.98})
+
+
+# 145. Lines priced with the tax over a net subtotal (a till's lines over its VAT table, a
+# shop's "Summe (inkl. MwSt.)"): the lines add up to the total, not to the net, and the
+# difference is the record's tax; where nothing shows the lines carry it, still flagged
+@pytest.mark.parametrize(
+    "closing",
+    [
+        "MwSt    Netto     MwSt     Brutto\nB 7%     3,50     0,25      3,75\n",
+        "enthaltene MwSt. 7%   0,25\nNettobetrag   3,50\n",
+    ],
+)
+def test_lines_priced_with_the_tax_add_up_to_the_total(closing):
+    text = "Brezel      0,95 B\nKaffee      2,80 B\nSUMME   EUR   3,75\n" + closing
+    items = [{"description": "Brezel", "amount": 0.95}, {"description": "Kaffee", "amount": 2.8}]
+    record = {"subtotal": 3.5, "tax": 0.25, "total": 3.75, "items": items}
+    assert 0.95 * factors(text, record, RECEIPT)["subtotal"] >= 0.70, reasons(text, record, RECEIPT)
+    if "Brutto" in closing:
+        # nothing says the lines carry the tax, and without the total nothing shows it
+        untotalled = {key: value for key, value in record.items() if key != "total"}
+        assert 0.95 * factors(text, untotalled, RECEIPT)["subtotal"] < 0.70

@@ -585,7 +585,15 @@ def _check_equation(
                     EXTRA_CHARGE_FACTOR, f"{summary}: the difference {diff:.2f} is the labelled {at_rate}"
                 )
             return
-    included = _tax_included(src, left, diff, read, checks) if rule.spec.adjustments else None
+    total = next(
+        (
+            _rule_value(leaf.value)
+            for leaf in values.values()
+            if "total" in leaf.field.label_sets and "[" not in leaf.path
+        ),
+        None,
+    )
+    included = _tax_included(src, left, diff, read, checks, total) if rule.spec.adjustments else None
     if included is not None:
         for path in _forgiven(read, blamed, checks):
             checks[path].penalise(EXTRA_CHARGE_FACTOR, f"{summary}: the difference {diff:.2f} is {included}")
@@ -658,7 +666,7 @@ HALF_UNIT = Decimal("0.50")
 
 
 def _tax_included(
-    src: Source, left: Decimal, diff: Decimal, read: list[str], checks: Mapping[str, FieldCheck]
+    src: Source, left: Decimal, diff: Decimal, read: list[str], checks: Mapping[str, FieldCheck], total: Any
 ) -> str | None:
     """Whether the difference is minus the tax the rule reads, and the source says its
     figures include the tax ("Subtotal 120.00 / IVA 20.00 / Total 120.00" under "Produto
@@ -667,14 +675,27 @@ def _tax_included(
     19.36 / Total 213", a shop whose prices include the tax): a gross subtotal and its
     charges; the total is then no other line's figure (the subtotal is one). Either way
     the tax is a tax rate's worth of the net it leaves in the gross (not the gross
-    itself). What the difference is, or None."""
+    itself). A rule of the lines' sum and the net (which reads no tax) is minus the
+    record's tax where the lines are priced with it: the source says so, or they add up
+    to the record's `total` (a till's lines over its VAT table). What the difference is,
+    or None."""
     path = src.lexicon.tax_sum_role
-    tax = checks[path].number if path in read and path in checks else None
-    if tax is None or tax == 0 or not a_tax_rate_of(left - tax - tax, tax):
+    check = checks.get(path) if path is not None else None
+    tax = check.number if check is not None else None
+    lines = path not in read and src.lexicon.goods_role in read
+    if tax is None or tax == 0 or not (path in read or lines):
+        return None
+    if not a_tax_rate_of(left - tax if lines else left - tax - tax, tax):
         return None
     rest = diff + tax
     if abs(rest) <= CENT:
-        return "the tax, which the source says is included" if src.says_tax_included() else None
+        if src.says_tax_included():
+            return "the tax, which the source says is included"
+        if lines and isinstance(total, Decimal) and abs(total - left) <= CENT:
+            return "the tax: the lines add up to the total, priced with it"
+        return None
+    if lines:
+        return None
     made_of = difference_made_of(src, rest, either_way=False)
     if made_of is None:
         return None
