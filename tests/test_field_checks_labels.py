@@ -454,6 +454,12 @@ def test_the_invoices_own_number_dates_the_invoice():
     assert _factors(text, {"number": "471113", "issued": "2018-06-13"}) == {"number": 1.0, "issued": 1.0}
     wrong = _checks(text, {"issued": "2018-06-10"}, INVOICE_FIELDS)["issued"]
     assert wrong.factor == pytest.approx(F.FOREIGN_LABEL_FACTOR) and "'Lieferschein Nr'" in wrong.reasons[0]
+    # a number and date of two documents at once ("Rechnung / Lieferschein Nr."), or a
+    # title naming both over the number, are the invoice's
+    both = "Rechnung / Lieferschein Nr. 4471 vom 08.03.2024\n"
+    assert _factors(both, {"number": "4471", "issued": "2024-03-08"}) == {"number": 1.0, "issued": 1.0}
+    titled = "                FACTURA - ALBARÁN\n                Nº 2024-118   Fecha 05/03/2024\n"
+    assert _factors(titled, {"number": "2024-118", "issued": "2024-03-05"}) == {"number": 1.0, "issued": 1.0}
     # another document's number is no invoice number either
     for line, number in (
         ("DDT n. 88 del 10/04/2024\n", "88"),

@@ -269,6 +269,13 @@ def test_without_a_total_label_the_subtotal_before_its_discount_is_no_total(last
     assert not any("one line's amount" in r for r in reasons(taxed, right)["total"])
     assert 0.95 * factors(taxed, right)["total"] >= 0.70
     flagged(taxed, {"total": 19.47}, "total", "most likely what they leave", "18.78")
+    # a payment is no discount: what it leaves is still owed of the same total
+    for paid in (
+        "SUBTOTAL   45.00\nCASH   20.00\nCARD   25.00\n",
+        "Subtotal   4,800.00\nPayment received   -1,500.00\nBalance   3,300.00\n",
+    ):
+        total = 45.0 if "CASH" in paid else 4800.0
+        assert not any("most likely what they leave" in r for r in reasons(paid, {"total": total})["total"])
     # with no figure after the discount, the subtotal is still the largest figure's reading
     unpaid = text.replace(f"{last}   17.97\n", "")
     assert factors(unpaid, {"total": 19.47})["total"] == F.NO_ROLE_LABEL_FACTOR
@@ -3500,8 +3507,9 @@ def test_a_label_whose_words_ran_together_is_still_read(text, record):
 
 
 # 142. Labels the lexicon lacked: "Rechnungssumme" is the invoice's total (its net form the
-# goods' sum), "ISSUED" over a date the invoice's date, "DATE DELIVERED" the delivery date
-def test_the_invoices_sum_issued_and_date_delivered_are_labels():
+# goods' sum), "DATE DELIVERED" the delivery date. "Issued" alone is none: "Policy issued:
+# 01/01/2024" dates a policy, not the invoice
+def test_the_invoices_sum_and_date_delivered_are_labels_and_issued_alone_is_none():
     text = "Nettobetrag     120,00\nzzgl. 19% USt.   22,80\nRechnungssumme  142,80\n"
     assert [role for _, role in amount_roles(text)] == ["subtotal", "tax", "total"]
     flagged(text, {"subtotal": 120.0, "tax": 22.8, "total": 120.0}, "total", "labelled total: 142,80")
@@ -3510,6 +3518,8 @@ def test_the_invoices_sum_issued_and_date_delivered_are_labels():
     dates = "BILL TO       ISSUED          DATE DELIVERED\nAcme Corp     Apr 30, 2026    May 15, 2026\n"
     clean(dates, {"invoice_date": "2026-04-30"})
     flagged(dates, {"invoice_date": "2026-05-15"}, "invoice_date", "DATE DELIVERED")
+    policy = "Invoice No: 1043    Invoice date: 05/03/2024\nPolicy No: HP-55102   Policy issued: 01/01/2024\n"
+    flagged(policy, {"invoice_date": "2024-01-01"}, "invoice_date", "which names '05/03/2024'")
 
 
 # 143. Tills' words for a card or a phone payment the receipt's list lacked (Australia's
@@ -3535,6 +3545,25 @@ def test_more_tills_words_for_a_card_or_a_phone(words, paid):
     text = f"Shop\nItem    3.10\nTOTAL   3.10\n{words}   3.10\n"
     clean(text, {"total": 3.1, "payment_method": paid}, RECEIPT)
     assert factors(text, {"total": 3.1, "payment_method": "cash"}, RECEIPT)["payment_method"] < 1.0
+
+
+@pytest.mark.parametrize(
+    "line,prompt,paid,mentioned",
+    [
+        ("CASH   10.00", "We accept NETS & PayNow", "cash", "card"),
+        ("CASH   20.00", "EFTPOS available - min $10", "cash", "card"),
+        ("Cash   500.00", "Scan QR to pay by UPI next time", "cash", "mobile"),
+        ("Dinheiro   5.50", "Pague com PIX - chave: 123", "cash", "mobile"),
+    ],
+)
+def test_a_tender_line_outranks_a_payment_prompt(line, prompt, paid, mentioned):
+    # a way to pay named on a line with an amount is how the receipt was paid; one named
+    # in a line of words is an offer
+    text = f"Shop\nTOTAL   5.50\n{line}\n{prompt}\n"
+    clean(text, {"total": 5.5, "payment_method": paid}, RECEIPT)
+    assert (
+        factors(text, {"total": 5.5, "payment_method": mentioned}, RECEIPT)["payment_method"] == F.CONTRADICTED_FACTOR
+    )
 
 
 # 144. A tax said to be included in the total ("GST INCLUDED IN TOTAL $1.59", "IVA incluido

@@ -898,10 +898,10 @@ def check_unlabelled_totals(
 
 def _before_its_deductions(src: Source, value: Decimal, tax: Decimal | None) -> tuple[Decimal, list[str]] | None:
     """Where a figure the document labels only as the goods' sum has labelled deductions
-    after it, and a figure after them is what they leave (with the record's tax or a
-    labelled one added, or none: "Subtotal 19.47 / Discount -1.50 / BALANCE 17.97"): that
-    figure and the deductions' phrases. Given as the total of a document that labels none, the value is most likely
-    the sum before its discount."""
+    after it, none a payment, and a figure after them is what they leave (with the
+    record's tax or a labelled one added, or none: "Subtotal 19.47 / Discount -1.50 /
+    BALANCE 17.97"): that figure and the deductions' phrases. Given as the total of a
+    document that labels none, the value is most likely the sum before its discount."""
     goods = src.lexicon.goods_role
     cents = to_cents(value)
     hits = src.amounts_of(cents) if cents is not None and goods is not None else []
@@ -917,9 +917,27 @@ def _before_its_deductions(src: Source, value: Decimal, tax: Decimal | None) -> 
             continue
         for added in taxes:
             phrases = difference_made_of(src, left - added - value, either_way=False)
-            if phrases:
+            if phrases is None:
+                continue
+            used = _adjustments_listed(src, phrases)
+            # a payment leaves what is still owed of the same total ("Payment received",
+            # "CASH 20.00 / CARD 25.00"); a discount stands between the two figures
+            if used and all(
+                src.context(i).adjustment not in src.lexicon.payments and after <= src.amounts[i].start < am.start
+                for i in used
+            ):
                 return left, phrases
     return None
+
+
+def _adjustments_listed(src: Source, listed: list[str]) -> list[int]:
+    """The amounts of the adjustments difference_made_of lists ("discount -1.50", as
+    Source.adjustments writes them)."""
+    return [
+        i
+        for i, am in enumerate(src.amounts)
+        if src.context(i).adjustment is not None and f"{src.context(i).adjustment} {am.raw}" in listed
+    ]
 
 
 def _check_unlabelled_subtotal(src: Source, leaf: Leaf, check: FieldCheck, value: Decimal, total: Decimal) -> None:

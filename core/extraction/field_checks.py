@@ -468,13 +468,26 @@ def check_currency(src: Source, leaf: Leaf) -> FieldCheck:
 
 
 def check_enum(src: Source, leaf: Leaf) -> FieldCheck:
-    """One of a closed set: grounded by the words the schema lists for the value."""
+    """One of a closed set: grounded by the words the schema lists for the value; where
+    another value's words stand on a line with an amount and its own only on lines
+    without one, contradicted."""
     check = FieldCheck(leaf.path)
     value = str(leaf.value)
     found = _enum_cues(src, leaf.field.values)
     mine = found.get(value, [])
-    if mine:
+    # a word on a line with an amount in cents ("CASH 10.00") says more than one on a line
+    # without ("We accept NETS & PayNow", "EFTPOS available - min $10")
+    figured = {src.lines.line_of(am.start) for am in src.amounts if CENTS_RE.search(am.raw)}
+    beside = [other for other, spans in found.items() if any(src.lines.line_of(s) in figured for s, _ in spans)]
+    if mine and (value in beside or not beside):
         check.spans, check.verified = spans_in(src.text, mine), True
+        return check
+    if mine:
+        check.penalise(
+            CONTRADICTED_FACTOR,
+            f"the source pays with the words of {', '.join(beside[:3])}; {short(value, 40)}'s stand only "
+            "on lines without an amount",
+        )
         return check
     rivals = [other for other in leaf.field.values if other != value and found.get(other)]
     if rivals:

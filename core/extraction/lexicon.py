@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib import resources
 from typing import Any
@@ -110,6 +110,9 @@ class Lexicon:
     # deductions that are a tax withheld for the state ("IRPF", "Tax withheld"): the total
     # after them is the invoice's
     withholdings: frozenset[str]
+    # deductions that pay the total, or part of it ("Payment received", "Anzahlung", "Gift
+    # card"): what they leave is still owed, the total stays the sum before them
+    payments: frozenset[str]
     # one of them, or a word for deductions, after a total label ("Total das Retenções",
     # "Total Deduções/Reduções", "Total discounts"): their sum, a deduction, not a total
     deduction_sum_after_re: QualifierAfter
@@ -172,6 +175,17 @@ def _phrases(value: Any, where: str) -> tuple[str, ...]:
             raise LexiconError(f"{where}: {p!r} is not normalised (write it casefolded, single-spaced, trimmed)")
         if len(first_word(p)) > MAX_FIRST_WORD_CHARS:
             raise LexiconError(f"{where}: {p!r} starts with a word longer than {MAX_FIRST_WORD_CHARS} letters")
+    return phrases
+
+
+def _deductions(
+    data: Mapping[str, Any], key: str, kinds: Mapping[str, str], read: Callable[[Any, str], tuple[str, ...]]
+) -> tuple[str, ...]:
+    """A list of adjustments' deduction phrases (adjustments.<key>), each one of them."""
+    phrases = read(_section(data, "adjustments", key), f"adjustments.{key}")
+    stray = [p for p in phrases if kinds.get(p) != "deduction"]
+    if stray:
+        raise LexiconError(f"adjustments.{key}: {stray[0]!r} is not one of the deduction phrases")
     return phrases
 
 
@@ -252,14 +266,9 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         else "(?!)"
     )
     adjustment_kind = _kinds(_section(data, "adjustments", "phrases"), "adjustments.phrases", ADJUSTMENT_KINDS)
-    withholdings = _phrases(_section(data, "adjustments", "withholdings"), "adjustments.withholdings")
-    stray = [p for p in withholdings if adjustment_kind.get(p) != "deduction"]
-    if stray:
-        raise LexiconError(f"adjustments.withholdings: {stray[0]!r} is not one of the deduction phrases")
-    summed = _words(_section(data, "adjustments", "summed_after_total"), "adjustments.summed_after_total")
-    stray = [w for w in summed if adjustment_kind.get(w) != "deduction"]
-    if stray:
-        raise LexiconError(f"adjustments.summed_after_total: {stray[0]!r} is not one of the deduction phrases")
+    withholdings = _deductions(data, "withholdings", adjustment_kind, _phrases)
+    summed = _deductions(data, "summed_after_total", adjustment_kind, _words)
+    payments = _deductions(data, "payments", adjustment_kind, _phrases)
     inclusion = _strings(_section(data, "qualifying_words", "words"), "qualifying_words")
     exclusion = _qualifying_subset(data, "qualifying_words", "excluding", inclusion)
     partial = _words(_section(data, "partial_figure_words", "words"), "partial_figure_words")
@@ -287,6 +296,7 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         tax_included_prefixes=_prefixes(_section(data, "tax_included_prefixes", "prefixes"), "tax_included_prefixes"),
         adjustment_kind=adjustment_kind,
         withholdings=frozenset(withholdings),
+        payments=frozenset(payments),
         deduction_sum_after_re=_qualifier_after(
             (*(p for p in withholdings if " " not in p), *summed), goods.connectors
         ),

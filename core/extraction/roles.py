@@ -1634,8 +1634,11 @@ class LabelIndex:
             if _within_label_reach(gap) and not any(c.isdigit() for c in gap) and not _another_names(gap):
                 return lb
             dated = self._dated.get(lb.role)
-            if dated is not None and _NUMBER_THEN_DATING.fullmatch(gap):
-                return replace(lb, role=dated)  # "Lieferschein Nr. LS-4471 vom 08.03.2024": its document's date
+            # "Lieferschein Nr. LS-4471 vom 08.03.2024": its document's date; not where
+            # another document's word shares the label ("Rechnung / Lieferschein Nr."), one
+            # number and date of both
+            if dated is not None and _NUMBER_THEN_DATING.fullmatch(gap) and not self.sharing_its_tail(lb):
+                return replace(lb, role=dated)
             return None  # its line has a label, which names an earlier value
         paired = self._header_cell(start) or self._stacked_cell(start, end)
         if paired is not None:
