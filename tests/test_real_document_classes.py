@@ -3611,3 +3611,23 @@ def test_lines_priced_with_the_tax_add_up_to_the_total(closing):
         # nothing says the lines carry the tax, and without the total nothing shows it
         untotalled = {key: value for key, value in record.items() if key != "total"}
         assert 0.95 * factors(text, untotalled, RECEIPT)["subtotal"] < 0.70
+
+
+# 146. A line's discount printed as a rate on the line ("Rabatt 15,00%", "Sconto 10%"): its
+# quantity times its price less that rate is its amount; a difference no rate on the
+# line makes is still flagged
+@pytest.mark.parametrize(
+    "row,quantity,price,amount",
+    [
+        ("Schrauben M8x40      500    0,12      15,00%    51,00", 500, 0.12, 51.0),
+        ("Toner HP 26A         4      62,50     10%       225,00", 4, 62.5, 225.0),
+    ],
+)
+def test_a_lines_printed_discount_rate_makes_its_amount(row, quantity, price, amount):
+    text = f"Bezeichnung   Menge   Preis   Rabatt   Gesamt\n{row}\nSumme netto   {amount:.2f}\n".replace(".", ",")
+    line = {"description": row.split("  ")[0], "quantity": quantity, "unit_price": price, "amount": amount}
+    assert 0.95 * factors(text, {"line_items": [line]})["line_items[0].amount"] >= 0.70
+    said = reasons(text, {"line_items": [line]})["line_items[0].amount"]
+    assert any("the line's printed" in r for r in said), said
+    unrated = text.replace("15,00%", "      ").replace("10%", "   ")
+    assert 0.95 * factors(unrated, {"line_items": [line]})["line_items[0].amount"] < 0.70

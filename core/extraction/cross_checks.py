@@ -576,6 +576,14 @@ def _check_equation(
         for path in _forgiven(read, blamed, checks):
             checks[path].penalise(EXTRA_CHARGE_FACTOR, f"{summary}: the difference {diff:.2f} is within rounding")
         return
+    if isinstance(right_expr, PathRef) and EACH in right_expr.template:
+        rate = _rate_on_its_line(src, left, diff, checks.get(path_of(right_expr.template)))
+        if rate is not None:
+            for path in _forgiven(read, blamed, checks):
+                checks[path].penalise(
+                    EXTRA_CHARGE_FACTOR, f"{summary}: the difference {diff:.2f} is the line's printed {rate}"
+                )
+            return
     if rule.spec.adjustments:
         bases = [left, *(checks[p].number for p in read if p in checks and checks[p].number is not None)]
         at_rate = _at_its_rate(src, diff, bases, HALF_UNIT if whole else CENT)
@@ -731,6 +739,21 @@ def _at_its_rate(src: Source, diff: Decimal, bases: list[Decimal], slack: Decima
             rate = Decimal(m.group(1).replace(",", ".")) / 100
             if any(abs(rate * abs(base) - cents) <= CENT for base in bases if base):
                 return f"{phrase} {am.raw} at {m.group(0)}"
+    return None
+
+
+def _rate_on_its_line(src: Source, left: Decimal, diff: Decimal, check: FieldCheck | None) -> str | None:
+    """The rate printed on the line of an item's value that makes the difference of
+    `left` (its quantity times its price) to the cent: a line's discount or surcharge
+    ("500  0,12  15,00%  51,00", "4  62,50  Sconto 10%  225,00"). The rate, or None."""
+    if check is None or not check.spans:
+        return None
+    for line in dict.fromkeys(src.lines.line_of(span.start) for span in check.spans):
+        start, end = src.lines.bounds(line)
+        for m in RATE_RE.finditer(src.text, start, end):
+            rate = Decimal(m.group(1).replace(",", ".")) / 100
+            if abs(rate * abs(left) - abs(diff)) <= CENT:
+                return m.group(0)
     return None
 
 
