@@ -2553,8 +2553,8 @@ def test_a_gross_subtotal_and_its_charges_make_the_total():
 
 
 # 98. The record's agreed sums are contested only by a greater figure under one of their
-# labels that is worth none of the three: a tax label's figure worth the subtotal (a base
-# under "VAT base", or a text without its layout) leaves a lesser one a part
+# labels that is worth none of the three: a tax label's figure worth the subtotal (a text
+# without its layout; "VAT base" now names no tax at all, class 147) leaves a lesser one a part
 def test_a_greater_figure_worth_one_of_the_sums_does_not_contest_them():
     text = (
         "Subtotal                 1,000.00\n"
@@ -2566,7 +2566,7 @@ def test_a_greater_figure_worth_one_of_the_sums_does_not_contest_them():
     )
     clean(text, {"subtotal": 1000.0, "tax": 200.0, "total": 1200.0})
     # worth none of them, the greater figure contests the sums, and the lesser is a rival
-    contested = text.replace("VAT base                 1,000.00", "VAT base                 1,100.00")
+    contested = text.replace("VAT base                 1,000.00", "VAT                      1,100.00")
     flagged(contested, {"subtotal": 1000.0, "tax": 200.0, "total": 1200.0}, "tax", "conflicting tax")
 
 
@@ -3631,3 +3631,25 @@ def test_a_lines_printed_discount_rate_makes_its_amount(row, quantity, price, am
     assert any("the line's printed" in r for r in said), said
     unrated = text.replace("15,00%", "      ").replace("10%", "   ")
     assert 0.95 * factors(unrated, {"line_items": [line]})["line_items[0].amount"] < 0.70
+
+
+# 147. A tax base's label that names its tax ("VAT base 20%", "Grondslag BTW 21%", "Podstawa
+# opodatkowania VAT", "Taxable amount (VAT 20%)", "MwSt-Basis 19%", "Base de TVA 20%"):
+# the base, not a second tax
+@pytest.mark.parametrize(
+    "label",
+    [
+        "VAT base 20%",
+        "Grondslag BTW 21%",
+        "Podstawa opodatkowania VAT",
+        "Taxable amount (VAT 20%)",
+        "MwSt-Basis 19%",
+        "Base de TVA 20%",
+    ],
+)
+def test_a_tax_bases_label_names_no_tax(label):
+    text = f"Consulting       2.000,00\n{label}     2.000,00\nVAT 20%            400,00\nTotal   EUR  2.400,00\n"
+    assert [role for _, role in amount_roles(text)][1] != "tax"
+    right = factors(text, {"subtotal": 2000.0, "tax": 400.0, "total": 2400.0})
+    assert right["tax"] == right["total"] == 1.0 and 0.95 * right["subtotal"] >= 0.70
+    flagged(text, {"subtotal": 2000.0, "tax": 2000.0, "total": 2400.0}, "tax")
