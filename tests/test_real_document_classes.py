@@ -3653,3 +3653,27 @@ def test_a_tax_bases_label_names_no_tax(label):
     right = factors(text, {"subtotal": 2000.0, "tax": 400.0, "total": 2400.0})
     assert right["tax"] == right["total"] == 1.0 and 0.95 * right["subtotal"] >= 0.70
     flagged(text, {"subtotal": 2000.0, "tax": 2000.0, "total": 2400.0}, "tax")
+
+
+# 148. A line's description wrapped onto the lines under it, the row's figures after its
+# first part (pdftotext -layout of a long description): found in its parts; a description
+# one word off, or whose rest is not the next line's first cell, is not
+def test_a_description_wrapped_around_its_rows_figures_is_found():
+    text = (
+        "Description                                  Qty     Rate        Amount\n"
+        "Consulting services for the data               10   150.00      1,500.00\n"
+        "migration project (phase 2) incl.\n"
+        "travel and accommodation\n"
+        "Other item                                      1    10.00         10.00\n"
+    )
+    described = "Consulting services for the data migration project (phase 2) incl. travel and accommodation"
+    line = {"description": described, "quantity": 10, "unit_price": 150.0, "amount": 1500.0}
+    checks = run_heuristics(text, INVOICE.validate_data({"line_items": [line]}), INVOICE)
+    found = checks["line_items[0].description"]
+    assert found.factor == 1.0 and [span.text for span in found.spans] == [
+        "Consulting services for the data",
+        "migration project (phase 2) incl.",
+        "travel and accommodation",
+    ]
+    for wrong in (described.replace("phase 2", "phase 3"), described + " Other item"):
+        flagged(text, {"line_items": [{**line, "description": wrong}]}, "line_items[0].description", "not found")

@@ -126,7 +126,7 @@ def _grounded(check: FieldCheck, src: Source, found: list[tuple[int, int]], miss
 def check_text(src: Source, leaf: Leaf) -> FieldCheck:
     check = FieldCheck(leaf.path)
     value = str(leaf.value)
-    found = src.norm.find(value)
+    found = src.norm.find(value) or _wrapped(src, value)
     near = None if found else src.norm.near(value)
     if near is not None:
         # OCR noise ("SDN BND" read for "SDN BHD"): grounded where it stands, but lower
@@ -140,6 +140,50 @@ def check_text(src: Source, leaf: Leaf) -> FieldCheck:
         _grounded(check, src, found, f"'{short(value)}' not found in the source")
     _pattern(check, leaf, value)
     return check
+
+
+# Where a wrapped cell's first part may end: blanks to its line's end, or a column's gap.
+_CELL_ENDS = re.compile(r"[ \t]*(?:\n|\Z)|[ \t]{2,}")
+_MAX_WRAPPED_WORDS = 40
+
+
+def _wrapped(src: Source, value: str) -> list[tuple[int, int]]:
+    """Where a text stands wrapped over its cell's lines, as a converter that keeps the
+    layout writes a long description: its first words ending a cell (the row's figures
+    after them), the rest the first cell of the next line ("Consulting services for the
+    data      10   150.00   1,500.00" over "migration project (phase 2)"), or of the
+    lines after, wrapped again. The parts' spans, or none."""
+    words = value.split()
+    if not 2 <= len(words) <= _MAX_WRAPPED_WORDS:
+        return []
+    for k in range(len(words) - 1, 0, -1):
+        for start, end in src.norm.find(" ".join(words[:k])):
+            if not _CELL_ENDS.match(src.text, end):
+                continue
+            rest = _continued(src, words[k:], src.lines.line_of(end))
+            if rest:
+                return [(start, end), *rest]
+    return []
+
+
+def _continued(src: Source, words: list[str], line: int) -> list[tuple[int, int]]:
+    """The spans of `words` as the first cells of the lines after `line`, one cell a line,
+    each the whole of its cell and no figure beside it; none where they are not."""
+    if line + 1 >= len(src.lines.starts):
+        return []
+    cells = src.lines.cells(line + 1)
+    if not cells or any(c.isdigit() for s, e in cells[1:] for c in src.text[s:e]):
+        return []  # a blank line, or a row of its own with its figures
+    start, end = cells[0]
+    written = alnum_key(src.text[start:end])
+    for k in range(len(words), 0, -1):
+        if alnum_key(" ".join(words[:k])) != written:
+            continue
+        if k == len(words):
+            return [(start, end)]
+        rest = _continued(src, words[k:], line + 1)
+        return [(start, end), *rest] if rest else []
+    return []
 
 
 def check_identifier(src: Source, leaf: Leaf) -> FieldCheck:

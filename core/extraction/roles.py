@@ -167,7 +167,7 @@ class Label:
 
 
 class Lines:
-    """A text's line index: the line a position is on, a line's bounds, a column."""
+    """A text's line index: the line a position is on, a line's bounds and cells, a column."""
 
     def __init__(self, text: str) -> None:
         self.text = text
@@ -184,6 +184,10 @@ class Lines:
     def column(self, line_start: int, pos: int) -> int:
         seg = self.text[line_start:pos]
         return len(seg.expandtabs(8)) if "\t" in seg else len(seg)
+
+    def cells(self, idx: int) -> list[tuple[int, int]]:
+        """Line idx's cells: its text between runs of two blanks or more."""
+        return _cells(self.text, *self.bounds(idx))
 
 
 def label_matches(text: str, lexicon: Lexicon) -> Iterator[re.Match[str]]:
