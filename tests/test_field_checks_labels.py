@@ -460,6 +460,9 @@ def test_the_invoices_own_number_dates_the_invoice():
     assert _factors(both, {"number": "4471", "issued": "2024-03-08"}) == {"number": 1.0, "issued": 1.0}
     titled = "                FACTURA - ALBARÁN\n                Nº 2024-118   Fecha 05/03/2024\n"
     assert _factors(titled, {"number": "2024-118", "issued": "2024-03-05"}) == {"number": 1.0, "issued": 1.0}
+    # a word that makes another document's number label with it dates that document
+    ordered = "Rechnungsdatum: 12.03.2024\nAuftrag / Lieferschein Nr. 4471 vom 08.03.2024\n"
+    assert _factors(ordered, {"issued": "2024-03-08"}) == {"issued": pytest.approx(F.FOREIGN_LABEL_FACTOR)}
     # another document's number is no invoice number either
     for line, number in (
         ("DDT n. 88 del 10/04/2024\n", "88"),

@@ -3677,3 +3677,20 @@ def test_a_description_wrapped_around_its_rows_figures_is_found():
     ]
     for wrong in (described.replace("phase 2", "phase 3"), described + " Other item"):
         flagged(text, {"line_items": [{**line, "description": wrong}]}, "line_items[0].description", "not found")
+
+
+# 149. A second reader's cases for this wave's readings: an item's line whose words name
+# a way to pay ("KITKAT CHUNKY BAR 1.20") pays nothing, only lines after the total do; a
+# discount named with a payment's word ("Discount card -1.50") is a discount; a line's
+# VAT rate makes no discount of its gross amount; a base column's heading beside the tax
+# column's leaves the tax's a label
+def test_the_second_readers_cases_of_tenders_discounts_rates_and_bases():
+    receipt = "KITKAT CHUNKY BAR       1.20\nTOTAL                   1.20\nCARD PAYMENT\nVISA DEBIT ****4821\n"
+    clean(receipt, {"total": 1.2, "payment_method": "card"}, RECEIPT)
+    carded = "Item A   5.99\nItem B   13.48\nSubtotal   19.47\nDiscount card   -1.50\nBALANCE   17.97\n"
+    flagged(carded, {"total": 19.47}, "total", "most likely what they leave")
+    row = "Usługa   10   95,00   950,00   23%   218,50   1 168,50\n"
+    gross = {"description": "Usługa", "quantity": 10, "unit_price": 95.0, "amount": 1168.5}
+    flagged(row, {"line_items": [gross]}, "line_items[0].amount", "beyond the rule's tolerance")
+    table = "BTW %   Grondslag   BTW\n21%     300,00      63,00\nTotaal  363,00\n"
+    flagged(table, {"subtotal": 63.0, "tax": 300.0, "total": 363.0}, "tax", "labelled tax: 63,00")

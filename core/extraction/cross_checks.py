@@ -14,6 +14,7 @@ from typing import Any
 
 from vetq.core.extraction.amounts import CENT, to_cents
 from vetq.core.extraction.field_checks import FieldCheck, as_given
+from vetq.core.extraction.lexicon import normalise_phrase
 from vetq.core.extraction.roles import RATE_RE, Label, a_tax_rate_of
 from vetq.core.extraction.source import CENTS_RE, Source, difference_made_of
 from vetq.core.schemas.compiled import CompiledRule, CompiledSchema
@@ -576,8 +577,9 @@ def _check_equation(
         for path in _forgiven(read, blamed, checks):
             checks[path].penalise(EXTRA_CHARGE_FACTOR, f"{summary}: the difference {diff:.2f} is within rounding")
         return
-    if isinstance(right_expr, PathRef) and EACH in right_expr.template:
-        rate = _rate_on_its_line(src, left, diff, checks.get(path_of(right_expr.template)))
+    if isinstance(right_expr, PathRef) and EACH in right_expr.template and diff < 0:
+        rows = [checks.get(p) for p in read if p != path_of(right_expr.template)]
+        rate = _rate_on_its_line(src, left, diff, checks.get(path_of(right_expr.template)), rows)
         if rate is not None:
             for path in _forgiven(read, blamed, checks):
                 checks[path].penalise(
@@ -742,13 +744,19 @@ def _at_its_rate(src: Source, diff: Decimal, bases: list[Decimal], slack: Decima
     return None
 
 
-def _rate_on_its_line(src: Source, left: Decimal, diff: Decimal, check: FieldCheck | None) -> str | None:
-    """The rate printed on the line of an item's value that makes the difference of
-    `left` (its quantity times its price) to the cent: a line's discount or surcharge
-    ("500  0,12  15,00%  51,00", "4  62,50  Sconto 10%  225,00"). The rate, or None."""
+def _rate_on_its_line(
+    src: Source, left: Decimal, diff: Decimal, check: FieldCheck | None, inputs: list[FieldCheck | None]
+) -> str | None:
+    """The rate printed on the item's row (where its value stands with the values it is
+    made of) that is, to the cent, its discount off `left` (its quantity times its price):
+    "500  0,12  15,00%  51,00", "4  62,50  Sconto 10%  225,00". The rate, or None."""
     if check is None or not check.spans:
         return None
-    for line in dict.fromkeys(src.lines.line_of(span.start) for span in check.spans):
+    rows = {src.lines.line_of(span.start) for span in check.spans}
+    for made_of in inputs:
+        if made_of is not None and made_of.spans:
+            rows &= {src.lines.line_of(span.start) for span in made_of.spans}
+    for line in sorted(rows):
         start, end = src.lines.bounds(line)
         for m in RATE_RE.finditer(src.text, start, end):
             rate = Decimal(m.group(1).replace(",", ".")) / 100
@@ -942,15 +950,25 @@ def _before_its_deductions(src: Source, value: Decimal, tax: Decimal | None) -> 
             phrases = difference_made_of(src, left - added - value, either_way=False)
             if phrases is None:
                 continue
-            used = _adjustments_listed(src, phrases)
-            # a payment leaves what is still owed of the same total ("Payment received",
-            # "CASH 20.00 / CARD 25.00"); a discount stands between the two figures
-            if used and all(
-                src.context(i).adjustment not in src.lexicon.payments and after <= src.amounts[i].start < am.start
-                for i in used
-            ):
+            # a discount stands between the two figures; a payment leaves what is still
+            # owed of the same total ("Payment received", "CASH 20.00 / CARD 25.00")
+            between = [
+                [i for i in _adjustments_listed(src, [phrase]) if after <= src.amounts[i].start < am.start]
+                for phrase in phrases
+            ]
+            if all(found and not all(_a_payment(src, i) for i in found) for found in between):
                 return left, phrases
     return None
+
+
+def _a_payment(src: Source, i: int) -> bool:
+    """Whether the adjustment at amount i is a payment: every adjustment phrase before it
+    on its line is one of the lexicon's payments ("Discount card -1.50" is a discount)."""
+    start = src.lines.bounds(src.lines.line_of(src.amounts[i].start))[0]
+    said = [
+        normalise_phrase(m.group()) for m in src.lexicon.adjustment_re.finditer(src.text, start, src.amounts[i].start)
+    ]
+    return bool(said) and all(phrase in src.lexicon.payments for phrase in said)
 
 
 def _adjustments_listed(src: Source, listed: list[str]) -> list[int]:

@@ -519,9 +519,17 @@ def check_enum(src: Source, leaf: Leaf) -> FieldCheck:
     value = str(leaf.value)
     found = _enum_cues(src, leaf.field.values)
     mine = found.get(value, [])
-    # a word on a line with an amount in cents ("CASH 10.00") says more than one on a line
-    # without ("We accept NETS & PayNow", "EFTPOS available - min $10")
-    figured = {src.lines.line_of(am.start) for am in src.amounts if CENTS_RE.search(am.raw)}
+    # a word on a line with an amount in cents after the total ("CASH 10.00") says more
+    # than one on a line without ("We accept NETS & PayNow", "EFTPOS available - min $10");
+    # an item's line before the total ("KITKAT CHUNKY BAR 1.20") pays nothing
+    total_at = next(
+        (am.start for am, role in zip(src.amounts, src.roles, strict=True) if role in src.lexicon.grand_roles), None
+    )
+    figured = {
+        src.lines.line_of(am.start)
+        for am in src.amounts
+        if total_at is not None and am.start > total_at and CENTS_RE.search(am.raw)
+    }
     beside = [other for other, spans in found.items() if any(src.lines.line_of(s) in figured for s, _ in spans)]
     if mine and (value in beside or not beside):
         check.spans, check.verified = spans_in(src.text, mine), True

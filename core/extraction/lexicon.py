@@ -259,9 +259,9 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
     column_word_before = (
         r"(?<![^\W_])(?:"
         + "|".join(map(phrase_pattern, _phrases(before_words, "not_a_label_when_preceded_by.words")))
-        + r")(?:[ \t]+(?:"
+        + r")(?:[ \t](?:"
         + "|".join(map(re.escape, _words(before_connectors, "not_a_label_when_preceded_by.connectors")))
-        + r"))?[ \t]*[:\-(]?[ \t]*$"
+        + r"))?[ \t]?[:\-(]?[ \t]?$"
         if amounts
         else "(?!)"
     )

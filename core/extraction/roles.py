@@ -1625,6 +1625,7 @@ class LabelIndex:
                 inline.add(k)
         self._inline = frozenset(inline)
         self._dated = _dating_roles(lexicon)
+        self._role_of = lexicon.role_of_label
 
     def label_of(self, start: int, end: int) -> Label | None:
         """The label that names the value at start:end, or None."""
@@ -1638,11 +1639,12 @@ class LabelIndex:
             if _within_label_reach(gap) and not any(c.isdigit() for c in gap) and not _another_names(gap):
                 return lb
             dated = self._dated.get(lb.role)
-            # "Lieferschein Nr. LS-4471 vom 08.03.2024": its document's date; not where
-            # another document's word shares the label ("Rechnung / Lieferschein Nr."), one
-            # number and date of both
-            if dated is not None and _NUMBER_THEN_DATING.fullmatch(gap) and not self.sharing_its_tail(lb):
-                return replace(lb, role=dated)
+            if dated is not None and _NUMBER_THEN_DATING.fullmatch(gap):
+                # "Lieferschein Nr. LS-4471 vom 08.03.2024": its document's date; where a word
+                # joined before shares the label ("Rechnung / Lieferschein Nr."), that
+                # document's, named first
+                first = (self._dated.get(self._role_of.get(form, "")) for form in self.sharing_its_tail(lb))
+                return replace(lb, role=next((role for role in first if role is not None), dated))
             return None  # its line has a label, which names an earlier value
         paired = self._header_cell(start) or self._stacked_cell(start, end)
         if paired is not None:
