@@ -273,6 +273,7 @@ def test_without_a_total_label_the_subtotal_before_its_discount_is_no_total(last
     for paid in (
         "SUBTOTAL   45.00\nCASH   20.00\nCARD   25.00\n",
         "Subtotal   4,800.00\nPayment received   -1,500.00\nBalance   3,300.00\n",
+        "Subtotal   4,800.00\nPayment received:\n                 -1,500.00\nBalance   3,300.00\n",
     ):
         total = 45.0 if "CASH" in paid else 4800.0
         assert not any("most likely what they leave" in r for r in reasons(paid, {"total": total})["total"])

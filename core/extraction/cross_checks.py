@@ -963,12 +963,13 @@ def _before_its_deductions(src: Source, value: Decimal, tax: Decimal | None) -> 
 
 def _a_payment(src: Source, i: int) -> bool:
     """Whether the adjustment at amount i is a payment: every adjustment phrase before it
-    on its line is one of the lexicon's payments ("Discount card -1.50" is a discount)."""
+    on its line is one of the lexicon's payments ("Discount card -1.50" is a discount),
+    or, with none there (its phrase over it), its own phrase is."""
     start = src.lines.bounds(src.lines.line_of(src.amounts[i].start))[0]
     said = [
         normalise_phrase(m.group()) for m in src.lexicon.adjustment_re.finditer(src.text, start, src.amounts[i].start)
-    ]
-    return bool(said) and all(phrase in src.lexicon.payments for phrase in said)
+    ] or [src.context(i).adjustment or ""]
+    return all(phrase in src.lexicon.payments for phrase in said)
 
 
 def _adjustments_listed(src: Source, listed: list[str]) -> list[int]:
