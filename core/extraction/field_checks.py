@@ -145,6 +145,8 @@ def check_text(src: Source, leaf: Leaf) -> FieldCheck:
 # Where a wrapped cell's first part may end: blanks to its line's end, or a column's gap.
 _CELL_ENDS = re.compile(r"[ \t]*(?:\n|\Z)|[ \t]{2,}")
 _MAX_WRAPPED_WORDS = 40
+# A run of characters between blanks: the words of a cell, read one by one.
+_TOKEN_IN_CELL = re.compile(r"\S+")
 
 
 def _wrapped(src: Source, value: str) -> list[tuple[int, int]]:
@@ -156,10 +158,19 @@ def _wrapped(src: Source, value: str) -> list[tuple[int, int]]:
     words = value.split()
     if not 2 <= len(words) <= _MAX_WRAPPED_WORDS:
         return []
-    for k in range(len(words) - 1, 0, -1):
-        for start, end in src.norm.find(" ".join(words[:k])):
-            if not _CELL_ENDS.match(src.text, end):
-                continue
+    keys = [alnum_key(word) for word in words]
+    # one search for the first word, then the value's words read along its cell: a search
+    # per way of cutting the value costs a scan of the text each
+    for start, _ in src.norm.find(words[0]):
+        line_end = src.lines.bounds(src.lines.line_of(start))[1]
+        k, end = 0, start
+        for token in _TOKEN_IN_CELL.finditer(src.text, start, line_end):
+            if k == len(keys) or alnum_key(token.group()) != keys[k]:
+                break
+            k, end = k + 1, token.end()
+            if _CELL_ENDS.match(src.text, end):
+                break
+        if 0 < k < len(words) and _CELL_ENDS.match(src.text, end):
             rest = _continued(src, words[k:], src.lines.line_of(end))
             if rest:
                 return [(start, end), *rest]
