@@ -595,15 +595,7 @@ def _check_equation(
                     EXTRA_CHARGE_FACTOR, f"{summary}: the difference {diff:.2f} is the labelled {at_rate}"
                 )
             return
-    total = next(
-        (
-            _rule_value(leaf.value)
-            for leaf in values.values()
-            if "total" in leaf.field.label_sets and "[" not in leaf.path
-        ),
-        None,
-    )
-    included = _tax_included(src, left, diff, read, checks, total) if rule.spec.adjustments else None
+    included = _tax_included(src, left, diff, read, checks, _record_total(values)) if rule.spec.adjustments else None
     if included is not None:
         for path in _forgiven(read, blamed, checks):
             checks[path].penalise(EXTRA_CHARGE_FACTOR, f"{summary}: the difference {diff:.2f} is {included}")
@@ -675,8 +667,19 @@ def _labelled_to_add_up(
 HALF_UNIT = Decimal("0.50")
 
 
+def _record_total(values: Mapping[str, Leaf]) -> Decimal | date | None:
+    """The record's total: the value of its field drawing on the standard total labels."""
+    leaf = next((leaf for leaf in values.values() if "total" in leaf.field.label_sets and "[" not in leaf.path), None)
+    return None if leaf is None else _rule_value(leaf.value)
+
+
 def _tax_included(
-    src: Source, left: Decimal, diff: Decimal, read: list[str], checks: Mapping[str, FieldCheck], total: Any
+    src: Source,
+    left: Decimal,
+    diff: Decimal,
+    read: list[str],
+    checks: Mapping[str, FieldCheck],
+    total: Decimal | date | None,
 ) -> str | None:
     """Whether the difference is minus the tax the rule reads, and the source says its
     figures include the tax ("Subtotal 120.00 / IVA 20.00 / Total 120.00" under "Produto
@@ -953,7 +956,7 @@ def _before_its_deductions(src: Source, value: Decimal, tax: Decimal | None) -> 
             # a discount stands between the two figures; a payment leaves what is still
             # owed of the same total ("Payment received", "CASH 20.00 / CARD 25.00")
             between = [
-                [i for i in _adjustments_listed(src, [phrase]) if after <= src.amounts[i].start < am.start]
+                [i for i in src.adjustments_listed([phrase]) if after <= src.amounts[i].start < am.start]
                 for phrase in phrases
             ]
             if all(found and not all(_a_payment(src, i) for i in found) for found in between):
@@ -970,16 +973,6 @@ def _a_payment(src: Source, i: int) -> bool:
         normalise_phrase(m.group()) for m in src.lexicon.adjustment_re.finditer(src.text, start, src.amounts[i].start)
     ] or [src.context(i).adjustment or ""]
     return all(phrase in src.lexicon.payments for phrase in said)
-
-
-def _adjustments_listed(src: Source, listed: list[str]) -> list[int]:
-    """The amounts of the adjustments difference_made_of lists ("discount -1.50", as
-    Source.adjustments writes them)."""
-    return [
-        i
-        for i, am in enumerate(src.amounts)
-        if src.context(i).adjustment is not None and f"{src.context(i).adjustment} {am.raw}" in listed
-    ]
 
 
 def _check_unlabelled_subtotal(src: Source, leaf: Leaf, check: FieldCheck, value: Decimal, total: Decimal) -> None:

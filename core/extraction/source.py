@@ -385,6 +385,20 @@ class Source:
             return None  # not "free of charge.  200.00"
         return phrase
 
+    def _listing(self, ai: int, phrase: str) -> str:
+        """Amount ai, labelled by an adjustment's phrase, as the adjustments list it
+        ("discount -1.50")."""
+        return f"{phrase} {self.amounts[ai].raw}"
+
+    def adjustments_listed(self, listed: list[str]) -> list[int]:
+        """The amounts of the adjustments `listed` names, as adjustments and
+        difference_made_of list them, wherever each stands."""
+        return [
+            ai
+            for ai in range(len(self.amounts))
+            if (phrase := self.context(ai).adjustment) is not None and self._listing(ai, phrase) in listed
+        ]
+
     def adjustments(self) -> list[tuple[Decimal, str, str]]:
         """(amount, kind, phrase) of every labelled charge or deduction, each once."""
         if self._adjustments is not None:
@@ -396,7 +410,7 @@ class Source:
             if ctx.adjustment is None or cents is None or cents == 0:
                 continue
             kind = self.lexicon.adjustment_kind.get(ctx.adjustment, "either")
-            seen.setdefault((cents, kind), (cents, kind, f"{ctx.adjustment} {am.raw}"))
+            seen.setdefault((cents, kind), (cents, kind, self._listing(ai, ctx.adjustment)))
             if len(seen) >= _MAX_ADJUSTMENTS:
                 break
         self._adjustments = list(seen.values())
