@@ -3695,3 +3695,67 @@ def test_the_second_readers_cases_of_tenders_discounts_rates_and_bases():
     flagged(row, {"line_items": [gross]}, "line_items[0].amount", "beyond the rule's tolerance")
     table = "BTW %   Grondslag   BTW\n21%     300,00      63,00\nTotaal  363,00\n"
     flagged(table, {"subtotal": 63.0, "tax": 300.0, "total": 363.0}, "tax", "labelled tax: 63,00")
+
+
+# 150. A till's "Gross Amount" / "Discount" / "Net Amount" (South Asian bills, "Gross Total"
+# / "Discount" / "Total"): the gross is the sum before its discounts and the figure they
+# leave is the total, whatever its own label says; a payment, a tax withheld or a discount
+# for paying early ("Skonto") leaves the total the sum before it
+_GROSS_THEN_DISCOUNT = (
+    "Cotton Shirt   1   1,299.00   1,299.00\nJeans   1   1,999.00   1,999.00\n"
+    "{gross}   3,298.00\n{discount}   -329.80\n{net}   2,968.20\nCard   2,968.20\n"
+)
+
+
+@pytest.mark.parametrize(
+    "gross,discount,net",
+    [
+        ("Gross Amount", "Discount", "Net Amount"),
+        ("Gross Total", "Discount", "Total"),
+        ("Gross Amount", "Discount 10%", "Net Amount"),
+    ],
+)
+def test_the_gross_before_a_discount_is_no_total(gross, discount, net):
+    text = _GROSS_THEN_DISCOUNT.format(gross=gross, discount=discount, net=net)
+    clean(text, {"total": 2968.2, "payment_method": "card"}, RECEIPT)
+    assert reasons(text, {"total": 3298.0}, RECEIPT)["total"] != []
+
+
+@pytest.mark.parametrize(
+    "total,deduction,left",
+    [
+        ("Total", "Advance paid", "Balance due"),
+        ("Gesamtbetrag", "Skonto 2%", "Zahlbetrag"),
+        ("Total", "IRPF", "Total a pagar"),
+    ],
+)
+def test_a_total_before_a_payment_or_an_early_payment_discount_stays_the_total(total, deduction, left):
+    clean(_GROSS_THEN_DISCOUNT.format(gross=total, discount=deduction, net=left), {"total": 3298.0}, RECEIPT)
+
+
+# 151. A tax and a charge named together on one line ("Taxes and fees", "Tax/Fees", as
+# travel sites print them): the tax's label names the figure, which is the tax; a charge
+# named alone is still no tax
+@pytest.mark.parametrize("label", ["Taxes and fees", "Taxes & Fees", "Taxes & gov fees", "Tax/Fees"])
+def test_a_tax_and_fees_line_is_the_tax(label):
+    text = f"Expedia, Inc.\nSubtotal   USD 318.00\n{label}   USD 52.47\nTotal   USD 370.47\n"
+    clean(text, {"subtotal": 318.0, "tax": 52.47, "total": 370.47, "currency": "USD"})
+    flagged(text.replace(label, "Service fees"), {"tax": 52.47}, "tax", "only as a charge")
+
+
+# 152. A number printed as a series and a number, each after its own word ("Serie: A
+# Folio: 1542", "Seria EPL nr. 0004521", "Σειρά: Α  Αριθμός: 1532"): the record's number
+# is their letters and digits in that order; any other order or character is not found
+@pytest.mark.parametrize(
+    "line,number",
+    [
+        ("Serie: A          Folio: 1542          Fecha: 2024-06-10", "A1542"),
+        ("Seria EPL nr. 0004521              Data emiterii: 11.06.2024", "EPL-0004521"),
+        ("Σειρά: Α   Αριθμός: 1532        Ημερομηνία: 22/05/2024", "Α 1532"),
+    ],
+)
+def test_a_series_and_its_number_make_the_documents_number(line, number):
+    text = f"FACTURA\n{line}\nTotal   737,80\n"
+    clean(text, {"invoice_number": number})
+    for wrong in (number[::-1], number + "1", number.replace("1", "7")):
+        flagged(text, {"invoice_number": wrong}, "invoice_number", "not found in the source")

@@ -14,7 +14,6 @@ from typing import Any
 
 from vetq.core.extraction.amounts import CENT, to_cents
 from vetq.core.extraction.field_checks import FieldCheck, as_given
-from vetq.core.extraction.lexicon import normalise_phrase
 from vetq.core.extraction.roles import RATE_RE, Label, a_tax_rate_of
 from vetq.core.extraction.source import CENTS_RE, Source, difference_made_of
 from vetq.core.schemas.compiled import CompiledRule, CompiledSchema
@@ -959,20 +958,9 @@ def _before_its_deductions(src: Source, value: Decimal, tax: Decimal | None) -> 
                 [i for i in src.adjustments_listed([phrase]) if after <= src.amounts[i].start < am.start]
                 for phrase in phrases
             ]
-            if all(found and not all(_a_payment(src, i) for i in found) for found in between):
+            if all(found and not all(src.a_payment(i) for i in found) for found in between):
                 return left, phrases
     return None
-
-
-def _a_payment(src: Source, i: int) -> bool:
-    """Whether the adjustment at amount i is a payment: every adjustment phrase before it
-    on its line is one of the lexicon's payments ("Discount card -1.50" is a discount),
-    or, with none there (its phrase over it), its own phrase is."""
-    start = src.lines.bounds(src.lines.line_of(src.amounts[i].start))[0]
-    said = [
-        normalise_phrase(m.group()) for m in src.lexicon.adjustment_re.finditer(src.text, start, src.amounts[i].start)
-    ] or [src.context(i).adjustment or ""]
-    return all(phrase in src.lexicon.payments for phrase in said)
 
 
 def _check_unlabelled_subtotal(src: Source, leaf: Leaf, check: FieldCheck, value: Decimal, total: Decimal) -> None:

@@ -201,13 +201,25 @@ def check_identifier(src: Source, leaf: Leaf) -> FieldCheck:
     check = FieldCheck(leaf.path)
     value = str(leaf.value)
     # the source's digits are read as ASCII ones (Source), so are the value's
-    found = formats.find_identifier_spans(src.text, value.translate(ASCII_FORMS))
+    found = formats.find_identifier_spans(src.text, value.translate(ASCII_FORMS)) or _series_and_number(src, value)
     _grounded(check, src, found, f"'{short(value)}' not found in the source")
     _pattern(check, leaf, value)
     validator = leaf.field.validator
     if validator is not None and not _VALIDATORS[validator](value):
         check.penalise(INVALID_FORMAT_FACTOR, f"'{short(value)}' is not a valid {_VALIDATOR_NAMES[validator]}")
     return check
+
+
+def _series_and_number(src: Source, value: str) -> list[tuple[int, int]]:
+    """Where the identifier stands as a series and a number, each after its own word
+    ("Serie: A  Folio: 1542", "Seria EPL nr. 0004521"): its letters and digits are the
+    series' then the number's."""
+    chars = [c for c in value.translate(ASCII_FORMS).casefold() if c.isalnum()]
+    found: list[tuple[int, int]] = []
+    for m in src.lexicon.series_number_re.finditer(src.text):
+        if chars == [c for c in (m.group("series") + m.group("number")).casefold() if c.isalnum()]:
+            found += [m.span("series"), m.span("number")]
+    return found
 
 
 _VALIDATORS: dict[str, Callable[[str], bool]] = {

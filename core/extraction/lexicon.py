@@ -100,9 +100,10 @@ class Lexicon:
     column_word_before_re: re.Pattern[str]
     # "Single price:", "Einzelpreis": a line of a unit price, whose role words name no sum
     unit_price_line_re: re.Pattern[str]
-    # "after", "nach", "setelah" alone between a label and an adjustment's phrase: the
-    # phrase is part of the label ("Subtotal after discount"), not the figure's
-    after_adjustment_re: re.Pattern[str]
+    # "after", "nach", "setelah" alone between a label and an adjustment's phrase, or "and",
+    # "&", "/" (and a word at most): the phrase is part of the label ("Subtotal after
+    # discount", "Taxes and fees", "Tax/Fees"), not the figure's
+    adjustment_in_label_re: re.Pattern[str]
     trailing_label_prefixes: tuple[str, ...]
     tax_included_prefixes: tuple[str, ...]
     adjustment_kind: Mapping[str, str]
@@ -122,6 +123,8 @@ class Lexicon:
     rate_base_re: re.Pattern[str]
     term_unit_re: re.Pattern[str]  # "days", "Tage", "jours": the number before it is a payment term
     label_tail_words: frozenset[str]  # "amount", "Betrag": a label's own words after it ("Gross Total Amount")
+    # "Serie: A  Folio: 1542": an identifier's series and number, each after its own word
+    series_number_re: re.Pattern[str]
     inclusion_re: re.Pattern[str]  # "incl.", "excl." right before a label: it qualifies the one before
     inclusion_after_re: re.Pattern[str]  # "(IVA incluido)", "(IVA 10% incl.)": the same, written after
     # Labels of a figure before tax ("subtotaal") and the qualifying words that put the tax
@@ -287,8 +290,13 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         unit_price_line_re=re.compile(
             r"[ \t]*(?:" + _listed(data, "unit_price_lines", "phrases") + r")(?![^\W_])", re.IGNORECASE
         ),
-        after_adjustment_re=re.compile(
-            r"[ \t]*(?:" + _listed(data, "after_adjustment_words", "words") + r")[ \t]*$", re.IGNORECASE
+        adjustment_in_label_re=re.compile(
+            r"[ \t]*(?:"
+            + _listed(data, "after_adjustment_words", "words")
+            + r"|(?:"
+            + _listed(data, "after_adjustment_words", "joining")
+            + r")(?:[ \t]*[^\W\d_]+)?)[ \t]*$",
+            re.IGNORECASE,
         ),
         trailing_label_prefixes=_prefixes(
             _section(data, "trailing_label_prefixes", "prefixes"), "trailing_label_prefixes"
@@ -336,6 +344,14 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
             r"(?<![^\W_])(?:" + "|".join(map(re.escape, term_units)) + r")(?![^\W_])", re.IGNORECASE
         ),
         label_tail_words=frozenset(_words(_section(data, "label_tail_words", "words"), "label_tail_words")),
+        series_number_re=re.compile(
+            r"(?<![^\W_])(?:"
+            + _listed(data, "identifier_series", "series_words")
+            + r")[ \t]*[:.]?[ \t]*(?P<series>[^\W_]{1,8})(?![^\W_])[^\n]{0,40}?(?<![^\W_])(?:"
+            + _listed(data, "identifier_series", "number_words")
+            + r")(?![^\W\d_])[ \t]*[:.#]?[ \t]*(?P<number>[^\W_](?:[\w./-]*[^\W_])?)(?![^\W_])",
+            re.IGNORECASE,
+        ),
     )
 
 

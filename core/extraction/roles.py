@@ -601,12 +601,13 @@ def _adjustment_between(text: str, start: int, end: int, lexicon: Lexicon) -> bo
     """Whether a charge's or a deduction's phrase stands between a label and a figure,
     apart from the label ("Tax 19%  Discount: -5.00": the discount's figure). A phrase
     right after the label is part of it ("Total Charges  $710.00"), and so is one the label
-    says it comes after ("Subtotal after discount  19,000.00")."""
+    says it comes after ("Subtotal after discount  19,000.00") or names with it ("Taxes
+    and fees  $52.47")."""
     found = lexicon.adjustment_re.search(text, start, end)
     if found is None:
         return False
     between = text[start : found.start()]
-    return bool(between.strip(" \t:.-")) and lexicon.after_adjustment_re.fullmatch(between) is None
+    return bool(between.strip(" \t:.-")) and lexicon.adjustment_in_label_re.fullmatch(between) is None
 
 
 def _ends_a_sentence(text: str, label: Label) -> bool:
@@ -1174,7 +1175,7 @@ def _words_of_the_label(
     phrase = lexicon.adjustment_re.search(rest)
     if phrase is not None:  # "Total Charges", "Subtotal setelah diskon": the label's own adjustment
         before = rest[: phrase.start()]
-        if before.strip(" \t:.-") and lexicon.after_adjustment_re.fullmatch(before) is None:
+        if before.strip(" \t:.-") and lexicon.adjustment_in_label_re.fullmatch(before) is None:
             return False
         rest = rest[phrase.end() :]
     return all(w.group().casefold() in lexicon.label_tail_words for w in _LETTERS_RE.finditer(rest))

@@ -92,6 +92,7 @@ class Source:
         self._numbers: dict[Decimal, list[tuple[int, int]]] | None = None
         self._phrase_hits: dict[tuple[str, ...], list[tuple[int, int]]] = {}
         self._amount_index: dict[Decimal, list[int]] | None = None
+        self._totals_before_deductions()
 
     def amounts_of(self, cents: Decimal) -> list[int]:
         """The indices of the amounts worth `cents` (a negative amount counts by its size)."""
@@ -384,6 +385,57 @@ class Source:
         ):
             return None  # not "free of charge.  200.00"
         return phrase
+
+    def a_payment(self, ai: int) -> bool:
+        """Whether the adjustment at amount ai is a payment: every adjustment phrase before
+        it on its line is one of the lexicon's payments ("Discount card -1.50" is a
+        discount), or, with none there (its phrase over it), its own phrase is."""
+        start = self.lines.bounds(self.lines.line_of(self.amounts[ai].start))[0]
+        said = [
+            normalise_phrase(m.group())
+            for m in self.lexicon.adjustment_re.finditer(self.text, start, self.amounts[ai].start)
+        ] or [self.context(ai).adjustment or ""]
+        return all(phrase in self.lexicon.payments for phrase in said)
+
+    def _a_discount(self, ai: int) -> bool:
+        """Whether amount ai is a labelled discount off the price: a deduction, neither a
+        payment nor a tax withheld."""
+        phrase = self.context(ai).adjustment
+        return (
+            phrase is not None
+            and self.lexicon.adjustment_kind.get(phrase) == "deduction"
+            and phrase not in self.lexicon.withholdings
+            and not self.a_payment(ai)
+        )
+
+    def _totals_before_deductions(self) -> None:
+        """A figure a total's label names, then labelled discounts, then the figure they
+        leave, with no other total labelled after it ("Gross Amount 3,298.00", "Discount
+        -329.80", "Net Amount 2,968.20", as South Asian tills print them; "Gross Total" /
+        "Discount" / "Total"): the first is the sum before its discounts, the goods'
+        figure, and the last is the document's total, whatever its own label says."""
+        lexicon, roles, amounts = self.lexicon, self.roles, self.amounts
+        for first, am in enumerate(amounts):
+            role = roles[first]
+            if role not in lexicon.grand_roles or am.value <= 0 or not CENTS_RE.search(am.raw):
+                continue
+            then, discounts = first + 1, Decimal(0)
+            while then < len(amounts) and roles[then] is None and self._a_discount(then):
+                discounts += abs(amounts[then].value)
+                then += 1
+            if not discounts or then >= len(amounts):
+                continue
+            left = amounts[then]
+            if (
+                roles[then] not in (None, role, lexicon.goods_role)
+                or not CENTS_RE.search(left.raw)
+                or self.lines.line_of(left.start) == self.lines.line_of(amounts[then - 1].start)
+                or abs(am.value - discounts - left.value) >= CENT
+                or any(roles[k] == role and amounts[k].value != left.value for k in range(then + 1, len(amounts)))
+            ):
+                continue
+            roles[first], roles[then] = lexicon.goods_role, role
+            return
 
     def _listing(self, ai: int, phrase: str) -> str:
         """Amount ai, labelled by an adjustment's phrase, as the adjustments list it
