@@ -3646,6 +3646,11 @@ def test_a_lines_printed_discount_rate_makes_its_amount(row, quantity, price, am
         "Taxable amount (VAT 20%)",
         "MwSt-Basis 19%",
         "Base de TVA 20%",
+        "Imponibile IVA 22%",
+        "Totale imponibile IVA",
+        "Base imponible IVA 21%",
+        "Podstawa VAT",
+        "Basis für USt.",
     ],
 )
 def test_a_tax_bases_label_names_no_tax(label):
@@ -3759,3 +3764,48 @@ def test_a_series_and_its_number_make_the_documents_number(line, number):
     clean(text, {"invoice_number": number})
     for wrong in (number[::-1], number + "1", number.replace("1", "7")):
         flagged(text, {"invoice_number": wrong}, "invoice_number", "not found in the source")
+
+
+# 153. India's cess beside its GST ("GST 5% 850.00", "Cess 1% 170.00"): a tax of its own,
+# so the record's tax is their sum; a sum with a charge's figure is still flagged
+def test_a_cess_is_a_part_of_the_tax():
+    text = (
+        "Invoice No.: ST/24-25/0142   Dated: 07-May-2024\nTaxable Value   17,000.00\nGST 5%   850.00\n"
+        "Cess 1%   170.00\nTotal   INR 18,020.00\n"
+    )
+    assert [role for _, role in amount_roles(text)][1:3] == ["tax", "tax"]
+    right = factors(text, {"subtotal": 17000.0, "tax": 1020.0, "total": 18020.0})
+    assert right["subtotal"] == right["total"] == 1.0 and right["tax"] >= 0.7
+    packed = text.replace("Cess 1%", "Packing")
+    assert factors(packed, {"subtotal": 17000.0, "tax": 1020.0, "total": 18020.0})["tax"] < 0.7
+
+
+# 154. A total said to include its tax at a rate ("Gesamtbetrag inkl. 19% MwSt.", "Total
+# incl. 20% VAT"): one total label, not a second tax; the tax's own line stays the tax
+@pytest.mark.parametrize("label", ["Gesamtbetrag inkl. 19% MwSt.", "Total incl. 20% VAT", "Total (incl. 20 % VAT)"])
+def test_a_total_including_its_tax_at_a_rate_is_no_second_tax(label):
+    text = f"Nettobetrag   950,00 €\nMwSt. 19%   180,50 €\n{label}   1.130,50 €\n"
+    assert [role for _, role in amount_roles(text)] == ["subtotal", "tax", "total"]
+    clean(text, {"subtotal": 950.0, "tax": 180.5, "total": 1130.5, "currency": "EUR"})
+    flagged(text, {"subtotal": 950.0, "tax": 1130.5, "total": 1130.5}, "tax", "labelled tax: 180,50")
+
+
+# 155. A loyalty card's saving ("Club Card -0.50", "Member card -1.50", "Kundenkarte"): a
+# discount, not a payment, so where no total is labelled the subtotal before it is no total
+@pytest.mark.parametrize("saving", ["Club Card", "Clubcard", "Member card", "Loyalty card", "Kundenkarte"])
+def test_a_loyalty_cards_saving_is_a_discount(saving):
+    text = f"Item A   5.99\nItem B   13.48\nSubtotal   19.47\n{saving}   -1.50\nBALANCE   17.97\n"
+    flagged(text, {"total": 19.47}, "total", "most likely what they leave")
+
+
+# 156. A receipt that says its prices include the tax forgives a subtotal given as the gross
+# ("SUMME 225,00", "inkl. MwSt 19% 35,92"), but not where the source prints the net the
+# gross leaves without its tax under no subtotal label (a till's "Warenanteil 189,08", an
+# OCR'd "etto-Warenwert (b)"): the subtotal is that net, and the gross is the total's figure
+def test_a_gross_subtotal_is_forgiven_only_where_no_net_is_printed():
+    text = "Smartphone   225,00\nSUMME EUR   225,00\nGIROCARD   225,00\ninkl. MwSt 19%   35,92\n"
+    gross = {"subtotal": 225.0, "tax": 35.92, "total": 225.0}
+    assert min(factors(text, gross, RECEIPT).values()) >= 0.85
+    printed = text + "Warenanteil   189,08\n"
+    assert factors(printed, gross, RECEIPT)["subtotal"] < 0.7
+    assert min(factors(printed, {**gross, "subtotal": 189.08}, RECEIPT).values()) >= 0.85

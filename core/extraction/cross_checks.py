@@ -701,7 +701,7 @@ def _tax_included(
         return None
     rest = diff + tax
     if abs(rest) <= CENT:
-        if src.says_tax_included():
+        if src.says_tax_included() and not _net_printed(src, left - tax - tax, checks):
             return "the tax, which the source says is included"
         if lines and isinstance(total, Decimal) and abs(total - left) <= CENT:
             return "the tax: the lines add up to the total, priced with it"
@@ -712,6 +712,17 @@ def _tax_included(
     if made_of is None:
         return None
     return f"the tax, which the figures include, and the labelled {' + '.join(made_of)}"
+
+
+def _net_printed(src: Source, net: Decimal, checks: Mapping[str, FieldCheck]) -> bool:
+    """Whether the record's subtotal stands under no label of its own while the source
+    prints the net its gross leaves without the tax ("225,00" given, "Netto-Warenwert
+    189,08" printed): the subtotal is that net, and the gross given for it the total's
+    figure, not a gross subtotal."""
+    goods = src.lexicon.goods_role
+    check = checks.get(goods) if goods is not None else None
+    cents = to_cents(net)
+    return check is not None and not check.verified and cents is not None and bool(src.amounts_of(cents))
 
 
 def _in_whole_units(right: Any, path_of: Any, checks: Mapping[str, FieldCheck]) -> bool:

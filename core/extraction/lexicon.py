@@ -494,10 +494,16 @@ def _inclusion_alternation(words: tuple[str, ...]) -> str:
     )
 
 
+# a tax rate as a qualifying word may stand with it ("10%", "19 %")
+_RATE = r"[0-9]{1,2}(?:[.,][0-9]{1,2})?[ \t]*%"
+
+
 def _ending_phrase(words: tuple[str, ...]) -> re.Pattern[str]:
     """One of `words` (any case, spaces free) ending the searched text, before at most
-    some spaces, a bracket or a colon."""
-    return re.compile(r"(?<![^\W_])(?:" + _inclusion_alternation(words) + r")[ \t(:,\-]*$", re.IGNORECASE)
+    a rate ("inkl. 19% MwSt.") and some spaces, a bracket or a colon."""
+    return re.compile(
+        r"(?<![^\W_])(?:" + _inclusion_alternation(words) + r")(?:[ \t]*" + _RATE + r")?[ \t(:,\-]*$", re.IGNORECASE
+    )
 
 
 def _starting_phrase(words: tuple[str, ...]) -> re.Pattern[str]:
@@ -505,9 +511,7 @@ def _starting_phrase(words: tuple[str, ...]) -> re.Pattern[str]:
     starts after a label, which may be matched without its abbreviation's dot ("MwSt"
     of "Gesamt MwSt. inkl."): the dot is the label's, not a word between."""
     return re.compile(
-        r"^\.?[ \t]*(?:[0-9]{1,2}(?:[.,][0-9]{1,2})?[ \t]*%[ \t]*)?(?:"
-        + _inclusion_alternation(words)
-        + r")(?![^\W_])",
+        r"^\.?[ \t]*(?:" + _RATE + r"[ \t]*)?(?:" + _inclusion_alternation(words) + r")(?![^\W_])",
         re.IGNORECASE,
     )
 
