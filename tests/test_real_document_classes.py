@@ -3635,8 +3635,9 @@ def test_a_lines_printed_discount_rate_makes_its_amount(row, quantity, price, am
 
 
 # 147. A tax base's label that names its tax ("VAT base 20%", "Grondslag BTW 21%", "Podstawa
-# opodatkowania VAT", "Taxable amount (VAT 20%)", "MwSt-Basis 19%", "Base de TVA 20%"):
-# the base, not a second tax
+# opodatkowania VAT", "Taxable amount (VAT 20%)", "MwSt-Basis 19%", "Base de TVA 20%",
+# "Totale imponibile IVA", a net's label with its tax and rate: "Net (VAT 20%)"): the base,
+# not a second tax
 @pytest.mark.parametrize(
     "label",
     [
@@ -3651,6 +3652,8 @@ def test_a_lines_printed_discount_rate_makes_its_amount(row, quantity, price, am
         "Base imponible IVA 21%",
         "Podstawa VAT",
         "Basis für USt.",
+        "Net (VAT 20%)",
+        "Netto 19% MwSt",
     ],
 )
 def test_a_tax_bases_label_names_no_tax(label):
@@ -3724,6 +3727,12 @@ def test_the_gross_before_a_discount_is_no_total(gross, discount, net):
     text = _GROSS_THEN_DISCOUNT.format(gross=gross, discount=discount, net=net)
     clean(text, {"total": 2968.2, "payment_method": "card"}, RECEIPT)
     assert reasons(text, {"total": 3298.0}, RECEIPT)["total"] != []
+
+
+def test_a_discount_after_the_total_leaves_the_subtotal_before_it():
+    text = "Subtotal   100.00\nVAT 20%   20.00\nTotal   120.00\nDiscount   -10.00\n{net}   110.00\n"
+    for net in ("Amount payable", "Net"):
+        assert min(factors(text.format(net=net), {"subtotal": 100.0, "tax": 20.0, "total": 110.0}).values()) >= 0.85
 
 
 @pytest.mark.parametrize(
@@ -3809,3 +3818,40 @@ def test_a_gross_subtotal_is_forgiven_only_where_no_net_is_printed():
     printed = text + "Warenanteil   189,08\n"
     assert factors(printed, gross, RECEIPT)["subtotal"] < 0.7
     assert min(factors(printed, {**gross, "subtotal": 189.08}, RECEIPT).values()) >= 0.85
+
+
+# 157. A tax per rate whose rate stands before its label on the line (Japanese tills'
+# "(8%対象 ¥278 内消費税 ¥20)", "8% taxable 27.80  Tax 2.06"): each rate's tax is a part, so
+# the record's tax is their sum; the same label and rate twice is the tax restated
+@pytest.mark.parametrize(
+    "rows,tax,twice",
+    [
+        (("(8%対象  ¥278  内消費税  ¥20)", "(10%対象 ¥220  内消費税  ¥21)"), 41, 40),
+        (("8% taxable  27.80   Tax    2.06", "10% taxable 22.00   Tax    2.00"), 4.06, 4.12),
+    ],
+)
+def test_a_rate_before_its_tax_label_makes_each_rates_tax_a_part(rows, tax, twice):
+    text = "Corner Deli\n04/07/2024\nTotal   49.80\n" + "\n".join(rows) + "\n"
+    assert factors(text, {"tax": tax}, RECEIPT)["tax"] >= 0.85
+    restated = text.replace(rows[1], rows[0])
+    assert factors(restated, {"tax": twice}, RECEIPT)["tax"] < 0.7
+
+
+# 158. A line-item table whose header ends in role words ("Qty  Unit price  VAT  Net amount")
+# over a first row with as many figures ("60 h  450.00  21 %  27,000.00"): more columns
+# stand before the labels than cells before the row's figures, so the labels pair with no
+# figure in order, and the first row's amount is no subtotal
+def test_a_tables_header_ending_in_role_words_labels_no_first_row():
+    text = (
+        "INVOICE No. 2024000153\nDate: 30.09.2024\n"
+        "Item                     Qty      Unit price    VAT     Net amount\n"
+        "Bricklaying              60 h       450.00     21 %      27,000.00\n"
+        "Building material         1 pc   12,500.00     21 %      12,500.00\n\n"
+        "VAT summary:          Base         VAT         Gross\n"
+        "21 %                  39,500.00    8,295.00    47,795.00\n\n"
+        "Amount due:                                   47,795.00 EUR\n"
+    )
+    roles = dict(amount_roles(text))
+    assert roles["450.00"] is None and roles["27,000.00"] is None
+    right = factors(text, {"subtotal": 39500.0, "tax": 8295.0, "total": 47795.0})
+    assert min(right.values()) >= 0.85

@@ -290,9 +290,10 @@ def _zero_rate_labelled(src: Source, role: str) -> bool:
 
 def _distinct_tax_parts(src: Source, role: str) -> list[int]:
     """The money figures that labels of the tax's role name on their own lines (no
-    rate's base, no page's part), when no two share their label and rate: the parts of a
-    tax printed per kind or per rate. Empty when two figures share a label and rate (the
-    same tax restated, whose sum is no tax of the document)."""
+    rate's base, no page's part), when no two share their label and rate (the rate after
+    the label, or before it on its line): the parts of a tax printed per kind or per
+    rate. Empty when two figures share a label and rate (the same tax restated, whose sum
+    is no tax of the document)."""
     parts: list[int] = []
     kinds: set[tuple[str, str]] = set()
     for i, amount in enumerate(src.amounts):
@@ -304,6 +305,9 @@ def _distinct_tax_parts(src: Source, role: str) -> list[int]:
             continue
         label = src.assignment.labels[own]
         rate = RATE_RE.search(src.text, label.end, amount.start)
+        if rate is None:  # its rate before its label on the line ("(8%対象 ¥278 内消費税 ¥20)")
+            line_start = src.lines.bounds(src.lines.line_of(label.start))[0]
+            rate = next(reversed([*RATE_RE.finditer(src.text, line_start, label.start)]), None)
         kind = (normalise_phrase(src.text[label.start : label.end]), rate.group(1).replace(",", ".") if rate else "")
         if kind in kinds:
             return []

@@ -349,14 +349,17 @@ def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMent
             figure_between = bisect_left(starts, label.start) > bisect_left(starts, before.end)
             reach = text[max(before.end, label.start - QUALIFIER_REACH) : label.start]
             after = text[label.end : label.end + QUALIFIER_REACH]
+            rate_between = RATE_RE.fullmatch(gap.strip(" \t(").rstrip(" \t"))
             if (
                 label.role == lexicon.tax_sum_role
-                and not gap.strip(" \t")
+                and (not gap.strip(" \t(") or rate_between)
                 and not figure_between
                 and normalise_phrase(text[before.start : before.end]) in lexicon.net_labels
-                and RATE_RE.match(after.lstrip(" \t"))
+                and (rate_between or RATE_RE.match(after.lstrip(" \t")))
             ):
-                continue  # "Subtotal IVA 15%  0.65": the tax names the rate the net is the base of
+                # "Subtotal IVA 15%  0.65", "Net (VAT 20%)", "Netto 19% MwSt": the tax names
+                # the rate the net is the base of
+                continue
             if (
                 "\n" not in gap
                 and _within_label_reach(gap)
@@ -907,8 +910,14 @@ def _header_rows(
         if len(rows) != 1:
             continue
         row = figure_lines[rows[0]]
+        hs = lines.bounds(line)[0]
         s, e = lines.bounds(rows[0])
-        if leading_column and _currency_at_most(text[s : amounts[row[0]].start]):
+        if leading_column and (
+            _currency_at_most(text[s : amounts[row[0]].start])
+            # as many columns before the labels as cells before the figures, or a figure
+            # stands under a column the lexicon does not name ("Unit price" over "450.00")
+            or len(_cells(text, hs, labels[ks[0]].start)) != len(_cells(text, s, amounts[row[0]].start))
+        ):
             continue  # a column the lexicon does not name ("Stawka VAT") over a figure: the order shifts
         # words may stand before the row (another column's text), not among its figures
         gaps = zip([amounts[ai].end for ai in row], [amounts[ai].start for ai in row[1:]] + [e], strict=True)

@@ -412,8 +412,10 @@ class Source:
         """A figure a total's label names, then labelled discounts, then the figure they
         leave, with no other total labelled after it ("Gross Amount 3,298.00", "Discount
         -329.80", "Net Amount 2,968.20", as South Asian tills print them; "Gross Total" /
-        "Discount" / "Total"): the first is the sum before its discounts, the goods'
-        figure, and the last is the document's total, whatever its own label says."""
+        "Discount" / "Total"): the first is the sum before its discounts, no total (nor
+        a subtotal: one may stand before it, "Subtotal" / "VAT" / "Total" / "Discount" /
+        "Amount payable"), and the last is the document's total, whatever its own label
+        says."""
         lexicon, roles, amounts = self.lexicon, self.roles, self.amounts
         for first, am in enumerate(amounts):
             role = roles[first]
@@ -434,7 +436,7 @@ class Source:
                 or any(roles[k] == role and amounts[k].value != left.value for k in range(then + 1, len(amounts)))
             ):
                 continue
-            roles[first], roles[then] = lexicon.goods_role, role
+            roles[first], roles[then] = None, role
             return
 
     def _listing(self, ai: int, phrase: str) -> str:
