@@ -3855,3 +3855,128 @@ def test_a_tables_header_ending_in_role_words_labels_no_first_row():
     assert roles["450.00"] is None and roles["27,000.00"] is None
     right = factors(text, {"subtotal": 39500.0, "tax": 8295.0, "total": 47795.0})
     assert min(right.values()) >= 0.85
+
+
+# 159. A till's taxes numbered ("TAX 1   6.500 %  1.49", "TAX 2   2.000 %  0.10", as Walmart
+# prints them): the digit is the label's index, the figure after it the tax, and the
+# record's tax is their sum; one rate's tax alone is still caught
+def test_numbered_tax_lines_are_the_taxes_parts():
+    text = "WALMART\n03/15/24 18:42\nSUBTOTAL        28.02\nTAX 1   6.500 %  1.49\nTAX 2   2.000 %  0.10\nTOTAL           29.61\n"
+    assert [role for _, role in amount_roles(text)] == ["subtotal", None, "tax", None, "tax", "total"]
+    right = {"subtotal": 28.02, "tax": 1.59, "total": 29.61}
+    assert min(factors(text, right, RECEIPT).values()) >= 0.85
+    assert factors(text, {**right, "tax": 1.49}, RECEIPT)["tax"] < 0.7
+
+
+# 160. A hotel's city or tourist tax ("City tax 69.38", "City-Tax 5%", "Kurtaxe"): a charge
+# on the stay, not the VAT; given as the record's tax it is caught
+@pytest.mark.parametrize("levy", ["City tax", "City-Tax", "Tourist tax"])
+def test_a_city_tax_is_a_charge_not_the_tax(levy):
+    text = f"Accommodation   555.00\n{levy}   69.38\nTotal   624.38\nVAT 9%   45.83\n"
+    assert min(factors(text, {"tax": 45.83, "total": 624.38}).values()) >= 0.85
+    flagged(text, {"tax": 69.38, "total": 624.38}, "tax", "only as a charge")
+
+
+# 161. Fortnox's and Visma's rounding word ("Öresutjämning 0,12"): a rounding, either way
+def test_oresutjamning_is_a_rounding():
+    text = "Netto   6 513,50\nMoms 25%   1 628,38\nÖresutjämning   0,12\nAtt betala   8 142,00\n"
+    assert min(factors(text, {"subtotal": 6513.5, "tax": 1628.38, "total": 8142.0}).values()) >= 0.85
+
+
+# 162. A charge between a total's figure and the one it makes ("Gross Amount 4020.00", "POS
+# Service Fee 1.00", "Net Payable 4021.00", Pakistan's FBR tills): the last is the total,
+# the gross before the fee is caught
+def test_the_gross_before_a_fee_is_no_total():
+    text = "Gross Amount:   4020.00\nPOS Service Fee:   1.00\nNet Payable:   4021.00\n"
+    assert min(factors(text, {"total": 4021.0}, RECEIPT).values()) >= 0.85
+    flagged(text, {"total": 4020.0}, "total", "not as a labelled total")
+
+
+# 163. Chile's "I.V.A." written with its dots is the tax's label (a zero "IMPUESTO ADICIONAL
+# $ 0" under it no rival)
+def test_iva_written_with_dots_labels_the_tax():
+    text = "MONTO NETO   $   494.160\nI.V.A. 19%   $   93.890\nIMPUESTO ADICIONAL   $   0\nTOTAL   $   588.050\n"
+    assert min(factors(text, {"subtotal": 494160, "tax": 93890, "total": 588050}).values()) >= 0.85
+
+
+# 164. Ways to pay as tills beyond Western Europe print them: "Cartão de Débito" (Brazil's
+# NFC-e), "БЕЗНАЛИЧНЫМИ", "Картка", "現金", "M-PESA" (Kenya); another way is still caught
+@pytest.mark.parametrize(
+    "line,method,other",
+    [
+        ("Cartão de Débito   65,26", "card", "cash"),
+        ("БЕЗНАЛИЧНЫМИ   =65.26", "card", "cash"),
+        ("Картка   65,26", "card", "cash"),
+        ("現金   65", "cash", "card"),
+        ("M-PESA   65.26", "mobile", "cash"),
+    ],
+)
+def test_ways_to_pay_in_more_languages(line, method, other):
+    text = f"15/03/2024\nTOTAL   65.26\n{line}\n"
+    assert factors(text, {"payment_method": method}, RECEIPT)["payment_method"] >= 0.85
+    assert factors(text, {"payment_method": other}, RECEIPT)["payment_method"] < 0.7
+
+
+# 165. A Thai date written with digits in the Buddhist era ("18/03/2567" is 18 March 2024);
+# a date of the common era is read as before
+def test_a_buddhist_era_year_in_digits():
+    assert date(2024, 3, 18) in {d for m in find_date_mentions("Date  18/03/2567") for d in m.dates}
+    assert date(2024, 3, 18) in {d for m in find_date_mentions("Date  18/03/2024") for d in m.dates}
+
+
+# 166. A date with its time joined by a hyphen ("15.03.24-19:42", Indonesian tills); a date
+# joined to a longer number is still no date
+def test_a_date_joined_to_its_time_by_a_hyphen():
+    assert date(2024, 3, 15) in {d for m in find_date_mentions("15.03.24-19:42  2.0.31") for d in m.dates}
+    assert not find_date_mentions("15.03.24-1942")
+
+
+# 167. The rand as South Africa writes it, "R79.97" / "R 6 450.00": the record's ZAR is
+# written; a lone "R" is no currency (the sum glued to its "R" is still read as a bare
+# number, under no label: a lesser reason the gate lets pass)
+def test_the_rand_written_before_its_sum():
+    clean("CHECKERS\nBALANCE DUE   R79.97\n", {"currency": "ZAR"}, RECEIPT)
+    clean("TOTAL   R 6 450.00\n", {"currency": "ZAR"}, RECEIPT)
+    flagged("Size R\nTOTAL   79.97\n", {"currency": "ZAR"}, "currency", "not found")
+
+
+# 168. A bilingual UAE invoice's "Total (Excl. VAT)  المجموع غير شامل الضريبة": the goods'
+# sum, not a second tax
+def test_an_arabic_total_excluding_the_tax_is_the_subtotal():
+    text = (
+        "Total (Excl. VAT)  المجموع غير شامل الضريبة    AED 4,000.00\nVAT 5%   AED   200.00\n"
+        "Total (Incl. VAT)   AED 4,200.00\n"
+    )
+    clean(text, {"subtotal": 4000.0, "tax": 200.0, "total": 4200.0, "currency": "AED"})
+
+
+# 169. One token per line (OCR of a receipt): a label names the figure under it, not the
+# item's price over it ("Croissant" / "5.45" / "Subtotal" / "$10.70"); a label between a
+# figure and its worth in another currency, the cell standing apart, still names the one over it
+def test_a_label_names_the_figure_under_it_not_an_items_price_over_it():
+    text = "STARBUCKS\n03/15/2024\nCold\nBrew\n5.25\nCroissant\n5.45\nSubtotal\n$10.70\nTax\n$1.11\nTotal\n$11.81\n"
+    assert amount_roles(text)[1:] == [("5.45", None), ("10.70", "subtotal"), ("1.11", "tax"), ("11.81", "total")]
+
+
+# 170. Another document's number and date read as the invoice's: a contract's ("Основание:
+# Договор № 12-П от 10.01.2024"), an Indonesian order's and due date ("No. Pemesanan",
+# "Tgl. Jatuh Tempo"), a Gulf LPO ("LPO No"), a hotel stay's arrival: each caught, and the
+# invoice's own number and date pass
+def test_a_contracts_an_orders_or_a_stays_number_or_date_is_not_the_invoices():
+    russian = (
+        'Счет на оплату № 128 от 15.03.2024\nПоставщик:   ООО "Северный Ветер"\n'
+        "Основание:   Договор № 12-П от 10.01.2024\nВсего к оплате:      110 000,00\n"
+    )
+    clean(russian, {"invoice_number": "128", "invoice_date": "2024-03-15"})
+    flagged(russian, {"invoice_number": "12-П"}, "invoice_number", "Договор №")
+    flagged(russian, {"invoice_date": "2024-01-10"}, "invoice_date", "Договор №")
+    indonesian = (
+        "No. Faktur         : INV/2024/03/00211\nTanggal Faktur     : 20/03/2024\n"
+        "Tgl. Jatuh Tempo   : 19/04/2024\nNo. Pemesanan      : PO-KNJ-0418\nLPO No: GHE/LPO/2024/077\n"
+    )
+    clean(indonesian, {"invoice_number": "INV/2024/03/00211", "invoice_date": "2024-03-20"})
+    flagged(indonesian, {"invoice_number": "PO-KNJ-0418"}, "invoice_number", "No. Pemesanan")
+    flagged(indonesian, {"invoice_number": "GHE/LPO/2024/077"}, "invoice_number", "LPO No")
+    flagged(indonesian, {"invoice_date": "2024-04-19"}, "invoice_date", "Tgl. Jatuh Tempo")
+    hotel = "Invoice no.   2024-11872\nDate          18-03-2024\nArrival       15-03-2024\nDeparture     18-03-2024\n"
+    flagged(hotel, {"invoice_date": "2024-03-15"}, "invoice_date", "Arrival")

@@ -176,7 +176,9 @@ _MDY_NAMED = re.compile(
 # 2026-02-28, 2026/02/28, 28.02.2026, 02/28/2026, 28-02-2026, 28.02.26, 3/7/2026, 2026/2/8
 _NUMERIC = re.compile(
     r"(?<![0-9.,/\-])(?P<a>[0-9]{1,4})(?P<sep>[./\-])(?P<b>[0-9]{1,2})(?P=sep)(?P<c>[0-9]{4}|[0-9]{1,2})"
-    r"(?![0-9]|[.,/\-][0-9])"
+    # not part of a longer number, but a time may be joined on ("15.03.24-19:42", as
+    # Indonesian tills print it)
+    r"(?![0-9]|[.,/][0-9]|-(?![0-9]{1,2}:[0-9]{2}(?![0-9]))[0-9])"
 )
 
 # OCR of a day-first date mixes its separators: 02.03,2020 / 23,03.20 / 20 05.2020
@@ -244,6 +246,7 @@ _THAI_MONTHS = {
     for name in names
 }
 _BUDDHIST_ERA_OFFSET = 543
+_BUDDHIST_ERA_FROM = 2400  # no document of the common era is dated this late
 _TH_DMY = re.compile(
     r"(?<![0-9])(?P<d>[0-9]{1,2})[ \t\u00a0]*(?P<mon>"
     + "|".join(re.escape(n) for n in sorted(_THAI_MONTHS, key=len, reverse=True))
@@ -277,7 +280,12 @@ def _year(s: str) -> int:
     y = int(s)
     if len(s) == 2:
         y += 2000 if y < 70 else 1900
-    return y
+    return _common_era(y)
+
+
+def _common_era(year: int) -> int:
+    """A year of the Buddhist era (Thai documents' "18/03/2567") in the common one."""
+    return year - _BUDDHIST_ERA_OFFSET if year >= _BUDDHIST_ERA_FROM else year
 
 
 def _named_dates(m: re.Match[str]) -> frozenset[date]:
@@ -300,10 +308,7 @@ def _era_dates(m: re.Match[str]) -> frozenset[date]:
 
 
 def _thai_dates(m: re.Match[str]) -> frozenset[date]:
-    year = int(m.group("y"))
-    if year >= 2400:
-        year -= _BUDDHIST_ERA_OFFSET
-    got = _mk(year, _THAI_MONTHS[m.group("mon")], int(m.group("d")))
+    got = _mk(_common_era(int(m.group("y"))), _THAI_MONTHS[m.group("mon")], int(m.group("d")))
     return frozenset({got}) if got else frozenset()
 
 

@@ -86,7 +86,7 @@ BARE_GAP = r"\.?[ \t]*[:#\-–]?[ \t]*"
 DATE_WORDS = r"(?:date|datum|fecha|data|dato|日付|дата)"
 NUMBER_WORDS = r"(?:(?<![^\W\d_])(?:no|nr|nro|num|number|nummer|numero|número|numer|n[°º])|[#№])"
 # The words that date a number before them ("Nr. 471113 vom 13.06.2018", "PO 4500123 dated")
-_DATING_WORDS = r"(?:dated|vom|del|du|dd)"
+_DATING_WORDS = r"(?:dated|vom|del|du|dd|от|від|z[ \t]+dnia|ze[ \t]+dne)"
 GENERIC_LABEL_BEFORE = {
     "date": re.compile(rf"(?i)(?<![^\W\d_])(?:{DATE_WORDS}|{_DATING_WORDS}){BARE_GAP}$"),
     "identifier": re.compile(rf"(?i){NUMBER_WORDS}{BARE_GAP}$"),
@@ -1125,7 +1125,6 @@ def _figures_below(
     amount_lines: dict[int, list[int]] = {}
     for ai, am in enumerate(amounts):
         amount_lines.setdefault(lines.line_of(am.start), []).append(ai)
-    label_lines = {lines.line_of(lb.start) for lb in labels}
     out: dict[int, int] = {}
     for k, lb in enumerate(labels):
         line = lines.line_of(lb.start)
@@ -1147,7 +1146,9 @@ def _figures_below(
         above = amount_lines.get(line - 1, [])
         if (
             len(above) == 1
-            and not {line - 2} & (label_lines | amount_lines.keys())  # no label's, no row's end
+            # the cell stands apart: no label's line, no row's end, no item's name over it
+            # ("Croissant" / "5.45" / "Subtotal" / "$10.70": the item's price is no subtotal)
+            and (line < 2 or not text[slice(*lines.bounds(line - 2))].strip())
             and _restated_under(text, amounts[above[0]], rest, lines)
         ):
             out[k] = above[0]
@@ -1292,6 +1293,9 @@ def _transparent(
     gross"), which no label or column names as a sum."""
     out = [False] * len(amounts)
     for ai, am in enumerate(amounts):
+        if _label_index(text, am, amounts[ai + 1 : ai + 2], lines, labels, label_starts):
+            out[ai] = True
+            continue
         before = text[max(0, am.start - _RATE_BASE_BEFORE) : am.start]
         ends = [match.end() for match in lexicon.rate_base_re.finditer(before)]
         if (
@@ -1355,6 +1359,29 @@ def _transparent(
             out[k] = True
             k -= 1
     return out
+
+
+def _label_index(
+    text: str,
+    am: AmountMention,
+    following: list[AmountMention],
+    lines: Lines,
+    labels: list[Label],
+    label_starts: list[int],
+) -> bool:
+    """Whether the number is its label's index, one digit right after it with a figure in
+    cents after it on the line and no word between ("TAX 1   6.500 %  1.49", "TAX 2
+    0.10": a till's taxes numbered): the label names the figure, not its number."""
+    k = bisect_left(label_starts, am.start) - 1
+    return (
+        len(am.raw) == 1
+        and k >= 0
+        and text[labels[k].end : am.start] in ("", " ")
+        and bool(following)
+        and lines.line_of(following[0].start) == lines.line_of(am.start)
+        and _WITH_CENTS.search(following[0].raw) is not None
+        and _WORD_RE.search(text, am.end, following[0].start) is None  # not "Total 2 items 28.02"
+    )
 
 
 def _term_after(text: str, am: AmountMention, lexicon: Lexicon) -> bool:
