@@ -771,11 +771,43 @@ def _rate_on_its_line(
             rows &= {src.lines.line_of(span.start) for span in made_of.spans}
     for line in sorted(rows):
         start, end = src.lines.bounds(line)
-        for m in RATE_RE.finditer(src.text, start, end):
-            rate = Decimal(m.group(1).replace(",", ".")) / 100
+        printed = [(m.group(1), m.group(0)) for m in RATE_RE.finditer(src.text, start, end)]
+        for figure, shown in printed + _rates_under_a_percent_column(src, line):
+            rate = Decimal(figure.replace(",", ".")) / 100
             if abs(rate * abs(left) - abs(diff)) <= CENT:
-                return m.group(0)
+                return shown
     return None
+
+
+# a rate written without its sign in a column whose header carries it ("10" under
+# "Line Discount %", "Disc%", "Sc.%")
+_BARE_RATE_RE = re.compile(r"(?<![0-9.,])[0-9]{1,2}(?:[.,][0-9]{1,2})?(?![0-9.,%])")
+_HEADER_LOOKUP_LINES = 12
+
+
+def _rates_under_a_percent_column(src: Source, line: int) -> list[tuple[str, str]]:
+    """The numbers of the row that stand under a header cell with a percent sign: the
+    nearest line above with words over the number (past other rows' figures) is its
+    column's header. (The figure, and as shown with its header.)"""
+    text, lines = src.text, src.lines
+    start, end = lines.bounds(line)
+    out = []
+    for m in _BARE_RATE_RE.finditer(text, start, end):
+        c0, c1 = lines.column(start, m.start()), lines.column(start, m.end())
+        for above in range(line - 1, max(-1, line - 1 - _HEADER_LOOKUP_LINES), -1):
+            above_start = lines.bounds(above)[0]
+            over = [
+                (s, e)
+                for s, e in lines.cells(above)
+                if lines.column(above_start, s) < c1 and lines.column(above_start, e) > c0
+            ]
+            header = " ".join(text[s:e] for s, e in over)
+            if not over or not any(c.isalpha() for c in header):
+                continue  # a blank, or another row's figures in the column
+            if "%" in header:
+                out.append((m.group(), f"{m.group()} under '{header}'"))
+            break
+    return out
 
 
 def _one_charge(src: Source, diff: Decimal) -> str | None:

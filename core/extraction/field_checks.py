@@ -296,6 +296,7 @@ def _distinct_tax_parts(src: Source, role: str) -> list[int]:
     is no tax of the document)."""
     parts: list[int] = []
     kinds: set[tuple[str, str]] = set()
+    restated: list[tuple[str, str, Decimal | None]] = []
     for i, amount in enumerate(src.amounts):
         own = src.assignment.role_label[i]
         if src.roles[i] != role or own < 0 or not _money(src, i):
@@ -309,9 +310,15 @@ def _distinct_tax_parts(src: Source, role: str) -> list[int]:
             line_start = src.lines.bounds(src.lines.line_of(label.start))[0]
             rate = next(reversed([*RATE_RE.finditer(src.text, line_start, label.start)]), None)
         kind = (normalise_phrase(src.text[label.start : label.end]), rate.group(1).replace(",", ".") if rate else "")
-        if kind in kinds:
+        cents = to_cents(abs(amount.value))
+        if kind in kinds or any(
+            # the same figure under the same label, its rate written once ("19% MwSt 0,95", "MwSt 0,95")
+            seen == kind[0] and worth == cents and "" in (seen_rate, kind[1])
+            for seen, seen_rate, worth in restated
+        ):
             return []
         kinds.add(kind)
+        restated.append((*kind, cents))
         parts.append(i)
     return parts
 

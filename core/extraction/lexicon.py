@@ -347,7 +347,7 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         series_number_re=re.compile(
             r"(?<![^\W_])(?:"
             + _listed(data, "identifier_series", "series_words")
-            + r")[ \t]*[:.]?[ \t]*(?P<series>[^\W_]{1,8})(?![^\W_])[^\n]{0,40}?(?<![^\W_])(?:"
+            + r")(?![^\W_])[ \t]*[:.]?[ \t]*(?P<series>[^\W_]{1,8})(?![^\W_])[^\n]{0,40}?(?<![^\W_])(?:"
             + _listed(data, "identifier_series", "number_words")
             + r")(?![^\W\d_])[ \t]*[:.#]?[ \t]*(?P<number>[^\W_](?:[\w./-]*[^\W_])?)(?![^\W_])",
             re.IGNORECASE,

@@ -349,7 +349,8 @@ def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMent
             figure_between = bisect_left(starts, label.start) > bisect_left(starts, before.end)
             reach = text[max(before.end, label.start - QUALIFIER_REACH) : label.start]
             after = text[label.end : label.end + QUALIFIER_REACH]
-            rate_between = RATE_RE.fullmatch(gap.strip(" \t(").rstrip(" \t"))
+            # in one cell ("Net (VAT 20%)"), not a header's next column ("Net   20% VAT   Total")
+            rate_between = FILL_RUN_RE.search(gap) is None and RATE_RE.fullmatch(gap.strip(" \t("))
             if (
                 label.role == lexicon.tax_sum_role
                 and (not gap.strip(" \t(") or rate_between)
@@ -1125,6 +1126,7 @@ def _figures_below(
     amount_lines: dict[int, list[int]] = {}
     for ai, am in enumerate(amounts):
         amount_lines.setdefault(lines.line_of(am.start), []).append(ai)
+    label_lines = {lines.line_of(lb.start) for lb in labels}
     out: dict[int, int] = {}
     for k, lb in enumerate(labels):
         line = lines.line_of(lb.start)
@@ -1146,9 +1148,7 @@ def _figures_below(
         above = amount_lines.get(line - 1, [])
         if (
             len(above) == 1
-            # the cell stands apart: no label's line, no row's end, no item's name over it
-            # ("Croissant" / "5.45" / "Subtotal" / "$10.70": the item's price is no subtotal)
-            and (line < 2 or not text[slice(*lines.bounds(line - 2))].strip())
+            and not {line - 2} & (label_lines | amount_lines.keys())  # no label's, no row's end
             and _restated_under(text, amounts[above[0]], rest, lines)
         ):
             out[k] = above[0]

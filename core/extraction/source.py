@@ -392,48 +392,52 @@ class Source:
         discount), or, with none there (its phrase over it), its own phrase is."""
         start = self.lines.bounds(self.lines.line_of(self.amounts[ai].start))[0]
         said = [
-            normalise_phrase(m.group())
+            phrase
             for m in self.lexicon.adjustment_re.finditer(self.text, start, self.amounts[ai].start)
+            # "less" says the phrase after it is deducted ("Less Amount Paid"), no more
+            if not self.lexicon.adjustment_in_label_re.fullmatch(phrase := normalise_phrase(m.group()))
         ] or [self.context(ai).adjustment or ""]
         return all(phrase in self.lexicon.payments for phrase in said)
 
-    def _price_moved_by(self, ai: int) -> int:
-        """How amount ai moves the price as a labelled adjustment: up (1) as a charge,
-        down (-1) as a discount (a deduction, neither a payment nor a tax withheld), or
-        not at all (0: anything else)."""
+    def _a_discount(self, ai: int) -> bool:
+        """Whether amount ai is a labelled discount off the price: a deduction, neither a
+        payment nor a tax withheld."""
         phrase = self.context(ai).adjustment
-        kind = self.lexicon.adjustment_kind.get(phrase) if phrase is not None else None
-        if kind == "charge":
-            return 1
-        if kind == "deduction" and phrase not in self.lexicon.withholdings and not self.a_payment(ai):
-            return -1
-        return 0
+        return (
+            phrase is not None
+            and self.lexicon.adjustment_kind.get(phrase) == "deduction"
+            and phrase not in self.lexicon.withholdings
+            and not self.a_payment(ai)
+        )
 
     def _totals_before_deductions(self) -> None:
-        """A figure a total's label names, then labelled discounts or charges, then the
-        figure they make, with no other total labelled after it ("Gross Amount 3,298.00",
-        "Discount -329.80", "Net Amount 2,968.20", as South Asian tills print them; "Gross
-        Total" / "Discount" / "Total"; "Gross Amount" / "POS Service Fee" / "Net
-        Payable"): the first is the sum before them, no total (nor a subtotal: one may
-        stand before it, "Subtotal" / "VAT" / "Total" / "Discount" / "Amount payable"),
-        and the last is the document's total, whatever its own label says."""
+        """A figure a total's label names, then labelled discounts, then the figure they
+        leave under a total's or a net's label, with no other total labelled after it
+        ("Gross Amount 3,298.00", "Discount -329.80", "Net Amount 2,968.20", as South
+        Asian tills print them; "Gross Total" / "Discount" / "Total"): the first is the sum
+        before its discounts, no total (nor a subtotal: one may stand before it, "Subtotal"
+        / "VAT" / "Total" / "Discount" / "Amount payable"), and the last is the document's
+        total. Not a payment's line, a change's or a figure of nothing left ("CREDIT CARD
+        20.00", "CHANGE 0.00"), and no charge (a late payment's surcharge is owed only
+        after the due date)."""
         lexicon, roles, amounts = self.lexicon, self.roles, self.amounts
         for first, am in enumerate(amounts):
             role = roles[first]
             if role not in lexicon.grand_roles or am.value <= 0 or not CENTS_RE.search(am.raw):
                 continue
-            then, moved = first + 1, Decimal(0)
-            while then < len(amounts) and roles[then] is None and (way := self._price_moved_by(then)):
-                moved += way * abs(amounts[then].value)
+            then, discounts = first + 1, Decimal(0)
+            while then < len(amounts) and roles[then] is None and self._a_discount(then):
+                discounts += abs(amounts[then].value)
                 then += 1
-            if then == first + 1 or then >= len(amounts):
+            if not discounts or then >= len(amounts):
                 continue
             left = amounts[then]
             if (
-                roles[then] not in (None, role, lexicon.goods_role)
+                roles[then] not in (role, lexicon.goods_role)
+                or left.value <= 0
                 or not CENTS_RE.search(left.raw)
                 or self.lines.line_of(left.start) == self.lines.line_of(amounts[then - 1].start)
-                or abs(am.value + moved - left.value) >= CENT
+                or abs(am.value - discounts - left.value) >= CENT
                 or any(roles[k] == role and amounts[k].value != left.value for k in range(then + 1, len(amounts)))
             ):
                 continue
@@ -581,9 +585,9 @@ _CODE_WORD_RE = re.compile(
     r"(?<=[0-9][.,][0-9]{2})[ \t]?([A-Za-z]{3})(?![^\W\d_])|(?<![^\W\d_])([A-Za-z]{3})(?=[ \t]?[0-9])"
 )
 _CENTS_AFTER_RE = re.compile(r"[ \t]?[0-9][0-9.,' ]{0,15}?[.,][0-9]{2}(?![0-9])")
-# The rand as South Africa writes it, a capital R right before a sum with cents ("R79.97",
-# "R 6 450.00"); a lone R anywhere else is a letter
-_RAND_RE = re.compile(r"(?<![^\W\d_])R(?=" + _CENTS_AFTER_RE.pattern + ")")
+# The rand as South Africa writes it, a capital R glued to a sum with cents ("R79.97",
+# "R6 450.00"); set apart ("Latte R 4.25", a regular size) or anywhere else it is a letter
+_RAND_RE = re.compile(r"(?<![^\W\d_])R(?=[0-9][0-9.,' ]{0,15}?[.,][0-9]{2}(?![0-9]))")
 _CUR_FIRST_WORDS = frozenset(first_word(w) for w in _CUR_WORDS)
 _MAX_CURRENCY_HITS = 1000
 
