@@ -3861,13 +3861,17 @@ def test_a_tables_header_ending_in_role_words_labels_no_first_row():
 
 # 159. A till's taxes numbered ("TAX 1   6.500 %  1.49", "TAX 2   2.000 %  0.10", as Walmart
 # prints them): the digit is the label's index, the figure after it the tax, and the
-# record's tax is their sum; one rate's tax alone is still caught
+# record's tax is their sum; one rate's tax alone is still caught; a breakdown row's base
+# after a digit is no tax
 def test_numbered_tax_lines_are_the_taxes_parts():
     text = "WALMART\n03/15/24 18:42\nSUBTOTAL        28.02\nTAX 1   6.500 %  1.49\nTAX 2   2.000 %  0.10\nTOTAL           29.61\n"
     assert [role for _, role in amount_roles(text)] == ["subtotal", None, "tax", None, "tax", "total"]
     right = {"subtotal": 28.02, "tax": 1.59, "total": 29.61}
     assert min(factors(text, right, RECEIPT).values()) >= 0.85
     assert factors(text, {**right, "tax": 1.49}, RECEIPT)["tax"] < 0.7
+    # a breakdown row after a digit (OCR's "VAT 2" for "VAT Z"): its base is no tax
+    row = "VAT 2        3,315.00 €      0%        0.00 €\n"
+    assert dict(amount_roles(row)).get("3,315.00") != "tax"
 
 
 # 160. A hotel's tourist tax ("Tourist tax 69.38", "Kurtaxe", "Taxe de séjour"): a charge on
@@ -4038,3 +4042,24 @@ def test_the_second_readers_cases_of_this_pass():
     clean(series, {"invoice_number": "A1542"})
     flagged(series, {"invoice_number": "S1542"}, "invoice_number", "not found")
     flagged(series, {"invoice_number": "L5CD1234XYZ"}, "invoice_number", "not found")
+
+
+# 173. A third reader's cases: a joining word is a whole word ("TOTAL ITEM DISCOUNT -9.00":
+# "ITEM" joins nothing, the discount is no total); a money-off voucher is a discount, so the
+# subtotal before it is no total where none is labelled; a tax per rate and its printed sum
+# ("VAT 0%", "VAT 20%", "TOTAL VAT") make no tax of all three; and a discount's figure
+# with the taxes after it ("Taxable Amount 900.00", "CGST", "SGST", "Bill Amount") is no
+# total
+def test_the_third_readers_cases_of_this_pass():
+    till = "SUBTOTAL   60.00\nTOTAL ITEM DISCOUNT   -9.00\nSALES TAX 6%   3.06\nTOTAL   54.06\nVISA   54.06\n"
+    flagged(till, {"total": 9.0}, "total")
+    boots = "SHAMPOO   7.99\nTOOTHPASTE   2.49\nMEAL DEAL   8.99\nSUBTOTAL   19.47\n£5 OFF VOUCHER   -5.00\nBALANCE   14.47\n"
+    flagged(boots, {"total": 19.47}, "total", "most likely what they leave")
+    vat = "MILK   1.20\nWINE   6.00\nTOTAL   7.20\nVAT 0%   0.00\nVAT 20%   1.00\nTOTAL VAT   1.00\n"
+    assert factors(vat, {"tax": 1.0, "total": 7.2}, RECEIPT)["tax"] >= 0.85
+    assert factors(vat, {"tax": 2.0, "total": 7.2}, RECEIPT)["tax"] < 0.7
+    gst = (
+        "Gross Amount   1,000.00\nDiscount   -100.00\nTaxable Amount   900.00\nCGST 9%   81.00\nSGST 9%   81.00\n"
+        "Bill Amount   1,062.00\n"
+    )
+    flagged(gst, {"total": 900.0}, "total")

@@ -320,6 +320,16 @@ def _distinct_tax_parts(src: Source, role: str) -> list[int]:
         kinds.add(kind)
         restated.append((*kind, cents))
         parts.append(i)
+    rates = [rate for _, rate, _ in restated]
+    if (
+        len(parts) > 2
+        and rates[-1] == ""
+        and all(rates[:-1])
+        and sum(worth or 0 for _, _, worth in restated[:-1]) == restated[-1][2]
+    ):
+        # the last, with no rate, is the others' sum ("VAT 0% 0.00", "VAT 20% 1.00", "TOTAL
+        # VAT 1.00"): their total printed, no part of its own
+        parts.pop()
     return parts
 
 

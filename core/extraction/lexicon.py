@@ -295,7 +295,8 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
             + _listed(data, "after_adjustment_words", "words")
             + r"|(?:"
             + _listed(data, "after_adjustment_words", "joining")
-            + r")(?:[ \t]*[^\W\d_]+)?)[ \t]*$",
+            # a whole word ("e", "i", "y" do not start "Extra", "Item"), then one more at most
+            + r")(?![^\W_])(?:[ \t]+[^\W\d_]+)?)[ \t]*$",
             re.IGNORECASE,
         ),
         trailing_label_prefixes=_prefixes(

@@ -1293,7 +1293,7 @@ def _transparent(
     gross"), which no label or column names as a sum."""
     out = [False] * len(amounts)
     for ai, am in enumerate(amounts):
-        if _label_index(text, am, amounts[ai + 1 : ai + 2], lines, labels, label_starts):
+        if _label_index(text, am, amounts[ai + 1 : ai + 3], lines, labels, label_starts):
             out[ai] = True
             continue
         before = text[max(0, am.start - _RATE_BASE_BEFORE) : am.start]
@@ -1369,18 +1369,22 @@ def _label_index(
     labels: list[Label],
     label_starts: list[int],
 ) -> bool:
-    """Whether the number is its label's index, one digit right after it with a figure in
-    cents after it on the line and no word between ("TAX 1   6.500 %  1.49", "TAX 2
-    0.10": a till's taxes numbered): the label names the figure, not its number."""
+    """Whether the number is its label's index, one digit right after it with one figure
+    in cents after it on the line, the line's last, and no word between ("TAX 1   6.500 %
+    1.49", "TAX 2  0.10": a till's taxes numbered): the label names the figure, not its
+    number. Not a breakdown row's ("VAT 2  3,315.00 €  0%  0.00 €": its base, then its
+    tax) nor "Total 2 items 28.02"."""
     k = bisect_left(label_starts, am.start) - 1
+    line = lines.line_of(am.start)
     return (
         len(am.raw) == 1
         and k >= 0
         and text[labels[k].end : am.start] in ("", " ")
         and bool(following)
-        and lines.line_of(following[0].start) == lines.line_of(am.start)
+        and lines.line_of(following[0].start) == line
+        and not (len(following) > 1 and lines.line_of(following[1].start) == line)
         and _WITH_CENTS.search(following[0].raw) is not None
-        and _WORD_RE.search(text, am.end, following[0].start) is None  # not "Total 2 items 28.02"
+        and _WORD_RE.search(text, am.end, following[0].start) is None
     )
 
 

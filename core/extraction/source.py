@@ -438,7 +438,12 @@ class Source:
                 or not CENTS_RE.search(left.raw)
                 or self.lines.line_of(left.start) == self.lines.line_of(amounts[then - 1].start)
                 or abs(am.value - discounts - left.value) >= CENT
-                or any(roles[k] == role and amounts[k].value != left.value for k in range(then + 1, len(amounts)))
+                # nothing labelled after it but the same figure again: no tax or charge on
+                # top of it ("Taxable Amount 900.00 / CGST / SGST / Bill Amount")
+                or any(
+                    roles[k] is not None and (roles[k] != role or amounts[k].value != left.value)
+                    for k in range(then + 1, len(amounts))
+                )
             ):
                 continue
             roles[first], roles[then] = None, role
