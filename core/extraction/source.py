@@ -412,8 +412,8 @@ class Source:
 
     def _totals_before_deductions(self) -> None:
         """A figure a total's label names, then labelled discounts, then the figure they
-        leave under a total's or a net's label, with no other total labelled after it
-        ("Gross Amount 3,298.00", "Discount -329.80", "Net Amount 2,968.20", as South
+        leave under a total's or a net's label, with nothing labelled after it but that
+        figure again ("Gross Amount 3,298.00", "Discount -329.80", "Net Amount 2,968.20", as South
         Asian tills print them; "Gross Total" / "Discount" / "Total"): the first is the sum
         before its discounts, no total (nor a subtotal: one may stand before it, "Subtotal"
         / "VAT" / "Total" / "Discount" / "Amount payable"), and the last is the document's
