@@ -295,8 +295,7 @@ def _distinct_tax_parts(src: Source, role: str) -> list[int]:
     rate. Empty when two figures share a label and rate (the same tax restated, whose sum
     is no tax of the document)."""
     parts: list[int] = []
-    kinds: set[tuple[str, str]] = set()
-    restated: list[tuple[str, str, Decimal | None]] = []
+    seen: list[tuple[str, str, Decimal | None]] = []  # each part's label, rate and worth
     for i, amount in enumerate(src.amounts):
         own = src.assignment.role_label[i]
         if src.roles[i] != role or own < 0 or not _money(src, i):
@@ -311,21 +310,21 @@ def _distinct_tax_parts(src: Source, role: str) -> list[int]:
             rate = next(reversed([*RATE_RE.finditer(src.text, line_start, label.start)]), None)
         kind = (normalise_phrase(src.text[label.start : label.end]), rate.group(1).replace(",", ".") if rate else "")
         cents = to_cents(abs(amount.value))
-        if kind in kinds or any(
+        if any(
+            (label_as, rate_as) == kind
             # the same figure under the same label, its rate written once ("19% MwSt 0,95", "MwSt 0,95")
-            seen == kind[0] and worth == cents and "" in (seen_rate, kind[1])
-            for seen, seen_rate, worth in restated
+            or (label_as == kind[0] and worth == cents and "" in (rate_as, kind[1]))
+            for label_as, rate_as, worth in seen
         ):
             return []
-        kinds.add(kind)
-        restated.append((*kind, cents))
+        seen.append((*kind, cents))
         parts.append(i)
-    rates = [rate for _, rate, _ in restated]
+    rates = [rate for _, rate, _ in seen]
     if (
         len(parts) > 2
         and rates[-1] == ""
         and all(rates[:-1])
-        and sum(worth or 0 for _, _, worth in restated[:-1]) == restated[-1][2]
+        and sum(worth or 0 for _, _, worth in seen[:-1]) == seen[-1][2]
     ):
         # the last, with no rate, is the others' sum ("VAT 0% 0.00", "VAT 20% 1.00", "TOTAL
         # VAT 1.00"): their total printed, no part of its own

@@ -592,7 +592,7 @@ _CODE_WORD_RE = re.compile(
 _CENTS_AFTER_RE = re.compile(r"[ \t]?[0-9][0-9.,' ]{0,15}?[.,][0-9]{2}(?![0-9])")
 # The rand as South Africa writes it, a capital R glued to a sum with cents ("R79.97",
 # "R6 450.00"); set apart ("Latte R 4.25", a regular size) or anywhere else it is a letter
-_RAND_RE = re.compile(r"(?<![^\W\d_])R(?=[0-9][0-9.,' ]{0,15}?[.,][0-9]{2}(?![0-9]))")
+_RAND_RE = re.compile(r"(?<![^\W\d_])R(?=[0-9])(?=" + _CENTS_AFTER_RE.pattern + ")")
 _CUR_FIRST_WORDS = frozenset(first_word(w) for w in _CUR_WORDS)
 _MAX_CURRENCY_HITS = 1000
 
