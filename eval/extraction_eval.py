@@ -14,7 +14,8 @@ against the label:
 
 - a value is correct when the result's value equals the expected one by its kind:
   amounts to the cent, numbers exactly, text and identifiers case- and
-  whitespace-insensitively, dates as ISO strings, and null == null. A list item the
+  whitespace-insensitively, dates as ISO strings, times as times of day ("7:58" is
+  "07:58"), and null == null. A list item the
   result lacks or adds counts as wrong values. An error result counts every expected
   value wrong (nothing is committed, so nothing is silent: its values count as
   caught, and its failure lines say ERROR). A value is flagged when its path, or an
@@ -48,6 +49,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from pathlib import Path
 from typing import Any
 
+from vetq.core.extraction.clock import parse_time_value
 from vetq.core.results import error_of
 from vetq.core.schemas import CompiledSchema, builtin, builtin_names
 from vetq.core.schemas.catalog import DEFAULT_SCHEMA
@@ -170,6 +172,9 @@ def values_equal(kind: str, got: Any, expected: Any) -> bool:
         return n is not None and n == m
     if kind == "date":
         return str(got).strip()[:10] == str(expected).strip()[:10] and len(str(got).strip()) >= 10
+    if kind == "time":
+        clock = parse_time_value(got)
+        return clock is not None and clock == parse_time_value(expected)
     if kind == "boolean":
         return got is expected
     return _norm_text(got) == _norm_text(expected)

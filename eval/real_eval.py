@@ -22,7 +22,9 @@ is every deterministic corruption of it (`corruptions`):
   that give a date written nowhere in the text, in any form;
 - swapped_identifier: two neighbouring characters of invoice_number / receipt_number
   swapped, from the middle outwards, skipping a swap that changes nothing or whose result
-  the text holds.
+  the text holds;
+- half_day_time: a receipt's time on the other half of the day (17:31 given as 05:31, a
+  12-hour print's PM dropped, or 09:48 as 21:48), where the text prints it nowhere.
 
 Reported, not gated (REPORTED_KINDS): a value the text prints given for another, where only
 the labels around it can tell (the heuristics read a date's or number's label where it is
@@ -63,6 +65,7 @@ from pathlib import Path
 from typing import Any
 
 from vetq.core.extraction.amounts import GLUED_UNITS
+from vetq.core.extraction.clock import clock_value, find_printed_times, parse_time_value, same_time
 from vetq.core.extraction.currencies import ISO_4217
 from vetq.core.extraction.dates import find_date_mentions
 from vetq.core.extraction.source import currency_hits
@@ -88,6 +91,7 @@ CORRUPTION_KINDS = (
     "other_amount_subtotal",
     "shifted_date",
     "swapped_identifier",
+    "half_day_time",
 )
 OTHER_AMOUNT_FIELDS = ("total", "tax", "subtotal")
 REPORTED_KINDS = ("other_date", "other_identifier")
@@ -101,6 +105,7 @@ MAX_DATE_SHIFT = 400
 
 DATE_FIELD = {"invoice": "invoice_date", "receipt": "date"}
 ID_FIELD = {"invoice": "invoice_number", "receipt": "receipt_number"}
+TIME_FIELD = {"receipt": "time"}
 AMOUNT_FIELDS = ("subtotal", "tax", "tip", "total")
 
 
@@ -214,8 +219,8 @@ def identifier_in_text(value: str, text: str) -> bool:
 
 
 def time_in_text(value: str, text: str) -> bool:
-    hours, minutes = re.split(r"[:.]", str(value))[:2]
-    return re.search(rf"(?<![0-9])0?{int(hours)}[:.]{minutes}(?![0-9])", text) is not None
+    parsed = parse_time_value(value)
+    return parsed is not None and any(same_time(printed, parsed) for printed in find_printed_times(text))
 
 
 def currency_in_text(code: str, text: str) -> bool:
@@ -243,7 +248,7 @@ def value_in_text(schema_name: str, name: str, value: Any, text: str) -> bool:
         return currency_in_text(value, text)
     if kind == "enum":
         return enum_in_text(spec.values.get(value, ()), text)
-    if name == "time":
+    if kind == "time":
         return time_in_text(value, text)
     return _alnum(str(value)) in _alnum(text)
 
@@ -326,6 +331,18 @@ def _other_identifier(doc: Mapping[str, Any], name: str) -> list[Corruption]:
     return [Corruption(doc["id"], "other_identifier", name, ident, token, "another number the text prints")]
 
 
+def _half_day_time(doc: Mapping[str, Any], name: str) -> list[Corruption]:
+    parsed = parse_time_value(doc["truth"][name])
+    if parsed is None:
+        return []
+    given, seconds = parsed
+    other = clock_value((given.replace(hour=(given.hour + 12) % 24), seconds))
+    if time_in_text(other, doc["text"]):
+        return []
+    how = "the other half of the day (written nowhere in the text)"
+    return [Corruption(doc["id"], "half_day_time", name, doc["truth"][name], other, how)]
+
+
 def corruptions(doc: Mapping[str, Any]) -> list[Corruption]:
     """The deterministic corruptions of one document's record (see the module docstring)."""
     truth, text, schema = doc["truth"], doc["text"], doc["schema"]
@@ -367,6 +384,9 @@ def corruptions(doc: Mapping[str, Any]) -> list[Corruption]:
             how = f"characters {i + 1} and {i + 2} swapped"
             out.append(Corruption(doc["id"], "swapped_identifier", id_field, ident, swapped, how))
             break
+    time_field = TIME_FIELD.get(schema)
+    if time_field is not None and _targets(doc, time_field):
+        out += _half_day_time(doc, time_field)
     if _targets(doc, date_field):
         out += _other_date(doc, date_field)
     if _targets(doc, id_field):
@@ -389,7 +409,7 @@ REASON_CLASSES: tuple[tuple[str, str], ...] = (
     ("enum words", r"the words (for|of)|none of the words"),
     ("near miss (OCR)", r"is not in the source as written"),
     ("not found in the source", r"not found in the source"),
-    ("format or pattern", r"does not match the pattern|is not a valid|is not a phone"),
+    ("format or pattern", r"does not match the pattern|is not a valid|is not a phone|is not a time of day"),
 )
 
 

@@ -57,7 +57,7 @@ SECURITY_HEADERS = {
     "X-Frame-Options": "DENY",
     "Cache-Control": "no-store",
 }
-INPUT_TYPES = {"date": "date", "email": "email", "url": "url", "phone": "tel"}
+INPUT_TYPES = {"date": "date", "time": "time", "email": "email", "url": "url", "phone": "tel"}
 # The drawn pages kept in memory, the items viewed last kept first; an item larger than
 # this alone is still kept (until the next is drawn).
 PAGE_CACHE_BYTES = 64 * 1024 * 1024

@@ -190,6 +190,8 @@ def _absent(c: Corruption, text: str) -> bool:
         return not re_.date_in_text(c.value, text)
     if c.kind == "swapped_identifier":
         return not re_.identifier_in_text(c.value, text)
+    if c.kind == "half_day_time":
+        return not re_.time_in_text(c.value, text)
     return True
 
 
@@ -214,6 +216,8 @@ def test_each_corruption_differs_from_the_truth_and_is_absent_where_required(kin
             assert date.fromisoformat(c.value) != date.fromisoformat(truth) and re_.date_in_text(c.value, doc["text"])
         if kind == "other_identifier":
             assert c.value in doc["text"] and re_._alnum(c.value) not in re_._alnum(truth)
+        if kind == "half_day_time":
+            assert abs(int(c.value[:2]) - int(truth[:2])) == 12 and c.value[2:] == truth[2:], c
         if kind == "swapped_identifier":
             assert sorted(c.value) == sorted(truth) and len(c.value) == len(truth)
             assert sum(a != b for a, b in zip(c.value, truth, strict=True)) == 2

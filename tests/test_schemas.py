@@ -10,6 +10,7 @@ import threading
 import time
 from collections import OrderedDict
 from datetime import date
+from datetime import time as dt_time
 from typing import Literal
 
 import pytest
@@ -286,11 +287,13 @@ KINDS = {
         "phone": {"kind": "phone"},
         "site": {"kind": "url"},
         "weight": {"kind": "quantity", "units": ["kg"]},
+        "collected_at": {"kind": "time"},
     },
 }
 KIND_DOC = (
     "IBAN DE89 3704 0044 0532 0130 00 - Status: bezahlt - Contains dangerous goods\n"
     "Mail ops@nordhafen.de, call 030 1234567, see www.nordhafen.de/track?id=9 - 12,5 kg\n"
+    "Collected 03/09/2026 05:31 PM\n"
 )
 
 
@@ -308,6 +311,7 @@ def test_each_kind_grounds_its_value_in_its_own_way():
         phone="+49 30 1234567",
         site="https://nordhafen.de/track?id=9",
         weight=12.5,
+        collected_at="17:31",  # "05:31 PM" on the 24-hour clock
     )
     assert {path: (c.factor, c.reasons) for path, c in checks.items() if c.factor < 1} == {}
     assert all(c.verified for c in checks.values())
@@ -322,13 +326,67 @@ def test_each_kind_lowers_a_value_the_document_does_not_back():
         phone="030 7654321",
         site="www.nordhafen.de/track?id=8",
         weight=21.5,
+        collected_at="05:31",  # the print's 05:31 is PM
     )
     assert checks["iban"].factor == pytest.approx(F.UNGROUNDED_FACTOR * F.INVALID_FORMAT_FACTOR)
     assert "not a valid IBAN" in " ".join(checks["iban"].reasons)
     assert checks["status"].factor == F.CONTRADICTED_FACTOR and "paid" in checks["status"].reasons[0]
     assert checks["hazardous"].factor == F.CONTRADICTED_FACTOR
-    for path in ("email", "phone", "site", "weight"):
+    for path in ("email", "phone", "site", "weight", "collected_at"):
         assert checks[path].factor <= F.UNGROUNDED_FACTOR, path
+    assert "time 05:31 not found" in checks["collected_at"].reasons[0]
+
+
+@pytest.mark.parametrize(
+    "given,held",
+    [("17:31", "17:31"), ("5:31 PM", "17:31"), ("5:31 p.m.", "17:31"), ("12:05 AM", "00:05"), ("9:05", "09:05"),
+     ("14h32", "14:32"), ("14:32:08", "14:32:08"), ("", None), (None, None)],
+)  # fmt: skip
+def test_a_time_of_day_is_held_on_the_24_hour_clock(given, held):
+    assert compile_schema(KINDS).validate_data({"collected_at": given})["collected_at"] == held
+
+
+@pytest.mark.parametrize("given", ["25:00", "noon", "17:61", 1731, "17:31 tomorrow"])
+def test_a_value_that_is_no_time_of_day_is_refused_naming_the_form(given):
+    with pytest.raises(RecordError, match=r"collected_at.*time of day as HH:MM"):
+        compile_schema(KINDS).validate_data({"collected_at": given})
+
+
+@pytest.mark.parametrize(
+    "printed,value",
+    [
+        ("Date 2026-03-09 05:31 PM", "17:31"),
+        ("09/03/2026 5:31p", "17:31"),
+        ("le 09/03/2026 à 17h31", "17:31"),
+        ("Datum: 09.03.2026 17.31 Uhr", "17:31"),
+        ("Dato 09.03.2026 kl. 17.31", "17:31"),
+        ("2026年3月9日 17時31分", "17:31"),
+        ("2026-03-09T17:31:08+01:00", "17:31:08"),
+        ("Datum:09.03.26 Uhrzeit:17:31:08 Bon: 00320", "17:31"),
+        ("2026-03-09 17:31:08", "17:31"),  # hours and minutes of a print with seconds
+        ("2026-03-09 17:31", "17:31:00"),
+        ("12:05 AM", "00:05"),
+    ],
+)
+def test_a_time_is_grounded_in_any_form_a_document_prints_it(printed, value):
+    schema = compile_schema(KINDS)
+    check = run_heuristics(printed, schema.validate_data({"collected_at": value}), schema)["collected_at"]
+    assert (check.factor, check.verified) == (1.0, True), check.reasons
+
+
+@pytest.mark.parametrize(
+    "printed,value",
+    [
+        ("Paid 05:31 PM", "05:31"),  # the print is PM
+        ("Total 17.31 EUR", "17:31"),  # an amount, not a time: no time's word, date or "Uhr"
+        ("2026-03-09 17:31:08", "17:31:09"),  # another second
+        ("UTC+01:00 at 9:00", "01:00"),  # an offset is no time of day
+    ],
+)
+def test_a_time_the_document_does_not_print_is_lowered(printed, value):
+    schema = compile_schema(KINDS)
+    check = run_heuristics(printed, schema.validate_data({"collected_at": value}), schema)["collected_at"]
+    assert check.factor == F.UNGROUNDED_FACTOR and not check.verified
 
 
 def test_a_number_without_its_unit_and_an_enum_without_its_words_cost_a_little():
@@ -490,6 +548,7 @@ class Bill(BaseModel):
 
     supplier: str = Field(description="who sends the bill")
     issued: date | None = None
+    issued_at: dt_time | None = None
     status: Literal["paid", "open"] | None = None
     total: float | None = Field(None, json_schema_extra={"kind": "amount", "labels": ["@total"]})
     lines: list[Line] = Field(default_factory=list)
@@ -500,7 +559,7 @@ def test_a_pydantic_class_is_a_schema_with_the_same_options():
     assert (schema.name, schema.version, schema.description) == ("bill", 2, "A bill from a supplier.")
     kinds = {path: f.kind for path, f in schema.by_path.items()}
     assert kinds == {
-        "supplier": "text", "issued": "date", "status": "enum", "total": "amount",
+        "supplier": "text", "issued": "date", "issued_at": "time", "status": "enum", "total": "amount",
         "lines[].sku": "text", "lines[].amount": "amount", "lines": "list",
     }  # fmt: skip
     assert schema.by_path["supplier"].required and not schema.by_path["issued"].required

@@ -16,6 +16,7 @@ from typing import Any
 
 from vetq.core.extraction import formats
 from vetq.core.extraction.amounts import CENT, parse_amount, to_cents
+from vetq.core.extraction.clock import clock_value, find_printed_times, parse_time_value, same_time
 from vetq.core.extraction.dates import compact_date_spans, is_real_iso_date
 from vetq.core.extraction.lexicon import DATE_SET_ENDINGS, VALUE_LABEL_SETS, normalise_phrase
 from vetq.core.extraction.roles import BARE_GAP, DATE_WORDS, GENERIC_LABEL_BEFORE, NUMBER_WORDS, RATE_RE, LabelIndex
@@ -527,6 +528,18 @@ def check_date(src: Source, leaf: Leaf) -> FieldCheck:
     return _grounded(check, src, found, f"date {value.isoformat()} not found in the source in any written form")
 
 
+def check_time(src: Source, leaf: Leaf) -> FieldCheck:
+    """A time of day: its hour and minute printed in any form a time is ("17:31" is
+    "05:31 PM", "17h31" or "17.31 Uhr"), never a 12-hour print without its PM for 17:31."""
+    check = FieldCheck(leaf.path)
+    parsed = parse_time_value(leaf.value)
+    if parsed is None:
+        check.penalise(INVALID_FORMAT_FACTOR, f"{as_given(leaf.value)} is not a time of day (HH:MM, 24-hour)")
+        return check
+    found = [(p.start, p.end) for p in find_printed_times(src.text) if same_time(p, parsed)]
+    return _grounded(check, src, found, f"time {clock_value(parsed)} not found in the source in any written form")
+
+
 def check_currency(src: Source, leaf: Leaf) -> FieldCheck:
     check = FieldCheck(leaf.path)
     code = str(leaf.value).strip().upper()
@@ -1019,6 +1032,7 @@ CHECKS: dict[str, Callable[[Source, Leaf], FieldCheck]] = {
     "number": check_number,
     "quantity": check_number,
     "date": check_date,
+    "time": check_time,
     "currency": check_currency,
     "enum": check_enum,
     "boolean": check_boolean,

@@ -20,6 +20,7 @@ _SHAPES = {
     "number": "number",
     "quantity": "number",
     "date": '"YYYY-MM-DD"',
+    "time": '"HH:MM" (24-hour; "HH:MM:SS" where seconds are printed)',
     "currency": '"ISO 4217 code"',
     "boolean": "true or false",
 }

@@ -19,7 +19,7 @@ import enum
 import re
 import types
 import typing
-from datetime import date, datetime
+from datetime import date, datetime, time
 from decimal import Decimal
 from typing import Any, Literal
 
@@ -111,9 +111,13 @@ def _scalar(annotation: Any, where: str) -> dict[str, Any]:
         if issubclass(annotation, (int, float, Decimal)):
             return {"kind": "number"}
         if issubclass(annotation, datetime):
-            raise SchemaInvalidError(f"{where}: a datetime has no schema kind; use a date (YYYY-MM-DD)")
+            raise SchemaInvalidError(
+                f"{where}: a datetime has no schema kind; use a date (YYYY-MM-DD) and a time (HH:MM)"
+            )
         if issubclass(annotation, date):
             return {"kind": "date"}
+        if issubclass(annotation, time):
+            return {"kind": "time"}
         if issubclass(annotation, str):
             return {"kind": "text"}
     raise SchemaInvalidError(

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, create_model
 
+from vetq.core.extraction.clock import clock_value, parse_time_value
 from vetq.core.extraction.currencies import ISO_4217
 
 if TYPE_CHECKING:
@@ -74,6 +75,15 @@ def _iso_date(value: Any) -> Any:
     return value
 
 
+def _clock_time(value: Any) -> Any:
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    parsed = parse_time_value(value)
+    if parsed is None:
+        raise ValueError(f"must be a time of day as HH:MM (24-hour), got {str(value)[:40]!r}")
+    return clock_value(parsed)
+
+
 def _currency(value: Any) -> Any:
     if value is None:
         return None
@@ -119,6 +129,8 @@ def _annotation(field: FieldDef, *, strict: bool, model_name: str) -> Any:
         return Annotated[float | None, BeforeValidator(_number)]
     if kind == "date":
         return Annotated[date | None, BeforeValidator(_iso_date)]
+    if kind == "time":
+        return Annotated[str | None, BeforeValidator(_clock_time)]
     if kind == "currency":
         return Annotated[str | None, BeforeValidator(_currency)]
     if kind == "enum":

@@ -21,6 +21,7 @@ SCALAR_KINDS = (
     "number",
     "quantity",
     "date",
+    "time",
     "currency",
     "enum",
     "boolean",
