@@ -366,6 +366,19 @@ def test_a_value_that_is_no_time_of_day_is_refused_naming_the_form(given):
         ("2026-03-09 17:31:08", "17:31"),  # hours and minutes of a print with seconds
         ("2026-03-09 17:31", "17:31:00"),
         ("12:05 AM", "00:05"),
+        ("9/03/2026 5.31pm", "17:31"),  # a dotted time with its PM
+        ("09/03/2026 5:31 p", "17:31"),
+        ("2026-03-09 17 h 31", "17:31"),  # Quebec
+        ("09/03/2026 17 h 31 min", "17:31"),
+        ("09/03/2026 เวลา 17.31 น.", "17:31"),  # Thai
+        ("03/09/26  1731  PUMP 06", "17:31"),  # a fuel till's four digits after its date
+        ("DATE 20260309 TIME 173108", "17:31:08"),
+        ("09/03/2026 5:31 μ.μ.", "17:31"),  # Greek PM
+        ("2026.03.09 오후 5:31", "17:31"),  # Korean PM before the time
+        ("2026-03-09 下午05:31", "17:31"),
+        ("2026年3月9日(月) 午後5時31分", "17:31"),
+        ("2026/03/09  05:31 م", "17:31"),  # Arabic PM
+        ("2026-03-09 오전 9:05", "09:05"),
     ],
 )
 def test_a_time_is_grounded_in_any_form_a_document_prints_it(printed, value):
@@ -381,6 +394,9 @@ def test_a_time_is_grounded_in_any_form_a_document_prints_it(printed, value):
         ("Total 17.31 EUR", "17:31"),  # an amount, not a time: no time's word, date or "Uhr"
         ("2026-03-09 17:31:08", "17:31:09"),  # another second
         ("UTC+01:00 at 9:00", "01:00"),  # an offset is no time of day
+        ("2026-03-09 下午05:31", "05:31"),  # PM before the time
+        ("Datum:14.05.20", "14:05"),  # a date's digits, not a time with seconds
+        ("Qty 1731", "17:31"),  # four digits with no time's word or date before them
     ],
 )
 def test_a_time_the_document_does_not_print_is_lowered(printed, value):

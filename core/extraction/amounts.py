@@ -18,7 +18,16 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from vetq.core.extraction.currencies import ISO_4217, SYMBOLS_LONGEST_FIRST
 from vetq.core.extraction.dates import DateMention, find_date_mentions
 
-__all__ = ["CENT", "GLUED_UNITS", "AmountMention", "currency_beside", "find_amounts", "parse_amount", "to_cents"]
+__all__ = [
+    "CENT",
+    "GLUED_LETTER_SIGNS",
+    "GLUED_UNITS",
+    "AmountMention",
+    "currency_beside",
+    "find_amounts",
+    "parse_amount",
+    "to_cents",
+]
 
 CENT = Decimal("0.01")
 _GROUP_CHARS = " \u00a0\u202f\u2009'\u2019"
@@ -31,6 +40,10 @@ _MINUS = "-\u2212"
 GLUED_UNITS = frozenset(
     {"zł", "kr", "fr", "kč", "ft", "lei", "lv", "kn", "rm", "rs", "rp", "tl", "sfr", "chf", "đ", "원", "円", "元"}
 )
+# One capital glued to a sum with cents, as the rand, the naira and the peso of the
+# Philippines (or Botswana's pula) are written where a print lacks the sign ("R79.97",
+# "N1,162.50", "P1,250.00"): the sum is an amount, the capital its currency.
+GLUED_LETTER_SIGNS = {"R": frozenset({"ZAR"}), "N": frozenset({"NGN"}), "P": frozenset({"PHP", "BWP"})}
 _MAX_TOKEN = 40
 _SYMBOL_ALT = "|".join(re.escape(x) for x in SYMBOLS_LONGEST_FIRST)
 # A sign or an opening bracket before the currency written before a figure: "-$10.00",
@@ -54,6 +67,11 @@ _BOOKING_SIDE = re.compile(r"[ \t]?(?P<side>CR|Cr|DR|Dr)(?![^\W\d_])")
 # "Only", written after a whole amount in India ("Rs. 1,180/-") and East Africa
 # ("KSh 2,500/="): no cents follow.
 _NO_CENTS_MARK = re.compile(r"/[-=](?![\w\-=])")
+# A price per unit written with a slash ("0.0948/kWh", "2,49/kg", "85.00/hr"): the price is an amount.
+_PER_UNIT = re.compile(
+    r"/[ \t]?(?:kwh|mwh|kg|g|l|m|m2|m²|m3|m³|km|h|hr|hrs|hour|std|stk|st|pc|pcs|unit|ea|each|day|night|mo|month)(?![^\W_])",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -316,6 +334,16 @@ def _is_unit(word: str) -> bool:
     return (word.isupper() and word in ISO_4217) or word.casefold() in GLUED_UNITS
 
 
+def _glued_letter_sign(text: str, s: int, e: int) -> bool:
+    """Whether the figure at text[s:e] has cents and one of GLUED_LETTER_SIGNS glued before
+    it, a word of its own ("N1,162.50", not "FN1,162.50")."""
+    return (
+        text[s - 1] in GLUED_LETTER_SIGNS
+        and (s < 2 or not text[s - 2].isalpha())
+        and _DECIMALS.search(text, s, e) is not None
+    )
+
+
 def _merge(zones: list[tuple[int, int]]) -> tuple[list[int], list[int]]:
     zones.sort()
     starts: list[int] = []
@@ -361,7 +389,7 @@ def _keep(text: str, s: int, e: int) -> bool:
         if p in "/." and text.endswith(_SLASHED_SIGNS, 0, s):
             pass  # "S/1,234.56": the Peruvian sol's sign
         elif p.isalpha():
-            if not _is_unit(_letters_before(text, s)):
+            if not _is_unit(_letters_before(text, s)) and not _glued_letter_sign(text, s, e):
                 return False
         elif _signed_plus(text, s, e):
             pass  # "Charges +60,00 €": a charge written with its sign
@@ -378,8 +406,8 @@ def _keep(text: str, s: int, e: int) -> bool:
         if q.isalpha():
             if not (_is_unit(_letters_after(text, e)) or _booking_side(text, s, e) is not None):
                 return False
-        elif q == "/" and _NO_CENTS_MARK.match(text, e):
-            pass  # "Rs. 1,180/-"
+        elif q == "/" and (_NO_CENTS_MARK.match(text, e) or _PER_UNIT.match(text, e)):
+            pass  # "Rs. 1,180/-", "0.0948/kWh"
         elif q in "/\\@_%\u2030" or q.isdigit() or (q in _MINUS + ":" and e + 1 < n and text[e + 1].isdigit()):
             return False
         else:

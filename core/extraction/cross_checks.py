@@ -689,8 +689,8 @@ def _tax_included(
     the tax is a tax rate's worth of the net it leaves in the gross (not the gross
     itself). A rule of the lines' sum and the net (which reads no tax) is minus the
     record's tax where the lines are priced with it: the source says so, or they add up
-    to the record's `total` (a till's lines over its VAT table). What the difference is,
-    or None."""
+    to the record's `total` (a till's lines over its VAT table) or to a figure under a
+    total's label (the total before a tip). What the difference is, or None."""
     path = src.lexicon.tax_sum_role
     check = checks.get(path) if path is not None else None
     tax = check.number if check is not None else None
@@ -705,6 +705,10 @@ def _tax_included(
             return "the tax, which the source says is included"
         if lines and isinstance(total, Decimal) and abs(total - left) <= CENT:
             return "the tax: the lines add up to the total, priced with it"
+        if lines and _printed_as_a_total(src, left):
+            # "SUBTOTAL 51.852 / IMPOCONSUMO 4.148 / TOTAL 56.000 / PROPINA 5.600": the
+            # lines make the total before the tip the record's total adds
+            return "the tax: the lines add up to a labelled total, priced with it"
         return None
     if lines:
         return None
@@ -712,6 +716,12 @@ def _tax_included(
     if made_of is None:
         return None
     return f"the tax, which the figures include, and the labelled {' + '.join(made_of)}"
+
+
+def _printed_as_a_total(src: Source, value: Decimal) -> bool:
+    """Whether a figure worth `value` stands under a total's label."""
+    cents = to_cents(value)
+    return cents is not None and any(src.roles[i] in src.lexicon.grand_roles for i in src.amounts_of(cents))
 
 
 def _net_printed(src: Source, net: Decimal, checks: Mapping[str, FieldCheck]) -> bool:

@@ -334,9 +334,9 @@ def _distinct_tax_parts(src: Source, role: str) -> list[int]:
 
 
 def _money(src: Source, i: int) -> bool:
-    """Whether figure i is written as money (with cents, or beside its currency: "800円"),
-    not a count or a rate."""
-    return CENTS_RE.search(src.amounts[i].raw) is not None or bool(src.context(i).currencies)
+    """Whether figure i is written as money (with cents, or beside its currency: "800円",
+    or whole where no figure has cents: "ÁFA 145"), not a count or a rate."""
+    return CENTS_RE.search(src.amounts[i].raw) is not None or bool(src.context(i).currencies) or not src.writes_cents
 
 
 def _printed_parts(src: Source, role: str, cents: Decimal | None) -> tuple[list[int], str] | None:
@@ -550,8 +550,24 @@ def check_currency(src: Source, leaf: Leaf) -> FieldCheck:
         return check
     ambiguous = [h for h in hits if not h.strong and code in h.codes]
     if ambiguous:
-        check.spans = spans_in(src.text, [(h.start, h.end) for h in ambiguous])
         sym = src.text[ambiguous[0].start : ambiguous[0].end]
+        # "Amount Due (CAD): $1,497.25": the symbol is the one of its currencies named on its line
+        symbol_lines = {src.lines.line_of(h.start) for h in ambiguous}
+        named = list(
+            dict.fromkeys(
+                c
+                for h in hits
+                if h.strong and src.lines.line_of(h.start) in symbol_lines
+                for c in h.codes
+                if c in ambiguous[0].codes
+            )
+        )[:2]
+        if named:
+            check.penalise(
+                UNGROUNDED_FACTOR, f"the source names {', '.join(named)}, which its '{sym}' is, not {short(code, 10)}"
+            )
+            return check
+        check.spans = spans_in(src.text, [(h.start, h.end) for h in ambiguous])
         check.penalise(
             AMBIGUOUS_CURRENCY_FACTOR,
             f"only the ambiguous symbol '{sym}' supports {short(code, 10)} (no ISO code or unambiguous symbol)",

@@ -119,6 +119,7 @@ class Lexicon:
     deduction_sum_after_re: QualifierAfter
     partial_re: re.Pattern[str]
     page_mark_re: re.Pattern[str]
+    tip_guide_re: re.Pattern[str]
     tender_re: re.Pattern[str]  # "Bargeld", "Change": cash handed over and what it left
     rate_base_re: re.Pattern[str]
     term_unit_re: re.Pattern[str]  # "days", "Tage", "jours": the number before it is a payment term
@@ -276,6 +277,7 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
     exclusion = _qualifying_subset(data, "qualifying_words", "excluding", inclusion)
     partial = _words(_section(data, "partial_figure_words", "words"), "partial_figure_words")
     pages = _words(_section(data, "page_words", "words"), "page_words")
+    tip_guide = _phrases(_section(data, "tip_guide_words", "words"), "tip_guide_words")
     tender = _words(_section(data, "tender_words", "words"), "tender_words")
     rate_base = _words(_section(data, "rate_base_words", "words"), "rate_base_words")
     net_labels, tax_inclusive = _tax_included_net_labels(data, inclusion)
@@ -315,6 +317,9 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         partial_re=re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, partial)) + r")(?![^\W_])", re.IGNORECASE),
         # a form feed, or a page word with its number
         tender_re=re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, tender)) + r")(?![^\W_])", re.IGNORECASE),
+        tip_guide_re=re.compile(
+            r"(?<![^\W_])(?:" + "|".join(map(phrase_pattern, tip_guide)) + r")(?![^\W_])", re.IGNORECASE
+        ),
         page_mark_re=re.compile(
             r"\f|(?<![^\W_])(?:" + "|".join(map(re.escape, pages)) + r")[ \t]*[0-9]{1,4}(?![0-9])", re.IGNORECASE
         ),

@@ -255,6 +255,8 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
         role = lexicon.role_of_label.get(key)
         if not role:
             continue
+        if role in lexicon.grand_roles and _in_a_tip_guide(text, line_start, m.start(), lexicon):
+            continue
         grand = key in lexicon.grand_total_labels
         if key in lexicon.goods_sum_labels and _qualified_as_goods(text, m.start(), m.end(), lexicon):
             if lexicon.goods_role is None:
@@ -278,6 +280,25 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
                 role, grand = total_role, True
         labels.append(Label(m.start(), m.end(), role, key.startswith(lexicon.trailing_label_prefixes), grand))
     return labels
+
+
+# A tip guide's row starts with its rate ("18%:", "20% ($8.10)").
+_RATE_FIRST = re.compile(r"[ \t]*[0-9]{1,2}(?:[.,][0-9]{1,2})?[ \t]?%")
+_TIP_GUIDE_LINES = 3
+
+
+def _in_a_tip_guide(text: str, line_start: int, start: int, lexicon: Lexicon) -> bool:
+    """Whether a label at `start` stands on a tip guide's row: its line starts with a rate,
+    and a tip's word stands before the label on it or on the lines just above
+    ("Suggested tip / 20% ($8.10)   Total $52.43": a suggestion, not the bill's total)."""
+    if not _RATE_FIRST.match(text, line_start):
+        return False
+    above = line_start
+    for _ in range(_TIP_GUIDE_LINES):
+        if above == 0:
+            break
+        above = text.rfind("\n", 0, above - 1) + 1
+    return lexicon.tip_guide_re.search(text, above, start) is not None
 
 
 def _total_word_role(key: str, lexicon: Lexicon) -> str | None:

@@ -11,7 +11,7 @@ from decimal import Decimal
 from functools import lru_cache
 from itertools import combinations, product
 
-from vetq.core.extraction.amounts import CENT, AmountMention, find_amounts, parse_amount, to_cents
+from vetq.core.extraction.amounts import CENT, GLUED_LETTER_SIGNS, AmountMention, find_amounts, parse_amount, to_cents
 from vetq.core.extraction.currencies import (
     AMBIGUOUS_SYMBOLS,
     CURRENCY_WORDS,
@@ -92,6 +92,7 @@ class Source:
         self._numbers: dict[Decimal, list[tuple[int, int]]] | None = None
         self._phrase_hits: dict[tuple[str, ...], list[tuple[int, int]]] = {}
         self._amount_index: dict[Decimal, list[int]] | None = None
+        self._writes_cents: bool | None = None
         self._totals_before_deductions()
 
     def amounts_of(self, cents: Decimal) -> list[int]:
@@ -106,6 +107,14 @@ class Source:
                         index.setdefault(-c, []).append(i)
             self._amount_index = index
         return self._amount_index.get(cents, [])
+
+    @property
+    def writes_cents(self) -> bool:
+        """Whether any figure is written with cents: where none is (a forint's, a won's
+        or a yen's document), a whole number is how money is written."""
+        if self._writes_cents is None:
+            self._writes_cents = any(CENTS_RE.search(am.raw) for am in self.amounts)
+        return self._writes_cents
 
     def phrase_spans(self, phrases: tuple[str, ...]) -> list[tuple[int, int]]:
         """Where any of `phrases` (normalised, as a schema's cue words are) stands, on
@@ -287,9 +296,14 @@ class Source:
         cached = self._phrases.get(ai)
         if cached is not None:
             return cached
-        before = self.text[self._words_before(ai)[1] : self.amounts[ai].start]
+        offset = self._words_before(ai)[1]
+        before = self.text[offset : self.amounts[ai].start]
+        own = self.assignment.role_label[ai]
+        grand = self.assignment.labels[own] if own >= 0 and self.assignment.labels[own].grand else None
         phrase = None
         for m in self.lexicon.adjustment_re.finditer(before):
+            if grand is not None and grand.start <= offset + m.start() and offset + m.end() <= grand.end:
+                continue  # a grand total's own words ("Total with tip"): the total, no tip
             phrase = normalise_phrase(m.group())  # the phrase nearest the number wins
         rate_base = self.lexicon.rate_base_re.search(before) is not None or self.assignment.per_rate[ai]
         self._phrases[ai] = (phrase, rate_base)
@@ -491,10 +505,16 @@ _MAX_HEADING = 30
 _MAX_NAMED_HEADING = 60  # a charge's kind with its name ("Zuschlag: Standard Shipping Fee")
 
 
+# A letter or digit of a script written with spaces between words: a phrase ends where
+# none follows. Chinese, Japanese, Korean and Thai write words together ("PayPay支払",
+# "現金払い"), so their characters end a phrase as a blank does.
+_SPACED_WORD_CHAR = r"[^\W_\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]"
+
+
 @lru_cache(maxsize=1024)
 def _phrases_re(phrases: tuple[str, ...]) -> re.Pattern[str]:
     alternation = "|".join(phrase_pattern(p) for p in sorted(phrases, key=len, reverse=True))
-    return re.compile(r"(?<![^\W_])(?:" + alternation + r")(?![^\W_])", re.IGNORECASE)
+    return re.compile(rf"(?<!{_SPACED_WORD_CHAR})(?:" + alternation + rf")(?!{_SPACED_WORD_CHAR})", re.IGNORECASE)
 
 
 # A number as written: digits, with dots, commas, apostrophes or no-break spaces
@@ -590,9 +610,13 @@ _CODE_WORD_RE = re.compile(
     r"(?<=[0-9][.,][0-9]{2})[ \t]?([A-Za-z]{3})(?![^\W\d_])|(?<![^\W\d_])([A-Za-z]{3})(?=[ \t]?[0-9])"
 )
 _CENTS_AFTER_RE = re.compile(r"[ \t]?[0-9][0-9.,' ]{0,15}?[.,][0-9]{2}(?![0-9])")
-# The rand as South Africa writes it, a capital R glued to a sum with cents ("R79.97",
-# "R6 450.00"); set apart ("Latte R 4.25", a regular size) or anywhere else it is a letter
-_RAND_RE = re.compile(r"(?<![^\W\d_])R(?=[0-9])(?=" + _CENTS_AFTER_RE.pattern + ")")
+# A currency written as one capital glued to a sum with cents: the rand ("R79.97", "R6
+# 450.00"), the naira where a till's font lacks "₦" ("N1,162.50"), the peso of the
+# Philippines (or Botswana's pula) for "₱" ("P1,250.00"); set apart ("Latte R 4.25", a
+# regular size) or anywhere else it is a letter (amounts.GLUED_LETTER_SIGNS)
+_GLUED_LETTER_RE = re.compile(
+    r"(?<![^\W\d_])([" + "".join(GLUED_LETTER_SIGNS) + r"])(?=[0-9])(?=" + _CENTS_AFTER_RE.pattern + ")"
+)
 _CUR_FIRST_WORDS = frozenset(first_word(w) for w in _CUR_WORDS)
 _MAX_CURRENCY_HITS = 1000
 
@@ -658,7 +682,9 @@ def currency_hits(text: str) -> list[CurrencyHit]:
             hits.append(CurrencyHit(m.start(group), m.end(group), frozenset({written.upper()}), True))
             if len(hits) >= 2 * _MAX_CURRENCY_HITS:
                 break
-    hits += [CurrencyHit(m.start(), m.end(), frozenset({"ZAR"}), True) for m in _RAND_RE.finditer(text)]
+    for m in _GLUED_LETTER_RE.finditer(text):
+        codes = GLUED_LETTER_SIGNS[m.group(1)]
+        hits.append(CurrencyHit(m.start(), m.end(), codes, len(codes) == 1))
     named_by_script: dict[str, str | None] = {}
     for m in _SYMBOL_RE.finditer(text):
         sym = m.group()
