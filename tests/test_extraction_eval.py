@@ -286,7 +286,7 @@ def test_values_equal_rules():
     assert ev.values_equal("quantity", 2, 2.0) and not ev.values_equal("quantity", 1.5, 1.55)
     assert ev.values_equal("boolean", False, False) and not ev.values_equal("boolean", False, None)
     assert ev.values_equal("time", "7:58", "07:58") and ev.values_equal("time", "5:31 PM", "17:31")
-    assert not ev.values_equal("time", "05:31", "17:31")
+    assert ev.values_equal("time", "17:31:00", "17:31") and not ev.values_equal("time", "05:31", "17:31")
 
 
 def test_a_missing_or_extra_line_item_counts_as_wrong_values():

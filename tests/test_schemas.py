@@ -379,6 +379,21 @@ def test_a_value_that_is_no_time_of_day_is_refused_naming_the_form(given):
         ("2026年3月9日(月) 午後5時31分", "17:31"),
         ("2026/03/09  05:31 م", "17:31"),  # Arabic PM
         ("2026-03-09 오전 9:05", "09:05"),
+        # a hostile reader's forms
+        ("09/03/2026 PM 05:31", "17:31"),
+        ("09/03/2026 05:31  PM", "17:31"),
+        ("09/03/2026 05:31 (PM)", "17:31"),
+        ("2026/03/09 05:31 مساءً", "17:31"),
+        ("1405/12/18 05:31 ب.ظ", "17:31"),
+        ("2026年3月9日 17点31分", "17:31"),
+        ("Dato 09.03.2026 Kl.17:31", "17:31"),
+        ("kl.17.31", "17:31"),
+        ("Tanggal 09/03/2026 Jam 17.31", "17:31"),
+        ("DATA 09/03/2026 ORE 17.31", "17:31"),
+        ("9 Mar 2026 at 17.31", "17:31"),
+        ("09 MAR 2026 17.31", "17:31"),
+        ("Time of sale 1731 hrs", "17:31"),
+        ("09/03/2026,17:31", "17:31"),
     ],
 )
 def test_a_time_is_grounded_in_any_form_a_document_prints_it(printed, value):
@@ -397,6 +412,11 @@ def test_a_time_is_grounded_in_any_form_a_document_prints_it(printed, value):
         ("2026-03-09 下午05:31", "05:31"),  # PM before the time
         ("Datum:14.05.20", "14:05"),  # a date's digits, not a time with seconds
         ("Qty 1731", "17:31"),  # four digits with no time's word or date before them
+        ("09/03/2026 13:15\nMILK   1.15 A\n", "01:15"),  # a price and its VAT code
+        ("09/03/2026 13:15\nLATTE   5.31 P\n", "17:31"),
+        ("09/03/2026 13:15\nSKU X12H45\n", "12:45"),  # a code's letters and digits
+        ("09/03/2026 05:31 P1 #0045", "17:31"),  # a register's "P1", no PM
+        ("09/03/2026 PM 05:31", "05:31"),
     ],
 )
 def test_a_time_the_document_does_not_print_is_lowered(printed, value):

@@ -67,11 +67,6 @@ _BOOKING_SIDE = re.compile(r"[ \t]?(?P<side>CR|Cr|DR|Dr)(?![^\W\d_])")
 # "Only", written after a whole amount in India ("Rs. 1,180/-") and East Africa
 # ("KSh 2,500/="): no cents follow.
 _NO_CENTS_MARK = re.compile(r"/[-=](?![\w\-=])")
-# A price per unit written with a slash ("0.0948/kWh", "2,49/kg", "85.00/hr"): the price is an amount.
-_PER_UNIT = re.compile(
-    r"/[ \t]?(?:kwh|mwh|kg|g|l|m|m2|m²|m3|m³|km|h|hr|hrs|hour|std|stk|st|pc|pcs|unit|ea|each|day|night|mo|month)(?![^\W_])",
-    re.IGNORECASE,
-)
 
 
 @dataclass(frozen=True)
@@ -406,8 +401,8 @@ def _keep(text: str, s: int, e: int) -> bool:
         if q.isalpha():
             if not (_is_unit(_letters_after(text, e)) or _booking_side(text, s, e) is not None):
                 return False
-        elif q == "/" and (_NO_CENTS_MARK.match(text, e) or _PER_UNIT.match(text, e)):
-            pass  # "Rs. 1,180/-", "0.0948/kWh"
+        elif q == "/" and _NO_CENTS_MARK.match(text, e):
+            pass  # "Rs. 1,180/-"
         elif q in "/\\@_%\u2030" or q.isdigit() or (q in _MINUS + ":" and e + 1 < n and text[e + 1].isdigit()):
             return False
         else:

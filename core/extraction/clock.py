@@ -13,39 +13,54 @@ from datetime import time
 
 __all__ = ["PrintedTime", "clock_value", "find_printed_times", "parse_time_value", "same_time"]
 
-# Which half of the day a 12-hour time is in, as written after it ("PM", "p.m.", one
-# letter as in "02:32P" or "5:31 p", Greek "μ.μ.", Arabic "م") or before it (Korean "오후",
+# Which half of the day a 12-hour time is in, as written after it ("PM", "p.m.", "(PM)",
+# one letter as in "02:32P" or "5:31 p", Greek "μ.μ.", Arabic "م" or "مساءً", Persian
+# "ب.ظ", Vietnamese "CH", German "nachm.") or before it ("PM 05:31", Korean "오후",
 # Chinese "下午", Japanese "午後"); the first character tells which.
-_AFTERNOON = frozenset("pPμΜم")
-_AFTER_HALF = (
-    r"(?:[ \t\u00a0]?(?P<half>[AaPp]\.?[ \t]?[Mm]\.?|[πΠμΜ]\.?[ \t]?[μΜ]\.?|[صم])(?![^\W\d_])"
-    r"|[ \t]?(?P<glued>[AaPp])(?![^\W\d_]))"
+_AFTERNOON = frozenset("pPμΜمبCn")
+_FULL_HALF = (
+    r"[AaPp]\.?[ \t]?[Mm]\.?|[πΠμΜ]\.?[ \t]?[μΜ]\.?|مساءً|مساءا|مساء|صباحاً|صباحا|صباح|[صم]|[بق]\.ظ|CH|SA"
+    r"|nachm\.?|vorm\.?"
 )
-_BEFORE_HALF = r"(?:(?P<half_before>오전|오후|上午|下午|午前|午後)[ \t]?)?"
-_MORNING_BEFORE = frozenset({"오전", "上午", "午前"})
+_AFTER_FULL_HALF = rf"[ \t\u00a0]{{0,2}}\(?(?P<half>{_FULL_HALF})\)?(?![^\W\d_])"
+# one letter only after a colon's time, and with nothing glued on ("05:31 P1", "05:31 P/N"
+# are a register's or a part's)
+_AFTER_HALF = rf"(?:{_AFTER_FULL_HALF}|[ \t]?(?P<glued>[AaPp])(?![\w/]))"
+_BEFORE_HALF = r"(?:(?P<half_before>오전|오후|上午|下午|午前|午後|AM|PM|A\.M\.|P\.M\.)[ \t]?)?"
+_MORNING_BEFORE = frozenset({"오전", "上午", "午前", "AM", "A.M."})
 _HOUR = r"(?P<hour>[01]?[0-9]|2[0-3])"
 _MINUTE = r"(?P<minute>[0-5][0-9])"
 _SECOND = r"(?P<second>[0-5][0-9])"
 # Not inside a longer number, a decimal or a date's digits, and not a UTC offset ("+01:00");
-# after a label's colon it may be ("Uhrzeit:17:36:12").
-_NOT_AFTER = r"(?<![0-9.,+])(?<![0-9]:)"
+# after a label's colon or an abbreviation's dot it may be ("Uhrzeit:17:36:12", "kl.17.31").
+_NOT_AFTER = r"(?<![0-9,+])(?<![0-9][.:])"
 _NOT_BEFORE = r"(?![0-9]|[:.,][0-9])"
-_WITH_COLON = re.compile(rf"{_NOT_AFTER}{_BEFORE_HALF}{_HOUR}:{_MINUTE}(?::{_SECOND})?{_NOT_BEFORE}(?:{_AFTER_HALF})?")
-_WITH_H = re.compile(rf"{_NOT_AFTER}{_HOUR}[ \t]?[hH][ \t]?{_MINUTE}(?![0-9])")
-_CJK = re.compile(rf"{_NOT_AFTER}{_BEFORE_HALF}{_HOUR}[ \t]?[時时시][ \t]?(?P<minute>[0-5]?[0-9])[ \t]?[分분]")
+# a colon's time may follow a date's last digit and a comma or dot ("09/03/2026,17:31")
+_WITH_COLON = re.compile(
+    rf"(?<![0-9+])(?<![0-9]:){_BEFORE_HALF}{_HOUR}:{_MINUTE}(?::{_SECOND})?{_NOT_BEFORE}(?:{_AFTER_HALF})?"
+)
+# "17h31", "17 h 31": no letter before the hour ("X12H45" is a code's)
+_WITH_H = re.compile(rf"{_NOT_AFTER}(?<![^\W\d_]){_HOUR}[ \t]?[hH][ \t]?{_MINUTE}(?![0-9])")
+_CJK = re.compile(rf"{_NOT_AFTER}{_BEFORE_HALF}{_HOUR}[ \t]?[時时點点시][ \t]?(?P<minute>[0-5]?[0-9])[ \t]?[分분]")
+_UNIT_AFTER = r"(?P<unit>[ \t]?(?:Uhr|h|hrs|น\.?)(?![^\W\d_]))"
 # "14.32" or "1432" is a time only where the document says so (an amount, a number or a
-# date, "14.05.20", is written the same way): with "Uhr", "h" or Thai "น." after it, with
-# its AM or PM, or after a time's word or a date ("15.03.2024 14.32").
+# date, "14.05.20", is written the same way): with "Uhr", "h", "hrs" or Thai "น." after it,
+# with its AM or PM written out, or after a time's word or a date ("15.03.2024 14.32").
 _WITH_DOT = re.compile(
-    rf"{_NOT_AFTER}{_HOUR}\.{_MINUTE}(?:\.{_SECOND})?{_NOT_BEFORE}"
-    rf"(?:(?P<unit>[ \t]?(?:Uhr|h|น\.?)(?![^\W\d_]))|{_AFTER_HALF})?"
+    rf"{_NOT_AFTER}{_HOUR}\.{_MINUTE}(?:\.{_SECOND})?{_NOT_BEFORE}(?:{_UNIT_AFTER}|{_AFTER_FULL_HALF})?"
 )
 _COMPACT = re.compile(
     r"(?<![0-9.,+:])(?P<hour>[01][0-9]|2[0-3])(?P<minute>[0-5][0-9])(?P<second>[0-5][0-9])?(?![0-9]|[.,:][0-9])"
+    rf"{_UNIT_AFTER}?"
+)
+_DATE_BEFORE = (
+    r"(?<![0-9])(?:[0-9]{1,4}[./-][0-9]{1,2}[./-][0-9]{2,4}|[0-9]{1,2}[ .\-]?[^\W\d_]{3,9}\.?[ .,\-]?[0-9]{2,4})"
+    r",?(?:[ \t]at)?[ \t]{1,2}"
 )
 _TIME_WORD_BEFORE = re.compile(
-    r"(?i)(?:(?<![^\W\d_])(?:kl|klo|godz|time|zeit|uhrzeit|heure|hora|ora|tijd|tid|aika|saat|время|час|เวลา)\.?:?[ \t]*"
-    r"|(?<![0-9])[0-9]{1,4}[./-][0-9]{1,2}[./-][0-9]{2,4},?[ \t]{1,2})$"
+    r"(?i)(?:(?<![^\W\d_])(?:kl|klo|klokken|godz|time|zeit|uhrzeit|um|heure|hora|ora|ore|alle|tijd|tid|aika|saat"
+    r"|jam|pukul|waktu|čas|idő|ώρα|ωρα|время|час|เวลา)\.?:?[ \t]*"
+    rf"|{_DATE_BEFORE})$"
 )
 # How far before a dotted or compact time its word or date may stand.
 _TIME_WORD_REACH = 24
@@ -90,7 +105,7 @@ def clock_value(parsed: tuple[time, bool]) -> str:
 
 def _said_to_be_a_time(text: str, m: re.Match[str]) -> bool:
     groups = m.groupdict()
-    if groups.get("unit") or groups.get("half") or groups.get("glued"):
+    if groups.get("unit") or groups.get("half"):
         return True
     return _TIME_WORD_BEFORE.search(text, max(0, m.start() - _TIME_WORD_REACH), m.start()) is not None
 

@@ -169,9 +169,9 @@ _DMY_NAMED = re.compile(
     re.IGNORECASE,
 )
 # Feb 28, 2026 / February 28th, 2026 / Feb. 28 2026 / Mar 09/26 (a Canadian till's two-digit
-# year after a slash)
+# year after a slash; not a range of days before the year, "May 15/16 2026")
 _MDY_NAMED = re.compile(
-    rf"{_MON}{_GAP}(?P<d>[0-9]{{1,2}})(?![0-9]){_ORD}{_GAP}(?P<y>[0-9]{{4}}|'[0-9]{{2}}|(?<=[0-9]/)[0-9]{{2}})(?![0-9])",
+    rf"{_MON}{_GAP}(?P<d>[0-9]{{1,2}})(?![0-9]){_ORD}{_GAP}(?P<y>[0-9]{{4}}|'[0-9]{{2}}|(?<=[0-9]/)[0-9]{{2}}(?![0-9]|[ \t,]{{1,3}}[0-9]{{4}}))(?![0-9])",
     re.IGNORECASE,
 )
 # 2026-02-28, 2026/02/28, 28.02.2026, 02/28/2026, 28-02-2026, 28.02.26, 3/7/2026, 2026/2/8

@@ -21,7 +21,7 @@ from vetq.core.extraction.dates import compact_date_spans, is_real_iso_date
 from vetq.core.extraction.lexicon import DATE_SET_ENDINGS, VALUE_LABEL_SETS, normalise_phrase
 from vetq.core.extraction.roles import BARE_GAP, DATE_WORDS, GENERIC_LABEL_BEFORE, NUMBER_WORDS, RATE_RE, LabelIndex
 from vetq.core.extraction.schema import Span
-from vetq.core.extraction.source import CENTS_RE, Source
+from vetq.core.extraction.source import CENTS_RE, CurrencyHit, Source
 from vetq.core.extraction.text_match import ASCII_FORMS, alnum_key
 from vetq.core.schemas.records import Leaf
 from vetq.core.schemas.rules import EACH
@@ -299,7 +299,7 @@ def _distinct_tax_parts(src: Source, role: str) -> list[int]:
     seen: list[tuple[str, str, Decimal | None]] = []  # each part's label, rate and worth
     for i, amount in enumerate(src.amounts):
         own = src.assignment.role_label[i]
-        if src.roles[i] != role or own < 0 or not _money(src, i):
+        if src.roles[i] != role or own < 0:
             continue
         context = src.context(i)
         if context.rate_base or context.partial:
@@ -309,6 +309,10 @@ def _distinct_tax_parts(src: Source, role: str) -> list[int]:
         if rate is None:  # its rate before its label on the line ("(8%対象 ¥278 内消費税 ¥20)")
             line_start = src.lines.bounds(src.lines.line_of(label.start))[0]
             rate = next(reversed([*RATE_RE.finditer(src.text, line_start, label.start)]), None)
+        # a whole number is a tax per rate's where no figure has cents ("B 18% ÁFA 145", in
+        # forints), not a count under a tax's words ("ÁFA tételek száma 2")
+        if not (_money(src, i) or (rate is not None and not src.writes_cents)):
+            continue
         kind = (normalise_phrase(src.text[label.start : label.end]), rate.group(1).replace(",", ".") if rate else "")
         cents = to_cents(abs(amount.value))
         if any(
@@ -334,9 +338,9 @@ def _distinct_tax_parts(src: Source, role: str) -> list[int]:
 
 
 def _money(src: Source, i: int) -> bool:
-    """Whether figure i is written as money (with cents, or beside its currency: "800円",
-    or whole where no figure has cents: "ÁFA 145"), not a count or a rate."""
-    return CENTS_RE.search(src.amounts[i].raw) is not None or bool(src.context(i).currencies) or not src.writes_cents
+    """Whether figure i is written as money (with cents, or beside its currency: "800円"),
+    not a count or a rate."""
+    return CENTS_RE.search(src.amounts[i].raw) is not None or bool(src.context(i).currencies)
 
 
 def _printed_parts(src: Source, role: str, cents: Decimal | None) -> tuple[list[int], str] | None:
@@ -551,17 +555,7 @@ def check_currency(src: Source, leaf: Leaf) -> FieldCheck:
     ambiguous = [h for h in hits if not h.strong and code in h.codes]
     if ambiguous:
         sym = src.text[ambiguous[0].start : ambiguous[0].end]
-        # "Amount Due (CAD): $1,497.25": the symbol is the one of its currencies named on its line
-        symbol_lines = {src.lines.line_of(h.start) for h in ambiguous}
-        named = list(
-            dict.fromkeys(
-                c
-                for h in hits
-                if h.strong and src.lines.line_of(h.start) in symbol_lines
-                for c in h.codes
-                if c in ambiguous[0].codes
-            )
-        )[:2]
+        named = sorted({c for h in ambiguous for c in _code_of_symbol(src, h)})[:2]
         if named:
             check.penalise(
                 UNGROUNDED_FACTOR, f"the source names {', '.join(named)}, which its '{sym}' is, not {short(code, 10)}"
@@ -581,6 +575,25 @@ def check_currency(src: Source, leaf: Leaf) -> FieldCheck:
             UNGROUNDED_FACTOR, f"currency {short(code, 10)} not found in the source (no code, symbol or name)"
         )
     return check
+
+
+# A shared symbol's code written with it: in brackets on its line ("Amount Due (CAD):
+# $1,497.25"), right before it ("CAD $12.00") or right after its figure ("$1,200.00 HKD").
+# A code with a figure of its own ("(approx. CAD 1,350.00)", "USD 1 = $950") or anywhere
+# else on the line ("USD cash accepted") is another amount's or a remark's.
+_CODE_BEFORE_SYMBOL = re.compile(r"(?<![^\W\d_])([A-Z]{3})[ \t]?$")
+_CODE_AFTER_FIGURE = re.compile(r"[ \t]?[0-9][0-9.,' \u00a0]*?[0-9][ \t]?([A-Z]{3})(?![^\W\d_])")
+_CODE_IN_BRACKETS = re.compile(r"\(([A-Z]{3})\)")
+
+
+def _code_of_symbol(src: Source, hit: CurrencyHit) -> set[str]:
+    """The codes among a shared symbol's currencies its own print names beside it."""
+    line_start = src.lines.bounds(src.lines.line_of(hit.start))[0]
+    written = {m.group(1) for m in _CODE_IN_BRACKETS.finditer(src.text, line_start, hit.start)}
+    before = _CODE_BEFORE_SYMBOL.search(src.text, max(line_start, hit.start - 4), hit.start)
+    after = _CODE_AFTER_FIGURE.match(src.text, hit.end)
+    written |= {m.group(1) for m in (before, after) if m is not None}
+    return written & hit.codes
 
 
 def check_enum(src: Source, leaf: Leaf) -> FieldCheck:

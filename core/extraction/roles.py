@@ -282,16 +282,17 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
     return labels
 
 
-# A tip guide's row starts with its rate ("18%:", "20% ($8.10)").
-_RATE_FIRST = re.compile(r"[ \t]*[0-9]{1,2}(?:[.,][0-9]{1,2})?[ \t]?%")
-_TIP_GUIDE_LINES = 3
+# A tip guide's row carries its rate before its total ("18%: Tip $7.37, Total $51.70",
+# "Add 20% tip ($8.10): total with tip $52.43"); a guide runs a few rows under its word.
+_RATE_IN_ROW = re.compile(r"(?<![0-9.,])[0-9]{1,2}(?:[.,][0-9]{1,2})?[ \t]?%")
+_TIP_GUIDE_LINES = 6
 
 
 def _in_a_tip_guide(text: str, line_start: int, start: int, lexicon: Lexicon) -> bool:
-    """Whether a label at `start` stands on a tip guide's row: its line starts with a rate,
-    and a tip's word stands before the label on it or on the lines just above
-    ("Suggested tip / 20% ($8.10)   Total $52.43": a suggestion, not the bill's total)."""
-    if not _RATE_FIRST.match(text, line_start):
+    """Whether a label at `start` stands on a tip guide's row: a rate before it on its line,
+    and a tip's word before it there or on the lines just above ("Suggested tip / 20%
+    ($8.10)   Total $52.43": a suggestion, not the bill's total)."""
+    if not _RATE_IN_ROW.search(text, line_start, start):
         return False
     above = line_start
     for _ in range(_TIP_GUIDE_LINES):

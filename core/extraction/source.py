@@ -505,16 +505,25 @@ _MAX_HEADING = 30
 _MAX_NAMED_HEADING = 60  # a charge's kind with its name ("Zuschlag: Standard Shipping Fee")
 
 
-# A letter or digit of a script written with spaces between words: a phrase ends where
-# none follows. Chinese, Japanese, Korean and Thai write words together ("PayPay支払",
-# "現金払い"), so their characters end a phrase as a blank does.
+# A letter or digit of a script written with spaces between words. A phrase in such a
+# script ends where none follows: Chinese, Japanese, Korean and Thai write their words
+# together, so "PayPay支払" holds "paypay". A phrase in one of those scripts ends at any
+# letter ("非现金支付", non-cash, holds no "现金").
 _SPACED_WORD_CHAR = r"[^\W_\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]"
+_SPACED_WORD_CHAR_RE = re.compile(_SPACED_WORD_CHAR)
+
+
+def _edge(char: str) -> str:
+    """What may not stand beside a phrase's end that is `char`."""
+    return _SPACED_WORD_CHAR if _SPACED_WORD_CHAR_RE.match(char) else r"[^\W_]"
 
 
 @lru_cache(maxsize=1024)
 def _phrases_re(phrases: tuple[str, ...]) -> re.Pattern[str]:
-    alternation = "|".join(phrase_pattern(p) for p in sorted(phrases, key=len, reverse=True))
-    return re.compile(rf"(?<!{_SPACED_WORD_CHAR})(?:" + alternation + rf")(?!{_SPACED_WORD_CHAR})", re.IGNORECASE)
+    alternation = "|".join(
+        rf"(?<!{_edge(p[0])}){phrase_pattern(p)}(?!{_edge(p[-1])})" for p in sorted(phrases, key=len, reverse=True)
+    )
+    return re.compile(rf"(?:{alternation})", re.IGNORECASE)
 
 
 # A number as written: digits, with dots, commas, apostrophes or no-break spaces
