@@ -4217,3 +4217,102 @@ def test_a_folio_number_and_a_po_so_number_are_read_by_their_labels():
     order = "Invoice Number: 447\nP.O./S.O. Number: 88120\nInvoice Date: March 9, 2026\nTotal: $1,497.25 CAD\n"
     assert factors(order, {"invoice_number": "447", "total": 1497.25})["invoice_number"] == 1.0
     flagged(order, {"invoice_number": "88120", "total": 1497.25}, "invoice_number", "P.O./S.O. Number")
+
+
+# 184. A fifth reader's invoices (utilities, SaaS, law firms, clinics, marketplaces): an
+# invoice number's and a date's labels of more trades and languages ("Bill No.", "Nº
+# factura", "RAČUN br.", "No. Invois", "Notanummer", "Número da Nota", "Credit Note No";
+# "Bill date", "Statement Date", "Notadatum"; a delivery's "Dátum dodania", "Datum
+# isporuke"): a meter's, a contract's or a customer's number, a reading's or a delivery's
+# date given for the invoice's is caught, the invoice's own passes
+@pytest.mark.parametrize(
+    "text,own,other",
+    [
+        ("Bill No. 2504-118327\nMeter    Prev Read   Pres Read\n71188402   52,118   53,406\nTotal Amount Due $204.51\n",
+         "2504-118327", "71188402"),
+        ("Nº factura: FE25-0318447\nNº de contrato: 10447220\nTOTAL IMPORTE FACTURA 66,78 €\n", "FE25-0318447", "10447220"),
+        ("RAČUN br. 27-1-1\nOIB: 44712209183\nUkupno za platiti 2.987,50 EUR\n", "27-1-1", "44712209183"),
+        ("SST No: W10-1904-32000447\nNo. Invois: KSP-INV-0318\nJumlah Besar RM 2,280.96\n", "KSP-INV-0318",
+         "W10-1904-32000447"),
+        ("NOTA   Notanummer: 2025-0418\nPolisnummer: 441902773\nTotaal € 189,00\n", "2025-0418", "441902773"),
+        ("Credit Note No: CN-00218   Date: 11/03/2025\nAgainst Invoice: INV-10447 dated 27/02/2025\nTotal credit 171.00\n",
+         "CN-00218", "INV-10447"),
+    ],
+)  # fmt: skip
+def test_invoice_numbers_of_more_trades_and_languages(text, own, other):
+    assert factors(text, {"invoice_number": own})["invoice_number"] == 1.0
+    assert factors(text, {"invoice_number": other})["invoice_number"] < 0.7
+
+
+@pytest.mark.parametrize(
+    "text,own,other",
+    [
+        ("Bill date: 14 March 2025\nCurrent reading   11 Mar 2025   38,917 (E)\nTotal £146.73\n", "2025-03-14",
+         "2025-03-11"),
+        ("Notadatum: 28-03-2025\nPatiënt: M. de Graaf, geb. 12-05-1979\nTotaal € 189,00\n", "2025-03-28", "1979-05-12"),
+        ("Dátum vyhotovenia: 18.03.2025     Dátum dodania: 15.03.2025\nSpolu na úhradu 2 635,28 €\n", "2025-03-18",
+         "2025-03-15"),
+    ],
+)  # fmt: skip
+def test_invoice_dates_of_more_trades_and_languages(text, own, other):
+    assert factors(text, {"invoice_date": own})["invoice_date"] == 1.0
+    assert factors(text, {"invoice_date": other})["invoice_date"] < 0.7
+
+
+# 185. Labels of a total and of a goods' sum in more trades: "Total invoice amount" is the
+# grand total ("total" before "invoice" had read as a tax id's or a count's word);
+# "Item total" and Malay "Jumlah Kecil" are the goods' sum before charges and taxes (not a
+# rival total); "Jumlah Besar" and a clinic's "Patient balance" are totals
+@pytest.mark.parametrize(
+    "text,total",
+    [
+        ("Import duty 3.5% on 8,420.00   294.70\nFreight 395.90\nTotal invoice amount 690.60\n", 690.6),
+        ("Item total 110.00\nShipping 14.00\nGST 5.50\nOrder total 129.50\n", 129.5),
+        ("Item total 110.00\nGST 5.50\nQST 10.97\nOrder total 126.47\n", 126.47),
+        ("Jumlah Kecil 1,920.00\nCaj Perkhidmatan 10% 192.00\nSST 8% 168.96\nJumlah Besar 2,280.96\n", 2280.96),
+    ],
+)
+def test_totals_and_goods_sums_of_more_trades(text, total):
+    assert min(factors(text, {"total": total}).values()) >= 0.85
+    first = float(text.split("\n")[0].split()[-1].replace(",", ""))
+    assert factors(text, {"total": first})["total"] < 0.7
+
+
+def test_a_patient_balance_is_the_amount_due():
+    # what insurance payments and adjustments leave; the charges before them are the
+    # grand total, which the schema's total ("the amount due / grand total") allows too
+    text = "Total charges 5,347.00\nInsurance payments -2,870.30\nAdjustments -2,164.24\nPatient balance 312.46\n"
+    assert min(factors(text, {"total": 312.46}).values()) >= 0.85
+    assert factors(text, {"total": 2870.3})["total"] < 0.7
+
+
+# 186. Payments and withholdings of more trades leave the total or say what is due: a
+# Stripe invoice's "Applied balance", a law firm's "Less: sums received on account" and
+# "Retainer applied", Greece's "Παρακράτηση φόρου" (withholding)
+@pytest.mark.parametrize(
+    "text,total",
+    [
+        ("Subtotal €1,144.36\nTotal €1,144.36\nApplied balance -€44.36\nAmount due €1,100.00\n", 1100.0),
+        ("Fees £1,890.00\nTotal £1,890.00\nLess: sums received on account £1,000.00\nBalance due £890.00\n", 1890.0),
+        (
+            "Fees $2,810.00\nTotal Current Invoice $2,921.15\nRetainer applied ($1,000.00)\nBalance Due $1,921.15\n",
+            1921.15,
+        ),
+        (
+            "Καθαρή αξία 970,00 €\nΦΠΑ 24% 232,80 €\nΣύνολο 1.202,80 €\nΠαρακράτηση φόρου 20% -194,00 €\n"
+            "Πληρωτέο ποσό 1.008,80 €\n",
+            1008.8,
+        ),
+    ],
+)
+def test_payments_and_withholdings_of_more_trades(text, total):
+    assert min(factors(text, {"total": total}).values()) >= 0.85
+
+
+# 187. A Malaysian company's "Sdn. Bhd." is no Bahraini dinar; the dong and the Egyptian
+# pound by their names ("đồng", "جنيه مصري")
+def test_currency_names_and_a_company_suffix():
+    assert factors("ACME SDN. BHD.\nTotal RM 120.50\n", {"total": 120.5, "currency": "MYR"})["currency"] == 1.0
+    assert factors("Gulf Trading W.L.L.\nTotal BHD 120.500\n", {"total": 120.5, "currency": "BHD"})["currency"] == 1.0
+    assert factors("Tổng cộng 25.812.000 đồng\n", {"currency": "VND"})["currency"] == 1.0
+    assert factors("الإجمالي 1,250.00 جنيه مصري\n", {"currency": "EGP"})["currency"] == 1.0

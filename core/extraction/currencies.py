@@ -295,6 +295,8 @@ CURRENCY_WORDS: dict[str, str] = {
     "rupiah": "IDR",
     "ringgit": "MYR",
     "forint": "HUF",
+    "đồng": "VND",
+    "جنيه مصري": "EGP",
     # the rial as Persian spells it (with the Persian yeh: Arabic's "ريال" names several
     # riyals)
     "ریال": "IRR",

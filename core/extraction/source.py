@@ -613,6 +613,7 @@ _CUR_WORD_RE = re.compile(
     re.IGNORECASE,
 )
 _CAPS3_RE = re.compile(r"[A-Z]{3}")
+_MALAYSIAN_COMPANY_BEFORE = re.compile(r"(?i)(?<![^\W\d_])sdn\.?[ \t]*$")
 # A code not in capitals ("Eur", "usd") is a currency only right next to a sum with
 # cents ("12,50 Eur", "usd 40.00"): elsewhere it may be a word ("all 3", "try 2").
 _CODE_WORD_RE = re.compile(
@@ -676,6 +677,8 @@ def _named_by_script(text: str, codes: frozenset[str]) -> str | None:
 def currency_hits(text: str) -> list[CurrencyHit]:
     hits: list[CurrencyHit] = []
     for m in _CAPS3_RE.finditer(text):
+        if m.group() == "BHD" and _MALAYSIAN_COMPANY_BEFORE.search(text, max(0, m.start() - 8), m.start()):
+            continue  # "SDN. BHD.": a Malaysian company's "Berhad", not Bahrain's dinar
         if m.group() in ISO_4217 and not _letter(text, m.start() - 1) and not _letter(text, m.end()):
             hits.append(CurrencyHit(m.start(), m.end(), frozenset({m.group()}), True))
             if len(hits) >= _MAX_CURRENCY_HITS:
