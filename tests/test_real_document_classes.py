@@ -4226,37 +4226,33 @@ def test_a_folio_number_and_a_po_so_number_are_read_by_their_labels():
 # isporuke"): a meter's, a contract's or a customer's number, a reading's or a delivery's
 # date given for the invoice's is caught, the invoice's own passes
 @pytest.mark.parametrize(
-    "text,own,other",
+    "field,text,own,other",
     [
-        ("Bill No. 2504-118327\nMeter    Prev Read   Pres Read\n71188402   52,118   53,406\nTotal Amount Due $204.51\n",
+        ("invoice_number",
+         "Bill No. 2504-118327\nMeter    Prev Read   Pres Read\n71188402   52,118   53,406\nTotal Amount Due $204.51\n",
          "2504-118327", "71188402"),
-        ("Nº factura: FE25-0318447\nNº de contrato: 10447220\nTOTAL IMPORTE FACTURA 66,78 €\n", "FE25-0318447", "10447220"),
-        ("RAČUN br. 27-1-1\nOIB: 44712209183\nUkupno za platiti 2.987,50 EUR\n", "27-1-1", "44712209183"),
-        ("SST No: W10-1904-32000447\nNo. Invois: KSP-INV-0318\nJumlah Besar RM 2,280.96\n", "KSP-INV-0318",
-         "W10-1904-32000447"),
-        ("NOTA   Notanummer: 2025-0418\nPolisnummer: 441902773\nTotaal € 189,00\n", "2025-0418", "441902773"),
-        ("Credit Note No: CN-00218   Date: 11/03/2025\nAgainst Invoice: INV-10447 dated 27/02/2025\nTotal credit 171.00\n",
+        ("invoice_number", "Nº factura: FE25-0318447\nNº de contrato: 10447220\nTOTAL IMPORTE FACTURA 66,78 €\n",
+         "FE25-0318447", "10447220"),
+        ("invoice_number", "RAČUN br. 27-1-1\nOIB: 44712209183\nUkupno za platiti 2.987,50 EUR\n", "27-1-1",
+         "44712209183"),
+        ("invoice_number", "SST No: W10-1904-32000447\nNo. Invois: KSP-INV-0318\nJumlah Besar RM 2,280.96\n",
+         "KSP-INV-0318", "W10-1904-32000447"),
+        ("invoice_number", "NOTA   Notanummer: 2025-0418\nPolisnummer: 441902773\nTotaal € 189,00\n", "2025-0418",
+         "441902773"),
+        ("invoice_number",
+         "Credit Note No: CN-00218   Date: 11/03/2025\nAgainst Invoice: INV-10447 dated 27/02/2025\nTotal credit 171.00\n",
          "CN-00218", "INV-10447"),
+        ("invoice_date", "Bill date: 14 March 2025\nCurrent reading   11 Mar 2025   38,917 (E)\nTotal £146.73\n",
+         "2025-03-14", "2025-03-11"),
+        ("invoice_date", "Notadatum: 28-03-2025\nPatiënt: M. de Graaf, geb. 12-05-1979\nTotaal € 189,00\n",
+         "2025-03-28", "1979-05-12"),
+        ("invoice_date", "Dátum vyhotovenia: 18.03.2025     Dátum dodania: 15.03.2025\nSpolu na úhradu 2 635,28 €\n",
+         "2025-03-18", "2025-03-15"),
     ],
 )  # fmt: skip
-def test_invoice_numbers_of_more_trades_and_languages(text, own, other):
-    assert factors(text, {"invoice_number": own})["invoice_number"] == 1.0
-    assert factors(text, {"invoice_number": other})["invoice_number"] < 0.7
-
-
-@pytest.mark.parametrize(
-    "text,own,other",
-    [
-        ("Bill date: 14 March 2025\nCurrent reading   11 Mar 2025   38,917 (E)\nTotal £146.73\n", "2025-03-14",
-         "2025-03-11"),
-        ("Notadatum: 28-03-2025\nPatiënt: M. de Graaf, geb. 12-05-1979\nTotaal € 189,00\n", "2025-03-28", "1979-05-12"),
-        ("Dátum vyhotovenia: 18.03.2025     Dátum dodania: 15.03.2025\nSpolu na úhradu 2 635,28 €\n", "2025-03-18",
-         "2025-03-15"),
-    ],
-)  # fmt: skip
-def test_invoice_dates_of_more_trades_and_languages(text, own, other):
-    assert factors(text, {"invoice_date": own})["invoice_date"] == 1.0
-    assert factors(text, {"invoice_date": other})["invoice_date"] < 0.7
+def test_numbers_and_dates_of_more_trades_and_languages(field, text, own, other):
+    assert factors(text, {field: own})[field] == 1.0
+    assert factors(text, {field: other})[field] < 0.7
 
 
 # 185. Labels of a total and of a goods' sum in more trades: "Total invoice amount" is the
