@@ -8,8 +8,11 @@ strings ("05:31 PM" is 17:31; "9:05" is 09:05)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import time
+
+from vetq.core.extraction.dates import DateMention, find_date_mentions
 
 __all__ = ["PrintedTime", "clock_value", "find_printed_times", "parse_time_value", "same_time"]
 
@@ -45,7 +48,8 @@ _CJK = re.compile(rf"{_NOT_AFTER}{_BEFORE_HALF}{_HOUR}[ \t]?[時时點点시][ \
 _UNIT_AFTER = r"(?P<unit>[ \t]?(?:Uhr|h|hrs|น\.?)(?![^\W\d_]))"
 # "14.32" or "1432" is a time only where the document says so (an amount, a number or a
 # date, "14.05.20", is written the same way): with "Uhr", "h", "hrs" or Thai "น." after it,
-# with its AM or PM written out, or after a time's word or a date ("15.03.2024 14.32").
+# with its AM or PM written out, or after a time's word or a date (as dates.py reads one:
+# "15.03.2024 14.32").
 _WITH_DOT = re.compile(
     rf"{_NOT_AFTER}{_HOUR}\.{_MINUTE}(?:\.{_SECOND})?{_NOT_BEFORE}(?:{_UNIT_AFTER}|{_AFTER_FULL_HALF})?"
 )
@@ -53,17 +57,15 @@ _COMPACT = re.compile(
     r"(?<![0-9.,+:])(?P<hour>[01][0-9]|2[0-3])(?P<minute>[0-5][0-9])(?P<second>[0-5][0-9])?(?![0-9]|[.,:][0-9])"
     rf"{_UNIT_AFTER}?"
 )
-_DATE_BEFORE = (
-    r"(?<![0-9])(?:[0-9]{1,4}[./-][0-9]{1,2}[./-][0-9]{2,4}|[0-9]{1,2}[ .\-]?[^\W\d_]{3,9}\.?[ .,\-]?[0-9]{2,4})"
-    r",?(?:[ \t]at)?[ \t]{1,2}"
-)
 _TIME_WORD_BEFORE = re.compile(
-    r"(?i)(?:(?<![^\W\d_])(?:kl|klo|klokken|godz|time|zeit|uhrzeit|um|heure|hora|ora|ore|alle|tijd|tid|aika|saat"
-    r"|jam|pukul|waktu|čas|idő|ώρα|ωρα|время|час|เวลา)\.?:?[ \t]*"
-    rf"|{_DATE_BEFORE})$"
+    r"(?i)(?<![^\W\d_])(?:kl|klo|klokken|godz|time|zeit|uhrzeit|um|heure|hora|ora|ore|alle|tijd|tid|aika|saat"
+    r"|jam|pukul|waktu|čas|idő|ώρα|ωρα|время|час|เวลา)\.?:?[ \t]*$"
 )
-# How far before a dotted or compact time its word or date may stand.
+# How far before a dotted or compact time its word may stand.
 _TIME_WORD_REACH = 24
+# What may stand between a date and the time printed after it ("15.03.2024 14.32",
+# "9 Mar 2026 at 17.31", "03/09/26  1731").
+_AFTER_A_DATE = re.compile(r",?(?:[ \t]at)?[ \t]{1,2}")
 _VALUE = re.compile(rf"{_BEFORE_HALF}{_HOUR}[:.hH]{_MINUTE}(?:[:.]{_SECOND})?(?:{_AFTER_HALF})?")
 
 
@@ -103,18 +105,25 @@ def clock_value(parsed: tuple[time, bool]) -> str:
     return value.strftime("%H:%M:%S" if seconds else "%H:%M")
 
 
-def _said_to_be_a_time(text: str, m: re.Match[str]) -> bool:
+def _said_to_be_a_time(text: str, m: re.Match[str], date_ends: set[int]) -> bool:
     groups = m.groupdict()
     if groups.get("unit") or groups.get("half"):
+        return True
+    if any(_AFTER_A_DATE.fullmatch(text, end, m.start()) for end in date_ends if m.start() - 8 <= end < m.start()):
         return True
     return _TIME_WORD_BEFORE.search(text, max(0, m.start() - _TIME_WORD_REACH), m.start()) is not None
 
 
-def find_printed_times(text: str) -> list[PrintedTime]:
+def find_printed_times(text: str, dates: Sequence[DateMention] | None = None) -> list[PrintedTime]:
+    """Every time of day `text` prints, in order; `dates` are its date mentions, read here
+    when not given (a dotted or compact time counts as one after a date)."""
+    if dates is None:
+        dates = find_date_mentions(text)
+    date_ends = {d.end for d in dates}
     found: list[PrintedTime] = []
     for pattern in (_WITH_COLON, _WITH_H, _CJK, _WITH_DOT, _COMPACT):
         for m in pattern.finditer(text):
-            if pattern in (_WITH_DOT, _COMPACT) and not _said_to_be_a_time(text, m):
+            if pattern in (_WITH_DOT, _COMPACT) and not _said_to_be_a_time(text, m, date_ends):
                 continue
             found.append(PrintedTime(m.start(), m.end(), *_from_match(m)))
     return sorted(found, key=lambda p: p.start)

@@ -16,7 +16,7 @@ from typing import Any
 
 from vetq.core.extraction import formats
 from vetq.core.extraction.amounts import CENT, parse_amount, to_cents
-from vetq.core.extraction.clock import clock_value, find_printed_times, parse_time_value, same_time
+from vetq.core.extraction.clock import clock_value, parse_time_value, same_time
 from vetq.core.extraction.dates import compact_date_spans, is_real_iso_date
 from vetq.core.extraction.lexicon import DATE_SET_ENDINGS, VALUE_LABEL_SETS, normalise_phrase
 from vetq.core.extraction.roles import BARE_GAP, DATE_WORDS, GENERIC_LABEL_BEFORE, NUMBER_WORDS, RATE_RE, LabelIndex
@@ -540,7 +540,7 @@ def check_time(src: Source, leaf: Leaf) -> FieldCheck:
     if parsed is None:
         check.penalise(INVALID_FORMAT_FACTOR, f"{as_given(leaf.value)} is not a time of day (HH:MM, 24-hour)")
         return check
-    found = [(p.start, p.end) for p in find_printed_times(src.text) if same_time(p, parsed)]
+    found = [(p.start, p.end) for p in src.printed_times if same_time(p, parsed)]
     return _grounded(check, src, found, f"time {clock_value(parsed)} not found in the source in any written form")
 
 

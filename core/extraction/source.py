@@ -12,6 +12,7 @@ from functools import lru_cache
 from itertools import combinations, product
 
 from vetq.core.extraction.amounts import CENT, GLUED_LETTER_SIGNS, AmountMention, find_amounts, parse_amount, to_cents
+from vetq.core.extraction.clock import PrintedTime, find_printed_times
 from vetq.core.extraction.currencies import (
     AMBIGUOUS_SYMBOLS,
     CURRENCY_WORDS,
@@ -93,6 +94,7 @@ class Source:
         self._phrase_hits: dict[tuple[str, ...], list[tuple[int, int]]] = {}
         self._amount_index: dict[Decimal, list[int]] | None = None
         self._writes_cents: bool | None = None
+        self._printed_times: list[PrintedTime] | None = None
         self._totals_before_deductions()
 
     def amounts_of(self, cents: Decimal) -> list[int]:
@@ -107,6 +109,13 @@ class Source:
                         index.setdefault(-c, []).append(i)
             self._amount_index = index
         return self._amount_index.get(cents, [])
+
+    @property
+    def printed_times(self) -> list[PrintedTime]:
+        """The times of day the text prints, read once, when a time field asks."""
+        if self._printed_times is None:
+            self._printed_times = find_printed_times(self.text, self.date_mentions)
+        return self._printed_times
 
     @property
     def writes_cents(self) -> bool:
