@@ -24,6 +24,8 @@ from vetq.core.schemas import builtin
 
 INVOICE = builtin("invoice")
 RECEIPT = builtin("receipt")
+ORDER = builtin("purchase_order")
+NOTICE = builtin("shipping_notice")
 
 
 def factors(text: str, record: dict, schema=INVOICE) -> dict[str, float]:
@@ -4312,3 +4314,189 @@ def test_currency_names_and_a_company_suffix():
     assert factors("Gulf Trading W.L.L.\nTotal BHD 120.500\n", {"total": 120.5, "currency": "BHD"})["currency"] == 1.0
     assert factors("Tổng cộng 25.812.000 đồng\n", {"currency": "VND"})["currency"] == 1.0
     assert factors("الإجمالي 1,250.00 جنيه مصري\n", {"currency": "EGP"})["currency"] == 1.0
+
+
+# 188. A receipt's number by its labels: the numbers a till or a card terminal prints that
+# name no document (a table, a pump, a store, a cashier, a register, an approval code, a
+# fiscal report's or a random code) and a tax id's, given as the receipt's number, are
+# caught; so is a postal code after a US state without its comma and a group of a
+# telephone number's digits in its own shape. The receipt's, the transaction's, the
+# check's or the bill's own number passes, under its label or under none.
+@pytest.mark.parametrize(
+    "text,own,other",
+    [
+        ("Salt & Cedar\nCheck #208      Table 31\n03/09/2026\nTotal $96.42\n", "208", "31"),
+        ("Nile Grill\nCheck: 4471    Table: 12    Cover: 3\nService 12%  81.00\nTotal EGP 861.84\n", "4471", "12"),
+        ("Fuel Mart\n03/09/26   17:31   INV# 0048123\nPUMP# 06\nTOTAL $45.40\n", "0048123", "06"),
+        ("Fuel Mart\n03/09/26   INV# 0048123\nTOTAL $45.40\nAPPROVAL # 512208\n", "0048123", "512208"),
+        ("Drug\nStore 118   (813) 555-0110\n3/9/2026  Reg 2   Trn 4471\nTOTAL $30.84\n", "4471", "118"),
+        ("FairPrice\nReceipt No: 0315-7781   Cashier: 1042\nTOTAL 12.40\n", "0315-7781", "1042"),
+        ("TAMBO SAC\nRUC 20601234567\nBOLETA DE VENTA ELECTRÓNICA\nB001-00012345\nIMPORTE TOTAL S/ 14.00\n",
+         "B001-00012345", "20601234567"),
+        ("Al Waha Cafe\nVAT No. 300123456700003\nInvoice No.: INV-26-004471\nTotal 48.00 SAR\n", "INV-26-004471",
+         "300123456700003"),
+        ("ÇINAR BÜFE\nFİŞ NO: 0087\nZ NO: 0412\nTOPLAM *96,00\n", "0087", "0412"),
+        ("K-MARKET KALLIO\nKuitti 0091 / Kassa 2\nYHTEENSÄ 14,30\nKORTTI 14,30\n", "0091", "2"),
+        ("Tony's Pizza\n2217 W Roscoe St, Chicago IL 60618\nOrder 7QK2M9XZ1D4TA\nTotal $38.21\n", "7QK2M9XZ1D4TA",
+         "60618"),
+        ("Coffee\n(503) 555-0142\nMar 9 2026\nReceipt #2-3814\nTotal $17.04\n", "2-3814", "555-0142"),
+        ("[GS25] 역삼센터점\n사업자번호: 123-45-67890\n[판매] 2026-03-09 17:31:08   POS:01-4471\n합계 5,200\n", "01-4471",
+         "123-45-67890"),
+    ],
+)  # fmt: skip
+def test_a_receipts_number_is_read_by_its_labels(text, own, other):
+    assert factors(text, {"receipt_number": own, "total": 1.0}, RECEIPT)["receipt_number"] == 1.0
+    assert factors(text, {"receipt_number": other, "total": 1.0}, RECEIPT)["receipt_number"] < 0.7
+
+
+# 189. A receipt's date by its labels: a date to return or exchange by, or a coupon's expiry,
+# given as the date of the purchase, is caught; the purchase's date passes
+@pytest.mark.parametrize(
+    "text,other",
+    [
+        ("Bayside Drug\n3/9/2026 5:31p\nTOTAL $30.84\nReturns accepted until 04/08/2026 with receipt\n", "2026-04-08"),
+        ("Bayside Drug\n3/9/2026 5:31p\nTOTAL $30.84\nCoupon expires 03/31/26\n", "2026-03-31"),
+        ("MÜLLER\n09.03.2026 17:31\nSUMME EUR 12,40\nUmtausch bis 08.04.2026 nur mit Bon\n", "2026-04-08"),
+    ],
+)
+def test_a_receipts_date_is_not_a_return_or_expiry_date(text, other):
+    assert factors(text, {"date": "2026-03-09", "total": 1.0}, RECEIPT)["date"] == 1.0
+    assert factors(text, {"date": other, "total": 1.0}, RECEIPT)["date"] < 0.7
+
+
+def test_a_card_slips_number_says_nothing_of_the_tills():
+    # a till receipt with its card slip prints two fair readings of its number: the card
+    # terminal's "Beleg-Nr." and the till's, here under an OCR'd table header no set knows
+    text = (
+        "toom Baumarkt\nKartenzahlung\nBeleg-Nr.\n7617\nTrace-Nr\n004877\nBetrag EUR 40,98\n"
+        "Zeit BonNr BedNr KasNr FilNr\n04.04.2020 13:45 1411\n4848 3\n"
+    )
+    for number in ("7617", "1411"):
+        assert factors(text, {"receipt_number": number, "total": 40.98}, RECEIPT)["receipt_number"] == 1.0
+
+
+# 190. A Turkish street's "CAD." (Caddesi) before its number is no Canadian dollar: the
+# Canadian dollar given for a receipt in lira is caught
+def test_a_turkish_streets_cad_is_no_canadian_dollar():
+    text = "ŞOK MARKET\nMODA CAD. NO:45 KADIKÖY\n09.03.2026\nTOPLAM *279,30 TL\n"
+    assert factors(text, {"total": 279.3, "currency": "TRY"}, RECEIPT)["currency"] == 1.0
+    assert factors(text, {"total": 279.3, "currency": "CAD"}, RECEIPT)["currency"] < 0.7
+    assert factors("Total CAD 12.00\n", {"total": 12.0, "currency": "CAD"}, RECEIPT)["currency"] == 1.0
+
+
+def test_a_tills_word_over_a_number_names_nothing_of_it():
+    # "Store" ends an address's line over the receipt's number: a till's words name the
+    # number after them on their line only
+    text = "CORNER CAFE\n12 Mill Store\n        4471  08:15\nTotal 11.76\n"
+    assert factors(text, {"receipt_number": "4471", "total": 11.76}, RECEIPT)["receipt_number"] == 1.0
+
+
+# 191. A sixth reader's purchase orders and shipping notices: an address block beside
+# another (pdftotext keeps the columns, "Vendor" left and "Ship To" right, or a letterhead
+# beside a date) is read down its own column, whatever the other column holds; a table's
+# next row with its prices is not
+@pytest.mark.parametrize(
+    "text,field,value",
+    [
+        ("PURCHASE ORDER  PO-1001\nVendor:                             Ship To:\n"
+         "Acme Supply Co                      Contoso Warehouse\n12 Elm St                           200 Dock Rd\n"
+         "Springfield, IL 62701               Springfield, IL 62702\n",
+         "ship_to", "Contoso Warehouse, 200 Dock Rd, Springfield, IL 62702"),
+        ("PURCHASE ORDER  PO-1001\nShip To:                            Bill To:\n"
+         "Contoso Warehouse                   Contoso Ltd\n200 Dock Rd                         PO Box 9\n"
+         "Springfield, IL 62702               Springfield, IL 62701\n",
+         "ship_to", "Contoso Warehouse, 200 Dock Rd, Springfield, IL 62702"),
+        ("STATE OF OREGON                                   PURCHASE ORDER\n"
+         "DEPARTMENT OF TRANSPORTATION                      PO NUMBER: 73000-0005512\n",
+         "buyer_name", "STATE OF OREGON DEPARTMENT OF TRANSPORTATION"),
+    ],
+)  # fmt: skip
+def test_an_address_beside_another_column_is_read_down_its_own(text, field, value):
+    assert factors(text, {field: value}, ORDER)[field] == 1.0
+
+
+def test_a_table_rows_description_is_not_continued_by_the_next_rows():
+    text = "Item                      Qty   Price    Amount\nWidget blue               2     5.00     10.00\nGadget red                1     7.50      7.50\n"
+    assert (
+        factors(text, {"line_items": [{"description": "Widget blue Gadget red"}]}, ORDER)["line_items[0].description"]
+        < 0.7
+    )
+
+
+# 192. A form's answer says a boolean: "Dangerous goods: No", "Gefahrgut: Nein", "Hazardous
+# material: No", "No hazardous materials", "Not dangerous goods", "kein Gefahrgut" say
+# false (the true words in them had said true, and a flipped record passed)
+@pytest.mark.parametrize(
+    "line",
+    ["Dangerous goods: No", "Gefahrgut: Nein", "Hazardous Material: No", "Hazmat: N", "No hazardous materials",
+     "Not Dangerous Goods", "Die Ware ist kein Gefahrgut.", "Marchandises non dangereuses", "Non-DG cargo"],
+)  # fmt: skip
+def test_a_true_word_answered_no_says_false(line):
+    text = f"DELIVERY NOTE DN-1\n{line}\n"
+    assert factors(text, {"hazardous": False}, NOTICE)["hazardous"] == 1.0
+    assert factors(text, {"hazardous": True}, NOTICE)["hazardous"] < 0.7
+    assert (
+        factors("DELIVERY NOTE DN-1\nDangerous goods: UN1263 Paint, 3, PG III\n", {"hazardous": True}, NOTICE)[
+            "hazardous"
+        ]
+        == 1.0
+    )
+
+
+# 193. An order's and a notice's numbers by their labels: a quote's, a requisition's, a
+# contract's or a supplier's number given as the PO number, a PRO, a bill of lading's, a
+# container's number or the order's given as the notice's or the tracking number, and a
+# fax number given as the supplier's phone, are caught; each one's own passes, and a PRO
+# or a lorry receipt's number is the tracking number where none is labelled
+@pytest.mark.parametrize(
+    "schema,text,field,own,other",
+    [
+        ("po", "Purchase Order\nPO #: 8023417                 Order Date: 03/02/26\n"
+               "Requisition #: 1204471        Quote No.: Q-88120\n", "po_number", "8023417", "1204471"),
+        ("po", "Purchase Order\nPO #: 8023417                 Order Date: 03/02/26\nQuote No.: Q-88120\n",
+         "po_number", "8023417", "Q-88120"),
+        ("po", "Purchase Order\nPO #: 8023417\nSupplier #: 118204\n", "po_number", "8023417", "118204"),
+        ("po", "Hydraulik Weber KG\nTel. 0421 556677-0   Fax 0421 556677-99\n", "supplier_phone", "0421 556677-0",
+         "0421 556677-99"),
+        ("sn", "ADVANCE SHIP NOTICE\nASN Number: 0008841205\nPO Number: 5500194412\n"
+               "Carrier: R+L Carriers   PRO #: I448812093   BOL #: LPM-BOL-260316-02\n"
+               "Tracking number: 1Z999AA10123456784\n", "notice_number", "0008841205", "I448812093"),
+        ("sn", "ADVANCE SHIP NOTICE\nASN Number: 0008841205\nPO Number: 5500194412\n", "notice_number",
+         "0008841205", "5500194412"),
+        ("sn", "ADVANCE SHIP NOTICE\nASN Number: 0008841205\nBOL #: LPM-BOL-260316-02\n"
+               "Container No.: MSCU 7712045\nTracking number: 1Z999AA10123456784\n", "tracking_number",
+         "1Z999AA10123456784", "MSCU 7712045"),
+        ("sn", "DELIVERY CHALLAN\nChallan No.: DC-2026-118\nTransporter: VRL Logistics   LR No.: 0412257781   "
+               "Vehicle No.: TN 39 BX 4471\n", "tracking_number", "0412257781", "TN 39 BX 4471"),
+    ],
+)  # fmt: skip
+def test_an_orders_and_a_notices_numbers_are_read_by_their_labels(schema, text, field, own, other):
+    schema = ORDER if schema == "po" else NOTICE
+    assert factors(text, {field: own}, schema)[field] == 1.0
+    assert factors(text, {field: other}, schema)[field] < 0.7
+
+
+# 194. An order's date under its document's issue label ("Datum vystavení", "発行日"), or
+# under a number's header ("Bestellnummer / Datum" over "4500123456 / 03.02.2026": a
+# number's label names no date), is the order's date
+@pytest.mark.parametrize(
+    "text",
+    [
+        "OBJEDNÁVKA č. OBJ-2026-0318\nDatum vystavení: 12.03.2026\nTermín dodání: 26.03.2026\n",
+        "注文書\n発行日 2026年3月12日\n注文番号 HS-25-7781\n",
+        "BESTELLUNG\nBestellnummer / Datum\n4500123456 / 12.03.2026\n",
+    ],
+)
+def test_an_orders_date_under_its_issue_label_or_a_numbers_header(text):
+    assert factors(text, {"order_date": "2026-03-12"}, ORDER)["order_date"] == 1.0
+
+
+# 195. A domestic VAT id printed without its country's prefix ("NIP: 551-23-44-987", "CIF:
+# B98765432") grounds the prefixed one the schema asks for; the rand set apart from a sum
+# in thousands ("R 19,538.50") is read
+def test_a_vat_id_without_its_prefix_and_a_rand_set_apart():
+    text = "Dostawca: Hurtownia Sp. z o.o.\nNIP: 551-23-44-987\n"
+    assert factors(text, {"supplier_vat_id": "PL5512344987"}, ORDER)["supplier_vat_id"] == 1.0
+    assert factors("Proveedor\nCIF: B98765432\n", {"supplier_vat_id": "ESB98765432"}, ORDER)["supplier_vat_id"] == 1.0
+    assert factors("TOTAL   R 19,538.50\n", {"total": 19538.5, "currency": "ZAR"}, ORDER)["currency"] == 1.0
+    assert factors("Latte R 4.25\nTOTAL 4.25\n", {"total": 4.25, "currency": "ZAR"}, ORDER)["currency"] < 0.7

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
-from typing import Any
+from typing import Any, TypeVar
 
 from vetq.core.extraction import formats
 from vetq.core.extraction.amounts import CENT, parse_amount, to_cents
@@ -172,30 +172,50 @@ def _wrapped(src: Source, value: str) -> list[tuple[int, int]]:
             if _CELL_ENDS.match(src.text, end):
                 break
         if 0 < k < len(words) and _CELL_ENDS.match(src.text, end):
-            rest = _continued(src, words[k:], src.lines.line_of(end))
+            line = src.lines.line_of(end)
+            rest = _continued(src, words[k:], line, start - src.lines.starts[line])
             if rest:
                 return [(start, end), *rest]
     return []
 
 
-def _continued(src: Source, words: list[str], line: int) -> list[tuple[int, int]]:
-    """The spans of `words` as the first cells of the lines after `line`, one cell a line,
-    each the whole of its cell and no figure beside it; none where they are not."""
+def _continued(src: Source, words: list[str], line: int, column: int) -> list[tuple[int, int]]:
+    """The spans of `words` as the cells of the lines after `line`, one cell a line, each
+    the whole of its cell: the cell that starts in the first part's `column`, with no
+    price beside it (a block beside another, as a converter that keeps the layout writes
+    "Ship To:" over an address in the right column and the vendor's in the left), or the
+    first cell with no figure beside it (a description wrapped in its table row); none
+    where they are not."""
     if line + 1 >= len(src.lines.starts):
         return []
     cells = src.lines.cells(line + 1)
-    if not cells or any(c.isdigit() for s, e in cells[1:] for c in src.text[s:e]):
-        return []  # a blank line, or a row of its own with its figures
-    start, end = cells[0]
+    if not cells:
+        return []  # a blank line
+    line_start = src.lines.starts[line + 1]
+    beside: list[tuple[int, int]] = []
+    aligned = [cell for cell in cells if abs(cell[0] - line_start - column) <= 1]
+    if aligned:
+        start, end = aligned[0]
+        beside = [cell for cell in cells if cell != aligned[0]]
+        if any(_PRICE_IN_CELL.search(src.text, s, e) for s, e in beside):
+            return []  # a table's next row, with its prices
+    elif any(c.isdigit() for s, e in cells[1:] for c in src.text[s:e]):
+        return []  # a row of its own with its figures
+    else:
+        start, end = cells[0]
     written = alnum_key(src.text[start:end])
     for k in range(len(words), 0, -1):
         if alnum_key(" ".join(words[:k])) != written:
             continue
         if k == len(words):
             return [(start, end)]
-        rest = _continued(src, words[k:], line + 1)
+        rest = _continued(src, words[k:], line + 1, start - line_start)
         return [(start, end), *rest] if rest else []
     return []
+
+
+# A price in a cell: a figure with cents ("1,500.00", "12,50 €"), not a date ("18.03.2026")
+_PRICE_IN_CELL = re.compile(r"[0-9][.,][0-9]{2}(?![0-9]|[.,/][0-9])")
 
 
 def check_identifier(src: Source, leaf: Leaf) -> FieldCheck:
@@ -203,6 +223,9 @@ def check_identifier(src: Source, leaf: Leaf) -> FieldCheck:
     value = str(leaf.value)
     # the source's digits are read as ASCII ones (Source), so are the value's
     found = formats.find_identifier_spans(src.text, value.translate(ASCII_FORMS)) or _series_and_number(src, value)
+    if not found and leaf.field.validator == "vat" and value[:2].isalpha() and len(value) > 6:
+        # a domestic document prints its VAT id without the country's prefix ("NIP: 551-23-44-987")
+        found = formats.find_identifier_spans(src.text, value[2:].translate(ASCII_FORMS))
     _grounded(check, src, found, f"'{short(value)}' not found in the source")
     _pattern(check, leaf, value)
     validator = leaf.field.validator
@@ -636,6 +659,18 @@ def check_enum(src: Source, leaf: Leaf) -> FieldCheck:
     return check
 
 
+# A form's answer of no after a question's words ("Hazmat: NO", "ADR: Nein", "Merci
+# pericolose: no", "Dangerous goods - none")
+_NO_WORDS = r"(?:no|n|none|nein|keine?|non|nee|nej|nei|ei|nie|não|nao|ne|false|n/a)(?![^\W\d_])"
+_ANSWERED_NO = re.compile(
+    rf"(?i)[ \t]*(?:[:=\-\u2013?][ \t]*{_NO_WORDS}|(?:[ \t]+[^\W\d_]+){{1,2}}[ \t]*[:=?][ \t]*{_NO_WORDS})"
+)
+_NEGATION_BEFORE = re.compile(r"(?i)(?<![^\W\d_])(?:not|no|non|kein|keine|nicht|sans|sin|senza|geen|ingen|nie)[ \t-]*$")
+
+
+_Value = TypeVar("_Value", str, bool)  # an enum's value, or a boolean's
+
+
 def check_boolean(src: Source, leaf: Leaf) -> FieldCheck:
     """True or false, grounded by the schema's cue words for each (none declared: the
     value cannot be checked here, and the Critic judges it alone)."""
@@ -644,11 +679,22 @@ def check_boolean(src: Source, leaf: Leaf) -> FieldCheck:
     if not cues:
         return check
     value = bool(leaf.value)
-    mine = _cue_spans(src, cues.get(value, ()))
+    found = _enum_cues(src, {True: cues.get(True, ()), False: cues.get(False, ())})
+    # "Dangerous goods: No", "Hazardous material: none", "No hazardous materials", a true
+    # word within a false one's words ("Not dangerous goods"): they say false
+    negated = [
+        (s, e)
+        for s, e in found[True]
+        if _ANSWERED_NO.match(src.text, e)
+        or _NEGATION_BEFORE.search(src.text, max(0, s - 12), s)
+        or any(fs < e and s < fe for fs, fe in found[False])
+    ]
+    found = {True: [span for span in found[True] if span not in negated], False: found[False] + negated}
+    mine = found[value]
     if mine:
         check.spans, check.verified = spans_in(src.text, mine), True
         return check
-    if _cue_spans(src, cues.get(not value, ())):
+    if found[not value]:
         check.penalise(
             CONTRADICTED_FACTOR, f"the source has words for {str(not value).lower()}, none for {str(value).lower()}"
         )
@@ -657,7 +703,7 @@ def check_boolean(src: Source, leaf: Leaf) -> FieldCheck:
     return check
 
 
-def _enum_cues(src: Source, values: Mapping[str, tuple[str, ...]]) -> dict[str, list[tuple[int, int]]]:
+def _enum_cues(src: Source, values: Mapping[_Value, tuple[str, ...]]) -> dict[_Value, list[tuple[int, int]]]:
     """Where each value's words stand, but for a word inside another value's longer words
     ("Cash" in "EC-Cash", a card; "card" in "gift card", a voucher): those say the other."""
     found = {value: _cue_spans(src, words) for value, words in values.items()}
@@ -688,6 +734,12 @@ def _cue_spans(src: Source, words: tuple[str, ...]) -> list[tuple[int, int]]:
 # the seller's order number is a fair reading of the invoice number, and the payment or
 # supply date of the invoice date. A buyer's purchase-order number never is.
 _BUYER_ORDER_WORDS = ("po", "p.o.", "purchase", "your", "customer")
+_TRACKED_BY = re.compile(r"bill of lading|bol|b/l|pro|lr|cmr")
+# The words of the invoice date's labels that say only "issued": any document's date
+_ISSUE_WORDS = re.compile(
+    r"issue|ausstellung|[ée]mission|emisi[oó]n|emiss[ãa]o|emissione|wystawienia|vystaven|izdavanja|izdaje|documento|"
+    r"発行日|발행일|작성일자"
+)
 _STAND_IN_LABELS = {
     "invoice_number": frozenset(
         phrase for phrase in VALUE_LABEL_SETS["order_number"] if not phrase.startswith(_BUYER_ORDER_WORDS)
@@ -696,6 +748,13 @@ _STAND_IN_LABELS = {
     # a receipt's date is the day it was paid ("Date paid: March 1, 2026") or the sale's;
     # a UK invoice's, its tax point
     "invoice_date": frozenset(VALUE_LABEL_SETS["payment_date"]) | frozenset(VALUE_LABEL_SETS["supply_date"]),
+    # an order's date is the day it was issued ("Datum vystavení", "発行日", "Issue date")
+    "order_date": frozenset(phrase for phrase in VALUE_LABEL_SETS["invoice_date"] if _ISSUE_WORDS.search(phrase)),
+    # a freight carrier's PRO, a bill of lading's or a lorry receipt's number is what its
+    # shipment is tracked by where no tracking number is labelled
+    "tracking_number": frozenset(
+        phrase for phrase in VALUE_LABEL_SETS["freight_document_number"] if _TRACKED_BY.match(phrase)
+    ),
 }
 # A paid invoice's receipt prints its own number beside the invoice's ("Receipt number
 # 1923-2093", "Invoice number 2ABC1234-20923"): either is a fair reading of the
@@ -730,9 +789,13 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
     others: list[str] = []
     wholes: list[str] = []  # the other values it is written only as part of
     unlabelled: list[Span] = []
-    for span in check.spans:
+    spans = check.spans
+    if leaf.field.kind == "identifier":
+        # digits inside a figure are no writing of a number where it is written elsewhere
+        spans = [span for span in spans if _figure_around(src, span) is None] or spans
+    for span in spans:
         label = index.label_of(span.start, span.end)
-        if label is not None and _label_kind(label.role) not in (None, leaf.field.kind):
+        if label is not None and leaf.field.kind not in _label_kinds(label.role, index.kind_of_role):
             label = None  # "T-Mobile" over a date, "Incoterms: CIF" before a number: no label of it
         if label is None:
             whole = _part_of_another(src, leaf, span)
@@ -779,12 +842,21 @@ _PERIOD_JOIN = re.compile(
 )
 
 
-def _label_kind(role: str) -> str | None:
-    """The kind of value a standard set's label names ("@due_date": a date, "@tax_id": an
-    identifier), None for a field's own (its role is its path)."""
+def _label_kinds(role: str, kind_of_role: Mapping[str, str]) -> frozenset[str]:
+    """The kinds of value a label names: a standard set's by its name ("@due_date": a
+    date, "@tax_id": an identifier, "@fax_number": an identifier or a phone number), a
+    field's (its role is its path) its field's kind."""
     if not role.startswith("@"):
-        return None
-    return "date" if role.endswith(DATE_SET_ENDINGS) else "identifier"
+        kind = kind_of_role.get(role)
+        return _ANY_KIND if kind is None else frozenset({kind})
+    if role.endswith(DATE_SET_ENDINGS):
+        return _DATE_KIND
+    return _PHONE_KINDS if role in ("@phone_number", "@fax_number") else _IDENTIFIER_KIND
+
+
+_ANY_KIND = frozenset(LABELLED_VALUE_KINDS)
+_DATE_KIND, _IDENTIFIER_KIND = frozenset({"date"}), frozenset({"identifier"})
+_PHONE_KINDS = frozenset({"identifier", "phone"})
 
 
 # A long number printed in groups of digits, one blank between them: an access key, an
@@ -831,7 +903,14 @@ _POSTAL_CODE = re.compile(r"[0-9]{4,5}|[0-9]{5}-[0-9]{3,4}|[0-9]{2}-[0-9]{3}|[0-
 # Before it: the start of its line or cell, a comma or a dash after the street, a country
 # code ("D-", "CH "); or a town and its state ("San Francisco, CA ", "City, State ").
 _BEFORE_POSTAL_CODE = re.compile(r"(?:^[ \t]*|  |\t|, |[\u2013\u2014\u00b7\u2022|] |(?<![^\W_])[A-Z]{1,2}[- ])$")
-_STATE_BEFORE_POSTAL_CODE = re.compile(r"(?:[^\W\d_]+ ){0,2}[^\W\d_]{3,}, (?!N[OR]\b)[A-Z]{2},? $")
+# Without the comma ("Chicago IL 60618"), only a US state's own code.
+_US_STATES = (
+    "AL|AK|AZ|AR|CA|CO|CT|DE|DC|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|NV|NH|NJ|NM|NY|NC|ND|"
+    "OH|OK|OR|PA|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY|PR"
+)
+_STATE_BEFORE_POSTAL_CODE = re.compile(
+    rf"(?:[^\W\d_]+ ){{0,2}}[^\W\d_]{{3,}}(?:, (?!N[OR]\b)[A-Z]{{2}}| (?:{_US_STATES})),? $"
+)
 _ADDRESS_REACH = 80  # what the address patterns read before a code: its line's last characters
 # After it: its town, one capitalised word after one blank ("75000 Paris", "00-000 Dreamcity").
 _TOWN_AFTER_POSTAL_CODE = re.compile(r" ([^\W\d_]{2,})")
@@ -840,7 +919,7 @@ _TOWN_AFTER_POSTAL_CODE = re.compile(r" ([^\W\d_]{2,})")
 # A telephone number's characters ("+1 (555) 555-5555", "+56 9 1234 5678"), single blanks
 # between its groups (two end its cell).
 _PHONE_CHARACTERS = re.compile(r"(?:[0-9()+\-./]| (?! ))*")
-_PHONE_LABELS = frozenset(VALUE_LABEL_SETS["phone_number"])
+_PHONE_LABELS = frozenset(VALUE_LABEL_SETS["phone_number"]) | frozenset(VALUE_LABEL_SETS["fax_number"])
 
 
 def _telephone_number_around(src: Source, span: Span) -> str | None:
@@ -863,6 +942,39 @@ def _telephone_number_around(src: Source, span: Span) -> str | None:
         return None
     end = _PHONE_CHARACTERS.match(text, span.end, line_end)
     return text[label.start : end.end() if end is not None else span.end].rstrip(" -./")
+
+
+# A telephone number by its own shape, with no label: an area code in brackets ("(503)
+# 555-0142", "(02) 9876 5432") or a country code after "+" ("+44 20 7946 0958").
+_TELEPHONE_SHAPE = re.compile(
+    r"(?<![\w+(])(?:\([0-9]{2,4}\) ?[0-9]{3,4}[-. ][0-9]{4}|\+[0-9]{1,3}(?:[ .-]\(?[0-9]{1,4}\)?){2,5})(?![\w])"
+)
+
+
+def _telephone_shape_around(src: Source, span: Span) -> str | None:
+    """The telephone number, written in a telephone number's own shape, an identifier at
+    `span` is a part of, or None."""
+    line_start, line_end = src.lines.bounds(src.lines.line_of(span.start))
+    for m in _TELEPHONE_SHAPE.finditer(src.text, line_start, line_end):
+        if m.start() <= span.start and span.end <= m.end() and (m.start(), m.end()) != (span.start, span.end):
+            return m.group()
+    return None
+
+
+def _figure_around(src: Source, span: Span) -> str | None:
+    """The amount with cents, or the rate, an identifier at `span` is only the digits of a
+    part of ("2" in "2,49", "12" in "Service 12%": "Kassa 2" and "Table: 12" are what the
+    record's "2" and "12" stand under), or None."""
+    for m in src.amounts:
+        if m.start > span.start:
+            break
+        if span.end <= m.end and (m.start, m.end) != (span.start, span.end) and CENTS_RE.search(m.raw):
+            return m.raw
+    line_start, line_end = src.lines.bounds(src.lines.line_of(span.start))
+    for rate in RATE_RE.finditer(src.text, line_start, line_end):
+        if rate.span(1) == (span.start, span.end):
+            return rate.group()
+    return None
 
 
 def _street_above(src: Source, line_start: int) -> bool:
@@ -902,6 +1014,7 @@ _WHOLES: dict[str, tuple[tuple[str | None, Callable[[Source, Span], str | None],
     "identifier": (
         ("postal_code", _postal_address_around, "the postal address"),
         ("phone_number", _telephone_number_around, "the telephone number"),
+        ("phone_number", _telephone_shape_around, "the telephone number"),
         (None, _grouped_number_around, "the grouped number"),
     ),
 }
@@ -924,6 +1037,11 @@ def _part_of_another(src: Source, leaf: Leaf, span: Span) -> str | None:
     return None
 
 
+# A till receipt prints several fair readings of its number (the till's bill, the card
+# slip's "Beleg-Nr.", the transaction's): one of them under its label says nothing of
+# another written under a word no set knows ("BonNr 00600" beside "Beleg-Nr 7609"), so a
+# field labelled as a receipt's number is lowered only where another value's label stands.
+_RECEIPT_NUMBER_LABELS = frozenset(VALUE_LABEL_SETS["receipt_number"])
 # A token an identifier's label may name: letters, digits and their joiners, with a digit.
 _TOKEN_RE = re.compile(r"[^\s:;,()\[\]]*[0-9][^\s:;,()\[\]]*")
 _WRITTEN_RE = re.compile(r"[^\s;()\[\]]+")
@@ -940,7 +1058,7 @@ def _named_otherwise(check: FieldCheck, src: Source, leaf: Leaf, spans: list[Spa
     statement's rows)."""
     index = src.value_labels
     kind = leaf.field.kind
-    if index is None or kind not in ("date", "identifier"):
+    if index is None or kind not in ("date", "identifier") or not _RECEIPT_NUMBER_LABELS.isdisjoint(leaf.field.labels):
         return check
     if any(GENERIC_LABEL_BEFORE[kind].search(_before_on_its_line(src, span.start)) for span in spans):
         return check

@@ -14,7 +14,8 @@ import json
 import re
 import unicodedata
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from dataclasses import field as dataclass_field
 from importlib import resources
 from typing import Any
 
@@ -155,6 +156,9 @@ class Lexicon:
     grand_qualified_labels: frozenset[str]
     grand_roles: frozenset[str]  # the roles some of whose labels can name a grand total
     grand_after_re: QualifierAfter
+    # the value lexicon's: each labelled field's kind by its path, the kind of value its
+    # labels name ("Bestellnummer / Datum" over "4500123456 / 03.02.2026" names no date)
+    kind_of_role: Mapping[str, str] = dataclass_field(default_factory=dict)
 
 
 def _section(data: Mapping[str, Any], name: str, key: str) -> Any:
@@ -641,7 +645,7 @@ def compile_lexicon(role_labels: Mapping[str, Any], data: Mapping[str, Any] | No
     return lexicon_from_data(_AMOUNT_WORDS if data is None else data, role_labels)
 
 
-def compile_value_lexicon(field_labels: Mapping[str, Any]) -> Lexicon:
+def compile_value_lexicon(field_labels: Mapping[str, Any], field_kinds: Mapping[str, str] | None = None) -> Lexicon:
     """The lexicon that reads which value a date, identifier or text label names: each
     labelled field's labels (by path), and the standard value label sets. A set one
     field declares a phrase of is that field's in every language ("Rechnungsdatum" for a
@@ -657,6 +661,7 @@ def compile_value_lexicon(field_labels: Mapping[str, Any]) -> Lexicon:
         elif len(owners) == 1:
             roles[owners[0]].extend(rest)
         # a set two fields draw on names neither alone: its other phrases label nothing
-    return lexicon_from_data(
+    lexicon = lexicon_from_data(
         _AMOUNT_WORDS, {role: phrases for role, phrases in roles.items() if phrases}, amounts=False
     )
+    return replace(lexicon, kind_of_role=dict(field_kinds or {}))

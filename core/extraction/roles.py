@@ -1664,6 +1664,12 @@ def _dating_roles(lexicon: Lexicon) -> dict[str, str]:
     return dated
 
 
+# A till's words name the number after them on their line ("Table 12", "PUMP# 06"),
+# never a column: over one they are more often an address's ("12 Mill Lane" over
+# "Receipt 4471") or a bank's name.
+_INLINE_ONLY_ROLES = frozenset({"@till_number"})
+
+
 class LabelIndex:
     """The labels of a text's dates and identifiers ("Invoice date", "Order no."), and
     which one names the value written at a place: the nearest label before it on its
@@ -1689,6 +1695,7 @@ class LabelIndex:
         self._inline = frozenset(inline)
         self._dated = _dating_roles(lexicon)
         self._role_of = lexicon.role_of_label
+        self.kind_of_role = lexicon.kind_of_role
 
     def label_of(self, start: int, end: int) -> Label | None:
         """The label that names the value at start:end, or None."""
@@ -1711,9 +1718,11 @@ class LabelIndex:
             return None  # its line has a label, which names an earlier value
         paired = self._header_cell(start) or self._stacked_cell(start, end)
         if paired is not None:
-            return paired[0]
-        header = _column_label(start, end, self._inline, self.labels, self.starts, self.lines, words_stop=False)
-        return None if header is None else self.labels[header]
+            above: Label | None = paired[0]
+        else:
+            header = _column_label(start, end, self._inline, self.labels, self.starts, self.lines, words_stop=False)
+            above = None if header is None else self.labels[header]
+        return None if above is None or above.role in _INLINE_ONLY_ROLES else above
 
     def sharing_its_tail(self, label: Label) -> set[str]:
         """The labels written in short before `label` (and the labels joined to it): a

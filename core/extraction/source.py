@@ -623,6 +623,8 @@ _CUR_WORD_RE = re.compile(
 )
 _CAPS3_RE = re.compile(r"[A-Z]{3}")
 _MALAYSIAN_COMPANY_BEFORE = re.compile(r"(?i)(?<![^\W\d_])sdn\.?[ \t]*$")
+# "MODA CAD. NO:45", "ATATÜRK CAD. 12": a Turkish street's "Caddesi" before its number
+_STREET_NUMBER_AFTER = re.compile(r"\.[ \t]*(?:NO\b|No\b|[0-9]+(?![.,]?[0-9]))")
 # A code not in capitals ("Eur", "usd") is a currency only right next to a sum with
 # cents ("12,50 Eur", "usd 40.00"): elsewhere it may be a word ("all 3", "try 2").
 _CODE_WORD_RE = re.compile(
@@ -635,6 +637,11 @@ _CENTS_AFTER_RE = re.compile(r"[ \t]?[0-9][0-9.,' ]{0,15}?[.,][0-9]{2}(?![0-9])"
 # regular size) or anywhere else it is a letter (amounts.GLUED_LETTER_SIGNS)
 _GLUED_LETTER_RE = re.compile(
     r"(?<![^\W\d_])([" + "".join(GLUED_LETTER_SIGNS) + r"])(?=[0-9])(?=" + _CENTS_AFTER_RE.pattern + ")"
+)
+# Set apart by one blank, only before a sum in thousands ("R 19,538.50", "R 19 538,50"):
+# no regular size costs that much
+_SPACED_LETTER_RE = re.compile(
+    r"(?<![^\W\d_])([" + "".join(GLUED_LETTER_SIGNS) + r"]) (?=[0-9]{1,3}(?:[, ][0-9]{3})+[.,][0-9]{2}(?![0-9]))"
 )
 _CUR_FIRST_WORDS = frozenset(first_word(w) for w in _CUR_WORDS)
 _MAX_CURRENCY_HITS = 1000
@@ -688,6 +695,8 @@ def currency_hits(text: str) -> list[CurrencyHit]:
     for m in _CAPS3_RE.finditer(text):
         if m.group() == "BHD" and _MALAYSIAN_COMPANY_BEFORE.search(text, max(0, m.start() - 8), m.start()):
             continue  # "SDN. BHD.": a Malaysian company's "Berhad", not Bahrain's dinar
+        if m.group() == "CAD" and _STREET_NUMBER_AFTER.match(text, m.end()):
+            continue
         if m.group() in ISO_4217 and not _letter(text, m.start() - 1) and not _letter(text, m.end()):
             hits.append(CurrencyHit(m.start(), m.end(), frozenset({m.group()}), True))
             if len(hits) >= _MAX_CURRENCY_HITS:
@@ -703,9 +712,9 @@ def currency_hits(text: str) -> list[CurrencyHit]:
             hits.append(CurrencyHit(m.start(group), m.end(group), frozenset({written.upper()}), True))
             if len(hits) >= 2 * _MAX_CURRENCY_HITS:
                 break
-    for m in _GLUED_LETTER_RE.finditer(text):
+    for m in (*_GLUED_LETTER_RE.finditer(text), *_SPACED_LETTER_RE.finditer(text)):
         codes = GLUED_LETTER_SIGNS[m.group(1)]
-        hits.append(CurrencyHit(m.start(), m.end(), codes, len(codes) == 1))
+        hits.append(CurrencyHit(m.start(1), m.end(1), codes, len(codes) == 1))
     named_by_script: dict[str, str | None] = {}
     for m in _SYMBOL_RE.finditer(text):
         sym = m.group()

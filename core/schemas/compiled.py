@@ -196,7 +196,9 @@ def compile_schema(document: Any, limits: SchemaLimits | None = None) -> Compile
     rules = tuple(builder.rule(rule, f"rules[{i}]") for i, rule in enumerate(document.rules))
     try:
         lexicon = compile_lexicon(builder.role_labels)
-        value_lexicon = compile_value_lexicon(builder.value_labels) if builder.value_labels else None
+        value_lexicon = (
+            compile_value_lexicon(builder.value_labels, builder.value_kinds) if builder.value_labels else None
+        )
     except LexiconError as exc:
         raise SchemaInvalidError(f"invalid schema: {exc}") from None
     canonical = document.model_dump(mode="json", exclude_defaults=True)
@@ -219,6 +221,7 @@ class _Builder:
         self.by_path: dict[str, FieldDef] = {}
         self.role_labels: dict[str, list[str]] = {}
         self.value_labels: dict[str, list[str]] = {}
+        self.value_kinds: dict[str, str] = {}
         self._label_owner: dict[str, str] = {}
 
     def fail(self, where: str, message: str) -> SchemaInvalidError:
@@ -374,6 +377,8 @@ class _Builder:
                 if owner != path:
                     raise self.fail(where, f"the label {phrase!r} is also {owner}'s: a label names one field")
             (self.role_labels if kind in NUMERIC_KINDS else self.value_labels)[path] = phrases
+            if kind not in NUMERIC_KINDS:
+                self.value_kinds[path] = kind
         return tuple(phrases)
 
     # --- rules ----------------------------------------------------------------
