@@ -4329,7 +4329,9 @@ def test_currency_names_and_a_company_suffix():
         ("Nile Grill\nCheck: 4471    Table: 12    Cover: 3\nService 12%  81.00\nTotal EGP 861.84\n", "4471", "12"),
         ("Fuel Mart\n03/09/26   17:31   INV# 0048123\nPUMP# 06\nTOTAL $45.40\n", "0048123", "06"),
         ("Fuel Mart\n03/09/26   INV# 0048123\nTOTAL $45.40\nAPPROVAL # 512208\n", "0048123", "512208"),
-        ("Drug\nStore 118   (813) 555-0110\n3/9/2026  Reg 2   Trn 4471\nTOTAL $30.84\n", "4471", "118"),
+        ("Drug\nStore 118   (813) 555-0110\n3/9/2026  Reg 2   Trans 4471\nTOTAL $30.84\n", "4471", "118"),
+        ("Al Waha Cafe\nTRN 100234567800003\nInvoice No.: INV-26-004471\nTotal 48.00 SAR\n", "INV-26-004471",
+         "100234567800003"),
         ("FairPrice\nReceipt No: 0315-7781   Cashier: 1042\nTOTAL 12.40\n", "0315-7781", "1042"),
         ("TAMBO SAC\nRUC 20601234567\nBOLETA DE VENTA ELECTRÓNICA\nB001-00012345\nIMPORTE TOTAL S/ 14.00\n",
          "B001-00012345", "20601234567"),
@@ -4500,3 +4502,134 @@ def test_a_vat_id_without_its_prefix_and_a_rand_set_apart():
     assert factors("Proveedor\nCIF: B98765432\n", {"supplier_vat_id": "ESB98765432"}, ORDER)["supplier_vat_id"] == 1.0
     assert factors("TOTAL   R 19,538.50\n", {"total": 19538.5, "currency": "ZAR"}, ORDER)["currency"] == 1.0
     assert factors("Latte R 4.25\nTOTAL 4.25\n", {"total": 4.25, "currency": "ZAR"}, ORDER)["currency"] < 0.7
+
+
+# 196. A label ending in a sign has its value glued after it ("Order #100009733", "PO#4471"):
+# the order's number given as a shipment's is caught, the shipment's own passes
+def test_a_value_glued_after_its_labels_sign():
+    text = "Your Outdoor Gear Depot order has shipped\nYour Shipment #100004512 for Order #100009733\n"
+    assert factors(text, {"notice_number": "100004512"}, NOTICE)["notice_number"] == 1.0
+    assert factors(text, {"notice_number": "100009733"}, NOTICE)["notice_number"] < 0.7
+
+
+# 197. An order's dates by their labels: a quote's date (after its number and a dating
+# word, or under a label no set knows that ends in "date") given as the order's date, and
+# the document's own date under a bare "Date:" given as the delivery date while the
+# delivery date's label names another, are caught; each own date passes
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Ihr Angebot AN-2026-0117 vom 27.01.2026",
+        "Vs. offerta OFF-26-0318 del 27/01/2026",
+        "Your quotation Q-88120 dated 01/27/2026",
+        "Quote date: 27.01.2026",
+        "Revision Date: 27-JAN-2026",
+    ],
+)
+def test_an_orders_date_is_not_its_quotes(line):
+    text = f"PURCHASE ORDER No. 4500123456\nPO Date: 03.02.2026\n{line}\n"
+    assert factors(text, {"order_date": "2026-02-03"}, ORDER)["order_date"] == 1.0
+    assert factors(text, {"order_date": "2026-01-27"}, ORDER)["order_date"] < 0.7
+
+
+@pytest.mark.parametrize("date_word", ["Date:", "Fecha:", "Datum:", "DATE"])
+def test_a_bare_date_word_names_the_documents_date_not_its_delivery(date_word):
+    text = f"PURCHASE ORDER   PO-00128\n{date_word} 06/03/2026\nExpected Delivery Date: 16/03/2026\n"
+    assert factors(text, {"order_date": "2026-03-06", "delivery_date": "2026-03-16"}, ORDER)["delivery_date"] == 1.0
+    assert factors(text, {"order_date": "2026-03-06"}, ORDER)["order_date"] == 1.0
+    assert factors(text, {"delivery_date": "2026-03-06"}, ORDER)["delivery_date"] < 0.7
+    notice = "DESPATCH ADVICE          Despatch No: DA-118204\nDate: 20/03/2026\nEstimated Delivery: 24/03/2026\n"
+    assert factors(notice, {"ship_date": "2026-03-20"}, NOTICE)["ship_date"] == 1.0
+    assert factors(notice, {"expected_delivery_date": "2026-03-20"}, NOTICE)["expected_delivery_date"] < 0.7
+
+
+# 198. The parties by their labels: a purchase order's buyer and supplier swapped, a
+# notice's shipper given as its consignee or its carrier, are caught; each under its own
+# label passes
+def test_the_parties_are_read_by_their_labels():
+    order = "PURCHASE ORDER  PO10457\nVendor: Andes Green Coffee Importers\nBill to: Harbor Coffee Roasters\n"
+    right = {"buyer_name": "Harbor Coffee Roasters", "supplier_name": "Andes Green Coffee Importers"}
+    assert min(factors(order, right, ORDER).values()) == 1.0
+    swapped = {"buyer_name": "Andes Green Coffee Importers", "supplier_name": "Harbor Coffee Roasters"}
+    assert max(factors(order, swapped, ORDER)[f] for f in swapped) < 0.7
+    notice = (
+        "BON DE LIVRAISON  N° BL : BL26-03-0875\nExpéditeur : Les Vergers de Provence SARL\n"
+        "Destinataire : Épicerie Fine Le Panier Lyonnais\nTransporteur : Geodis Calberson\n"
+    )
+    own = {"shipper_name": "Les Vergers de Provence SARL", "consignee_name": "Épicerie Fine Le Panier Lyonnais"}
+    assert min(factors(notice, {**own, "carrier": "Geodis Calberson"}, NOTICE).values()) == 1.0
+    assert factors(notice, {"consignee_name": "Les Vergers de Provence SARL"}, NOTICE)["consignee_name"] < 0.7
+    assert factors(notice, {"carrier": "Les Vergers de Provence SARL"}, NOTICE)["carrier"] < 0.7
+
+
+def test_a_quotes_date_is_its_date_where_no_invoice_date_is_labelled():
+    # a quote read with the invoice schema: its date stands in for the invoice's, as its
+    # number does for the invoice number; beside an invoice date's label it does not
+    quote = "QUOTE\nQuote No: Q-2026-17\nQuote Date: 01/02/2026\nTotal 100.00\n"
+    assert (
+        factors(quote, {"invoice_number": "Q-2026-17", "invoice_date": "2026-01-02", "total": 100.0})["invoice_date"]
+        == 1.0
+    )
+    invoice = "INVOICE\nInvoice Date: 03/02/2026\nQuote Date: 01/02/2026\nTotal 100.00\n"
+    assert factors(invoice, {"invoice_date": "2026-01-02", "total": 100.0})["invoice_date"] < 0.7
+
+
+# 199. A hostile review of 188-198: what they must not do
+@pytest.mark.parametrize(
+    "text,field,value",
+    [
+        # a table's next row, with counts or whole amounts beside, continues no description
+        ("1  AT-HB-08   Hex bolts M8            500\n2  AT-WS-08   Washers M8              500\n",
+         "items[0].description", "Hex bolts M8 Washers M8"),
+        # the next block's label ends an address block
+        ("Bill To:                  Ship To:\nAcme Corp                 Harbor Plant\n"
+         "12 Elm St                 Dayton, OH 45404\nSpringfield               Vendor: Precision Fastener Supply\n",
+         "consignee_name", "Harbor Plant, Dayton, OH 45404, Vendor: Precision Fastener Supply"),
+    ],
+)  # fmt: skip
+def test_a_column_continues_no_row_and_no_next_block(text, field, value):
+    record = {"items": [{"description": value}]} if field.startswith("items") else {field: value}
+    assert factors(text, record, NOTICE)[field] < 0.7
+
+
+@pytest.mark.parametrize(
+    "text,schema,record",
+    [
+        # "Ref No." is no till's number; "Bill ID 48213" no postal address
+        ("INVOICE\nRef No. 2026/0413\nTotal 100.00\n", "invoice", {"invoice_number": "2026/0413"}),
+        ("INVOICE\nBill ID 48213\nTotal 100.00\n", "invoice", {"invoice_number": "48213"}),
+        # a title "RECEIPT" names no receipt number: the order's stands in
+        ("RECEIPT\nThe Burger Joint\nOrder #57\nTotal $12.40\n", "receipt", {"receipt_number": "57"}),
+        ("The Burger Joint\nOrder Date: 03/09/2026\nTotal $12.40\n", "receipt", {"date": "2026-03-09"}),
+        # an ERP's "Document No." is a delivery note's number; a carrier's shipment id a tracking number
+        ("LIEFERSCHEIN\nDocument No.: 80045521\nShipment ID: 1Z999AA10123456784\n", "shipping_notice",
+         {"notice_number": "80045521", "tracking_number": "1Z999AA10123456784"}),
+        # a dangerous goods' UN number after "N°" says true; "CAD." ending a sentence is the dollar
+        ("BON DE LIVRAISON\nMarchandises dangereuses : N° ONU 1263\n", "shipping_notice", {"hazardous": True}),
+        ("Dangerous Goods Declaration: No. DGD-0042\n", "shipping_notice", {"hazardous": True}),
+        ("All amounts in CAD. No GST charged\nTotal 500.00\n", "invoice", {"total": 500.0, "currency": "CAD"}),
+    ],
+)  # fmt: skip
+def test_what_the_new_labels_and_words_leave_alone(text, schema, record):
+    found = factors(text, record, builtin(schema))
+    assert min(found[field] for field in found if field.split("[")[0] in record) == 1.0
+
+
+@pytest.mark.parametrize(
+    "text,schema,record,field",
+    [
+        # a number no tax label names is no VAT id without its prefix
+        ("Lieferant: Weber KG\nIhr Zeichen: 811907980\n", "purchase_order", {"supplier_vat_id": "DE811907980"},
+         "supplier_vat_id"),
+        # "Dangerous Goods   No" in a layout's columns, and "NIL", say false
+        ("DELIVERY NOTE\nDangerous Goods            No\n", "shipping_notice", {"hazardous": True}, "hazardous"),
+        ("DELIVERY NOTE\nHazardous: NIL\n", "shipping_notice", {"hazardous": True}, "hazardous"),
+        # a camera's "R" is no rand
+        ("Canon EOS R 1,799.00\nTotal $1,799.00\n", "invoice", {"total": 1799.0, "currency": "ZAR"}, "currency"),
+        # a UAE tax registration number is no receipt's number
+        ("Cafe\nTRN 100234567800003\nTotal 48.00 AED\n", "receipt", {"receipt_number": "100234567800003"},
+         "receipt_number"),
+    ],
+)  # fmt: skip
+def test_what_the_new_labels_and_words_catch(text, schema, record, field):
+    assert factors(text, record, builtin(schema))[field] < 0.7

@@ -19,7 +19,15 @@ from vetq.core.extraction.amounts import CENT, parse_amount, to_cents
 from vetq.core.extraction.clock import clock_value, parse_time_value, same_time
 from vetq.core.extraction.dates import compact_date_spans, is_real_iso_date
 from vetq.core.extraction.lexicon import DATE_SET_ENDINGS, VALUE_LABEL_SETS, normalise_phrase
-from vetq.core.extraction.roles import BARE_GAP, DATE_WORDS, GENERIC_LABEL_BEFORE, NUMBER_WORDS, RATE_RE, LabelIndex
+from vetq.core.extraction.roles import (
+    BARE_GAP,
+    DATE_WORDS,
+    DATING_WORDS,
+    GENERIC_LABEL_BEFORE,
+    NUMBER_WORDS,
+    RATE_RE,
+    LabelIndex,
+)
 from vetq.core.extraction.schema import Span
 from vetq.core.extraction.source import CENTS_RE, CurrencyHit, Source
 from vetq.core.extraction.text_match import ASCII_FORMS, alnum_key
@@ -197,8 +205,10 @@ def _continued(src: Source, words: list[str], line: int, column: int) -> list[tu
     if aligned:
         start, end = aligned[0]
         beside = [cell for cell in cells if cell != aligned[0]]
-        if any(_PRICE_IN_CELL.search(src.text, s, e) for s, e in beside):
-            return []  # a table's next row, with its prices
+        if any(_PRICE_IN_CELL.search(src.text, s, e) for s, e in beside) or _a_rows_figures(src, cells):
+            return []  # a table's next row, with its prices or counts
+        if _LABELLED_CELL.match(src.text, start, end):
+            return []  # the next block's label ("Vendor: ..."), not this block's line
     elif any(c.isdigit() for s, e in cells[1:] for c in src.text[s:e]):
         return []  # a row of its own with its figures
     else:
@@ -214,8 +224,24 @@ def _continued(src: Source, words: list[str], line: int, column: int) -> list[tu
     return []
 
 
-# A price in a cell: a figure with cents ("1,500.00", "12,50 €"), not a date ("18.03.2026")
+# A price in a cell: a figure with cents ("1,500.00", "12,50 €"), not a date ("18.03.2026");
+# a cell that is a figure alone ("500", "1,450", "290,000"): a row's count or amount
 _PRICE_IN_CELL = re.compile(r"[0-9][.,][0-9]{2}(?![0-9]|[.,/][0-9])")
+_FIGURE_CELL = re.compile(r"[0-9][0-9.,' ]*")
+# A cell that starts with a label and its colon ("Vendor: Acme", "Service: Next Day"), not
+# an address's own ("Attn: Receiving", "z. Hd. Einkauf")
+_LABELLED_CELL = re.compile(
+    r"(?!(?i:attn|attention|z\. ?hd|zu händen|c/o|care of|à l'attention))"
+    r"[^\W\d_][^\W\d_ .'/-]*(?:[ .'/-][^\W\d_]+){0,3}[ \t]*:"
+)
+
+
+def _a_rows_figures(src: Source, cells: list[tuple[int, int]]) -> bool:
+    """Whether a line's cells read as a table's row: a figure alone starting the line (its
+    row number) or right after another figure ("200   1,450"); a label's figure ("Kunden-Nr.
+    200711", "Datum  18.03.2026" beside an address block) is none."""
+    figures = [_FIGURE_CELL.fullmatch(src.text, s, e) is not None for s, e in cells]
+    return any(figure and (k == 0 or figures[k - 1]) for k, figure in enumerate(figures))
 
 
 def check_identifier(src: Source, leaf: Leaf) -> FieldCheck:
@@ -224,14 +250,28 @@ def check_identifier(src: Source, leaf: Leaf) -> FieldCheck:
     # the source's digits are read as ASCII ones (Source), so are the value's
     found = formats.find_identifier_spans(src.text, value.translate(ASCII_FORMS)) or _series_and_number(src, value)
     if not found and leaf.field.validator == "vat" and value[:2].isalpha() and len(value) > 6:
-        # a domestic document prints its VAT id without the country's prefix ("NIP: 551-23-44-987")
-        found = formats.find_identifier_spans(src.text, value[2:].translate(ASCII_FORMS))
+        # a domestic document prints its VAT id without the country's prefix ("NIP: 551-23-44-987"),
+        # under a tax id's label ("Ihr Zeichen: 811907980" is no VAT id)
+        found = [
+            (s, e)
+            for s, e in formats.find_identifier_spans(src.text, value[2:].translate(ASCII_FORMS))
+            if _under_a_tax_id_label(src, s, e)
+        ]
     _grounded(check, src, found, f"'{short(value)}' not found in the source")
     _pattern(check, leaf, value)
     validator = leaf.field.validator
     if validator is not None and not _VALIDATORS[validator](value):
         check.penalise(INVALID_FORMAT_FACTOR, f"'{short(value)}' is not a valid {_VALIDATOR_NAMES[validator]}")
     return check
+
+
+def _under_a_tax_id_label(src: Source, start: int, end: int) -> bool:
+    index = src.value_labels
+    label = None if index is None else index.label_of(start, end)
+    return label is not None and normalise_phrase(src.text[label.start : label.end]) in _TAX_ID_LABELS
+
+
+_TAX_ID_LABELS = frozenset(VALUE_LABEL_SETS["tax_id"])
 
 
 def _series_and_number(src: Source, value: str) -> list[tuple[int, int]]:
@@ -661,11 +701,21 @@ def check_enum(src: Source, leaf: Leaf) -> FieldCheck:
 
 # A form's answer of no after a question's words ("Hazmat: NO", "ADR: Nein", "Merci
 # pericolose: no", "Dangerous goods - none")
-_NO_WORDS = r"(?:no|n|none|nein|keine?|non|nee|nej|nei|ei|nie|não|nao|ne|false|n/a)(?![^\W\d_])"
-_ANSWERED_NO = re.compile(
-    rf"(?i)[ \t]*(?:[:=\-\u2013?][ \t]*{_NO_WORDS}|(?:[ \t]+[^\W\d_]+){{1,2}}[ \t]*[:=?][ \t]*{_NO_WORDS})"
+# (not "N° ONU 1263", "No. DGD-0042", "Non-flammable", "N.O.S.": a number's or a word's start)
+_NO_WORDS = (
+    r"(?:no(?![.°º])|n(?![.°º])|none|nil|not applicable|nein|keine?|non(?!-)|nee|nej|nei|ei|nie|não|nao|ne|false|n/a)"
+    r"(?![^\W\d_])"
 )
-_NEGATION_BEFORE = re.compile(r"(?i)(?<![^\W\d_])(?:not|no|non|kein|keine|nicht|sans|sin|senza|geen|ingen|nie)[ \t-]*$")
+_ANSWERED_NO = re.compile(
+    rf"(?i)(?:[ \t]*[:=\-\u2013?][ \t]*|[ \t]{{2,}}){_NO_WORDS}"
+    rf"|(?:[ \t]+[^\W\d_]+){{1,2}}(?:[ \t]*[:=?][ \t]*|[ \t]{{2,}}){_NO_WORDS}"
+)
+# "No" starting its line, cell or clause ("No hazardous materials", not "Pkg No  Hazardous");
+# the other words anywhere before ("Die Ware ist kein Gefahrgut")
+_NEGATION_BEFORE = re.compile(
+    r"(?i)(?:(?:^|[ \t]{2}|\t|[:(,;])[ \t]*no|(?<![^\W\d_])(?:not|non|kein|keine|nicht|sans|sin|senza|geen|ingen|nie))"
+    r"[ \t-]*$"
+)
 
 
 _Value = TypeVar("_Value", str, bool)  # an enum's value, or a boolean's
@@ -686,7 +736,7 @@ def check_boolean(src: Source, leaf: Leaf) -> FieldCheck:
         (s, e)
         for s, e in found[True]
         if _ANSWERED_NO.match(src.text, e)
-        or _NEGATION_BEFORE.search(src.text, max(0, s - 12), s)
+        or _NEGATION_BEFORE.search(_before_on_its_line(src, s))
         or any(fs < e and s < fe for fs, fe in found[False])
     ]
     found = {True: [span for span in found[True] if span not in negated], False: found[False] + negated}
@@ -734,6 +784,11 @@ def _cue_spans(src: Source, words: tuple[str, ...]) -> list[tuple[int, int]]:
 # the seller's order number is a fair reading of the invoice number, and the payment or
 # supply date of the invoice date. A buyer's purchase-order number never is.
 _BUYER_ORDER_WORDS = ("po", "p.o.", "purchase", "your", "customer")
+_GENERIC_DOCUMENT_NUMBERS = frozenset(
+    phrase
+    for phrase in (*VALUE_LABEL_SETS["invoice_number"], *VALUE_LABEL_SETS["receipt_number"])
+    if re.match(r"document|numero documento|numerodocumento|beleg", phrase)
+)
 _TRACKED_BY = re.compile(r"bill of lading|bol|b/l|pro|lr|cmr")
 # The words of the invoice date's labels that say only "issued": any document's date
 _ISSUE_WORDS = re.compile(
@@ -745,9 +800,14 @@ _STAND_IN_LABELS = {
         phrase for phrase in VALUE_LABEL_SETS["order_number"] if not phrase.startswith(_BUYER_ORDER_WORDS)
     )
     | frozenset(VALUE_LABEL_SETS["quote_number"]),
+    # an ERP's "Document No.", "Belegnummer" is a delivery note's or an order's number too
+    "delivery_note_number": _GENERIC_DOCUMENT_NUMBERS,
+    "order_number": _GENERIC_DOCUMENT_NUMBERS,
     # a receipt's date is the day it was paid ("Date paid: March 1, 2026") or the sale's;
-    # a UK invoice's, its tax point
-    "invoice_date": frozenset(VALUE_LABEL_SETS["payment_date"]) | frozenset(VALUE_LABEL_SETS["supply_date"]),
+    # a UK invoice's, its tax point; a quote's, its own ("Quote date")
+    "invoice_date": frozenset(VALUE_LABEL_SETS["payment_date"])
+    | frozenset(VALUE_LABEL_SETS["supply_date"])
+    | frozenset(VALUE_LABEL_SETS["quote_date"]),
     # an order's date is the day it was issued ("Datum vystavení", "発行日", "Issue date")
     "order_date": frozenset(phrase for phrase in VALUE_LABEL_SETS["invoice_date"] if _ISSUE_WORDS.search(phrase)),
     # a freight carrier's PRO, a bill of lading's or a lorry receipt's number is what its
@@ -819,7 +879,8 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
         if others and _stands_in(leaf.field.labels, others, beside_own=True):
             return check
         return _named_otherwise(check, src, leaf, unlabelled)
-    own_written = [src.text[lb.start : lb.end] for lb in index.labels if lb.role == role]
+    # a title ("RECEIPT", "LIEFERSCHEIN") or a word in a sentence names nothing
+    own_written = [src.text[lb.start : lb.end] for lb in index.labels if lb.role == role and index.names_a_value(lb)]
     if others and _stands_in(leaf.field.labels, others, beside_own=bool(own_written)):
         return check  # under a label that may stand in for its own at one place at least
     listed = ", ".join(
@@ -868,8 +929,13 @@ _GROUPED_NUMBER = re.compile(rf"(?<![^\s])(?:{_DIGIT_GROUP} ){{3,}}{_DIGIT_GROUP
 def _grouped_number_around(src: Source, span: Span) -> str | None:
     """The number of four or more digit groups an identifier at `span` is one group (or
     a few) of, or None."""
+    return _written_around(src, span, _GROUPED_NUMBER)
+
+
+def _written_around(src: Source, span: Span, shape: re.Pattern[str]) -> str | None:
+    """The run of `shape` on its line that `span` is a part of, and not the whole, or None."""
     line_start, line_end = src.lines.bounds(src.lines.line_of(span.start))
-    for m in _GROUPED_NUMBER.finditer(src.text, line_start, line_end):
+    for m in shape.finditer(src.text, line_start, line_end):
         if m.start() <= span.start and span.end <= m.end() and (m.start(), m.end()) != (span.start, span.end):
             return m.group()
     return None
@@ -908,9 +974,10 @@ _US_STATES = (
     "AL|AK|AZ|AR|CA|CO|CT|DE|DC|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|NV|NH|NJ|NM|NY|NC|ND|"
     "OH|OK|OR|PA|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY|PR"
 )
-_STATE_BEFORE_POSTAL_CODE = re.compile(
-    rf"(?:[^\W\d_]+ ){{0,2}}[^\W\d_]{{3,}}(?:, (?!N[OR]\b)[A-Z]{{2}}| (?:{_US_STATES})),? $"
-)
+_STATE_BEFORE_POSTAL_CODE = re.compile(r"(?:[^\W\d_]+ ){0,2}[^\W\d_]{3,}, (?!N[OR]\b)[A-Z]{2},? $")
+# the states whose codes are words too ("Bill ID 48213", "DINE IN 1047" under an address)
+_WORD_LIKE_STATES = frozenset({"ID", "IN", "OR", "ME", "OK", "HI"})
+_US_STATE_BEFORE_POSTAL_CODE = re.compile(rf"(?:[^\W\d_]+ ){{0,2}}[^\W\d_]{{3,}} (?:{_US_STATES}) $")
 _ADDRESS_REACH = 80  # what the address patterns read before a code: its line's last characters
 # After it: its town, one capitalised word after one blank ("75000 Paris", "00-000 Dreamcity").
 _TOWN_AFTER_POSTAL_CODE = re.compile(r" ([^\W\d_]{2,})")
@@ -954,11 +1021,7 @@ _TELEPHONE_SHAPE = re.compile(
 def _telephone_shape_around(src: Source, span: Span) -> str | None:
     """The telephone number, written in a telephone number's own shape, an identifier at
     `span` is a part of, or None."""
-    line_start, line_end = src.lines.bounds(src.lines.line_of(span.start))
-    for m in _TELEPHONE_SHAPE.finditer(src.text, line_start, line_end):
-        if m.start() <= span.start and span.end <= m.end() and (m.start(), m.end()) != (span.start, span.end):
-            return m.group()
-    return None
+    return _written_around(src, span, _TELEPHONE_SHAPE)
 
 
 def _figure_around(src: Source, span: Span) -> str | None:
@@ -1002,6 +1065,15 @@ def _postal_address_around(src: Source, span: Span) -> str | None:
     if town and town.group(1)[0].isupper() and lead and (lead.group().strip() or _street_above(src, line_start)):
         return f"{text[span.start : span.end]} {town.group(1)}"
     state = _STATE_BEFORE_POSTAL_CODE.search(before)
+    if state is None:
+        # without the comma, on an address's line: a street's number or a comma before the
+        # town, or a street above ("Bill ID 48213", "DINE IN 1047" are none)
+        state = _US_STATE_BEFORE_POSTAL_CODE.search(before)
+        if state is not None and not (
+            any(c.isdigit() or c == "," for c in before[: state.start()])
+            or (_street_above(src, line_start) and state.group().split()[-1] not in _WORD_LIKE_STATES)
+        ):
+            state = None
     if state and (not after.strip() or after.startswith(("  ", "\t", ","))):
         return text[line_start + state.start() : span.end]
     return None
@@ -1047,6 +1119,26 @@ _TOKEN_RE = re.compile(r"[^\s:;,()\[\]]*[0-9][^\s:;,()\[\]]*")
 _WRITTEN_RE = re.compile(r"[^\s;()\[\]]+")
 
 
+# The word "Date" alone starting its line or cell ("Date: 12.03.2024", not "Quote date:",
+# a label of another date no set knows), or a dating word after a number ("Nr. 471113 vom
+# 13.06.2018"): how a document prints its own date.
+_DOCUMENT_DATE_BEFORE = re.compile(
+    rf"(?i)(?:(?:^|[ \t]{{2}}|\t)[ \t]*{DATE_WORDS}|(?<![^\W\d_]){DATING_WORDS}){BARE_GAP}$"
+)
+# The date fields that are a document's own date (its issue, order, shipping, supply,
+# payment or print date), which a bare "Date:" may name; a delivery or due date it never does.
+_DOCUMENT_DATE_LABELS = frozenset().union(
+    *(
+        VALUE_LABEL_SETS[name]
+        for name in ("invoice_date", "order_date", "ship_date", "supply_date", "payment_date", "print_date")
+    )
+)
+
+
+def _a_documents_date(leaf: Leaf) -> bool:
+    return not _DOCUMENT_DATE_LABELS.isdisjoint(leaf.field.labels)
+
+
 def _named_otherwise(check: FieldCheck, src: Source, leaf: Leaf, spans: list[Span]) -> FieldCheck:
     """A date or identifier the source writes under no label (at `spans`), where the
     field's own label names one other value outright ("Rechnungsdatum 13.06.2018" when
@@ -1060,7 +1152,10 @@ def _named_otherwise(check: FieldCheck, src: Source, leaf: Leaf, spans: list[Spa
     kind = leaf.field.kind
     if index is None or kind not in ("date", "identifier") or not _RECEIPT_NUMBER_LABELS.isdisjoint(leaf.field.labels):
         return check
-    if any(GENERIC_LABEL_BEFORE[kind].search(_before_on_its_line(src, span.start)) for span in spans):
+    excuse = _DOCUMENT_DATE_BEFORE if kind == "date" else GENERIC_LABEL_BEFORE[kind]
+    if (kind == "identifier" or _a_documents_date(leaf)) and any(
+        excuse.search(_before_on_its_line(src, span.start)) for span in spans
+    ):
         return check
     named = _named_outright(src, index, leaf, kind)
     values = {alnum_key(src.text[s:e]) for s, e in named}

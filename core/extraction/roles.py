@@ -86,9 +86,9 @@ BARE_GAP = r"\.?[ \t]*[:#\-–]?[ \t]*"
 DATE_WORDS = r"(?:date|datum|fecha|data|dato|日付|дата)"
 NUMBER_WORDS = r"(?:(?<![^\W\d_])(?:no|nr|nro|num|number|nummer|numero|número|numer|n[°º])|[#№])"
 # The words that date a number before them ("Nr. 471113 vom 13.06.2018", "PO 4500123 dated")
-_DATING_WORDS = r"(?:dated|vom|del|du|dd|от|від|z[ \t]+dnia|ze[ \t]+dne)"
+DATING_WORDS = r"(?:dated|vom|del|du|dd|от|від|z[ \t]+dnia|ze[ \t]+dne)"
 GENERIC_LABEL_BEFORE = {
-    "date": re.compile(rf"(?i)(?<![^\W\d_])(?:{DATE_WORDS}|{_DATING_WORDS}){BARE_GAP}$"),
+    "date": re.compile(rf"(?i)(?<![^\W\d_])(?:{DATE_WORDS}|{DATING_WORDS}){BARE_GAP}$"),
     "identifier": re.compile(rf"(?i){NUMBER_WORDS}{BARE_GAP}$"),
 }
 # A label's colon with a value after it on its line ("VAT no.: DE XXX XXX XXX", "Tel :
@@ -105,7 +105,7 @@ _OWN_VALUE_THEN_CELL = re.compile(_COLON_VALUE + r"[^\n]*?(?:  |\t)")
 _LABEL_JOIN = re.compile(r"[ \t]*(?:[/(&=+]|(?i:and|und|et|y|e|i|a|og|och|en))[ \t]*")
 # Between a number's label and a date: the number, then a word that dates it
 # ("Lieferschein Nr. LS-4471 vom ", "Your PO 4500123 dated ").
-_NUMBER_THEN_DATING = re.compile(rf"(?i){BARE_GAP}[^\s]*[0-9][^\s]*[ \t]+{_DATING_WORDS}{BARE_GAP}")
+_NUMBER_THEN_DATING = re.compile(rf"(?i){BARE_GAP}[^\s]*[0-9][^\s]*[ \t]+{DATING_WORDS}{BARE_GAP}")
 # A word joined before a label that shares the label's last part ("Rechnungs-/Lieferdatum",
 # "Rechnungs- und Lieferschein-Nr.", "Invoice / Delivery date"): the word, its hyphen. One
 # blank at most on either side of the join, a word joining with blanks around it: a
@@ -1664,9 +1664,11 @@ def _dating_roles(lexicon: Lexicon) -> dict[str, str]:
     return dated
 
 
-# A till's words name the number after them on their line ("Table 12", "PUMP# 06"),
-# never a column: over one they are more often an address's ("12 Mill Lane" over
-# "Receipt 4471") or a bank's name.
+_COLON_ENDS_LINE = re.compile(r"[ \t]*:[ \t]*")
+# A till's words name the number right after them on their line ("Table 12", "PUMP# 06",
+# "Cashier: 1042"), with no word between and never a column: otherwise they are more
+# often an address's ("12 Mill Lane" over "Receipt 4471", "Store Street Sale 20931") or a
+# bank's name ("Caja Rural  Op. 004471").
 _INLINE_ONLY_ROLES = frozenset({"@till_number"})
 
 
@@ -1706,7 +1708,12 @@ class LabelIndex:
         if k >= 0 and self.labels[k].start >= line_start:
             lb = self.labels[k]
             gap = self.text[lb.end : start]
-            if _within_label_reach(gap) and not any(c.isdigit() for c in gap) and not _another_names(gap):
+            if (
+                _within_label_reach(gap)
+                and not any(c.isdigit() for c in gap)
+                and not _another_names(gap)
+                and not (lb.role in _INLINE_ONLY_ROLES and any(c.isalpha() for c in gap))
+            ):
                 return lb
             dated = self._dated.get(lb.role)
             if dated is not None and _NUMBER_THEN_DATING.fullmatch(gap):
@@ -1723,6 +1730,19 @@ class LabelIndex:
             header = _column_label(start, end, self._inline, self.labels, self.starts, self.lines, words_stop=False)
             above = None if header is None else self.labels[header]
         return None if above is None or above.role in _INLINE_ONLY_ROLES else above
+
+    def names_a_value(self, label: Label) -> bool:
+        """Whether `label` names a value: one after it on its line (a figure, or any after
+        its colon), one below it where its colon ends its line, or a column's (a label of
+        two words or more, "Invoice Date" over its date); a word alone, a title
+        ("RECEIPT", "LIEFERSCHEIN") or a word inside a sentence ("Keep this receipt"),
+        names none."""
+        if bisect_left(self.starts, label.start) in self._inline:
+            return True
+        _, line_end = self.lines.bounds(self.lines.line_of(label.end))
+        if _COLON_ENDS_LINE.fullmatch(self.text, label.end, line_end) is not None:
+            return True
+        return len(self.text[label.start : label.end].split()) > 1
 
     def sharing_its_tail(self, label: Label) -> set[str]:
         """The labels written in short before `label` (and the labels joined to it): a

@@ -624,7 +624,7 @@ _CUR_WORD_RE = re.compile(
 _CAPS3_RE = re.compile(r"[A-Z]{3}")
 _MALAYSIAN_COMPANY_BEFORE = re.compile(r"(?i)(?<![^\W\d_])sdn\.?[ \t]*$")
 # "MODA CAD. NO:45", "ATATÜRK CAD. 12": a Turkish street's "Caddesi" before its number
-_STREET_NUMBER_AFTER = re.compile(r"\.[ \t]*(?:NO\b|No\b|[0-9]+(?![.,]?[0-9]))")
+_STREET_NUMBER_AFTER = re.compile(r"\.[ \t]*N[Oo][:.]?[ \t]*[0-9]")
 # A code not in capitals ("Eur", "usd") is a currency only right next to a sum with
 # cents ("12,50 Eur", "usd 40.00"): elsewhere it may be a word ("all 3", "try 2").
 _CODE_WORD_RE = re.compile(
@@ -641,7 +641,9 @@ _GLUED_LETTER_RE = re.compile(
 # Set apart by one blank, only before a sum in thousands ("R 19,538.50", "R 19 538,50"):
 # no regular size costs that much
 _SPACED_LETTER_RE = re.compile(
-    r"(?<![^\W\d_])([" + "".join(GLUED_LETTER_SIGNS) + r"]) (?=[0-9]{1,3}(?:[, ][0-9]{3})+[.,][0-9]{2}(?![0-9]))"
+    r"(?<![^\W\d_])(?<![^\W\d_] )(["
+    + "".join(GLUED_LETTER_SIGNS)
+    + r"]) (?=[0-9]{1,3}(?:[, ][0-9]{3})+[.,][0-9]{2}(?![0-9]))"
 )
 _CUR_FIRST_WORDS = frozenset(first_word(w) for w in _CUR_WORDS)
 _MAX_CURRENCY_HITS = 1000
