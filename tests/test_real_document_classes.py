@@ -4633,3 +4633,16 @@ def test_what_the_new_labels_and_words_leave_alone(text, schema, record):
 )  # fmt: skip
 def test_what_the_new_labels_and_words_catch(text, schema, record, field):
     assert factors(text, record, builtin(schema))[field] < 0.7
+
+
+# 200. A count or weight written only with another measure's unit: a shipment's weight
+# given as its package count, its cartons as its weight, are caught; each with its own
+# unit passes, and an item's quantity in its row's unit ("10  CTN") is left alone
+def test_a_count_is_not_a_weight():
+    text = "DESPATCH ADVICE DA-1\nPackages: 24 cartons\nGross weight: 412 kg\n"
+    assert factors(text, {"package_count": 24, "total_weight": 412}, NOTICE)["package_count"] == 1.0
+    assert factors(text, {"package_count": 24, "total_weight": 412}, NOTICE)["total_weight"] == 1.0
+    assert factors(text, {"package_count": 412}, NOTICE)["package_count"] < 0.7
+    assert factors(text, {"total_weight": 24}, NOTICE)["total_weight"] < 0.7
+    row = "DESPATCH ADVICE DA-1\nSKU-1   Widgets   10    CTN\n"
+    assert factors(row, {"items": [{"sku": "SKU-1", "quantity": 10}]}, NOTICE)["items[0].quantity"] > 0.7

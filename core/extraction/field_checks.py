@@ -562,8 +562,43 @@ def check_number(src: Source, leaf: Leaf) -> FieldCheck:
     _grounded(check, src, found, f"{as_given(leaf.value)} not found in the source")
     units = leaf.field.units
     if found and units and not any(_unit_beside(src.text, s, e, units) for s, e in found):
-        check.penalise(NO_UNIT_FACTOR, f"{as_given(leaf.value)} is never written with a unit ({', '.join(units[:5])})")
+        other = _other_measure(src, found, units) if EACH not in leaf.field.path else None
+        if other is not None:
+            # "412 kg" given as the package count, "24 cartons" as the weight
+            check.verified = False
+            check.penalise(
+                FOREIGN_LABEL_FACTOR,
+                f"{as_given(leaf.value)} is written only as {other}, not with a unit of {leaf.field.name}",
+            )
+        else:
+            check.penalise(
+                NO_UNIT_FACTOR, f"{as_given(leaf.value)} is never written with a unit ({', '.join(units[:5])})"
+            )
     return check
+
+
+# Units of measure by what they measure: a field whose units name one of these measures
+# takes its group as its own; a number written only beside another group's unit is that
+# other measure. (Outside lists: an item's own quantity may be in any unit its row prints.)
+_MEASURES = (
+    ("kg", "kgs", "g", "gr", "lb", "lbs", "t", "tonnes", "tons", "kilo", "kilos"),
+    ("cbm", "m3", "m³", "l", "ltr", "litres", "liters", "ml"),
+    ("pallets", "pallet", "plt", "cartons", "carton", "ctn", "ctns", "packages", "package", "pkgs", "pkg", "parcels",
+     "parcel", "pieces", "pcs", "colli", "boxes", "box", "cases", "paletten", "kartons", "pakete", "colis", "bultos"),
+)  # fmt: skip
+
+
+def _other_measure(src: Source, found: list[tuple[int, int]], units: tuple[str, ...]) -> str | None:
+    """The number with another measure's unit, as written, where every place it stands
+    has one beside it; None where one has none, or the field's units name no measure."""
+    own = [group for group in _MEASURES if not set(group).isdisjoint(unit.casefold() for unit in units)]
+    if not own:
+        return None
+    others = tuple(unit for group in _MEASURES if group not in own for unit in group)
+    if not all(_unit_beside(src.text, s, e, others) for s, e in found):
+        return None
+    s, e = found[0]
+    return f"'{src.text[s : min(len(src.text), e + 8)].split(chr(10))[0].strip()}'"
 
 
 def _unit_beside(text: str, start: int, end: int, units: tuple[str, ...]) -> bool:
