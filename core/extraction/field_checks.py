@@ -189,11 +189,12 @@ def _wrapped(src: Source, value: str) -> list[tuple[int, int]]:
 
 def _continued(src: Source, words: list[str], line: int, column: int) -> list[tuple[int, int]]:
     """The spans of `words` as the cells of the lines after `line`, one cell a line, each
-    the whole of its cell: the cell that starts in the first part's `column`, with no
-    price beside it (a block beside another, as a converter that keeps the layout writes
-    "Ship To:" over an address in the right column and the vendor's in the left), or the
-    first cell with no figure beside it (a description wrapped in its table row); none
-    where they are not."""
+    the whole of its cell: the cell that starts in the first part's `column` (a block
+    beside another, as a converter that keeps the layout writes "Ship To:" over an
+    address in the right column and the vendor's in the left), unless its line reads as
+    a table's row (a price, or figures alone in their cells) or it starts the next
+    block's label beside another ("Vendor: ..."); or the first cell with no figure beside
+    it (a description wrapped in its table row); none where they are not."""
     if line + 1 >= len(src.lines.starts):
         return []
     cells = src.lines.cells(line + 1)
@@ -207,7 +208,7 @@ def _continued(src: Source, words: list[str], line: int, column: int) -> list[tu
         beside = [cell for cell in cells if cell != aligned[0]]
         if any(_PRICE_IN_CELL.search(src.text, s, e) for s, e in beside) or _a_rows_figures(src, cells):
             return []  # a table's next row, with its prices or counts
-        if _LABELLED_CELL.match(src.text, start, end):
+        if beside and _LABELLED_CELL.match(src.text, start, end):
             return []  # the next block's label ("Vendor: ..."), not this block's line
     elif any(c.isdigit() for s, e in cells[1:] for c in src.text[s:e]):
         return []  # a row of its own with its figures
@@ -594,11 +595,15 @@ def _other_measure(src: Source, found: list[tuple[int, int]], units: tuple[str, 
     own = [group for group in _MEASURES if not set(group).isdisjoint(unit.casefold() for unit in units)]
     if not own:
         return None
+    mine = tuple(unit for group in own for unit in group)
     others = tuple(unit for group in _MEASURES if group not in own for unit in group)
+    if any(_unit_beside(src.text, s, e, mine) for s, e in found):
+        return None  # "PCS 3   KGS 86": a count's unit before it, a weight's after
     if not all(_unit_beside(src.text, s, e, others) for s, e in found):
         return None
     s, e = found[0]
-    return f"'{src.text[s : min(len(src.text), e + 8)].split(chr(10))[0].strip()}'"
+    unit = next(u for u in others if _unit_beside(src.text, s, e, (u,)))
+    return f"{src.text[s:e]} {unit}"
 
 
 def _unit_beside(text: str, start: int, end: int, units: tuple[str, ...]) -> bool:
@@ -916,6 +921,9 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
         return _named_otherwise(check, src, leaf, unlabelled)
     # a title ("RECEIPT", "LIEFERSCHEIN") or a word in a sentence names nothing
     own_written = [src.text[lb.start : lb.end] for lb in index.labels if lb.role == role and index.names_a_value(lb)]
+    if not own_written and _a_documents_number(leaf):
+        # "INVOICE 10461": its title names its number, so a quote's or an order's stands in for none
+        own_written = [src.text[s:e] for s, e in _title_numbers(src)][:1]
     if others and _stands_in(leaf.field.labels, others, beside_own=bool(own_written)):
         return check  # under a label that may stand in for its own at one place at least
     listed = ", ".join(
@@ -1105,8 +1113,9 @@ def _postal_address_around(src: Source, span: Span) -> str | None:
         # town, or a street above ("Bill ID 48213", "DINE IN 1047" are none)
         state = _US_STATE_BEFORE_POSTAL_CODE.search(before)
         if state is not None and not (
-            any(c.isdigit() or c == "," for c in before[: state.start()])
-            or (_street_above(src, line_start) and state.group().split()[-1] not in _WORD_LIKE_STATES)
+            (any(c.isdigit() or c == "," for c in before[: state.start()]) or _street_above(src, line_start))
+            if state.group().split()[-1] not in _WORD_LIKE_STATES
+            else "," in before[: state.start()]
         ):
             state = None
     if state and (not after.strip() or after.startswith(("  ", "\t", ","))):
@@ -1232,7 +1241,7 @@ def _named_outright(src: Source, index: LabelIndex, leaf: Leaf, kind: str) -> li
     starts = [m.start for m in src.date_mentions]
     field_labels = set(leaf.field.labels)
     document_date = not field_labels.isdisjoint(VALUE_LABEL_SETS["invoice_date"])
-    document_number = not field_labels.isdisjoint(VALUE_LABEL_SETS["invoice_number"])
+    document_number = _a_documents_number(leaf)
     for label in index.labels:
         if label.role != leaf.field.path:
             continue
@@ -1260,13 +1269,25 @@ def _named_outright(src: Source, index: LabelIndex, leaf: Leaf, kind: str) -> li
     if kind == "date" and document_date and starts and _DATE_WORD_LABEL.fullmatch(_before_on_its_line(src, starts[0])):
         found.append((starts[0], src.date_mentions[0].end))
     if kind == "identifier" and document_number:
-        for m in _TITLE_NUMBER_LABEL.finditer(text):
-            token = _TOKEN_RE.match(text, m.end())
-            written = _WRITTEN_RE.match(text, m.end())  # with its commas: an amount's cents
-            if token is None or written is None or _NO_DOCUMENT_NUMBER.fullmatch(written.group().rstrip(".,")):
-                continue
-            if not any(d.start < token.end() and token.start() < d.end for d in src.date_mentions):
-                found.append(token.span())
+        found.extend(_title_numbers(src))
+    return found
+
+
+def _a_documents_number(leaf: Leaf) -> bool:
+    return not set(leaf.field.labels).isdisjoint(VALUE_LABEL_SETS["invoice_number"])
+
+
+def _title_numbers(src: Source) -> list[tuple[int, int]]:
+    """The numbers a document's title names ("Handelsrechnung (380) Nr. 471113", "INVOICE
+    10461"): not a count, a month, a year, an amount or a date after it."""
+    text, found = src.text, []
+    for m in _TITLE_NUMBER_LABEL.finditer(text):
+        token = _TOKEN_RE.match(text, m.end())
+        written = _WRITTEN_RE.match(text, m.end())  # with its commas: an amount's cents
+        if token is None or written is None or _NO_DOCUMENT_NUMBER.fullmatch(written.group().rstrip(".,")):
+            continue
+        if not any(d.start < token.end() and token.start() < d.end for d in src.date_mentions):
+            found.append(token.span())
     return found
 
 

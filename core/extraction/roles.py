@@ -1734,15 +1734,27 @@ class LabelIndex:
     def names_a_value(self, label: Label) -> bool:
         """Whether `label` names a value: one after it on its line (a figure, or any after
         its colon), one below it where its colon ends its line, or a column's (a label of
-        two words or more, "Invoice Date" over its date); a word alone, a title
-        ("RECEIPT", "LIEFERSCHEIN") or a word inside a sentence ("Keep this receipt"),
-        names none."""
+        two words or more, "Invoice Date" over its date; one word that is a cell of a row
+        of cells, "Rechnungsnummer    Rechnungsdatum", or alone over a figure); a title
+        ("RECEIPT", "LIEFERSCHEIN" over a name) or a word inside a sentence ("Keep this
+        receipt") names none."""
         if bisect_left(self.starts, label.start) in self._inline:
             return True
-        _, line_end = self.lines.bounds(self.lines.line_of(label.end))
+        line = self.lines.line_of(label.end)
+        _, line_end = self.lines.bounds(line)
         if _COLON_ENDS_LINE.fullmatch(self.text, label.end, line_end) is not None:
             return True
-        return len(self.text[label.start : label.end].split()) > 1
+        if len(self.text[label.start : label.end].split()) > 1:
+            return True
+        cells = self.lines.cells(line)
+        cell = next(((s, e) for s, e in cells if s <= label.start < e), None)
+        if cell is None or self.text[cell[0] : cell[1]].rstrip(" :#.") != self.text[label.start : label.end]:
+            return False  # a word among others in its cell: a sentence's or a name's
+        if len(cells) > 1:
+            return True
+        below = self.lines.cells(line + 1) if line + 1 < len(self.lines.starts) else []
+        first = self.text[below[0][0] : below[0][1]] if below else ""
+        return " " not in first and any(c.isdigit() for c in first)  # "RE-25-00412", a value alone
 
     def sharing_its_tail(self, label: Label) -> set[str]:
         """The labels written in short before `label` (and the labels joined to it): a
