@@ -4693,3 +4693,13 @@ def test_a_counts_unit_before_it_and_a_weights_after():
 )  # fmt: skip
 def test_a_second_review_catches_the_order_or_quote_as_the_invoices_number(text, value):
     assert factors(text, {"invoice_number": value})["invoice_number"] < 0.7
+
+
+# 202. An Austrian till's "Bankomat" is a card, and its "Bon:" (the receipt's number) no
+# voucher; a French "bon d'achat" still is
+def test_a_bankomat_is_a_card_and_a_bon_no_voucher():
+    text = "BILLA AG\nKassa: 2   Bon: 4471   Bed: 17\nSUMME                   EUR   5,13\nBankomat                EUR   5,13\n"
+    assert factors(text, {"total": 5.13, "payment_method": "card"}, RECEIPT)["payment_method"] == 1.0
+    assert factors(text, {"total": 5.13, "payment_method": "other"}, RECEIPT)["payment_method"] < 0.7
+    voucher = "CARREFOUR\nTOTAL 25,00 EUR\nBON D'ACHAT 25,00\n"
+    assert factors(voucher, {"total": 25.0, "payment_method": "other"}, RECEIPT)["payment_method"] == 1.0
