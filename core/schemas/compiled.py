@@ -197,7 +197,11 @@ def compile_schema(document: Any, limits: SchemaLimits | None = None) -> Compile
     try:
         lexicon = compile_lexicon(builder.role_labels)
         value_lexicon = (
-            compile_value_lexicon(builder.value_labels, builder.value_kinds) if builder.value_labels else None
+            compile_value_lexicon(
+                builder.value_labels, {path: builder.by_path[path].kind for path in builder.value_labels}
+            )
+            if builder.value_labels
+            else None
         )
     except LexiconError as exc:
         raise SchemaInvalidError(f"invalid schema: {exc}") from None
@@ -221,7 +225,6 @@ class _Builder:
         self.by_path: dict[str, FieldDef] = {}
         self.role_labels: dict[str, list[str]] = {}
         self.value_labels: dict[str, list[str]] = {}
-        self.value_kinds: dict[str, str] = {}
         self._label_owner: dict[str, str] = {}
 
     def fail(self, where: str, message: str) -> SchemaInvalidError:
@@ -377,8 +380,6 @@ class _Builder:
                 if owner != path:
                     raise self.fail(where, f"the label {phrase!r} is also {owner}'s: a label names one field")
             (self.role_labels if kind in NUMERIC_KINDS else self.value_labels)[path] = phrases
-            if kind not in NUMERIC_KINDS:
-                self.value_kinds[path] = kind
         return tuple(phrases)
 
     # --- rules ----------------------------------------------------------------
