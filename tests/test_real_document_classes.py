@@ -4703,3 +4703,21 @@ def test_a_bankomat_is_a_card_and_a_bon_no_voucher():
     assert factors(text, {"total": 5.13, "payment_method": "other"}, RECEIPT)["payment_method"] < 0.7
     voucher = "CARREFOUR\nTOTAL 25,00 EUR\nBON D'ACHAT 25,00\n"
     assert factors(voucher, {"total": 25.0, "payment_method": "other"}, RECEIPT)["payment_method"] == 1.0
+
+
+# 203. A field's own label names only values of its field's kind: a document number's
+# title over a column ("SALES RECEIPT", "PURCHASE ORDER") names no date under it
+@pytest.mark.parametrize(
+    "text,schema,field,value",
+    [
+        ("KESTREL TRADE SUPPLIES LTD                         SALES RECEIPT\n"
+         "Unit 4, Brindley Park, Leicester LE4 9JT\n"
+         "                                                   Receipt No:   KTS-R-559120\n"
+         "                                                   Date:         18/03/2026\n", "receipt", "date", "2026-03-18"),
+        ("RIVERBEND DENTAL GROUP                                       PURCHASE ORDER\n"
+         "415 Elm Street, Suite 200                                    DATE       3/23/2026\n", "purchase_order",
+         "order_date", "2026-03-23"),
+    ],
+)  # fmt: skip
+def test_a_numbers_label_names_no_date(text, schema, field, value):
+    assert factors(text, {field: value}, builtin(schema))[field] == 1.0
