@@ -578,25 +578,16 @@ def check_number(src: Source, leaf: Leaf) -> FieldCheck:
     return check
 
 
-# Units of measure by what they measure: a field whose units name one of these measures
-# takes its group as its own; a number written only beside another group's unit is that
-# other measure. (Outside lists: an item's own quantity may be in any unit its row prints.)
-_MEASURES = (
-    ("kg", "kgs", "g", "gr", "lb", "lbs", "t", "tonnes", "tons", "kilo", "kilos"),
-    ("cbm", "m3", "m³", "l", "ltr", "litres", "liters", "ml"),
-    ("pallets", "pallet", "plt", "cartons", "carton", "ctn", "ctns", "packages", "package", "pkgs", "pkg", "parcels",
-     "parcel", "pieces", "pcs", "colli", "boxes", "box", "cases", "paletten", "kartons", "pakete", "colis", "bultos"),
-)  # fmt: skip
-
-
 def _other_measure(src: Source, found: list[tuple[int, int]], units: tuple[str, ...]) -> str | None:
     """The number with another measure's unit, as written, where every place it stands
     has one beside it; None where one has none, or the field's units name no measure."""
-    own = [group for group in _MEASURES if not set(group).isdisjoint(unit.casefold() for unit in units)]
+    # (Outside lists only: an item's own quantity may be in any unit its row prints.)
+    measure_of = src.lexicon.measure_of_unit
+    own = {measure_of[u] for u in (unit.casefold() for unit in units) if u in measure_of}
     if not own:
         return None
-    mine = tuple(unit for group in own for unit in group)
-    others = tuple(unit for group in _MEASURES if group not in own for unit in group)
+    mine = tuple(unit for unit, measure in measure_of.items() if measure in own)
+    others = tuple(unit for unit, measure in measure_of.items() if measure not in own)
     if any(_unit_beside(src.text, s, e, mine) for s, e in found):
         return None  # "PCS 3   KGS 86": a count's unit before it, a weight's after
     if not all(_unit_beside(src.text, s, e, others) for s, e in found):

@@ -159,6 +159,9 @@ class Lexicon:
     # the value lexicon's: each labelled field's kind by its path, the kind of value its
     # labels name ("Bestellnummer / Datum" over "4500123456 / 03.02.2026" names no date)
     kind_of_role: Mapping[str, str] = dataclass_field(default_factory=dict)
+    # each unit of measure's measure ("kg": weight, "pcs": count): a number written only
+    # with another measure's unit is that measure's figure ("412 kg" as a package count)
+    measure_of_unit: Mapping[str, str] = dataclass_field(default_factory=dict)
 
 
 def _section(data: Mapping[str, Any], name: str, key: str) -> Any:
@@ -290,6 +293,7 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
     tax_sums = _GoodsSums.from_data(data, role_of_label, "tax_sum_labels", goods.connectors)
     grand_labels, grand_qualified, grand_words = _grand_total_labels(data)
     return Lexicon(
+        measure_of_unit=_kinds(_section(data, "measure_units", "groups"), "measure_units.groups"),
         role_of_label=role_of_label,
         label_first_words=frozenset(first_word(p) for p in role_of_label),
         label_re=label_re,
