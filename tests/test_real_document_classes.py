@@ -4721,3 +4721,44 @@ def test_a_bankomat_is_a_card_and_a_bon_no_voucher():
 )  # fmt: skip
 def test_a_numbers_label_names_no_date(text, schema, field, value):
     assert factors(text, {field: value}, builtin(schema))[field] == 1.0
+
+
+# 204. A credit note or corrective invoice names the invoice it corrects: that invoice's
+# number and date (after "Original Invoice No", "zur Rechnung Nr. ... vom", "Factura
+# rectificada") are another document's, not the credit note's own
+_CREDIT_NOTE = (
+    "Pennine Office Supplies Ltd\nCREDIT NOTE\nCredit Note No: CN-0042             Credit Note Date: 14/03/2025\n"
+    "{reference}\nCredit total £199.80\n"
+)
+
+
+@pytest.mark.parametrize(
+    "reference,field,value",
+    [
+        ("Original Invoice No: INV-7781", "invoice_number", "INV-7781"),
+        ("Against Invoice No. INV-7781 dated 02/03/2025", "invoice_number", "INV-7781"),
+        ("Original Invoice Date: 02/03/2025", "invoice_date", "2025-03-02"),
+        ("Reference invoice date: 02/03/2025", "invoice_date", "2025-03-02"),
+    ],
+)  # fmt: skip
+def test_the_corrected_invoices_number_and_date_are_not_the_credit_notes(reference, field, value):
+    text = _CREDIT_NOTE.format(reference=reference)
+    assert factors(text, {field: value})[field] < 0.7
+    assert min(factors(text, {"invoice_number": "CN-0042", "invoice_date": "2025-03-14"}).values()) == 1.0
+
+
+@pytest.mark.parametrize(
+    "text,wrong,right",
+    [
+        ("Muster GmbH\nGutschrift Nr. GS-2025-011\nDatum: 14.03.2025\nzur Rechnung Nr. RE-7781 vom 02.03.2025\n",
+         {"invoice_number": "RE-7781", "invoice_date": "2025-03-02"},
+         {"invoice_number": "GS-2025-011", "invoice_date": "2025-03-14"}),
+        ("Talleres Ruiz S.L.\nFACTURA RECTIFICATIVA R-2025-004\nFecha: 14/03/2025\n"
+         "Factura rectificada: F-2025-118   Fecha factura rectificada: 02/03/2025\n",
+         {"invoice_number": "F-2025-118", "invoice_date": "2025-03-02"},
+         {"invoice_number": "R-2025-004", "invoice_date": "2025-03-14"}),
+    ],
+)  # fmt: skip
+def test_a_corrective_invoice_names_the_invoice_it_corrects(text, wrong, right):
+    assert max(factors(text, wrong).values()) < 0.7
+    assert min(factors(text, right).values()) == 1.0
