@@ -4762,3 +4762,38 @@ def test_the_corrected_invoices_number_and_date_are_not_the_credit_notes(referen
 def test_a_corrective_invoice_names_the_invoice_it_corrects(text, wrong, right):
     assert max(factors(text, wrong).values()) < 0.7
     assert min(factors(text, right).values()) == 1.0
+
+
+# 205. A browser centres a table row's cells on its height: a description wrapped over two
+# lines comes out of the converter with the row's figures on a line between its parts, or
+# beside its second part, and is still the row's description
+@pytest.mark.parametrize(
+    "rows,description",
+    [
+        (" Logo-Entwicklung inkl. 3 Entwurfsvarianten\n"
+         "                                            1  850,00 €    850,00 €\n"
+         " und 2 Korrekturschleifen\n", "Logo-Entwicklung inkl. 3 Entwurfsvarianten und 2 Korrekturschleifen"),
+        # the row's quantity printed left of the description's column
+        ("  6-slice commercial toaster, returned\n"
+         " 2.00               189.00       0.00   378.00      20.00\n"
+         "  faulty (element)\n", "6-slice commercial toaster, returned faulty (element)"),
+        # the figures beside the second part (a contractor's schedule of values)
+        ("     General\n"
+         " 01  Conditions         148,000.00              88,800.00   14,800.00\n", "General Conditions"),
+    ],
+)  # fmt: skip
+def test_a_description_wrapped_around_its_rows_centred_figures_is_found(rows, description):
+    text = "INVOICE 77\nDescription                    Qty   Price   Amount\n" + rows + "Total 1.00\n"
+    assert factors(text, {"line_items": [{"description": description}]})["line_items[0].description"] == 1.0
+
+
+def test_a_rows_centred_figures_join_no_description_to_the_next_rows():
+    # a row's own figures beside its description: the next row's description is no continuation
+    text = (
+        "INVOICE 77\nDescription                 Qty   Price   Amount\n"
+        "Widget large                  2   10.00    20.00\n"
+        "Gadget small                  1    5.00     5.00\n"
+        "Total 25.00\n"
+    )
+    record = {"line_items": [{"description": "Widget large Gadget small"}]}
+    assert factors(text, record)["line_items[0].description"] < 0.7

@@ -181,20 +181,34 @@ def _wrapped(src: Source, value: str) -> list[tuple[int, int]]:
                 break
         if 0 < k < len(words) and _CELL_ENDS.match(src.text, end):
             line = src.lines.line_of(end)
-            rest = _continued(src, words[k:], line, start - src.lines.starts[line])
+            line_start, line_end = src.lines.bounds(line)
+            alone = not _has_figure(src.text, line_start, start) and not _has_figure(src.text, end, line_end)
+            rest = _continued(src, words[k:], line, start - line_start, row_pending=alone)
             if rest:
                 return [(start, end), *rest]
     return []
 
 
-def _continued(src: Source, words: list[str], line: int, column: int) -> list[tuple[int, int]]:
+def _has_figure(text: str, start: int, end: int) -> bool:
+    return any(c.isdigit() for c in text[start:end])
+
+
+def _continued(
+    src: Source, words: list[str], line: int, column: int, *, row_pending: bool = False, aligned_only: bool = False
+) -> list[tuple[int, int]]:
     """The spans of `words` as the cells of the lines after `line`, one cell a line, each
     the whole of its cell: the cell that starts in the first part's `column` (a block
     beside another, as a converter that keeps the layout writes "Ship To:" over an
     address in the right column and the vendor's in the left), unless its line reads as
     a table's row (a price, or figures alone in their cells) or it starts the next
     block's label beside another ("Vendor: ..."); or the first cell with no figure beside
-    it (a description wrapped in its table row); none where they are not."""
+    it (a description wrapped in its table row); none where they are not.
+
+    `row_pending`: the parts so far stand alone on their lines, with no figure, as the top
+    of a table row whose other cells are centred on its height (a browser's print): the
+    row's figures come on a later line, beside the next part ("General" over "01
+    Conditions  148,000.00"), or on a line of their own between two parts (which is then
+    passed over, the rest starting in the same column)."""
     if line + 1 >= len(src.lines.starts):
         return []
     cells = src.lines.cells(line + 1)
@@ -203,14 +217,20 @@ def _continued(src: Source, words: list[str], line: int, column: int) -> list[tu
     line_start = src.lines.starts[line + 1]
     beside: list[tuple[int, int]] = []
     aligned = [cell for cell in cells if abs(cell[0] - line_start - column) <= 1]
+    figures_alone = not aligned or _FIGURE_CELL.fullmatch(src.text, *aligned[0]) is not None
+    if row_pending and figures_alone and any(_PRICE_IN_CELL.search(src.text, s, e) for s, e in cells):
+        # the row's figures centred between its description's lines
+        return _continued(src, words, line + 1, column, aligned_only=True)
     if aligned:
         start, end = aligned[0]
         beside = [cell for cell in cells if cell != aligned[0]]
-        if any(_PRICE_IN_CELL.search(src.text, s, e) for s, e in beside) or _a_rows_figures(src, cells):
+        rows_figures = any(_PRICE_IN_CELL.search(src.text, s, e) for s, e in beside) or _a_rows_figures(src, cells)
+        if rows_figures and not row_pending:
             return []  # a table's next row, with its prices or counts
         if beside and _LABELLED_CELL.match(src.text, start, end):
             return []  # the next block's label ("Vendor: ..."), not this block's line
-    elif any(c.isdigit() for s, e in cells[1:] for c in src.text[s:e]):
+        row_pending = row_pending and not rows_figures
+    elif aligned_only or any(c.isdigit() for s, e in cells[1:] for c in src.text[s:e]):
         return []  # a row of its own with its figures
     else:
         start, end = cells[0]
@@ -220,7 +240,7 @@ def _continued(src: Source, words: list[str], line: int, column: int) -> list[tu
             continue
         if k == len(words):
             return [(start, end)]
-        rest = _continued(src, words[k:], line + 1, start - line_start)
+        rest = _continued(src, words[k:], line + 1, start - line_start, row_pending=row_pending)
         return [(start, end), *rest] if rest else []
     return []
 
