@@ -4797,3 +4797,82 @@ def test_a_rows_centred_figures_join_no_description_to_the_next_rows():
     )
     record = {"line_items": [{"description": "Widget large Gadget small"}]}
     assert factors(text, record)["line_items[0].description"] < 0.7
+
+
+# 206. A receipt that prints the goods' sum with the tax in it ("Subtotal", "SUBTOTAL")
+# beside the net ("Base imponible", "DPP"): the net the record gives is no rival of that
+# gross, where with the labelled charges and discounts the gross makes the total; and a
+# till's lines priced with the tax, less a labelled discount, add up to the net and the tax
+@pytest.mark.parametrize(
+    "text,record",
+    [
+        ("Brisa Natural S.L.\nFecha: 12/05/2026\nSubtotal                  51,20 €\nGastos de envío            4,95 €\n"
+         "Descuento (BIENVENIDA10)  -3,94 €\nTotal                     52,21 €\nBase imponible            43,15 €\n"
+         "IVA (21%) incluido         9,06 €\n", {"subtotal": 43.15, "tax": 9.06, "total": 52.21}),
+        ("TOKO SINAR JAYA MART\n23-12-2026 16:48\nSUBTOTAL            185.000\nDISKON MEMBER        -5.000\n"
+         "TOTAL               180.000\nDPP                 162.162\nPPN 11%              17.838\n",
+         {"subtotal": 162162, "tax": 17838, "total": 180000}),
+    ],
+)  # fmt: skip
+def test_a_gross_subtotal_beside_the_net_is_no_rival(text, record):
+    assert min(factors(text, record, RECEIPT).values()) == 1.0
+    # the gross given as the subtotal (the amount before tax) is still caught
+    gross = next(iter(v for k, v in {"51,20": 51.20, "185.000": 185000}.items() if k in text))
+    assert factors(text, {**record, "subtotal": gross}, RECEIPT)["subtotal"] < 0.7
+
+
+def test_a_tills_lines_priced_with_the_tax_less_a_discount_make_the_net_and_the_tax():
+    text = (
+        "FRISCHMARKT KESSLER\n14.03.2026 17:42\nMINERALWASSER                2,94 A\nSPUELMITTEL                  3,35 A\n"
+        "KAFFEE CREMA 1KG            21,32 B\n  KESSLER VORTEIL           -2,00 B\nSUMME                 EUR   25,61\n"
+        "Steuer %      Netto  Steuer  Brutto\nA= 19,0%       5,29   1,00     6,29\nB=  7,0%      18,06   1,26    19,32\n"
+        "Gesamtbetrag  23,35   2,26    25,61\n"
+    )
+    items = [{"description": "MINERALWASSER", "amount": 2.94}, {"description": "SPUELMITTEL", "amount": 3.35},
+             {"description": "KAFFEE CREMA 1KG", "amount": 21.32}]  # fmt: skip
+    record = {"items": items, "subtotal": 23.35, "tax": 2.26, "total": 25.61}
+    assert min(factors(text, record, RECEIPT).values()) > 0.7
+    assert factors(text, {**record, "subtotal": 22.35}, RECEIPT)["subtotal"] < 0.7
+
+
+# 207. Words of the fourth round of printed documents: charges (Spanish "Portes", Italian
+# stamp duty and professional funds' contributions, Argentine "Otros Tributos", "Svc Chg"),
+# discounts ("Vorteil", 会员优惠) and totals (实收金额, 应收金额, "Gift amount", "Current
+# payment due", 今回御請求額); cash ("contante", "hotově"), Bizum; 找零 (change)
+@pytest.mark.parametrize(
+    "text,schema,record",
+    [
+        ("FACTURA F260089\nAceite de oliva virgen extra 5 L   12  31,50 €  5%  10%  359,10 €\n"
+         "Queso manchego curado 3 kg          4  54,80 €  0%  10%  219,20 €\n Subtotal        578,30 €\n"
+         " Portes           14,90 €\n Base imponible  593,20 €\n IVA 10% s/ 578,30 €  57,83 €\n"
+         " IVA 21% s/ 14,90 €    3,13 €\n Total           654,16 €\n", "invoice",
+         {"subtotal": 593.20, "tax": 60.96, "total": 654.16}),
+        ("FATTURA\nTotale compensi   € 1.805,00\nRivalsa imposta di bollo  € 2,00\nTotale da pagare  € 1.807,00\n",
+         "invoice", {"subtotal": 1805.00, "total": 1807.00}),
+        ("FATTURA N. 7/2026\nProgettazione esecutiva impianto     1,00  1.850,00 1.850,00\n"
+         "Sopralluogo tecnico                  1,00    690,00   690,00\n Totale onorari   € 2.540,00\n"
+         " Contributo integrativo Inarcassa 4%    € 101,60\n Imponibile IVA   € 2.641,60\n IVA 22%   € 581,15\n"
+         " Totale fattura   € 3.222,75\n", "invoice",
+         {"subtotal": 2641.60, "tax": 581.15, "total": 3222.75,
+          "line_items": [{"quantity": 1, "unit_price": 1850.00, "amount": 1850.00},
+                         {"quantity": 1, "unit_price": 690.00, "amount": 690.00}]}),
+        ("FACTURA\nImporte Neto Gravado: $  777200,00\nIVA 21%: $  163212,00\nImporte Otros Tributos: $  23316,00\n"
+         "Importe Total: $  963728,00\n", "invoice", {"subtotal": 777200, "tax": 163212, "total": 963728}),
+        ("Kopi & Toast Co.\nSubtotal             22.80\nSvc Chg 10%           2.28\nGST 9%                2.26\n"
+         "TOTAL             S$27.34\n", "receipt", {"subtotal": 22.80, "tax": 2.26, "total": 27.34}),
+        ("川味小馆\n水煮鱼   1  88.00  88.00\n回锅肉   1  42.00  42.00\n消费合计：  130.00\n会员优惠(95折)：  -6.50\n"
+         "抹零：  -0.50\n实收金额：  ¥123.00\n", "receipt", {"subtotal": 130.00, "total": 123.00}),
+        ("川味小馆\n应收金额：  130.00\n现金：  200.00\n找零：  70.00\n", "receipt", {"total": 130.00, "payment_method": "cash"}),
+        ("Riverbend Community Food Bank\nGift amount:   $250.00\nYour giving in 2026 to date: $400.00\n", "receipt",
+         {"total": 250.00}),
+        ("BAR AURORA\nTOTALE COMPLESSIVO  13,10\nPagamento contante   20,00\nPagamento elettronico   0,00\n"
+         "Resto    6,90\n", "receipt",
+         {"total": 13.10, "payment_method": "cash"}),
+        ("Hostinec U kohouta\nCELKEM Kč   1 300,00\nHotově přijato   1 500,00\nVráceno   200,00\n", "receipt",
+         {"total": 1300.00, "payment_method": "cash"}),
+        ("brisa natural\nMétodo de pago: Bizum\nTotal  51,03 €\n", "receipt", {"total": 51.03, "payment_method": "mobile"}),
+    ],
+)  # fmt: skip
+def test_the_fourth_printed_rounds_words(text, schema, record):
+    # not flagged: a charge or discount that explains a sum lowers it a little, no more
+    assert min(factors(text, record, builtin(schema)).values()) > 0.7

@@ -153,6 +153,8 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
                 continue
             if name in agreed and (cents < mine_cents or cents in agreed.values()):
                 continue
+            if _gross_goods_sum(src, name, cents, mine_cents, agreed):
+                continue
             parts.append((ai, cents))
         part_cents = [c for _, c in parts]
         if not parts or _a_sum_of_some(mine_cents, part_cents):
@@ -261,18 +263,37 @@ def _sums_agree(src: Source, checks: Mapping[str, FieldCheck]) -> dict[str, Deci
     # subtotal 450.00, VAT 90.00" beside "VAT 43.20"), is another set of sums, not a part:
     # the three are contested
     sums = set(agreed.values())
-    return {} if any(_greater_under_its_label(src, role, c, sums) for role, c in agreed.items()) else agreed
+    contested = any(_greater_under_its_label(src, role, c, sums, agreed) for role, c in agreed.items())
+    return {} if contested else agreed
 
 
-def _greater_under_its_label(src: Source, role: str, mine_cents: Decimal, sums: set[Decimal]) -> bool:
+def _gross_goods_sum(
+    src: Source, role: str, cents: Decimal, mine_cents: Decimal, agreed: Mapping[str, Decimal]
+) -> bool:
+    """Whether a figure greater than the record's subtotal under a subtotal's label is the
+    goods' sum with the tax in it, beside the net the record gives ("Subtotal 51,20 /
+    Gastos de envío 4,95 / Descuento -3,94 / Total 52,21 / Base imponible 43,15 / IVA
+    9,06"): with the labelled charges and discounts, or none, it makes the total the net
+    and the tax make."""
+    total = next((agreed[r] for r in src.lexicon.grand_roles if r in agreed), None)
+    if role != src.lexicon.goods_role or role not in agreed or total is None or cents <= mine_cents:
+        return False
+    return abs(total - cents) <= CENT or difference_made_of(src, total - cents, either_way=False) is not None
+
+
+def _greater_under_its_label(
+    src: Source, role: str, mine_cents: Decimal, sums: set[Decimal], agreed: Mapping[str, Decimal]
+) -> bool:
     """A figure of the page of `role`'s own, written as it is (with cents or without),
-    that a label of `role` names with a greater value, worth none of `sums`."""
+    that a label of `role` names with a greater value, worth none of `sums` (nor the
+    goods' sum with the tax in it)."""
     candidates = _conflict_candidates(src, role)
     own = _own_figures(src, candidates, mine_cents)
     return any(
         (cents := to_cents(abs(src.amounts[ai].value))) is not None
         and cents > mine_cents
         and cents not in sums
+        and not _gross_goods_sum(src, role, cents, mine_cents, agreed)
         and src.page_of(src.amounts[ai].start) in own.pages
         and (not own.with_cents or CENTS_RE.search(src.amounts[ai].raw) is not None)
         for ai in candidates
@@ -700,6 +721,11 @@ def _tax_included(
     if not a_tax_rate_of(left - tax if lines else left - tax - tax, tax):
         return None
     rest = diff + tax
+    if lines and isinstance(total, Decimal) and abs(rest) > CENT and abs(total - left - rest) <= CENT:
+        # "RABATT -2,00" under a till's lines priced with the tax: the lines and the
+        # labelled discount make the total, the net and the tax make it too
+        made_of = difference_made_of(src, rest, either_way=False)
+        return None if made_of is None else f"the tax, which the lines include, and the labelled {' + '.join(made_of)}"
     if abs(rest) <= CENT:
         if src.says_tax_included() and not _net_printed(src, left - tax - tax, checks):
             return "the tax, which the source says is included"
