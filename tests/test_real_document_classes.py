@@ -4876,3 +4876,107 @@ def test_a_tills_lines_priced_with_the_tax_less_a_discount_make_the_net_and_the_
 def test_the_fourth_printed_rounds_words(text, schema, record):
     # not flagged: a charge or discount that explains a sum lowers it a little, no more
     assert min(factors(text, record, builtin(schema)).values()) > 0.7
+
+
+# 208. A per-line tax code cell ("TVA 5,5%", "IVA 21%, Ret. IRPF 15%") between a row's unit
+# price and its amount names neither: the unit price is one of the two figures whose
+# product is the line's amount
+@pytest.mark.parametrize(
+    "text,record",
+    [
+        ("Description  Quantité  Prix unitaire  Taxes  Montant\n\n"
+         "Applique murale opaline                       6,00 Unité(s)  118,50  TVA 20%   711,00 €\n\n"
+         "Livre « Lumières d'atelier »                 10,00 Unité(s)   24,00  TVA 5,5%  240,00 €\n\n"
+         "Montant hors taxes  951,00 €\n\nTVA 20%             142,20 €\n\nTVA 5,5%             13,20 €\n\n"
+         "Total             1 106,40 €\n", {"subtotal": 951.00, "tax": 155.40, "total": 1106.40}),
+        ("Descripción  Cantidad  Precio unitario  Impuestos  Importe\n\n"
+         "Dirección de obra (mensualidad febrero)  1,00   950,00   IVA 21%, Ret. IRPF 15%   950,00 €\n\n"
+         "Visitas técnicas adicionales             3,00   120,00   IVA 21%, Ret. IRPF 15%   360,00 €\n\n"
+         "Base imponible  1.310,00 €\n\nIVA 21%           275,10 €\n\nRetención IRPF 15%  -196,50 €\n\n"
+         "Total           1.388,60 €\n", {"subtotal": 1310.00, "tax": 275.10, "total": 1388.60}),
+    ],
+)  # fmt: skip
+def test_a_tax_code_cell_in_an_item_row_names_no_tax(text, record):
+    assert min(factors(text, record).values()) > 0.7
+    assert factors(text, {**record, "tax": 142.20})["tax"] < 0.7
+
+
+# 209. A row's discount rate under a "Disc %" column whose header is drawn apart from the
+# rows, or with a wrapped description's words between: the line's amount is its quantity
+# times its price less that rate
+_DISCOUNTED_ROWS = (
+    "Quantity  Details  Unit Price  Disc %  Net Amount  VAT %\n\n"
+    " 4.00   Foamex safety signs A3 (set of 12)               62.50   0.00  250.00  20.00\n\n"
+    " 1.00   Pull-up banner 850mm incl. carry case           129.00  10.00  116.10  20.00\n\n"
+    "Total Net Amount  £366.10\n"
+)
+_DISCOUNTED_LINES = [
+    {"quantity": 4, "unit_price": 62.50, "amount": 250.00},
+    {"quantity": 1, "unit_price": 129.00, "amount": 116.10},
+]
+
+
+def test_a_discount_rate_column_apart_from_its_header_explains_the_line():
+    assert factors(_DISCOUNTED_ROWS, {"line_items": _DISCOUNTED_LINES})["line_items[1].amount"] > 0.7
+    wrapped = (
+        "Quantity  Details  Unit Price  Disc %  Net Amount  VAT %\n  Gastronorm pan 1/1 65mm st/st - wrong size\n"
+        " 3.00                22.40      10.00    60.48      20.00\n  supplied\n"
+    )
+    lines = [{"quantity": 3, "unit_price": 22.40, "amount": 60.48}]
+    assert factors(wrapped, {"line_items": lines})["line_items[0].amount"] > 0.7
+    # no discount's column: the same figures do not add up
+    plain = _DISCOUNTED_ROWS.replace("Disc %", "Code  ")
+    flagged(plain, {"line_items": _DISCOUNTED_LINES}, "line_items[1].amount", "arithmetic")
+
+
+# 210. A total given as the sum before a labelled charge another total label adds
+# ("Totale compensi 1.805,00 / Rivalsa imposta di bollo 2,00 / Totale da pagare 1.807,00")
+def test_a_total_before_a_labelled_charge_is_caught():
+    text = "FATTURA\nTotale compensi   € 1.805,00\nRivalsa imposta di bollo  € 2,00\nTotale da pagare  € 1.807,00\n"
+    assert factors(text, {"total": 1807.00})["total"] == 1.0
+    assert factors(text, {"total": 1805.00})["total"] < 0.7
+
+
+# 211. A payment line of zero pays nothing: "Pagamento contante 0,00" beside "Pagamento
+# elettronico 13,10" is a card payment, and the reverse a cash one
+@pytest.mark.parametrize("cash,card,paid", [("0,00", "13,10", "card"), ("20,00", "0,00", "cash")])
+def test_a_payment_line_of_zero_pays_nothing(cash, card, paid):
+    text = f"BAR AURORA\nTOTALE COMPLESSIVO  13,10\nPagamento contante   {cash}\nPagamento elettronico   {card}\n"
+    other = "cash" if paid == "card" else "card"
+    assert factors(text, {"total": 13.10, "payment_method": paid}, RECEIPT)["payment_method"] == 1.0
+    assert factors(text, {"total": 13.10, "payment_method": other}, RECEIPT)["payment_method"] < 0.7
+
+
+# 212. The word of a receipt's number label in a sentence that ends with it ("This email
+# serves as your VAT receipt. Prices include VAT at 20%.") or a title beside the shop's name
+# with nothing under it ("Bramble    Receipt") names no number: the order number stands in
+@pytest.mark.parametrize(
+    "text,number",
+    [
+        ("Order number: FH-204518      Order date: 5 April 2026\nTotal            £95.45\n"
+         "This email serves as your VAT receipt. Prices include VAT at 20%.\n", "FH-204518"),
+        ("❖ Bramble    Receipt\n\n ACCOUNT                  DATE         ORDER ID\n"
+         "j.nguyen@example.com.au  18 Feb 2026  MQ7K2L9XPD\n\nTOTAL  A$84.98\n", "MQ7K2L9XPD"),
+    ],
+)  # fmt: skip
+def test_a_receipts_word_in_a_sentence_or_a_title_names_no_number(text, number):
+    assert factors(text, {"receipt_number": number}, RECEIPT)["receipt_number"] == 1.0
+
+
+# 213. Tally's GST invoice: a totals row that counts the goods before their money ("Total
+# 120 Pcs  58,590.00": the label is the money's), and the HSN summary's "Total" row whose
+# first figure is the taxable value (the goods' sum; with the tax and a labelled round-off
+# it makes the total), no rival total
+_TALLY = (
+    "Sl No.  Description of Goods  HSN/SAC  Quantity  Rate  per  Amount\n\n"
+    " 1  Ball Bearing 6204 ZZ            8482  500 Nos   38.51  Nos  19,255.00\n\n"
+    "                        19,255.00\n\nIGST OUTPUT @ 18%  18  %  3,465.90\n\n Round Off                 0.10\n\n"
+    " Total  500 Nos  ₹ 22,721.00\n\nHSN/SAC  Taxable Value  IGST Rate  IGST Amount  Total Tax Amount\n\n"
+    "8482    19,255.00  18%  3,465.90  3,465.90\n\n Total  19,255.00       3,465.90  3,465.90\n"
+)
+
+
+def test_a_tally_invoices_total_rows():
+    record = {"subtotal": 19255.00, "tax": 3465.90, "total": 22721.00}
+    assert factors(_TALLY, record)["total"] > 0.7  # (the round-off lowers it a little)
+    assert factors(_TALLY, {**record, "total": 19255.00})["total"] < 0.7

@@ -10,10 +10,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
+from itertools import combinations
 from typing import Any
 
 from vetq.core.extraction.amounts import CENT, to_cents
 from vetq.core.extraction.field_checks import FieldCheck, as_given
+from vetq.core.extraction.lexicon import normalise_phrase
 from vetq.core.extraction.roles import RATE_RE, Label, a_tax_rate_of
 from vetq.core.extraction.source import CENTS_RE, Source, difference_made_of
 from vetq.core.schemas.compiled import CompiledRule, CompiledSchema
@@ -75,6 +77,7 @@ def _conflict_candidates(src: Source, role: str, *, headed: bool = False, bases:
 
 
 _MAX_PARTS = 12
+_ROUND_OFF_MAX = Decimal(1)  # a total rounded to the unit: less than one off the sum it rounds
 _MAX_REACHABLE = 100_000
 
 
@@ -149,7 +152,18 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
                 continue
             if _identifier_like(src.amounts[ai].raw) and not mine_identifier_like:
                 continue  # "P. IVA: 1234567890" (a VAT number) beside "Totale IVA 5,5"
-            if cents < mine_cents and any(c is not None and abs(mine_cents - cents - c) <= CENT for c in before_tax):
+            if cents < mine_cents and any(
+                c is not None
+                and (
+                    abs(mine_cents - cents - c) <= CENT
+                    # and a labelled round-off ("Round Off 0.10")
+                    or (
+                        abs(mine_cents - cents - c) < _ROUND_OFF_MAX
+                        and difference_made_of(src, mine_cents - cents - c, either_way=False) is not None
+                    )
+                )
+                for c in before_tax
+            ):
                 continue
             if name in agreed and (cents < mine_cents or cents in agreed.values()):
                 continue
@@ -194,7 +208,23 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
         unexplained = [
             raw for cents, raw in others.items() if difference_made_of(src, mine_cents - cents, either_way=True) is None
         ]
-        if unexplained:
+        before_charges = [
+            (raw, charges)
+            for cents, raw in others.items()
+            if name in src.lexicon.grand_roles
+            and cents > mine_cents
+            and (charges := _charges_of(src, cents - mine_cents))
+        ]
+        if not unexplained and before_charges:
+            # "Totale compensi 1.805,00 / Rivalsa imposta di bollo 2,00 / Totale da pagare
+            # 1.807,00": the record's total is the sum the charges are added to
+            raw, charges = before_charges[0]
+            check.penalise(
+                CONFLICT_FACTOR,
+                f"{name} {src.amounts[mine[0]].raw} is a sum before the labelled {' + '.join(charges)}: the source's "
+                f"{raw} under a {name} label adds them",
+            )
+        elif unexplained:
             shown = src.amounts[mine[0]].raw
             check.penalise(
                 CONFLICT_FACTOR,
@@ -823,27 +853,64 @@ _HEADER_LOOKUP_LINES = 12
 
 def _rates_under_a_percent_column(src: Source, line: int) -> list[tuple[str, str]]:
     """The numbers of the row that stand under a header cell with a percent sign: the
-    nearest line above with words over the number (past other rows' figures) is its
-    column's header. (The figure, and as shown with its header.)"""
+    nearest line above with words over the number (past other rows' figures, and a
+    wrapped description's words alone on their line) is its column's header; or, where
+    no header stands over it (a header drawn apart from its rows), any in a table with
+    a discount's rate column. (The figure, and as shown with its header.)"""
     text, lines = src.text, src.lines
     start, end = lines.bounds(line)
     out = []
+    discount_column = _a_discount_rate_header(src, line)
     for m in _BARE_RATE_RE.finditer(text, start, end):
         c0, c1 = lines.column(start, m.start()), lines.column(start, m.end())
+        header = None
         for above in range(line - 1, max(-1, line - 1 - _HEADER_LOOKUP_LINES), -1):
             above_start = lines.bounds(above)[0]
-            over = [
-                (s, e)
-                for s, e in lines.cells(above)
-                if lines.column(above_start, s) < c1 and lines.column(above_start, e) > c0
-            ]
-            header = " ".join(text[s:e] for s, e in over)
-            if not over or not any(c.isalpha() for c in header):
-                continue  # a blank, or another row's figures in the column
-            if "%" in header:
-                out.append((m.group(), f"{m.group()} under '{header}'"))
-            break
+            cells = lines.cells(above)
+            over = [(s, e) for s, e in cells if lines.column(above_start, s) < c1 and lines.column(above_start, e) > c0]
+            words = " ".join(text[s:e] for s, e in over)
+            if over and any(c.isalpha() for c in words) and len(cells) > 1:
+                header = words
+                break  # (a blank, another row's figures, a wrapped description: no header)
+        if header is not None and "%" in header:
+            out.append((m.group(), f"{m.group()} under '{header}'"))
+        elif header is None and discount_column is not None:
+            out.append((m.group(), f"{m.group()} in a table with a '{discount_column}' column"))
     return out
+
+
+# a discount's word and a percent sign, a table's column header ("Disc %", "Remise %",
+# "Rabatt (%)", "% Dto")
+_PERCENT_BESIDE = re.compile(r"[ \t.]*(?:%|\([ \t]*%[ \t]*\))")
+_PERCENT_BEFORE = re.compile(r"%[ \t]*$")
+
+
+def _a_discount_rate_header(src: Source, line: int) -> str | None:
+    """A header cell above the row, within the lines a header is looked for, that names a
+    discount's rate: a deduction's word with a percent sign beside it."""
+    lexicon, text = src.lexicon, src.text
+    for above in range(line - 1, max(-1, line - 1 - _HEADER_LOOKUP_LINES), -1):
+        start, end = src.lines.bounds(above)
+        for m in lexicon.adjustment_re.finditer(text, start, end):
+            if lexicon.adjustment_kind.get(normalise_phrase(m.group())) != "deduction":
+                continue
+            if _PERCENT_BESIDE.match(text, m.end(), end) or _PERCENT_BEFORE.search(text, start, m.start()):
+                return text[m.start() : m.end()]
+    return None
+
+
+_MAX_CHARGES_SUMMED = 3
+
+
+def _charges_of(src: Source, diff: Decimal) -> list[str]:
+    """The labelled charges (no discount or payment) that add up, to the cent, to `diff`:
+    at most three of them, the fewest; none where none do."""
+    charges = [(value, phrase) for value, kind, phrase in src.adjustments() if kind == "charge"]
+    for size in range(1, min(len(charges), _MAX_CHARGES_SUMMED) + 1):
+        for combo in combinations(charges, size):
+            if abs(sum((value for value, _ in combo), Decimal(0)) - diff) <= CENT:
+                return [phrase for _, phrase in combo]
+    return []
 
 
 def _one_charge(src: Source, diff: Decimal) -> str | None:

@@ -727,8 +727,8 @@ def check_enum(src: Source, leaf: Leaf) -> FieldCheck:
     figured = {
         src.lines.line_of(am.start)
         for am in src.amounts
-        if total_at is not None and am.start > total_at and CENTS_RE.search(am.raw)
-    }
+        if total_at is not None and am.start > total_at and CENTS_RE.search(am.raw) and am.value
+    }  # ("Pagamento contante 0,00" beside "Pagamento elettronico 13,10": paid by card)
     beside = [other for other, spans in found.items() if any(src.lines.line_of(s) in figured for s, _ in spans)]
     if mine and (value in beside or not beside):
         check.spans, check.verified = spans_in(src.text, mine), True

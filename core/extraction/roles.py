@@ -583,7 +583,7 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
         if k not in used and roles[ai] is None:
             roles[ai] = labels[k].role
             role_label[ai] = k
-    for ai in _line_amounts(amounts, lines, roles, role_label):
+    for ai in _line_amounts(amounts, lines, roles, role_label, lexicon.tax_sum_role):
         # "1,0000  1.318,67  1.318,67" under "QUANT  VALOR UNIT  VALOR TOTAL": a line's
         # amount, whatever its header or its own label cell says
         roles[ai], role_label[ai], role_header[ai] = None, -1, -1
@@ -982,7 +982,7 @@ _MAX_ROW_FIGURES = 24
 
 
 def _line_amounts(
-    amounts: list[AmountMention], lines: Lines, roles: list[str | None], role_label: list[int]
+    amounts: list[AmountMention], lines: Lines, roles: list[str | None], role_label: list[int], tax_role: str | None
 ) -> list[int]:
     """The labelled amounts that are a line item's figures: on a row where two figures no
     label on the row names, a quantity and a unit price, multiply to a third, that third
@@ -995,23 +995,32 @@ def _line_amounts(
     for row in by_line.values():
         if len(row) < 3 or len(row) > _MAX_ROW_FIGURES:
             continue
-        unnamed = [j for j in row if role_label[j] < 0 and amounts[j].value]  # by no label on the row
         items: list[int] = []
+        factors: set[int] = set()
         for ai in row:
             value = abs(amounts[ai].value)
             if not value:
                 continue
             # a quantity and a unit price are under no label of their own, one under no
-            # header either ("Netto  MwSt  Brutto" over "1,00  0,19  1,19" is no item)
-            others = [(abs(amounts[j].value), roles[j] is None) for j in unnamed if j != ai]
-            if any(
-                abs(q * p - value) < CENT and (q_bare or p_bare)
-                for i, (q, q_bare) in enumerate(others)
-                for p, p_bare in others[i + 1 :]
-            ):
-                items.append(ai)
+            # header either ("Netto  MwSt  Brutto" over "1,00  0,19  1,19" is no item);
+            # or one of them is named by a tax code's cell beside it ("24,00  TVA 5,5%
+            # 240,00", "120,00  IVA 21%, Ret. IRPF 15%  360,00"), the other by nothing
+            others = [j for j in row if j != ai and amounts[j].value]
+            for i, q in enumerate(others):
+                for p in others[i + 1 :]:
+                    if abs(abs(amounts[q].value) * abs(amounts[p].value) - value) >= CENT:
+                        continue
+                    named = [j for j in (q, p) if role_label[j] >= 0]
+                    if len(named) == 2 or not any(roles[j] is None for j in (q, p)):
+                        continue
+                    if named and (role_label[ai] >= 0 or tax_role is None or roles[named[0]] != tax_role):
+                        continue
+                    items.append(ai)
+                    factors.update(named)
         if items:
-            out.extend(ai for ai in row if roles[ai] is not None and (ai in items or role_label[ai] < 0))
+            out.extend(
+                ai for ai in row if roles[ai] is not None and (ai in items or ai in factors or role_label[ai] < 0)
+            )
     return out
 
 
@@ -1325,6 +1334,7 @@ def _transparent(
             or _unit_price_line(text, lines.bounds(lines.line_of(am.start))[0], lexicon)
             or lexicon.term_unit_re.match(text, am.end, min(len(text), am.end + 12)) is not None
             or _term_after(text, am, lexicon)
+            or _a_measured_count(text, am, amounts[ai + 1 : ai + 2], lines, lexicon)
         ):
             out[ai] = True
     for ai in range(len(amounts) - 1):
@@ -1381,6 +1391,20 @@ def _transparent(
             out[k] = True
             k -= 1
     return out
+
+
+_UNIT_WORD = re.compile(r"[ \t]?([^\W\d_][^\W\d_.]*\.?|m[23³])(?![^\W_])")
+
+
+def _a_measured_count(
+    text: str, am: AmountMention, following: list[AmountMention], lines: Lines, lexicon: Lexicon
+) -> bool:
+    """Whether a whole figure is a count or weight with its unit after it, a figure for
+    money following it on its line ("Total  120 Pcs  58,590.00"): the label is the money's."""
+    if _WITH_CENTS.search(am.raw) or not following or lines.line_of(following[0].start) != lines.line_of(am.start):
+        return False
+    unit = _UNIT_WORD.match(text, am.end)
+    return unit is not None and unit.group(1).rstrip(".").casefold() in lexicon.measure_of_unit
 
 
 def _label_index(
@@ -1634,6 +1658,10 @@ def header_cell_over(
     return header[next((i for i, (_, e) in enumerate(row) if start < e), len(row) - 1)]
 
 
+# A label that ends a sentence: a full stop and the next sentence's first word after it
+_SENTENCE_ENDS = re.compile(r"[.!?][ \t]+[A-Z]")
+
+
 def _another_names(gap: str) -> bool:
     """Whether something between a label and a value names the value instead: a generic
     word right before it, after other words ("Due on receipt    Date: 06/01/2024"), or
@@ -1692,6 +1720,8 @@ class LabelIndex:
             _, line_end = lines.bounds(lines.line_of(lb.start))
             stop = min(line_end, self.starts[k + 1]) if k + 1 < len(self.labels) else line_end
             after = text[lb.end : stop]
+            if _SENTENCE_ENDS.match(after):
+                continue  # "This email serves as your VAT receipt. Prices include VAT at 20%."
             if any(c.isdigit() for c in after) or _NAMED_AFTER_COLON.match(after):
                 inline.add(k)
         self._inline = frozenset(inline)
@@ -1750,9 +1780,17 @@ class LabelIndex:
         cell = next(((s, e) for s, e in cells if s <= label.start < e), None)
         if cell is None or self.text[cell[0] : cell[1]].rstrip(" :#.") != self.text[label.start : label.end]:
             return False  # a word among others in its cell: a sentence's or a name's
-        if len(cells) > 1:
-            return True
         below = self.lines.cells(line + 1) if line + 1 < len(self.lines.starts) else []
+        if len(cells) > 1:
+            # a cell of a row of header cells, over its value ("Rechnungsnummer
+            # Rechnungsdatum" over "RE-25-00412  14.03.2025"); not a title beside a name
+            # ("Bramble    Receipt") with nothing under it
+            line_start, below_start = (
+                self.lines.starts[line],
+                self.lines.starts[min(line + 1, len(self.lines.starts) - 1)],
+            )
+            c0, c1 = label.start - line_start, label.end - line_start
+            return any(s - below_start < c1 and e - below_start > c0 for s, e in below)
         first = self.text[below[0][0] : below[0][1]] if below else ""
         return " " not in first and any(c.isdigit() for c in first)  # "RE-25-00412", a value alone
 
