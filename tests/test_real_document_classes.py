@@ -4835,7 +4835,7 @@ def test_a_tills_lines_priced_with_the_tax_less_a_discount_make_the_net_and_the_
     assert factors(text, {**record, "subtotal": 22.35}, RECEIPT)["subtotal"] < 0.7
 
 
-# 207. Words of the fourth round of printed documents: charges (Spanish "Portes", Italian
+# 207. Words of the fourth round of printed documents: charges (Spanish "Gastos de portes", Italian
 # stamp duty and professional funds' contributions, Argentine "Otros Tributos", "Svc Chg"),
 # discounts ("Vorteil", 会员优惠) and totals (实收金额, 应收金额, "Gift amount", "Current
 # payment due", 今回御請求額); cash ("contante", "hotově"), Bizum; 找零 (change)
@@ -4844,7 +4844,7 @@ def test_a_tills_lines_priced_with_the_tax_less_a_discount_make_the_net_and_the_
     [
         ("FACTURA F260089\nAceite de oliva virgen extra 5 L   12  31,50 €  5%  10%  359,10 €\n"
          "Queso manchego curado 3 kg          4  54,80 €  0%  10%  219,20 €\n Subtotal        578,30 €\n"
-         " Portes           14,90 €\n Base imponible  593,20 €\n IVA 10% s/ 578,30 €  57,83 €\n"
+         " Gastos de portes  14,90 €\n Base imponible  593,20 €\n IVA 10% s/ 578,30 €  57,83 €\n"
          " IVA 21% s/ 14,90 €    3,13 €\n Total           654,16 €\n", "invoice",
          {"subtotal": 593.20, "tax": 60.96, "total": 654.16}),
         ("FATTURA\nTotale compensi   € 1.805,00\nRivalsa imposta di bollo  € 2,00\nTotale da pagare  € 1.807,00\n",
@@ -4980,3 +4980,78 @@ def test_a_tally_invoices_total_rows():
     record = {"subtotal": 19255.00, "tax": 3465.90, "total": 22721.00}
     assert factors(_TALLY, record)["total"] > 0.7  # (the round-off lowers it a little)
     assert factors(_TALLY, {**record, "total": 19255.00})["total"] < 0.7
+
+
+# 214. A Japanese till spaces its two-character labels out ("小  計", "合   計") and says
+# the tax is within the figures ("(内消費税等 ¥75)"): the labels are read, and the gross
+# subtotal equals the total
+_KONBINI = (
+    "ミドリマート\n2026年10月 3日(土) 22:14\nおにぎり 鮭             ¥160※\nボールペン 黒             ¥165\n"
+    "小  計                ¥325\n(10%対象    ¥165  内消費税等  ¥15)\n(8%対象     ¥160  内消費税等  ¥11)\n"
+    "合   計             ¥325\n(内消費税等              ¥26)\n"
+)
+
+
+def test_a_japanese_tills_spaced_labels_and_included_tax():
+    record = {"subtotal": 325, "tax": 26, "total": 325}
+    assert min(factors(_KONBINI, record, RECEIPT).values()) > 0.7
+    assert amount_roles(_KONBINI)[-2:] == [("325", "total"), ("26", "tax")]
+
+
+# 215. A hostile review of tests 204-214's changes: what they must leave alone, and what
+# they must still catch
+def test_a_total_owed_only_after_a_date_is_no_total_with_a_late_fee():
+    text = (
+        "RIVERSIDE POWER & LIGHT\nAccount 4471-0092\nAmount Due by 03/25/2026      $84.20\n"
+        "Late Payment Fee              $8.42\nAmount Due After 03/25/2026   $92.62\n"
+    )
+    assert factors(text, {"total": 84.20})["total"] > 0.7
+
+
+@pytest.mark.parametrize(
+    "till,items",
+    [
+        # a bakery's bun ("BOLLO"), a DIY store's doors ("PORTES"), a brake cleaner ("DISC"):
+        # items, no charge or discount
+        ("PANADERIA LUNA\nBOLLO MAXI CHOCO      1,85\nBARRA PAN             1,20\nCAFE CON LECHE        2,85\n"
+         "TOTAL                 5,90\n", [1.20, 2.85]),
+        ("BRICO DEPOT\nPORTES PLACARD CHENE     178,00\nVIS 4X40 X100             9,90\nCHEVILLES X50             8,40\n"
+         "TOTAL                    196,30\n", [9.90, 8.40]),
+        ("AUTOPARTS 24\nDISC BRAKE CLEANER 500ML   6.50\nWIPER BLADES 22IN         33.50\n"
+         "SUBTOTAL                  40.00\nTOTAL                     40.00\n", [33.50, 6.50, 6.50]),
+    ],
+)  # fmt: skip
+def test_an_items_words_are_no_charge_or_discount(till, items):
+    subtotal = round(
+        sum([1.85, 1.20, 2.85] if "BOLLO" in till else [178.0, 9.9, 8.4] if "PORTES" in till else [6.5, 33.5]), 2
+    )
+    record = {"items": [{"description": "X", "amount": a} for a in items], "subtotal": subtotal, "total": subtotal}
+    assert any("arithmetic" in r for r in reasons(till, record, RECEIPT)["subtotal"])
+
+
+def test_one_line_descriptions_over_their_figures_join_no_two_rows():
+    text = (
+        "INVOICE 2025-77\nDescription                         Qty   Price    Amount\nConsulting services\n"
+        "                                     10  100.00  1,000.00\nTravel expenses\n"
+        "                                      1  250.00    250.00\nTotal 1,250.00\n"
+    )
+    record = {"line_items": [{"description": "Consulting services Travel expenses"}]}
+    assert factors(text, record)["line_items[0].description"] < 0.7
+
+
+@pytest.mark.parametrize(
+    "text,schema,record,field",
+    [
+        # "Invoice Nr. INV-7781": a number's label, not a sentence's end
+        ("Acme Widgets Inc.                         Invoice Nr. INV-7781\n"
+         "45 Harbour Road                           Date: 03/14/2025\n"
+         "Portsmouth PO1 3AX                        CU-10442\nTotal   1,080.00\n", "invoice",
+         {"invoice_number": "CU-10442"}, "invoice_number"),
+        # a row of one-word header cells, a blank line before its values
+        ("Bramble Homewares Pty Ltd\n\n RECEIPT              DATE            ORDER ID\n\n"
+         " 20931                18 Feb 2026     MQ7K2L9XPD\n\nTOTAL  A$84.98\n", "receipt",
+         {"receipt_number": "MQ7K2L9XPD"}, "receipt_number"),
+    ],
+)  # fmt: skip
+def test_a_reviews_silent_holes_are_caught(text, schema, record, field):
+    assert factors(text, record, builtin(schema))[field] < 0.7

@@ -213,6 +213,7 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
             for cents, raw in others.items()
             if name in src.lexicon.grand_roles
             and cents > mine_cents
+            and not any(_owed_on_a_condition(src, ai) for ai, c in parts if c == cents)
             and (charges := _charges_of(src, cents - mine_cents))
         ]
         if not unexplained and before_charges:
@@ -891,15 +892,29 @@ def _a_discount_rate_header(src: Source, line: int) -> str | None:
     lexicon, text = src.lexicon, src.text
     for above in range(line - 1, max(-1, line - 1 - _HEADER_LOOKUP_LINES), -1):
         start, end = src.lines.bounds(above)
-        for m in lexicon.adjustment_re.finditer(text, start, end):
-            if lexicon.adjustment_kind.get(normalise_phrase(m.group())) != "deduction":
-                continue
+        deductions = [
+            m
+            for m in lexicon.adjustment_re.finditer(text, start, end)
+            if lexicon.adjustment_kind.get(normalise_phrase(m.group())) == "deduction"
+        ]
+        for m in (*deductions, *lexicon.discount_column_re.finditer(text, start, end)):
             if _PERCENT_BESIDE.match(text, m.end(), end) or _PERCENT_BEFORE.search(text, start, m.start()):
                 return text[m.start() : m.end()]
     return None
 
 
 _MAX_CHARGES_SUMMED = 3
+_CONDITION_WORDS = re.compile(r"(?i)(?<![^\W_])(?:after|late|overdue)(?![^\W_])")
+
+
+def _owed_on_a_condition(src: Source, ai: int) -> bool:
+    """Whether a figure's line says it is owed only on a condition: a date or "after",
+    "late" ("Amount Due After 03/25  $92.62" beside "Amount Due by 03/25  $84.20")."""
+    start = src.lines.bounds(src.lines.line_of(src.amounts[ai].start))[0]
+    before = src.text[start : src.amounts[ai].start]
+    return _CONDITION_WORDS.search(before) is not None or any(
+        start <= m.start < src.amounts[ai].start for m in src.date_mentions
+    )
 
 
 def _charges_of(src: Source, diff: Decimal) -> list[str]:

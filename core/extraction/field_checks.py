@@ -217,10 +217,11 @@ def _continued(
     line_start = src.lines.starts[line + 1]
     beside: list[tuple[int, int]] = []
     aligned = [cell for cell in cells if abs(cell[0] - line_start - column) <= 1]
-    figures_alone = not aligned or _FIGURE_CELL.fullmatch(src.text, *aligned[0]) is not None
-    if row_pending and figures_alone and any(_PRICE_IN_CELL.search(src.text, s, e) for s, e in cells):
+    if row_pending and _figures_alone(src, line + 1, column):
         # the row's figures centred between its description's lines
         return _continued(src, words, line + 1, column, aligned_only=True)
+    if aligned_only and _figures_alone(src, line + 2, column) and _a_rows_figures(src, src.lines.cells(line + 2)):
+        return []  # the next row's first line over its own figures ("Travel expenses" over "1  250.00")
     if aligned:
         start, end = aligned[0]
         beside = [cell for cell in cells if cell != aligned[0]]
@@ -243,6 +244,18 @@ def _continued(
         rest = _continued(src, words[k:], line + 1, start - line_start, row_pending=row_pending)
         return [(start, end), *rest] if rest else []
     return []
+
+
+def _figures_alone(src: Source, line: int, column: int) -> bool:
+    """Whether a line holds a row's figures, a price among them, and no text in a
+    description's `column` (a figure may stand there: a quantity)."""
+    if line >= len(src.lines.starts):
+        return False
+    cells, line_start = src.lines.cells(line), src.lines.starts[line]
+    aligned = [cell for cell in cells if abs(cell[0] - line_start - column) <= 1]
+    if aligned and _FIGURE_CELL.fullmatch(src.text, *aligned[0]) is None:
+        return False
+    return any(_PRICE_IN_CELL.search(src.text, s, e) for s, e in cells)
 
 
 # A price in a cell: a figure with cents ("1,500.00", "12,50 €"), not a date ("18.03.2026");

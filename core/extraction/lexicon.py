@@ -49,6 +49,12 @@ WORD_RE = re.compile(r"[^\W\d_]+")
 MAX_FIRST_WORD_CHARS = 20
 _WS_RE = re.compile(r"\s+")
 _SPACE = r"[ \t\u00a0\u202f]{1,2}"
+# Chinese and Japanese write a word's characters together, and a till or a form spaces a
+# short label's out ("小　計", "合   計"): blanks between two of them are no word's end.
+_HAN_KANA = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
+_HAN_KANA_GAP_RE = re.compile(rf"(?<=[{_HAN_KANA}])[ \t\u3000]+(?=[{_HAN_KANA}])")
+_HAN_KANA_WORD_RE = re.compile(rf"[{_HAN_KANA}]{{2,}}")
+_LETTER_SPACING = r"[ \t\u3000]{0,4}"
 
 
 class LexiconError(ValueError):
@@ -56,13 +62,28 @@ class LexiconError(ValueError):
 
 
 def normalise_phrase(text: str) -> str:
-    """A matched phrase as the lexicon writes it: casefolded, whitespace runs as one space."""
-    return _WS_RE.sub(" ", text.casefold())
+    """A matched phrase as the lexicon writes it: casefolded, whitespace runs as one space
+    (none between two Chinese or Japanese characters)."""
+    return _HAN_KANA_GAP_RE.sub("", _WS_RE.sub(" ", text.casefold()))
 
 
 def phrase_pattern(phrase: str) -> str:
-    """The regex for a phrase: its words with one or two spaces or tabs between them."""
-    return _SPACE.join(re.escape(w) for w in phrase.split(" "))
+    """The regex for a phrase: its words with one or two spaces or tabs between them; a
+    Chinese or Japanese word's characters with blanks between them or none."""
+    return _SPACE.join(_word_pattern(w) for w in phrase.split(" "))
+
+
+def _word_pattern(word: str) -> str:
+    if _HAN_KANA_WORD_RE.fullmatch(word) is None:
+        return re.escape(word)
+    return _LETTER_SPACING.join(re.escape(c) for c in word)
+
+
+def first_letters(phrase: str) -> set[str]:
+    """What the label scan may meet first of a phrase: its first word, or the first
+    character of a Chinese or Japanese one (spaced out: "小　計")."""
+    word = first_word(phrase)
+    return {word, word[0]} if _HAN_KANA_WORD_RE.match(word) else {word}
 
 
 def normalise_label(label: str) -> str:
@@ -107,6 +128,7 @@ class Lexicon:
     adjustment_in_label_re: re.Pattern[str]
     trailing_label_prefixes: tuple[str, ...]
     tax_included_prefixes: tuple[str, ...]
+    tax_included_labels: frozenset[str]  # "内消費税等": a tax label that says the figures hold the tax
     adjustment_kind: Mapping[str, str]
     adjustment_re: re.Pattern[str]
     # deductions that are a tax withheld for the state ("IRPF", "Tax withheld"): the total
@@ -122,6 +144,7 @@ class Lexicon:
     page_mark_re: re.Pattern[str]
     tip_guide_re: re.Pattern[str]
     tender_re: re.Pattern[str]  # "Bargeld", "Change": cash handed over and what it left
+    discount_column_re: re.Pattern[str]  # "Disc", "Dto": a discount's rate column, short
     rate_base_re: re.Pattern[str]
     term_unit_re: re.Pattern[str]  # "days", "Tage", "jours": the number before it is a payment term
     label_tail_words: frozenset[str]  # "amount", "Betrag": a label's own words after it ("Gross Total Amount")
@@ -295,7 +318,7 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
     return Lexicon(
         measure_of_unit=_kinds(_section(data, "measure_units", "groups"), "measure_units.groups"),
         role_of_label=role_of_label,
-        label_first_words=frozenset(first_word(p) for p in role_of_label),
+        label_first_words=frozenset(letters for p in role_of_label for letters in first_letters(p)),
         label_re=label_re,
         column_word_before_re=re.compile(column_word_before, re.IGNORECASE),
         unit_price_line_re=re.compile(
@@ -314,6 +337,7 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
             _section(data, "trailing_label_prefixes", "prefixes"), "trailing_label_prefixes"
         ),
         tax_included_prefixes=_prefixes(_section(data, "tax_included_prefixes", "prefixes"), "tax_included_prefixes"),
+        tax_included_labels=frozenset(_phrases(_section(data, "tax_included_labels", "labels"), "tax_included_labels")),
         adjustment_kind=adjustment_kind,
         withholdings=frozenset(withholdings),
         payments=frozenset(payments),
@@ -326,6 +350,9 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         partial_re=re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, partial)) + r")(?![^\W_])", re.IGNORECASE),
         # a form feed, or a page word with its number
         tender_re=re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, tender)) + r")(?![^\W_])", re.IGNORECASE),
+        discount_column_re=re.compile(
+            r"(?<![^\W_])(?:" + _listed(data, "discount_column_words", "words") + r")(?![^\W_])", re.IGNORECASE
+        ),
         tip_guide_re=re.compile(
             r"(?<![^\W_])(?:" + "|".join(map(phrase_pattern, tip_guide)) + r")(?![^\W_])", re.IGNORECASE
         ),

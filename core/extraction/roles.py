@@ -1659,7 +1659,8 @@ def header_cell_over(
 
 
 # A label that ends a sentence: a full stop and the next sentence's first word after it
-_SENTENCE_ENDS = re.compile(r"[.!?][ \t]+[A-Z]")
+# (not "Invoice Nr. INV-7781": a number's abbreviation, and a code in capitals)
+_SENTENCE_ENDS = re.compile(r"(?<!(?i:\bno))(?<!(?i:\bnr))(?<!(?i:\bnum))(?<!\bn°)[.!?][ \t]+[A-Z][a-z]")
 
 
 def _another_names(gap: str) -> bool:
@@ -1720,7 +1721,7 @@ class LabelIndex:
             _, line_end = lines.bounds(lines.line_of(lb.start))
             stop = min(line_end, self.starts[k + 1]) if k + 1 < len(self.labels) else line_end
             after = text[lb.end : stop]
-            if _SENTENCE_ENDS.match(after):
+            if _SENTENCE_ENDS.match(text, lb.end, stop):
                 continue  # "This email serves as your VAT receipt. Prices include VAT at 20%."
             if any(c.isdigit() for c in after) or _NAMED_AFTER_COLON.match(after):
                 inline.add(k)
@@ -1783,14 +1784,14 @@ class LabelIndex:
         below = self.lines.cells(line + 1) if line + 1 < len(self.lines.starts) else []
         if len(cells) > 1:
             # a cell of a row of header cells, over its value ("Rechnungsnummer
-            # Rechnungsdatum" over "RE-25-00412  14.03.2025"); not a title beside a name
-            # ("Bramble    Receipt") with nothing under it
-            line_start, below_start = (
-                self.lines.starts[line],
-                self.lines.starts[min(line + 1, len(self.lines.starts) - 1)],
-            )
-            c0, c1 = label.start - line_start, label.end - line_start
-            return any(s - below_start < c1 and e - below_start > c0 for s, e in below)
+            # Rechnungsdatum" over "RE-25-00412  14.03.2025", a blank line between or
+            # none); not a title beside a name ("Bramble    Receipt") with nothing under it
+            c0, c1 = label.start - self.lines.starts[line], label.end - self.lines.starts[line]
+            for under in range(line + 1, min(line + 3, len(self.lines.starts))):
+                under_cells, under_start = self.lines.cells(under), self.lines.starts[under]
+                if under_cells:
+                    return any(s - under_start < c1 and e - under_start > c0 for s, e in under_cells)
+            return False
         first = self.text[below[0][0] : below[0][1]] if below else ""
         return " " not in first and any(c.isdigit() for c in first)  # "RE-25-00412", a value alone
 

@@ -388,6 +388,8 @@ class Source:
             after = text[m.end() : m.end() + QUALIFIER_REACH]
             if lexicon.tax_inclusive_re.search(before) or lexicon.tax_inclusive_after_re.match(after):
                 return True
+            if label_key(m, lexicon) in lexicon.tax_included_labels:
+                return True  # "(内消費税等 ¥75)": the tax within the figures
         return False
 
     def charge_label(self, ai: int) -> str | None:
