@@ -5055,3 +5055,38 @@ def test_one_line_descriptions_over_their_figures_join_no_two_rows():
 )  # fmt: skip
 def test_a_reviews_silent_holes_are_caught(text, schema, record, field):
     assert factors(text, record, builtin(schema))[field] < 0.7
+
+
+# 216. Words of the second printed round: a repair shop's charges ("SHOP SUPPLIES", "HAZ.
+# WASTE DISPOSAL"), a Japanese freelancer's withheld income tax (源泉徴収税額), Greek net
+# value's total ("Σύνολο καθαρής αξίας") and other taxes and fees, Vietnamese and Chinese
+# discounts and coupons ("Giảm giá", 优惠券, 代金券抵扣), a Chinese app's goods and paid sums
+# (商品金额, 实付金额)
+@pytest.mark.parametrize(
+    "text,schema,record",
+    [
+        ("REPAIR ORDER / INVOICE RO 58213\nLABOR                     243.00\nPARTS                      89.34\n"
+         "SHOP SUPPLIES (5% labor)   12.15\nHAZ. WASTE DISPOSAL         3.50\nSUBTOTAL                  347.99\n"
+         "SALES TAX 7.75%             7.86\nTOTAL                     355.85\n", "invoice",
+         {"subtotal": 347.99, "tax": 7.86, "total": 355.85,
+          "line_items": [{"amount": 243.00}, {"amount": 89.34}]}),
+        ("御請求書\n小計  ¥150,000\n消費税（10%）  ¥15,000\n源泉徴収税額（10.21%）  -¥15,315\n合計  ¥149,685\n",
+         "invoice", {"subtotal": 150000, "tax": 15000, "total": 149685}),
+        ("Τιμολόγιο Παροχής Υπηρεσιών\nΣύνολο καθαρής αξίας  240,00 €\nΣύνολο ΦΠΑ             31,20 €\n"
+         "Λοιποί φόροι / τέλη    14,00 €\nΠληρωτέο ποσό         285,20 €\n", "invoice",
+         {"subtotal": 240.00, "tax": 31.20, "total": 285.20}),
+        ("XanhMart\nBánh mì sandwich trứng   1  25.000  25.000\nKhăn giấy ướt 80 tờ      1  83.000  83.000\n"
+         "Tổng tiền hàng         108.000\nGiảm giá KM            -10.000\nTổng thanh toán (VNĐ)   98.000\n"
+         "Tiền mặt               100.000\n", "receipt", {"subtotal": 108000, "total": 98000}),
+        ("山隅咖啡\n生椰拿铁 大杯 冰 少糖  x2  ¥58.00\n美式咖啡 中杯 热     x1  ¥38.00\n商品金额              ¥96.00\n"
+         "优惠券（满50减5）        -¥5.00\n实付金额           ¥91.00\n", "receipt", {"subtotal": 96.00, "total": 91.00}),
+        ("月度账单\n计费项  用量  单价  应付金额\n云服务器 ECS  2 台  ¥689.00  ¥1,378.00\n"
+         "公网流量  3,486.27 GB  ¥0.80  ¥2,789.02\n费用合计  ¥4,167.02\n代金券抵扣  -¥300.00\n"
+         "其中：不含税金额  ¥3,648.13\n其中：增值税（6%）  ¥218.89\n应付金额（含税）  ¥3,867.02\n", "invoice",
+         {"subtotal": 3648.13, "tax": 218.89, "total": 3867.02,
+          "line_items": [{"quantity": 2, "unit_price": 689.00, "amount": 1378.00},
+                         {"quantity": 3486.27, "unit_price": 0.80, "amount": 2789.02}]}),
+    ],
+)  # fmt: skip
+def test_the_second_printed_rounds_words(text, schema, record):
+    assert min(factors(text, record, builtin(schema)).values()) > 0.7
