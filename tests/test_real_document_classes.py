@@ -4787,16 +4787,20 @@ def test_a_description_wrapped_around_its_rows_centred_figures_is_found(rows, de
     assert factors(text, {"line_items": [{"description": description}]})["line_items[0].description"] == 1.0
 
 
-def test_a_rows_centred_figures_join_no_description_to_the_next_rows():
-    # a row's own figures beside its description: the next row's description is no continuation
-    text = (
-        "INVOICE 77\nDescription                 Qty   Price   Amount\n"
-        "Widget large                  2   10.00    20.00\n"
-        "Gadget small                  1    5.00     5.00\n"
-        "Total 25.00\n"
-    )
-    record = {"line_items": [{"description": "Widget large Gadget small"}]}
-    assert factors(text, record)["line_items[0].description"] < 0.7
+@pytest.mark.parametrize(
+    "rows,description",
+    [
+        # a row's own figures beside its description: the next row's description is no continuation
+        ("Widget large                  2   10.00    20.00\nGadget small                  1    5.00     5.00\n",
+         "Widget large Gadget small"),
+        # one-line descriptions over their own figures: two rows, not one row's two parts
+        ("Consulting services\n                                     10  100.00  1,000.00\nTravel expenses\n"
+         "                                      1  250.00    250.00\n", "Consulting services Travel expenses"),
+    ],
+)  # fmt: skip
+def test_a_rows_figures_join_no_description_to_the_next_rows(rows, description):
+    text = "INVOICE 77\nDescription                 Qty   Price   Amount\n" + rows + "Total 25.00\n"
+    assert factors(text, {"line_items": [{"description": description}]})["line_items[0].description"] < 0.7
 
 
 # 206. A receipt that prints the goods' sum with the tax in it ("Subtotal", "SUBTOTAL")
@@ -5029,16 +5033,6 @@ def test_an_items_words_are_no_charge_or_discount(till, items):
     assert any("arithmetic" in r for r in reasons(till, record, RECEIPT)["subtotal"])
 
 
-def test_one_line_descriptions_over_their_figures_join_no_two_rows():
-    text = (
-        "INVOICE 2025-77\nDescription                         Qty   Price    Amount\nConsulting services\n"
-        "                                     10  100.00  1,000.00\nTravel expenses\n"
-        "                                      1  250.00    250.00\nTotal 1,250.00\n"
-    )
-    record = {"line_items": [{"description": "Consulting services Travel expenses"}]}
-    assert factors(text, record)["line_items[0].description"] < 0.7
-
-
 @pytest.mark.parametrize(
     "text,schema,record,field",
     [
@@ -5090,3 +5084,47 @@ def test_a_reviews_silent_holes_are_caught(text, schema, record, field):
 )  # fmt: skip
 def test_the_second_printed_rounds_words(text, schema, record):
     assert min(factors(text, record, builtin(schema)).values()) > 0.7
+
+
+# 217. A second review: a discount's short word before a figure taken off is a discount
+# ("SENIOR DISC  -4.30"); a due date on the total's line is no condition; an item's "(※ 内税)"
+# says nothing of the other figures; a title beside a shop's name heads nothing past a
+# blank line
+@pytest.mark.parametrize(
+    "text,record",
+    [
+        ("GREENWAY PHARMACY\nVITAMIN D3 1000IU            8.99\nALLERGY RELIEF 24CT         12.49\n"
+         "SUBTOTAL                    21.48\nSENIOR DISC                 -4.30\nTOTAL                       17.18\n",
+         {"subtotal": 21.48, "total": 17.18}),
+        ("SUPERMERCADO DIA\nLECHE ENTERA 1L              0,95\nACEITE OLIVA 1L             13,35\n"
+         "SUBTOTAL                    14,30\nDESC. CLUB DIA              -1,43\nTOTAL                       12,87\n",
+         {"subtotal": 14.30, "total": 12.87}),
+    ],
+)  # fmt: skip
+def test_a_short_discount_word_before_a_figure_taken_off(text, record):
+    assert min(factors(text, record, RECEIPT).values()) > 0.7
+
+
+@pytest.mark.parametrize("due", ["Due Date: 04/01/2026          Amount Due:", "Balance due 04/01/2026   "])
+def test_a_due_date_on_the_totals_line_is_no_condition(due):
+    text = (
+        "ACME SUPPLY CO\nINVOICE 77812   DATE 03/02/2026\nInvoice total             1,250.00\n"
+        f"Freight                      85.00\n{due} 1,335.00\n"
+    )
+    assert factors(text, {"total": 1250.00})["total"] < 0.7
+
+
+def test_an_items_included_tax_note_says_nothing_of_the_other_figures():
+    text = (
+        "焼肉 たむら\n2026/05/14 20:41\nコース x2          ¥10,000\nビール ※          ¥1,100\n"
+        "消費税(外税10%)     ¥1,000\n合計              ¥12,100\n(※ 内税)\n"
+    )
+    assert factors(text, {"subtotal": 12100, "tax": 1000, "total": 12100}, RECEIPT)["subtotal"] < 0.7
+
+
+def test_a_title_beside_a_shops_name_heads_nothing_past_a_blank_line():
+    text = (
+        "BLUE FIN DINER                    RECEIPT\n\n12 Harbour St, Portland ME        03/14/2026\n"
+        "Order #48812\nTOTAL  42.80\n"
+    )
+    assert factors(text, {"receipt_number": "48812"}, RECEIPT)["receipt_number"] == 1.0

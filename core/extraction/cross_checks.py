@@ -908,13 +908,11 @@ _CONDITION_WORDS = re.compile(r"(?i)(?<![^\W_])(?:after|late|overdue)(?![^\W_])"
 
 
 def _owed_on_a_condition(src: Source, ai: int) -> bool:
-    """Whether a figure's line says it is owed only on a condition: a date or "after",
-    "late" ("Amount Due After 03/25  $92.62" beside "Amount Due by 03/25  $84.20")."""
+    """Whether a figure's line says it is owed only on a condition: "after", "late",
+    "overdue" ("Amount Due After 03/25  $92.62" beside "Amount Due by 03/25  $84.20"); a
+    due date alone is no condition ("Due Date: 04/01/2026   Amount Due: 1,335.00")."""
     start = src.lines.bounds(src.lines.line_of(src.amounts[ai].start))[0]
-    before = src.text[start : src.amounts[ai].start]
-    return _CONDITION_WORDS.search(before) is not None or any(
-        start <= m.start < src.amounts[ai].start for m in src.date_mentions
-    )
+    return _CONDITION_WORDS.search(src.text, start, src.amounts[ai].start) is not None
 
 
 def _charges_of(src: Source, diff: Decimal) -> list[str]:

@@ -1787,7 +1787,10 @@ class LabelIndex:
             # Rechnungsdatum" over "RE-25-00412  14.03.2025", a blank line between or
             # none); not a title beside a name ("Bramble    Receipt") with nothing under it
             c0, c1 = label.start - self.lines.starts[line], label.end - self.lines.starts[line]
-            for under in range(line + 1, min(line + 3, len(self.lines.starts))):
+            # past a blank line only in a row of labels ("RECEIPT   DATE   ORDER ID"), not
+            # under a title beside a name ("BLUE FIN DINER    RECEIPT")
+            row_of_labels = sum(1 for other in self.labels if self.lines.line_of(other.start) == line) > 1
+            for under in range(line + 1, min(line + (3 if row_of_labels else 2), len(self.lines.starts))):
                 under_cells, under_start = self.lines.cells(under), self.lines.starts[under]
                 if under_cells:
                     return any(s - under_start < c1 and e - under_start > c0 for s, e in under_cells)

@@ -314,6 +314,11 @@ class Source:
             if grand is not None and grand.start <= offset + m.start() and offset + m.end() <= grand.end:
                 continue  # a grand total's own words ("Total with tip"): the total, no tip
             phrase = normalise_phrase(m.group())  # the phrase nearest the number wins
+        if phrase is None and self.amounts[ai].value < 0:
+            # "EMPLOYEE DISC 10%  -2.00", "DESC. CLUB DIA  -1,43": a discount's short word
+            # before a figure taken off (before one added it is an item's: "DISC BRAKE CLEANER")
+            short = [*self.lexicon.discount_column_re.finditer(before)]
+            phrase = normalise_phrase(short[-1].group()) if short else None
         rate_base = self.lexicon.rate_base_re.search(before) is not None or self.assignment.per_rate[ai]
         self._phrases[ai] = (phrase, rate_base)
         return phrase, rate_base
@@ -388,8 +393,8 @@ class Source:
             after = text[m.end() : m.end() + QUALIFIER_REACH]
             if lexicon.tax_inclusive_re.search(before) or lexicon.tax_inclusive_after_re.match(after):
                 return True
-            if label_key(m, lexicon) in lexicon.tax_included_labels:
-                return True  # "(内消費税等 ¥75)": the tax within the figures
+            if label_key(m, lexicon) in lexicon.tax_included_labels and _FIGURE_AFTER.match(text, m.end()):
+                return True  # "(内消費税等 ¥75)": the tax within the figures (not an item's "(※ 内税)")
         return False
 
     def charge_label(self, ai: int) -> str | None:
@@ -512,6 +517,8 @@ class Source:
 
 
 _MAX_PHRASE_HITS = 100
+# A figure right after a label on its line: "内消費税等 ¥75", "内税：¥1,000"
+_FIGURE_AFTER = re.compile(r"[ \t]*[:：]?[ \t]*[¥￥$€£]?[ \t]*[0-9]")
 _MAX_HEADING = 30
 _MAX_NAMED_HEADING = 60  # a charge's kind with its name ("Zuschlag: Standard Shipping Fee")
 
