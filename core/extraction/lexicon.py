@@ -144,7 +144,7 @@ class Lexicon:
     page_mark_re: re.Pattern[str]
     tip_guide_re: re.Pattern[str]
     tender_re: re.Pattern[str]  # "Bargeld", "Change": cash handed over and what it left
-    discount_column_re: re.Pattern[str]  # "Disc", "Dto": a discount's rate column, short
+    discount_column_re: re.Pattern[str]  # "Disc", "Dto": a discount written short (a column, a figure off)
     rate_base_re: re.Pattern[str]
     term_unit_re: re.Pattern[str]  # "days", "Tage", "jours": the number before it is a payment term
     label_tail_words: frozenset[str]  # "amount", "Betrag": a label's own words after it ("Gross Total Amount")
