@@ -5035,6 +5035,11 @@ def test_an_items_words_are_no_charge_or_discount(till, items):
          "45 Harbour Road                           Date: 03/14/2025\n"
          "Portsmouth PO1 3AX                        CU-10442\nTotal   1,080.00\n", "invoice",
          {"invoice_number": "CU-10442"}, "invoice_number"),
+        # a number in mixed case after the abbreviation's full stop
+        ("Acme Widgets Inc.                         Invoice No. Inv-7781\n"
+         "45 Harbour Road                           Date: 03/14/2025\n"
+         "Portsmouth PO1 3AX                        CU-10442\nTotal   1,080.00\n", "invoice",
+         {"invoice_number": "CU-10442"}, "invoice_number"),
         # a row of one-word header cells, a blank line before its values
         ("Bramble Homewares Pty Ltd\n\n RECEIPT              DATE            ORDER ID\n\n"
          " 20931                18 Feb 2026     MQ7K2L9XPD\n\nTOTAL  A$84.98\n", "receipt",

@@ -10,7 +10,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
-from itertools import combinations
 from typing import Any
 
 from vetq.core.extraction.amounts import CENT, to_cents
@@ -214,7 +213,7 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
             if name in src.lexicon.grand_roles
             and cents > mine_cents
             and not any(_owed_on_a_condition(src, ai) for ai, c in parts if c == cents)
-            and (charges := _charges_of(src, cents - mine_cents))
+            and (charges := difference_made_of(src, cents - mine_cents, either_way=False, kind="charge"))
         ]
         if not unexplained and before_charges:
             # "Totale compensi 1.805,00 / Rivalsa imposta di bollo 2,00 / Totale da pagare
@@ -903,7 +902,6 @@ def _a_discount_rate_header(src: Source, line: int) -> str | None:
     return None
 
 
-_MAX_CHARGES_SUMMED = 3
 _CONDITION_WORDS = re.compile(r"(?i)(?<![^\W_])(?:after|late|overdue)(?![^\W_])")
 
 
@@ -913,17 +911,6 @@ def _owed_on_a_condition(src: Source, ai: int) -> bool:
     due date alone is no condition ("Due Date: 04/01/2026   Amount Due: 1,335.00")."""
     start = src.lines.bounds(src.lines.line_of(src.amounts[ai].start))[0]
     return _CONDITION_WORDS.search(src.text, start, src.amounts[ai].start) is not None
-
-
-def _charges_of(src: Source, diff: Decimal) -> list[str]:
-    """The labelled charges (no discount or payment) that add up, to the cent, to `diff`:
-    at most three of them, the fewest; none where none do."""
-    charges = [(value, phrase) for value, kind, phrase in src.adjustments() if kind == "charge"]
-    for size in range(1, min(len(charges), _MAX_CHARGES_SUMMED) + 1):
-        for combo in combinations(charges, size):
-            if abs(sum((value for value, _ in combo), Decimal(0)) - diff) <= CENT:
-                return [phrase for _, phrase in combo]
-    return []
 
 
 def _one_charge(src: Source, diff: Decimal) -> str | None:

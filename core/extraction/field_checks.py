@@ -216,15 +216,15 @@ def _continued(
         return []  # a blank line
     line_start = src.lines.starts[line + 1]
     beside: list[tuple[int, int]] = []
-    aligned = [cell for cell in cells if abs(cell[0] - line_start - column) <= 1]
+    aligned = _cell_in_column(src, line + 1, column)
     if row_pending and _figures_alone(src, line + 1, column):
         # the row's figures centred between its description's lines
         return _continued(src, words, line + 1, column, aligned_only=True)
     if aligned_only and _figures_alone(src, line + 2, column) and _a_rows_figures(src, src.lines.cells(line + 2)):
         return []  # the next row's first line over its own figures ("Travel expenses" over "1  250.00")
-    if aligned:
-        start, end = aligned[0]
-        beside = [cell for cell in cells if cell != aligned[0]]
+    if aligned is not None:
+        start, end = aligned
+        beside = [cell for cell in cells if cell != aligned]
         rows_figures = any(_PRICE_IN_CELL.search(src.text, s, e) for s, e in beside) or _a_rows_figures(src, cells)
         if rows_figures and not row_pending:
             return []  # a table's next row, with its prices or counts
@@ -251,11 +251,16 @@ def _figures_alone(src: Source, line: int, column: int) -> bool:
     description's `column` (a figure may stand there: a quantity)."""
     if line >= len(src.lines.starts):
         return False
-    cells, line_start = src.lines.cells(line), src.lines.starts[line]
-    aligned = [cell for cell in cells if abs(cell[0] - line_start - column) <= 1]
-    if aligned and _FIGURE_CELL.fullmatch(src.text, *aligned[0]) is None:
+    aligned = _cell_in_column(src, line, column)
+    if aligned is not None and _FIGURE_CELL.fullmatch(src.text, *aligned) is None:
         return False
-    return any(_PRICE_IN_CELL.search(src.text, s, e) for s, e in cells)
+    return any(_PRICE_IN_CELL.search(src.text, s, e) for s, e in src.lines.cells(line))
+
+
+def _cell_in_column(src: Source, line: int, column: int) -> tuple[int, int] | None:
+    """The first cell of `line` that starts in `column` (one character either way), or None."""
+    line_start = src.lines.starts[line]
+    return next((cell for cell in src.lines.cells(line) if abs(cell[0] - line_start - column) <= 1), None)
 
 
 # A price in a cell: a figure with cents ("1,500.00", "12,50 €"), not a date ("18.03.2026");

@@ -1789,7 +1789,8 @@ class LabelIndex:
             c0, c1 = label.start - self.lines.starts[line], label.end - self.lines.starts[line]
             # past a blank line only in a row of labels ("RECEIPT   DATE   ORDER ID"), not
             # under a title beside a name ("BLUE FIN DINER    RECEIPT")
-            row_of_labels = sum(1 for other in self.labels if self.lines.line_of(other.start) == line) > 1
+            line_start, line_end = self.lines.bounds(line)
+            row_of_labels = bisect_left(self.starts, line_end) - bisect_left(self.starts, line_start) > 1
             for under in range(line + 1, min(line + (3 if row_of_labels else 2), len(self.lines.starts))):
                 under_cells, under_start = self.lines.cells(under), self.lines.starts[under]
                 if under_cells:

@@ -604,12 +604,17 @@ def adjustment_sums(adjustments: list[tuple[Decimal, str, str]], *, either_way: 
     return sums
 
 
-def difference_made_of(src: Source, diff: Decimal, *, either_way: bool) -> list[str] | None:
-    """The labelled charges / deductions that make up diff, or None."""
+def difference_made_of(src: Source, diff: Decimal, *, either_way: bool, kind: str | None = None) -> list[str] | None:
+    """The labelled charges / deductions (only those of `kind`, when given) that make up
+    diff, or None."""
     target = to_cents(abs(diff) if either_way else diff)
     if target is None:
         return None
-    sums = src.adjustment_sums(either_way)
+    sums = (
+        src.adjustment_sums(either_way)
+        if kind is None
+        else adjustment_sums([a for a in src.adjustments() if a[1] == kind], either_way=either_way)
+    )
     for near in (target, target - CENT, target + CENT):
         if near in sums:
             return sums[near]
