@@ -20,7 +20,7 @@ from vetq.core.extraction.dates import find_date_mentions
 from vetq.core.extraction.heuristics import run_heuristics
 from vetq.core.extraction.roles import LABEL_BEFORE_WINDOW, laid_out_length, reach_start
 from vetq.core.extraction.source import Source
-from vetq.core.schemas import builtin
+from vetq.core.schemas import builtin, compile_schema
 
 INVOICE = builtin("invoice")
 RECEIPT = builtin("receipt")
@@ -5128,3 +5128,86 @@ def test_a_title_beside_a_shops_name_heads_nothing_past_a_blank_line():
         "Order #48812\nTOTAL  42.80\n"
     )
     assert factors(text, {"receipt_number": "48812"}, RECEIPT)["receipt_number"] == 1.0
+
+
+# 218. The buyer given as the seller: a name the record gives as the invoice's vendor (or the
+# receipt's merchant) that the document writes only under the buyer's labels, as a converter
+# that keeps the layout places them, is the buyer's; a name the layout does not place so is
+# left alone
+@pytest.mark.parametrize(
+    "text,schema,record,field",
+    [
+        # the label alone over its block
+        ("Référence Digitale                               FACTURE\n14 rue Paul Bert  Date de facture : 09/03/2026\n\n"
+         "Client\nMaison Vérel SAS\n3 quai Jules Courmont\n\nTotal TTC   4 941,00 €\n", "invoice",
+         {"vendor_name": "Maison Vérel SAS"}, "vendor_name"),
+        # the right column's block, under a bilingual label
+        ("Sprzedawca / Seller                                       Nabywca / Buyer\n"
+         "Codewise Software Sp. z o.o.                              Fahrradkurier Nord GmbH\n"
+         "ul. Piotrkowska 148/150                                   Schanzenstraße 33\n\nRazem  4 920,00 EUR\n", "invoice",
+         {"vendor_name": "Fahrradkurier Nord GmbH"}, "vendor_name"),
+        # the label starting the name's cell
+        ("                                                             Invoice No.: ANM/INV/2026/0219\n"
+         " Customer: Gulf Horizon Shipping Services FZE                Supply Date: 11/03/2026\n"
+         " TRN: 100234567800003                                        LPO No.: GHS-LPO-7731\nTotal AED 10,500.00\n",
+         "invoice", {"vendor_name": "Gulf Horizon Shipping Services FZE"}, "vendor_name"),
+        # a heading's letters spaced out
+        ("Marlow Studio\nB I L L E D T O                   I N V O I C E N O .\n"
+         "Saltbush Coffee Roasters Pty Ltd  0042\n\nTOTAL  $1,540.00\n", "invoice",
+         {"vendor_name": "Saltbush Coffee Roasters Pty Ltd"}, "vendor_name"),
+        # a hotel's guest as the receipt's merchant
+        ("Hotel Zum Alten Fährhaus\nGast: Markus Lehmann\nAnreise: 12.03.2026   Zimmer 12\nGesamt   236,00 EUR\n", "receipt",
+         {"merchant_name": "Markus Lehmann"}, "merchant_name"),
+    ],
+)  # fmt: skip
+def test_the_buyer_given_as_the_seller_is_caught(text, schema, record, field):
+    assert factors(text, record, builtin(schema))[field] < 0.7
+
+
+@pytest.mark.parametrize(
+    "text,record",
+    [
+        # the seller's name to the right of a label with no colon: a row of two blocks' heads
+        ("Invoice\n\nBill To    Your Company Name\nSomeTarget Inc.\n\nOrder Total:   $37,701.43\n",
+         {"vendor_name": "Your Company Name"}),
+        # a row of labels written one a line, the names after them in their order
+        ("Invoice: BAR0001\n\nSeller:\nBuyer\nFoo Inc.\nBar Inc.\nFoo Str. 1/9\n\nTotal  120.00\n",
+         {"vendor_name": "Foo Inc."}),
+        # the buyer's label heading the left column, the seller's letterhead the right one's,
+        # across a gap or with the gap closed
+        ("INVOICE\nBill To:  Harbor Lane Design Studio\nQuillfeather Books Ltd  14 Marsh Road\nTotal   450.00\n",
+         {"vendor_name": "Harbor Lane Design Studio"}),
+        ("INVOICE\nBill To: Harbor Lane Design Studio\nQuillfeather Books Ltd 14 Marsh Road\nTotal 450.00\n",
+         {"vendor_name": "Harbor Lane Design Studio"}),
+        # a label with its value beside it names nothing under it
+        ("Invoice HL-19\nTotal   300.00\nCustomer:  Quillfeather Books Ltd\nHarbor Lane Design Studio · 14 Marsh Road\n",
+         {"vendor_name": "Harbor Lane Design Studio"}),
+        # a cash sale's empty customer field
+        ("Invoice No. 0042        Date 2024-03-02\nCustomer:\n\nHarbor Lane Design Studio, 14 Marsh Road\nTotal 450.00\n",
+         {"vendor_name": "Harbor Lane Design Studio"}),
+        # headings written one a line, whatever the first one says
+        ("INVOICE\nPay To:\nBill To:\nHarbor Lane Design Studio\nQuillfeather Books Ltd\nTotal 450.00\n",
+         {"vendor_name": "Harbor Lane Design Studio"}),
+        # under the buyer's label on a payment slip, and heading the invoice too
+        ("Kōwhai Digital Studio Limited\nTAX INVOICE\nTOTAL NZD  5,837.40\n\n"
+         "PAYMENT ADVICE   Customer:   Pōhutukawa Tours Limited\nTo:\nKōwhai Digital Studio Limited\n",
+         {"vendor_name": "Kōwhai Digital Studio Limited"}),
+    ],
+)  # fmt: skip
+def test_a_seller_the_layout_does_not_place_under_the_buyer_passes(text, record):
+    assert factors(text, record)["vendor_name"] == 1.0
+
+
+def test_a_buyer_written_only_under_the_sellers_label_is_caught_for_any_schema():
+    order = compile_schema(
+        {
+            "name": "order_note",
+            "fields": {
+                "customer": {"kind": "text", "party": "buyer"},
+                "total": {"kind": "amount", "labels": ["@total"]},
+            },
+        }
+    )
+    text = "Supplier:\nAcme Tools GmbH\nLindenweg 4\n\nDeliver to:\nBrook & Sons\n\nTotal  99.00\n"
+    assert factors(text, {"customer": "Acme Tools GmbH", "total": 99.0}, order)["customer"] < 0.7
+    assert factors(text, {"customer": "Brook & Sons", "total": 99.0}, order)["customer"] == 1.0

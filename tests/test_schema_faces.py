@@ -129,7 +129,7 @@ def test_schemas_list_prints_the_four_built_ins():
 @pytest.mark.processes
 def test_schemas_show_a_built_in_and_a_file():
     receipt = only_line(vetq("schemas", "show", "receipt"))
-    assert receipt["schema"] == {"name": "receipt", "version": 1, "hash": builtin("receipt").hash}
+    assert receipt["schema"] == {"name": "receipt", "version": 2, "hash": builtin("receipt").hash}
     assert receipt["document"] == builtin("receipt").canonical
     assert receipt["document"]["fields"]["items"]["fields"]["amount"]["kind"] == "amount"
     # The hash is the canonical document's: anyone holding the document can check it.
@@ -459,7 +459,7 @@ def test_batch_lines_carry_their_own_schema(service, cli_env):
     out = [json.loads(line) for line in done.stdout.splitlines()]
     assert [o.get("id") for o in out] == ["r", "b", "x", "d"], done.stdout + done.stderr
     assert [o["status"] for o in out] == ["ok", "ok", "error", "needs_review"], out
-    assert out[0]["schema"] == {"name": "receipt", "version": 1, "hash": builtin("receipt").hash}
+    assert out[0]["schema"] == {"name": "receipt", "version": 2, "hash": builtin("receipt").hash}
     assert out[1]["schema"]["hash"] == out[3]["schema"]["hash"] == BANK_HASH
     assert out[2]["error"]["code"] == "SCHEMA_INVALID" and "no_such_schema" in out[2]["error"]["message"]
     assert [f["field"] for f in out[3]["flagged_fields"]] == ["closing_balance"]

@@ -116,6 +116,8 @@ def test_the_same_schema_in_yaml_or_json_has_one_hash_and_a_change_has_another()
         ({"fields.rate.kind": "percent"}, "fields.rate.kind: unknown kind 'percent'"),
         ({"fields.rate.units": ["kg"], "fields.rate.kind": "text"}, "fields.rate.units: applies to number or quantity"),
         ({"fields.number.pattern": "^(PO"}, "fields.number.pattern: does not compile"),
+        ({"fields.total.party": "seller"}, "fields.total.party: applies to text"),
+        ({"fields.number.party": "vendor"}, "fields.number.party: Input should be 'seller' or 'buyer'"),
         ({"rules": [{"check": "due >= shipped"}]}, "rules[0].check: no field 'shipped'"),
         ({"rules": [{"check": "subtotal + ordered = total"}]}, "rules[0].check: compares dates with numbers"),
         ({"rules": [{"check": "due = ordered"}]}, "dates are compared in order"),

@@ -19,6 +19,7 @@ from vetq.core.extraction.amounts import CENT, parse_amount, to_cents
 from vetq.core.extraction.clock import clock_value, parse_time_value, same_time
 from vetq.core.extraction.dates import compact_date_spans, is_real_iso_date
 from vetq.core.extraction.lexicon import DATE_SET_ENDINGS, VALUE_LABEL_SETS, normalise_phrase
+from vetq.core.extraction.parties import OTHER_PARTY, written_only_as
 from vetq.core.extraction.roles import (
     BARE_GAP,
     DATE_WORDS,
@@ -148,6 +149,17 @@ def check_text(src: Source, leaf: Leaf) -> FieldCheck:
     else:
         _grounded(check, src, found, f"'{short(value)}' not found in the source")
     _pattern(check, leaf, value)
+    party = leaf.field.party
+    if party is not None and check.spans:
+        other = OTHER_PARTY[party]
+        label = written_only_as(src.text, src.lines, (span.start for span in check.spans), other)
+        if label is not None:
+            check.verified = False
+            check.penalise(
+                FOREIGN_LABEL_FACTOR,
+                f"'{short(value)}' stands in the source only under '{short(label, 40)}', "
+                f"where the {other} is named, not the {party}",
+            )
     return check
 
 

@@ -640,6 +640,17 @@ DATE_SET_ENDINGS = ("_date", "_period", "_until")
 # The standard label sets of dates and identifiers ("@invoice_date", "@order_number"):
 # what a schema's value field may take, and the labels that say a value is another one.
 VALUE_LABEL_SETS = _value_label_sets(_AMOUNT_WORDS)
+# The parties a text field may name (its `party`), each with the labels a document writes
+# over or before its name ("Bill to", "Nabywca"; "Seller", "Sprzedawca").
+PARTIES = ("seller", "buyer")
+
+
+def _party_labels(data: Mapping[str, Any]) -> Mapping[str, tuple[str, ...]]:
+    kind_of = _kinds(_section(data, "party_labels", "parties"), "party_labels.parties", PARTIES)
+    return {party: tuple(p for p, of in kind_of.items() if of == party) for party in PARTIES}
+
+
+PARTY_LABELS = _party_labels(_AMOUNT_WORDS)
 
 
 def numbers_dated_after_from_data(data: Mapping[str, Any]) -> Mapping[str, str]:

@@ -71,6 +71,7 @@ class SchemaLimits:
 _OPTION_KINDS: dict[str, tuple[str, ...]] = {
     "pattern": ("text", "identifier"),
     "validator": ("identifier",),
+    "party": ("text",),
     "values": ("enum",),
     "cues": ("boolean",),
     "units": ("number", "quantity"),
@@ -90,6 +91,7 @@ class FieldDef:
     labels: tuple[str, ...] = ()
     pattern: re.Pattern[str] | None = None
     validator: str | None = None
+    party: str | None = None  # "seller" or "buyer": the party a text names
     values: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     cues: Mapping[bool, tuple[str, ...]] = field(default_factory=dict)
     units: tuple[str, ...] = ()
@@ -315,6 +317,7 @@ class _Builder:
             labels=labels,
             pattern=pattern,
             validator=spec.validator,
+            party=spec.party,
             values=values,
             cues=cues,
             units=self._words(spec.units, f"{where}.units"),

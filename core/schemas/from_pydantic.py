@@ -2,7 +2,7 @@
 record class. Each field's kind comes from `Field(json_schema_extra={"kind": ...})`
 when given, else from its annotation (str: text, int/float/Decimal: number, date,
 bool: boolean, Literal or Enum: enum, a model: object, a list of models: list); the
-other schema options (labels, pattern, validator, values, cues, units, max_items,
+other schema options (labels, pattern, validator, party, values, cues, units, max_items,
 required) ride in the same json_schema_extra. The class docstring is the description;
 `__vetq_schema__ = {"name", "version", "rules"}` on the class sets the rest.
 
@@ -30,7 +30,19 @@ from vetq.core.schemas.compiled import SchemaInvalidError
 
 __all__ = ["document_of"]
 
-_OPTIONS = ("labels", "pattern", "validator", "values", "cues", "units", "max_items", "required", "kind", "description")
+_OPTIONS = (
+    "labels",
+    "pattern",
+    "validator",
+    "party",
+    "values",
+    "cues",
+    "units",
+    "max_items",
+    "required",
+    "kind",
+    "description",
+)
 _MAX_CLASS_DEPTH = 8
 
 

@@ -59,6 +59,9 @@ class FieldSpec(_Strict):
     pattern: str | None = Field(default=None, max_length=500)
     # identifier: a checksum or format the value must pass.
     validator: Literal["iban", "luhn", "vat"] | None = None
+    # text: the party of the document the value names; one the document writes only under
+    # the other party's labels is the other's ("Bill to" over an invoice's vendor).
+    party: Literal["seller", "buyer"] | None = None
     # enum: each allowed value with the words that ground it in a document
     # (a plain list means each value is its own word).
     values: dict[str, Phrases] | list[str] | None = None

@@ -1,0 +1,133 @@
+"""Where a name stands as one of a document's parties: under the buyer's labels ("Bill
+to", "Kunde", "Nabywca") or the seller's ("Seller", "Lieferant", "Sprzedawca"), as a
+converter that keeps the layout writes them. A record's seller written only where the
+buyer is named is the buyer (the most common silent wrong name on real invoices); only
+the places the layout makes plain count, so a name the text does not place is left alone."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+from vetq.core.extraction.lexicon import PARTIES, PARTY_LABELS, normalise_phrase
+from vetq.core.extraction.roles import Lines
+
+OTHER_PARTY = {"seller": "buyer", "buyer": "seller"}
+
+
+def _one_of(phrases: Iterable[str]) -> str:
+    return "(?:" + "|".join(re.escape(p) for p in sorted(phrases, key=len, reverse=True)) + ")"
+
+
+# A cell that is a party's label and nothing else, as `normalise_phrase` writes it: one
+# label, or several in two languages ("Nabywca / Buyer", "Buyer (Bill to)", "客戶 Client"),
+# its colon after them.
+_LABEL_CELL = {
+    party: re.compile(
+        rf"{_one_of(PARTY_LABELS[party])}(?: ?/? ?{_one_of(PARTY_LABELS[party])}| ?\({_one_of(PARTY_LABELS[party])}\))* ?[:：]?"
+    )
+    for party in PARTIES
+}
+# A label letter-spaced as a heading ("B I L L E D  T O"): its letters, blanks left out.
+_SPACED_LABEL = {party: frozenset(p.replace(" ", "") for p in PARTY_LABELS[party]) for party in PARTIES}
+_LETTER_SPACED = re.compile(r"(?:\S ){2,}\S")
+_COLONS = (":", "：")
+_MAX_HEADING_WORDS = 4
+# Runs of blanks between a line's cells.
+_CELL_GAP = re.compile(r"[ \t]{2,}|\t")
+
+
+def is_label_cell(cell: str, party: str) -> bool:
+    """Whether a cell's text is one of `party`'s labels and nothing else."""
+    written = normalise_phrase(cell.strip())
+    if _LABEL_CELL[party].fullmatch(written) is not None:
+        return True
+    return (
+        _LETTER_SPACED.fullmatch(written) is not None and written.replace(" ", "").rstrip(":：") in _SPACED_LABEL[party]
+    )
+
+
+def written_only_as(text: str, lines: Lines, starts: Iterable[int], party: str) -> str | None:
+    """`party`'s label, as written, when a name stands at each of `starts` under one of
+    that party's labels (`label_over`); None when it stands anywhere else."""
+    found = None
+    for start in starts:
+        label = label_over(text, lines, start, party)
+        if label is None:
+            return None
+        found = found or label
+    return found
+
+
+def label_over(text: str, lines: Lines, start: int, party: str) -> str | None:
+    """The label of `party` that names the name written at `start`, as written, or None:
+    its cell starting with the label and its colon ("Customer: Acme", "SOLD TO: Acme"), or
+    the label heading the name's column on the line right above ("Nabywca" over
+    "Fundacja ...", "Client" over "Maison Vérel SAS"). Not a label with a value of its own
+    beside it ("Customer:  Acme" over the next line's name), nor one of a row of headings
+    written one a line ("Seller:" over "Buyer:" over the seller's name), nor a label with
+    a blank line under it (a cash sale's empty "Customer:"); a label across a gap
+    ("Bill to:      Acme") is as often two columns' heads, the name the other column's."""
+    line = lines.line_of(start)
+    line_start, _ = lines.bounds(line)
+    own_cell = _CELL_GAP.split(text[line_start:start])[-1]
+    if own_cell.strip():
+        label = own_cell.strip()
+        if not label.endswith(_COLONS) or not is_label_cell(label, party):
+            return None
+        # a line under the label in its column is its block, this name the next column's,
+        # its gap closed ("Bill To: Acme" over "Contoso Ltd"); the label names the name only
+        # with nothing but the next label under it ("SOLD TO: Acme" over "TIN: 009-882")
+        label_column = lines.column(line_start, start - len(own_cell.lstrip()))
+        return None if _a_block_under(text, lines, line, label_column) else label
+    if line == 0:
+        return None
+    column = lines.column(line_start, start)
+    above = line - 1
+    above_start = lines.starts[above]
+    cells = lines.cells(above)
+    for k, (s, e) in enumerate(cells):
+        if abs(lines.column(above_start, s) - column) > 1 or not is_label_cell(text[s:e], party):
+            continue
+        if k + 1 < len(cells) and not _a_heading(text[slice(*cells[k + 1])]):
+            return None  # the label's value stands beside it
+        return None if _under_a_heading(text, lines, above) else text[s:e]
+    return None
+
+
+def _a_block_under(text: str, lines: Lines, line: int, column: int) -> bool:
+    """Whether the line under `line` starts a cell in `column` that is no label (no colon
+    in it): a block's next line."""
+    if line + 1 >= len(lines.starts):
+        return False
+    below_start = lines.starts[line + 1]
+    return any(
+        abs(lines.column(below_start, s) - column) <= 1 and not any(c in ":：" for c in text[s:e])
+        for s, e in lines.cells(line + 1)
+    )
+
+
+def _a_heading(cell: str) -> bool:
+    """Whether a cell beside a party's label heads a column too: a label with its colon,
+    another party's label, or a heading's spaced letters ("I N V O I C E N O .")."""
+    return (
+        ":" in cell
+        or any(is_label_cell(cell, party) for party in PARTIES)
+        or _LETTER_SPACED.fullmatch(cell) is not None
+    )
+
+
+def _under_a_heading(text: str, lines: Lines, line: int) -> bool:
+    """Whether `line`, a party's label alone, stands right under another heading alone in
+    its column (no figure, a few words): a row of headings written one a line, whose names
+    follow in their order, not each under its own ("Seller:" / "Buyer:", "Pay To:" /
+    "Bill To:")."""
+    if line == 0 or len(cells := lines.cells(line)) != 1 or len(above := lines.cells(line - 1)) != 1:
+        return False
+    heading = text[slice(*above[0])]
+    column = lines.column(lines.starts[line], cells[0][0])
+    return (
+        abs(lines.column(lines.starts[line - 1], above[0][0]) - column) <= 1
+        and not any(c.isdigit() for c in heading)
+        and len(heading.split()) <= _MAX_HEADING_WORDS
+    )
