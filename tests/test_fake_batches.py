@@ -481,23 +481,22 @@ def test_openai_input_file_problems_fail_the_batch_with_line_numbers(make_fake):
 
 
 def test_results_delay_holds_the_results_back(make_fake):
-    fake = make_fake(batch_delay=0.1, results_delay=0.4)
+    # the results are held back long enough that a loaded machine still sees them held
+    fake = make_fake(batch_delay=0.1, results_delay=3.0)
     a, o = claude(fake), gpt(fake)
     batch = a.messages.batches.create(requests=[{"custom_id": "r0", "params": params("c", "x")}])
     created = submit_openai(o, [line("q0", "x")])
-    time.sleep(0.15)
 
-    assert a.messages.batches.retrieve(batch.id).processing_status == "ended"
+    assert wait_anthropic(a, batch.id).processing_status == "ended"
     with pytest.raises(anthropic.NotFoundError):
         list(a.messages.batches.results(batch.id))
-    finalizing = o.batches.retrieve(created.id)
+    finalizing = wait_openai(o, created.id, until=("finalizing", *OPENAI_ENDED))
     assert finalizing.status == "finalizing" and finalizing.output_file_id is None
     assert finalizing.request_counts.completed == 1
 
-    time.sleep(0.4)
-    assert [r.result.type for r in a.messages.batches.results(batch.id)] == ["succeeded"]
-    done = o.batches.retrieve(created.id)
+    done = wait_openai(o, created.id, timeout=30.0)
     assert done.status == "completed" and len(file_lines(o, done.output_file_id)) == 1
+    assert [r.result.type for r in a.messages.batches.results(batch.id)] == ["succeeded"]
 
 
 def test_list_pages_newest_first(make_fake):

@@ -5188,6 +5188,15 @@ def test_the_buyer_given_as_the_seller_is_caught(text, schema, record, field):
         # headings written one a line, whatever the first one says
         ("INVOICE\nPay To:\nBill To:\nHarbor Lane Design Studio\nQuillfeather Books Ltd\nTotal 450.00\n",
          {"vendor_name": "Harbor Lane Design Studio"}),
+        # an empty customer row over the seller's footer line, and a label with a value
+        # holding a colon beside it
+        ("Invoice HL-20\nPicture framing  45.00\n        Total    45.00\nCustomer:\n"
+         "Harbor Lane Framing · 14 Marsh Road · Bristol BS1 2CD\n", {"vendor_name": "Harbor Lane Framing"}),
+        ("Invoice 42\nCustomer:   Walk-in, Tel: 555 0199\nHarbor Lane Hardware, 500 Commerce Blvd\nTotal 450.00\n",
+         {"vendor_name": "Harbor Lane Hardware"}),
+        # a payee in the bank details: Turkish "Alıcı" is no buyer there
+        ("   FATURA\nSAYIN\nQuillfeather Kitap A.Ş.\n Genel Toplam  1.200,00 TL\nBanka Bilgileri\n"
+         "Alıcı: Liman Tasarım Ltd. Şti.\nIBAN: TR12 0006 2000 1234 0006 2990 12\n", {"vendor_name": "Liman Tasarım Ltd. Şti."}),
         # under the buyer's label on a payment slip, and heading the invoice too
         ("Kōwhai Digital Studio Limited\nTAX INVOICE\nTOTAL NZD  5,837.40\n\n"
          "PAYMENT ADVICE   Customer:   Pōhutukawa Tours Limited\nTo:\nKōwhai Digital Studio Limited\n",
@@ -5211,3 +5220,23 @@ def test_a_buyer_written_only_under_the_sellers_label_is_caught_for_any_schema()
     text = "Supplier:\nAcme Tools GmbH\nLindenweg 4\n\nDeliver to:\nBrook & Sons\n\nTotal  99.00\n"
     assert factors(text, {"customer": "Acme Tools GmbH", "total": 99.0}, order)["customer"] < 0.7
     assert factors(text, {"customer": "Brook & Sons", "total": 99.0}, order)["customer"] == 1.0
+
+
+def test_a_receipts_spaced_copy_heading_names_no_buyer():
+    text = "  C U S T O M E R  C O P Y\n   BRIGHTMART #1234\n 500 Commerce Blvd\nTOTAL               24.99\n"
+    assert factors(text, {"merchant_name": "BRIGHTMART", "total": 24.99}, RECEIPT)["merchant_name"] == 1.0
+
+
+# 219. A number under a header its own label does not head, in a row of headers whose first
+# cell is the invoice number's ("Invoice No.  Invoice/Tax Date  Order No.  Account Ref"): the
+# invoice number the header names is the document's, the other cell's number another value
+SAGE_HEADER_ROW = (
+    "Fellside Outdoor Centre\nInvoice\n\n"
+    "Invoice No.  Invoice/Tax Date  Order No.  Account Ref  Page\n"
+    "10452        03/03/2026        FOC/118    FELL001      1\n\nTotal  1,250.00\n"
+)
+
+
+def test_a_number_under_another_header_than_the_invoice_numbers_is_caught():
+    assert factors(SAGE_HEADER_ROW, {"invoice_number": "FELL001"})["invoice_number"] < 0.7
+    assert factors(SAGE_HEADER_ROW, {"invoice_number": "10452"})["invoice_number"] == 1.0

@@ -27,6 +27,7 @@ from vetq.core.extraction.roles import (
     GENERIC_LABEL_BEFORE,
     NUMBER_WORDS,
     RATE_RE,
+    Label,
     LabelIndex,
 )
 from vetq.core.extraction.schema import Span
@@ -152,7 +153,7 @@ def check_text(src: Source, leaf: Leaf) -> FieldCheck:
     party = leaf.field.party
     if party is not None and check.spans:
         other = OTHER_PARTY[party]
-        label = written_only_as(src.text, src.lines, (span.start for span in check.spans), other)
+        label = written_only_as(src.text, src.lines, ((span.start, span.end) for span in check.spans), other)
         if label is not None:
             check.verified = False
             check.penalise(
@@ -1303,6 +1304,8 @@ def _named_outright(src: Source, index: LabelIndex, leaf: Leaf, kind: str) -> li
             span = token.span() if token is not None else None
         if span is not None and index.label_of(*span) is label:
             found.append(span)
+        elif kind == "identifier":
+            found.extend(_under_its_header(src, index, label))
     if found:
         return found  # its own labels say; the words below only where none does
     # "Date:" names the document's date when it is the first date the text writes: further
@@ -1312,6 +1315,27 @@ def _named_outright(src: Source, index: LabelIndex, leaf: Leaf, kind: str) -> li
     if kind == "identifier" and document_number:
         found.extend(_title_numbers(src))
     return found
+
+
+def _under_its_header(src: Source, index: LabelIndex, label: Label) -> list[tuple[int, int]]:
+    """The number in the cell under `label` as a column's header, in a row of headers
+    ("Invoice No.  Invoice/Tax Date  Order No." over "10452  03/03/2026  FOC/118"): the
+    first token with a digit of the cell on the next line (a blank line between or none)
+    that starts in the label's column, when the index reads the label as naming it."""
+    line = src.lines.line_of(label.start)
+    column = label.start - src.lines.starts[line]
+    for below in (line + 1, line + 2):
+        if below >= len(src.lines.starts):
+            return []
+        cells = src.lines.cells(below)
+        if not cells:
+            continue
+        cell = _cell_in_column(src, below, column)
+        if cell is None:
+            return []
+        token = _TOKEN_RE.match(src.text, cell[0], cell[1])
+        return [token.span()] if token is not None and index.label_of(*token.span()) is label else []
+    return []
 
 
 def _a_documents_number(leaf: Leaf) -> bool:

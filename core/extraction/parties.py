@@ -33,8 +33,12 @@ _SPACED_LABEL = {party: frozenset(p.replace(" ", "") for p in PARTY_LABELS[party
 _LETTER_SPACED = re.compile(r"(?:\S ){2,}\S")
 _COLONS = (":", "：")
 _MAX_HEADING_WORDS = 4
+# The blanks between two words of a letter-spaced heading ("C U S T O M E R  C O P Y").
+_SPACED_WORD_GAP = 3
 # Runs of blanks between a line's cells.
 _CELL_GAP = re.compile(r"[ \t]{2,}|\t")
+# Where a name ends its cell: its closing marks, then the line's end or a column's gap.
+_CELL_END = re.compile(r"[^\w\s]*(?:[ \t]*(?:\n|\Z)|[ \t]{2,}|\t)")
 
 
 def is_label_cell(cell: str, party: str) -> bool:
@@ -47,27 +51,29 @@ def is_label_cell(cell: str, party: str) -> bool:
     )
 
 
-def written_only_as(text: str, lines: Lines, starts: Iterable[int], party: str) -> str | None:
-    """`party`'s label, as written, when a name stands at each of `starts` under one of
+def written_only_as(text: str, lines: Lines, spans: Iterable[tuple[int, int]], party: str) -> str | None:
+    """`party`'s label, as written, when a name stands at each of `spans` under one of
     that party's labels (`label_over`); None when it stands anywhere else."""
     found = None
-    for start in starts:
-        label = label_over(text, lines, start, party)
+    for start, end in spans:
+        label = label_over(text, lines, start, end, party)
         if label is None:
             return None
         found = found or label
     return found
 
 
-def label_over(text: str, lines: Lines, start: int, party: str) -> str | None:
-    """The label of `party` that names the name written at `start`, as written, or None:
-    its cell starting with the label and its colon ("Customer: Acme", "SOLD TO: Acme"), or
-    the label heading the name's column on the line right above ("Nabywca" over
-    "Fundacja ...", "Client" over "Maison Vérel SAS"). Not a label with a value of its own
-    beside it ("Customer:  Acme" over the next line's name), nor one of a row of headings
-    written one a line ("Seller:" over "Buyer:" over the seller's name), nor a label with
-    a blank line under it (a cash sale's empty "Customer:"); a label across a gap
-    ("Bill to:      Acme") is as often two columns' heads, the name the other column's."""
+def label_over(text: str, lines: Lines, start: int, end: int, party: str) -> str | None:
+    """The label of `party` that names the name written at `start:end`, as written, or
+    None. The label starts the name's cell with its colon ("Customer: Acme", "SOLD TO:
+    Acme, 12 Main St"); or heads the name's column on the line right above, the name the
+    whole of its cell ("Nabywca" over "Fundacja ...", "Client" over "Maison Vérel SAS"; a
+    name with more in its cell, "Acme Ltd · 14 Marsh Road", is a footer's). Not a label
+    with a value of its own beside it ("Customer:  Acme" over the next line's name), nor
+    one of a row of headings written one a line ("Seller:" over "Buyer:" over the seller's
+    name), nor a label with a blank line under it (a cash sale's empty "Customer:"); a
+    label across a gap ("Bill to:      Acme") is as often two columns' heads, the name the
+    other column's."""
     line = lines.line_of(start)
     line_start, _ = lines.bounds(line)
     own_cell = _CELL_GAP.split(text[line_start:start])[-1]
@@ -80,8 +86,8 @@ def label_over(text: str, lines: Lines, start: int, party: str) -> str | None:
         # with nothing but the next label under it ("SOLD TO: Acme" over "TIN: 009-882")
         label_column = lines.column(line_start, start - len(own_cell.lstrip()))
         return None if _a_block_under(text, lines, line, label_column) else label
-    if line == 0:
-        return None
+    if line == 0 or not _CELL_END.match(text, end):
+        return None  # a name with more in its cell ("Acme Ltd · 14 Marsh Road") is a footer's or a letterhead's
     column = lines.column(line_start, start)
     above = line - 1
     above_start = lines.starts[above]
@@ -89,7 +95,7 @@ def label_over(text: str, lines: Lines, start: int, party: str) -> str | None:
     for k, (s, e) in enumerate(cells):
         if abs(lines.column(above_start, s) - column) > 1 or not is_label_cell(text[s:e], party):
             continue
-        if k + 1 < len(cells) and not _a_heading(text[slice(*cells[k + 1])]):
+        if k + 1 < len(cells) and not _a_heading(text, cells[k], cells[k + 1]):
             return None  # the label's value stands beside it
         return None if _under_a_heading(text, lines, above) else text[s:e]
     return None
@@ -102,19 +108,22 @@ def _a_block_under(text: str, lines: Lines, line: int, column: int) -> bool:
         return False
     below_start = lines.starts[line + 1]
     return any(
-        abs(lines.column(below_start, s) - column) <= 1 and not any(c in ":：" for c in text[s:e])
+        abs(lines.column(below_start, s) - column) <= 1 and not any(c in _COLONS for c in text[s:e])
         for s, e in lines.cells(line + 1)
     )
 
 
-def _a_heading(cell: str) -> bool:
-    """Whether a cell beside a party's label heads a column too: a label with its colon,
-    another party's label, or a heading's spaced letters ("I N V O I C E N O .")."""
-    return (
-        ":" in cell
-        or any(is_label_cell(cell, party) for party in PARTIES)
-        or _LETTER_SPACED.fullmatch(cell) is not None
-    )
+def _a_heading(text: str, label: tuple[int, int], beside: tuple[int, int]) -> bool:
+    """Whether the cell beside a party's label heads a column too: a label with its colon
+    ("INVOICE #: ML-2026-014" as a converter joins a header's label and value), another
+    party's label, or a heading's spaced letters ("I N V O I C E N O .")
+    apart from the label's, not going on with them ("C U S T O M E R  C O P Y")."""
+    cell = text[beside[0] : beside[1]]
+    if any(c in cell for c in _COLONS) or any(is_label_cell(cell, party) for party in PARTIES):
+        return True
+    if _LETTER_SPACED.fullmatch(cell) is None:
+        return False
+    return _LETTER_SPACED.fullmatch(text, *label) is None or beside[0] - label[1] > _SPACED_WORD_GAP
 
 
 def _under_a_heading(text: str, lines: Lines, line: int) -> bool:
