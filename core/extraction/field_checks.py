@@ -153,7 +153,9 @@ def check_text(src: Source, leaf: Leaf) -> FieldCheck:
     party = leaf.field.party
     if party is not None and check.spans:
         other = OTHER_PARTY[party]
-        label = written_only_as(src.text, src.lines, ((span.start, span.end) for span in check.spans), other)
+        label = written_only_as(
+            src.text, src.lines, ((span.start, span.end) for span in check.spans), other, src.value_labels
+        )
         if label is not None:
             check.verified = False
             check.penalise(
@@ -265,7 +267,7 @@ def _figures_alone(src: Source, line: int, column: int) -> bool:
     if line >= len(src.lines.starts):
         return False
     aligned = _cell_in_column(src, line, column)
-    if aligned is not None and _FIGURE_CELL.fullmatch(src.text, *aligned) is None:
+    if aligned is not None and _MONEY_CELL.fullmatch(src.text, *aligned) is None:
         return False
     return any(_PRICE_IN_CELL.search(src.text, s, e) for s, e in src.lines.cells(line))
 
@@ -280,6 +282,8 @@ def _cell_in_column(src: Source, line: int, column: int) -> tuple[int, int] | No
 # a cell that is a figure alone ("500", "1,450", "290,000"): a row's count or amount
 _PRICE_IN_CELL = re.compile(r"[0-9][.,][0-9]{2}(?![0-9]|[.,/][0-9])")
 _FIGURE_CELL = re.compile(r"[0-9][0-9.,' ]*")
+# A figure in a cell with its currency's sign or code ("1.800,00 €", "₹ 45,000.00", "USD 12.50")
+_MONEY_CELL = re.compile(r"(?:(?:[^\w\s]{1,3}|[A-Z]{3}) ?)?[0-9][0-9.,' ]*(?: ?(?:[^\w\s]{1,3}|[A-Z]{3}))?")
 # A cell that starts with a label and its colon ("Vendor: Acme", "Service: Next Day"), not
 # an address's own ("Attn: Receiving", "z. Hd. Einkauf")
 _LABELLED_CELL = re.compile(

@@ -641,13 +641,16 @@ DATE_SET_ENDINGS = ("_date", "_period", "_until")
 # what a schema's value field may take, and the labels that say a value is another one.
 VALUE_LABEL_SETS = _value_label_sets(_AMOUNT_WORDS)
 # The parties a text field may name (its `party`), each with the labels a document writes
-# over or before its name ("Bill to", "Nabywca"; "Seller", "Sprzedawca").
+# over or before its name ("Bill to", "Nabywca"; "Seller", "Sprzedawca"); a delivery's
+# labels ("Ship to") head a block of either party's (goods collected at the seller's store).
 PARTIES = ("seller", "buyer")
+_PARTY_LABEL_KINDS = (*PARTIES, "delivery")
 
 
 def _party_labels(data: Mapping[str, Any]) -> Mapping[str, tuple[str, ...]]:
-    kind_of = _kinds(_section(data, "party_labels", "parties"), "party_labels.parties", PARTIES)
-    return {party: tuple(p for p, of in kind_of.items() if of == party) for party in PARTIES}
+    kinds = _section(data, "party_labels", "parties")
+    kind_of = _kinds(kinds, "party_labels.parties", _PARTY_LABEL_KINDS)
+    return {kind: tuple(p for p, of in kind_of.items() if of == kind) for kind in _PARTY_LABEL_KINDS}
 
 
 PARTY_LABELS = _party_labels(_AMOUNT_WORDS)

@@ -1,16 +1,17 @@
 """Where a name stands as one of a document's parties: under the buyer's labels ("Bill
 to", "Kunde", "Nabywca") or the seller's ("Seller", "Lieferant", "Sprzedawca"), as a
 converter that keeps the layout writes them. A record's seller written only where the
-buyer is named is the buyer (the most common silent wrong name on real invoices); only
+buyer is named is the buyer (the most common silent wrong name in the printed rounds); only
 the places the layout makes plain count, so a name the text does not place is left alone."""
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Iterable
 
-from vetq.core.extraction.lexicon import PARTIES, PARTY_LABELS, normalise_phrase
-from vetq.core.extraction.roles import Lines
+from vetq.core.extraction.lexicon import PARTY_LABELS, normalise_phrase
+from vetq.core.extraction.roles import LabelIndex, Lines
 
 OTHER_PARTY = {"seller": "buyer", "buyer": "seller"}
 
@@ -26,12 +27,14 @@ _LABEL_CELL = {
     party: re.compile(
         rf"{_one_of(PARTY_LABELS[party])}(?: ?/? ?{_one_of(PARTY_LABELS[party])}| ?\({_one_of(PARTY_LABELS[party])}\))* ?[:：]?"
     )
-    for party in PARTIES
+    for party in PARTY_LABELS
 }
 # A label letter-spaced as a heading ("B I L L E D  T O"): its letters, blanks left out.
-_SPACED_LABEL = {party: frozenset(p.replace(" ", "") for p in PARTY_LABELS[party]) for party in PARTIES}
+_SPACED_LABEL = {party: frozenset(p.replace(" ", "") for p in PARTY_LABELS[party]) for party in PARTY_LABELS}
 _LETTER_SPACED = re.compile(r"(?:\S ){2,}\S")
 _COLONS = (":", "：")
+# What may follow a label in its cell: marks, a bracketed note ("Invoice Date (Tax Point)").
+_LABEL_TAIL = re.compile(r"[ .:#]*(?:\([^()]*\))?[ .:#]*")
 _MAX_HEADING_WORDS = 4
 # The blanks between two words of a letter-spaced heading ("C U S T O M E R  C O P Y").
 _SPACED_WORD_GAP = 3
@@ -51,19 +54,23 @@ def is_label_cell(cell: str, party: str) -> bool:
     )
 
 
-def written_only_as(text: str, lines: Lines, spans: Iterable[tuple[int, int]], party: str) -> str | None:
+def written_only_as(
+    text: str, lines: Lines, spans: Iterable[tuple[int, int]], party: str, value_labels: LabelIndex | None = None
+) -> str | None:
     """`party`'s label, as written, when a name stands at each of `spans` under one of
     that party's labels (`label_over`); None when it stands anywhere else."""
     found = None
     for start, end in spans:
-        label = label_over(text, lines, start, end, party)
+        label = label_over(text, lines, start, end, party, value_labels)
         if label is None:
             return None
         found = found or label
     return found
 
 
-def label_over(text: str, lines: Lines, start: int, end: int, party: str) -> str | None:
+def label_over(
+    text: str, lines: Lines, start: int, end: int, party: str, value_labels: LabelIndex | None = None
+) -> str | None:
     """The label of `party` that names the name written at `start:end`, as written, or
     None. The label starts the name's cell with its colon ("Customer: Acme", "SOLD TO:
     Acme, 12 Main St"); or heads the name's column on the line right above, the name the
@@ -95,7 +102,7 @@ def label_over(text: str, lines: Lines, start: int, end: int, party: str) -> str
     for k, (s, e) in enumerate(cells):
         if abs(lines.column(above_start, s) - column) > 1 or not is_label_cell(text[s:e], party):
             continue
-        if k + 1 < len(cells) and not _a_heading(text, cells[k], cells[k + 1]):
+        if k + 1 < len(cells) and not _a_heading(text, cells[k], cells[k + 1], value_labels):
             return None  # the label's value stands beside it
         return None if _under_a_heading(text, lines, above) else text[s:e]
     return None
@@ -113,17 +120,30 @@ def _a_block_under(text: str, lines: Lines, line: int, column: int) -> bool:
     )
 
 
-def _a_heading(text: str, label: tuple[int, int], beside: tuple[int, int]) -> bool:
+def _a_heading(text: str, label: tuple[int, int], beside: tuple[int, int], value_labels: LabelIndex | None) -> bool:
     """Whether the cell beside a party's label heads a column too: a label with its colon
-    ("INVOICE #: ML-2026-014" as a converter joins a header's label and value), another
-    party's label, or a heading's spaced letters ("I N V O I C E N O .")
-    apart from the label's, not going on with them ("C U S T O M E R  C O P Y")."""
+    ("INVOICE #: ML-2026-014" as a converter joins a header's label and value), a label of
+    a party or a delivery ("SHIP TO", "Delivery Address") or of a date or number the index
+    reads ("Date of Issue", "Invoice Number"), or a heading's spaced letters ("I N V O I C E
+    N O .") apart from the label's, not going on with them ("C U S T O M E R  C O P Y")."""
     cell = text[beside[0] : beside[1]]
-    if any(c in cell for c in _COLONS) or any(is_label_cell(cell, party) for party in PARTIES):
+    if any(c in cell for c in _COLONS) or any(is_label_cell(cell, kind) for kind in PARTY_LABELS):
+        return True
+    if value_labels is not None and _a_value_label(text, beside, value_labels):
         return True
     if _LETTER_SPACED.fullmatch(cell) is None:
         return False
     return _LETTER_SPACED.fullmatch(text, *label) is None or beside[0] - label[1] > _SPACED_WORD_GAP
+
+
+def _a_value_label(text: str, cell: tuple[int, int], value_labels: LabelIndex) -> bool:
+    """Whether a cell starts with a label of the index and has no more than marks or a
+    bracketed note after it ("Invoice Date (Tax Point)", "Date of Issue")."""
+    k = bisect_left(value_labels.starts, cell[0])
+    if k == len(value_labels.labels) or value_labels.starts[k] != cell[0]:
+        return False
+    rest = text[value_labels.labels[k].end : cell[1]]
+    return _LABEL_TAIL.fullmatch(rest) is not None
 
 
 def _under_a_heading(text: str, lines: Lines, line: int) -> bool:
