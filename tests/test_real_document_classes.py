@@ -5196,6 +5196,9 @@ def test_a_silent_wrong_value_is_caught(text, schema, record, field):
          "Harbor Lane Framing · 14 Marsh Road · Bristol BS1 2CD\n", {"vendor_name": "Harbor Lane Framing"}),
         ("Invoice 42\nCustomer:   Walk-in, Tel: 555 0199\nHarbor Lane Hardware, 500 Commerce Blvd\nTotal 450.00\n",
          {"vendor_name": "Harbor Lane Hardware"}),
+        # a buyer's label beside a one-word label ("Phone"): as often a label with its value
+        ("INVOICE 2291\nCustomer           Phone\nHarbourline Paper Co.\n4 Dock St\nTotal  75.00\n",
+         {"vendor_name": "Harbourline Paper Co."}),
         # goods collected at the seller's own store
         ("ORDER RECEIPT\nOrder #88812                     Date 2024-03-02\nShip To:\nBrightmart Supercenter #1234\n"
          "500 Commerce Blvd, Springfield\nDesk lamp              1   24.99\n                     Total 24.99\n",
@@ -5261,6 +5264,18 @@ WRAPPED_AROUND_PRICED_FIGURES = (
     "                   IVA 21%                378,00 €\n"
     "                   TOTAL                2.178,00 €\n"
 )
+
+
+def test_two_items_printed_name_over_price_are_no_wrapped_description():
+    text = (
+        "Bright Bean Café\n12 Mill Lane, Galway\n\nEthiopia Yirgacheffe 250g\n€12.50\nOat milk 1L\n€3.20\n"
+        "Almond croissant\n€3.80\n\nTotal  €19.50\n"
+    )
+    items = [
+        {"description": "Ethiopia Yirgacheffe 250g", "amount": 12.5},
+        {"description": "Oat milk 1L Almond croissant", "amount": 3.2},
+    ]
+    assert factors(text, {"total": 19.5, "items": items}, RECEIPT)["items[1].description"] < 0.7
 
 
 def test_a_description_wrapped_around_its_rows_priced_figures_is_read_whole():

@@ -584,7 +584,7 @@ class Bill(BaseModel):
 
     __vetq_schema__ = {"name": "bill", "version": 2, "rules": [{"check": "sum(lines[].amount) = total"}]}
 
-    supplier: str = Field(description="who sends the bill")
+    supplier: str = Field(description="who sends the bill", json_schema_extra={"party": "seller"})
     issued: date | None = None
     issued_at: dt_time | None = None
     status: Literal["paid", "open"] | None = None
@@ -602,6 +602,7 @@ def test_a_pydantic_class_is_a_schema_with_the_same_options():
     }  # fmt: skip
     assert schema.by_path["supplier"].required and not schema.by_path["issued"].required
     assert schema.by_path["supplier"].description == "who sends the bill"
+    assert schema.by_path["supplier"].party == "seller" and schema.by_path["issued"].party is None
     assert set(schema.by_path["status"].values) == {"paid", "open"}
     assert [r.comparison.text for r in schema.rules] == ["sum(lines[].amount) = total"]
 

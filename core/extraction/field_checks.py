@@ -235,7 +235,7 @@ def _continued(
     if row_pending and _figures_alone(src, line + 1, column):
         # the row's figures centred between its description's lines
         return _continued(src, words, line + 1, column, aligned_only=True)
-    if aligned_only and _figures_alone(src, line + 2, column) and _a_rows_figures(src, src.lines.cells(line + 2)):
+    if aligned_only and _figures_alone(src, line + 2, column) and _a_rows_figures_under_it(src, line + 2, column):
         return []  # the next row's first line over its own figures ("Travel expenses" over "1  250.00")
     if aligned is not None:
         start, end = aligned
@@ -270,6 +270,16 @@ def _figures_alone(src: Source, line: int, column: int) -> bool:
     if aligned is not None and _MONEY_CELL.fullmatch(src.text, *aligned) is None:
         return False
     return any(_PRICE_IN_CELL.search(src.text, s, e) for s, e in src.lines.cells(line))
+
+
+def _a_rows_figures_under_it(src: Source, line: int, column: int) -> bool:
+    """Whether `line` holds a row's figures read as a table's (`_a_rows_figures`), or a
+    price with its sign in a description's `column`, as a list printed name over price
+    gives each item's ("Oat milk 1L" over "€3.20")."""
+    if _a_rows_figures(src, src.lines.cells(line)):
+        return True
+    cell = _cell_in_column(src, line, column)
+    return cell is not None and _MONEY_CELL.fullmatch(src.text, *cell) is not None
 
 
 def _cell_in_column(src: Source, line: int, column: int) -> tuple[int, int] | None:

@@ -137,13 +137,16 @@ def _a_heading(text: str, label: tuple[int, int], beside: tuple[int, int], value
 
 
 def _a_value_label(text: str, cell: tuple[int, int], value_labels: LabelIndex) -> bool:
-    """Whether a cell starts with a label of the index and has no more than marks or a
-    bracketed note after it ("Invoice Date (Tax Point)", "Date of Issue")."""
+    """Whether a cell starts with a label of the index, two words or more, and has no more
+    than marks or a bracketed note after it ("Invoice Date (Tax Point)", "Date of Issue")."""
     k = bisect_left(value_labels.starts, cell[0])
     if k == len(value_labels.labels) or value_labels.starts[k] != cell[0]:
         return False
-    rest = text[value_labels.labels[k].end : cell[1]]
-    return _LABEL_TAIL.fullmatch(rest) is not None
+    label = value_labels.labels[k]
+    # one word ("Phone", "Store", "TRN") heads a column as often as it names a value beside it
+    return (
+        len(text[label.start : label.end].split()) > 1 and _LABEL_TAIL.fullmatch(text, label.end, cell[1]) is not None
+    )
 
 
 def _under_a_heading(text: str, lines: Lines, line: int) -> bool:
