@@ -5297,3 +5297,14 @@ def test_a_description_wrapped_around_its_rows_priced_figures_is_read_whole():
 def test_the_third_printed_rounds_words(text, record):
     # not flagged: a charge that explains a sum lowers it a little, no more
     assert min(factors(text, record).values()) > 0.7
+
+
+# 221. An Indian GST part named with its rate glued, as Zoho names a tax group ("CGST9 (9%)")
+def test_a_gst_parts_name_with_its_rate_glued_is_a_tax_label():
+    text = (
+        "Invoice Date  : 05/03/2025\nSub Total  98,750.00\nCGST9 (9%)  8,887.50\nSGST9 (9%)  8,887.50\n"
+        "Total  ₹1,16,525.00\n"
+    )
+    assert [role for _, role in amount_roles(text)] == ["subtotal", "tax", "tax", "total"]
+    # not flagged: the tax is the sum of its two printed parts
+    assert min(factors(text, {"subtotal": 98750.0, "tax": 17775.0, "total": 116525.0}).values()) > 0.7

@@ -267,8 +267,11 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
     # Atomic: the longest label that ends on a word's end is the label there, so when the
     # words after it make it no label ("KDV Matrahı (%)"), a shorter one it starts with
     # ("KDV") is not read in its place.
-    # a label ending in a sign may have its value glued after it ("Order #100009733", "PO#4471")
-    label_pattern = r"(?<![^\W_])(?>(?:" + alternation + r")(?:(?<![^\W_])|(?![^\W_])))"
+    # a label ending in a sign may have its value glued after it ("Order #100009733", "PO#4471");
+    # an Indian GST part its rate ("CGST9 (9%)", "SGST2.5", as Zoho names a tax group)
+    label_pattern = (
+        r"(?<![^\W_])(?>(?:" + alternation + r")(?:(?<![^\W_])|(?![^\W_])|(?<=gst)[0-9]{1,2}(?:\.[0-9])?(?![^\W_])))"
+    )
     if not amounts:
         # payment terms in words: "Due on receipt", "Fälligkeit: sofort"
         terms = _phrases(_section(data, "value_label_not_followed_by", "words"), "value_label_not_followed_by")

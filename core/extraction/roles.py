@@ -210,10 +210,14 @@ def label_matches(text: str, lexicon: Lexicon) -> Iterator[re.Match[str]]:
                 return
 
 
+# The rate an Indian GST part's name carries glued ("CGST9", "SGST2.5": Zoho's tax groups).
+_GLUED_GST_RATE = re.compile(r"(?<=gst)[0-9]{1,2}(?:\.[0-9])?$")
+
+
 def label_key(match: re.Match[str], lexicon: Lexicon) -> str:
     """The lexicon's phrase a label match is ("MwSt." is "mwst" where only that is listed)."""
     key = normalise_phrase(match.group())
-    return key if key in lexicon.role_of_label else key.rstrip(".")
+    return key if key in lexicon.role_of_label else _GLUED_GST_RATE.sub("", key).rstrip(".")
 
 
 # A legal reference before a word ("art. 106na ust. 1", "art. 43 ust. 1 pkt 37"): the word
