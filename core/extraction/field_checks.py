@@ -231,7 +231,7 @@ def _continued(
         return []  # a blank line
     line_start = src.lines.starts[line + 1]
     beside: list[tuple[int, int]] = []
-    aligned = _cell_in_column(src, line + 1, column)
+    aligned = src.lines.cell_in_column(line + 1, column)
     if row_pending and _figures_alone(src, line + 1, column):
         # the row's figures centred between its description's lines
         return _continued(src, words, line + 1, column, aligned_only=True)
@@ -266,7 +266,7 @@ def _figures_alone(src: Source, line: int, column: int) -> bool:
     description's `column` (a figure may stand there: a quantity)."""
     if line >= len(src.lines.starts):
         return False
-    aligned = _cell_in_column(src, line, column)
+    aligned = src.lines.cell_in_column(line, column)
     if aligned is not None and _MONEY_CELL.fullmatch(src.text, *aligned) is None:
         return False
     return any(_PRICE_IN_CELL.search(src.text, s, e) for s, e in src.lines.cells(line))
@@ -278,14 +278,8 @@ def _a_rows_figures_under_it(src: Source, line: int, column: int) -> bool:
     gives each item's ("Oat milk 1L" over "€3.20")."""
     if _a_rows_figures(src, src.lines.cells(line)):
         return True
-    cell = _cell_in_column(src, line, column)
+    cell = src.lines.cell_in_column(line, column)
     return cell is not None and _MONEY_CELL.fullmatch(src.text, *cell) is not None
-
-
-def _cell_in_column(src: Source, line: int, column: int) -> tuple[int, int] | None:
-    """The first cell of `line` that starts in `column` (one character either way), or None."""
-    line_start = src.lines.starts[line]
-    return next((cell for cell in src.lines.cells(line) if abs(cell[0] - line_start - column) <= 1), None)
 
 
 # A price in a cell: a figure with cents ("1,500.00", "12,50 €"), not a date ("18.03.2026");
@@ -1344,7 +1338,7 @@ def _under_its_header(src: Source, index: LabelIndex, label: Label) -> list[tupl
         cells = src.lines.cells(below)
         if not cells:
             continue
-        cell = _cell_in_column(src, below, column)
+        cell = src.lines.cell_in_column(below, column)
         if cell is None:
             return []
         token = _TOKEN_RE.match(src.text, cell[0], cell[1])

@@ -38,10 +38,8 @@ _LABEL_TAIL = re.compile(r"[ .:#]*(?:\([^()]*\))?[ .:#]*")
 _MAX_HEADING_WORDS = 4
 # The blanks between two words of a letter-spaced heading ("C U S T O M E R  C O P Y").
 _SPACED_WORD_GAP = 3
-# Runs of blanks between a line's cells.
-_CELL_GAP = re.compile(r"[ \t]{2,}|\t")
-# Where a name ends its cell: its closing marks, then the line's end or a column's gap.
-_CELL_END = re.compile(r"[^\w\s]*(?:[ \t]*(?:\n|\Z)|[ \t]{2,}|\t)")
+# What may close a name at its cell's end (a full stop, a quote, a bracket).
+_CLOSING_MARKS = re.compile(r"[^\w\s]*")
 
 
 def is_label_cell(cell: str, party: str) -> bool:
@@ -82,42 +80,28 @@ def label_over(
     label across a gap ("Bill to:      Acme") is as often two columns' heads, the name the
     other column's."""
     line = lines.line_of(start)
-    line_start, _ = lines.bounds(line)
-    own_cell = _CELL_GAP.split(text[line_start:start])[-1]
-    if own_cell.strip():
-        label = own_cell.strip()
+    cell = next(((s, e) for s, e in lines.cells(line) if s <= start < e), None)
+    if cell is None:
+        return None  # a line too long to read as cells
+    if cell[0] < start:
+        label = text[cell[0] : start].strip()
         if not label.endswith(_COLONS) or not is_label_cell(label, party):
             return None
         # a line under the label in its column is its block, this name the next column's,
         # its gap closed ("Bill To: Acme" over "Contoso Ltd"); the label names the name only
         # with nothing but the next label under it ("SOLD TO: Acme" over "TIN: 009-882")
-        label_column = lines.column(line_start, start - len(own_cell.lstrip()))
-        return None if _a_block_under(text, lines, line, label_column) else label
-    if line == 0 or not _CELL_END.match(text, end):
+        under = lines.cell_in_column(line + 1, cell[0] - lines.starts[line])
+        return label if under is None or any(c in _COLONS for c in text[under[0] : under[1]]) else None
+    if line == 0 or _CLOSING_MARKS.fullmatch(text, end, cell[1]) is None:
         return None  # a name with more in its cell ("Acme Ltd · 14 Marsh Road") is a footer's or a letterhead's
-    column = lines.column(line_start, start)
-    above = line - 1
-    above_start = lines.starts[above]
-    cells = lines.cells(above)
-    for k, (s, e) in enumerate(cells):
-        if abs(lines.column(above_start, s) - column) > 1 or not is_label_cell(text[s:e], party):
-            continue
-        if k + 1 < len(cells) and not _a_heading(text, cells[k], cells[k + 1], value_labels):
-            return None  # the label's value stands beside it
-        return None if _under_a_heading(text, lines, above) else text[s:e]
-    return None
-
-
-def _a_block_under(text: str, lines: Lines, line: int, column: int) -> bool:
-    """Whether the line under `line` starts a cell in `column` that is no label (no colon
-    in it): a block's next line."""
-    if line + 1 >= len(lines.starts):
-        return False
-    below_start = lines.starts[line + 1]
-    return any(
-        abs(lines.column(below_start, s) - column) <= 1 and not any(c in _COLONS for c in text[s:e])
-        for s, e in lines.cells(line + 1)
-    )
+    above = lines.cell_in_column(line - 1, start - lines.starts[line])
+    if above is None or not is_label_cell(text[above[0] : above[1]], party):
+        return None
+    cells = lines.cells(line - 1)
+    k = cells.index(above)
+    if k + 1 < len(cells) and not _a_heading(text, above, cells[k + 1], value_labels):
+        return None  # the label's value stands beside it
+    return None if _under_a_heading(text, lines, line - 1) else text[above[0] : above[1]]
 
 
 def _a_heading(text: str, label: tuple[int, int], beside: tuple[int, int], value_labels: LabelIndex | None) -> bool:
@@ -154,12 +138,10 @@ def _under_a_heading(text: str, lines: Lines, line: int) -> bool:
     its column (no figure, a few words): a row of headings written one a line, whose names
     follow in their order, not each under its own ("Seller:" / "Buyer:", "Pay To:" /
     "Bill To:")."""
-    if line == 0 or len(cells := lines.cells(line)) != 1 or len(above := lines.cells(line - 1)) != 1:
+    if line == 0 or len(cells := lines.cells(line)) != 1 or len(lines.cells(line - 1)) != 1:
         return False
-    heading = text[slice(*above[0])]
-    column = lines.column(lines.starts[line], cells[0][0])
-    return (
-        abs(lines.column(lines.starts[line - 1], above[0][0]) - column) <= 1
-        and not any(c.isdigit() for c in heading)
-        and len(heading.split()) <= _MAX_HEADING_WORDS
-    )
+    above = lines.cell_in_column(line - 1, cells[0][0] - lines.starts[line])
+    if above is None:
+        return False
+    heading = text[above[0] : above[1]]
+    return not any(c.isdigit() for c in heading) and len(heading.split()) <= _MAX_HEADING_WORDS

@@ -189,6 +189,13 @@ class Lines:
         """Line idx's cells: its text between runs of two blanks or more."""
         return _cells(self.text, *self.bounds(idx))
 
+    def cell_in_column(self, idx: int, column: int) -> tuple[int, int] | None:
+        """The first cell of line idx that starts in `column` (characters from the line's
+        start, one either way), or None; None for a line the text does not have."""
+        if not 0 <= idx < len(self.starts):
+            return None
+        return next((cell for cell in self.cells(idx) if abs(cell[0] - self.starts[idx] - column) <= 1), None)
+
 
 def label_matches(text: str, lexicon: Lexicon) -> Iterator[re.Match[str]]:
     """Label matches, found by scanning words and matching anchored (fast on big text)."""
