@@ -6,7 +6,7 @@ invoice_date`, ...), each item's rule on that item's fields alone."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
@@ -651,7 +651,8 @@ def _check_equation(
             checks[path].penalise(EXTRA_CHARGE_FACTOR, f"{summary}: the difference {diff:.2f} is {included}")
         return
     made_of = difference_made_of(src, diff, either_way=False) if rule.spec.adjustments else None
-    if made_of is not None and (abs(diff) <= MAX_ADJUSTMENT_SHARE * abs(left) or _one_charge(src, diff)):
+    read_values = [checks[p].number for p in read if p in checks]
+    if made_of is not None and (abs(diff) <= MAX_ADJUSTMENT_SHARE * abs(left) or _one_charge(src, diff, read_values)):
         for path in _forgiven(read, blamed, checks):
             checks[path].penalise(
                 EXTRA_CHARGE_FACTOR,
@@ -913,15 +914,24 @@ def _owed_on_a_condition(src: Source, ai: int) -> bool:
     return _CONDITION_WORDS.search(src.text, start, src.amounts[ai].start) is not None
 
 
-def _one_charge(src: Source, diff: Decimal) -> str | None:
+def _one_charge(src: Source, diff: Decimal, read: Sequence[Decimal | None]) -> str | None:
     """The labelled charge that is, to the cent, what the total adds to the sum it
-    corrects ("Shipping 1.99" on 1.80 + 0.27 = 4.06), or None. One such charge is
-    evidence at any share of the sum: a corrupted total is off by a figure the source
-    labels as a charge only by chance. Deductions and sums of several are not."""
+    corrects ("Shipping 1.99" on 1.80 + 0.27 = 4.06), or every labelled charge together
+    but those the rule already reads (`read`: a tip) ("Booking Fee 3.15", "Airport
+    Surcharge 4.00" on a fare of 22.40), or None. Either is evidence at any share of the
+    sum: a corrupted total is off by what the source labels as its charges only by chance.
+    Deductions and sums of some of the charges are not."""
     cents = to_cents(diff)
     if cents is None or cents <= 0:
         return None
-    return next((phrase for value, kind, phrase in src.adjustments() if kind == "charge" and value == cents), None)
+    counted = {to_cents(abs(value)) for value in read if value is not None}
+    charges = [
+        (value, phrase) for value, kind, phrase in src.adjustments() if kind == "charge" and value not in counted
+    ]
+    one = next((phrase for value, phrase in charges if value == cents), None)
+    if one is None and len(charges) > 1 and sum(value for value, _ in charges) == cents:
+        return " + ".join(phrase for _, phrase in charges)
+    return one
 
 
 def _number(value: Any, money: bool) -> str:

@@ -432,6 +432,8 @@ def _distinct_tax_parts(src: Source, role: str) -> list[int]:
         if rate is None:  # its rate before its label on the line ("(8%対象 ¥278 内消費税 ¥20)")
             line_start = src.lines.bounds(src.lines.line_of(label.start))[0]
             rate = next(reversed([*RATE_RE.finditer(src.text, line_start, label.start)]), None)
+        if rate is None:  # or alone on the line above, with the base it applies to ("（10%対象 ¥663）")
+            rate = _rate_of_the_base_above(src, label, abs(amount.value))
         # a whole number is a tax per rate's where no figure has cents ("B 18% ÁFA 145", in
         # forints), not a count under a tax's words ("ÁFA tételek száma 2")
         if not (_money(src, i) or (rate is not None and not src.writes_cents)):
@@ -458,6 +460,34 @@ def _distinct_tax_parts(src: Source, role: str) -> list[int]:
         # VAT 1.00"): their total printed, no part of its own
         parts.pop()
     return parts
+
+
+def _rate_of_the_base_above(src: Source, label: Label, tax: Decimal) -> re.Match[str] | None:
+    """The one rate on the line right above a tax's label, where that line holds no label
+    of the tax and a figure the tax is that rate of, the tax on it or in it: the base that
+    tax is of ("（10%対象 ¥663）" over "（内消費税等 ¥60）"; not "Svc Chrg 10%  S$1.07" over
+    "GST  S$1.06", a charge at its own rate)."""
+    line = src.lines.line_of(label.start)
+    if line == 0:
+        return None
+    start, end = src.lines.bounds(line - 1)
+    rates = [*RATE_RE.finditer(src.text, start, end)]
+    if len(rates) != 1 or any(start <= other.start < end and other.role == label.role for other in src.labels):
+        return None
+    rate = parse_amount(rates[0].group(1))
+    if rate is None or not rate:
+        return None
+    near = max(_BASE_TAX_CLOSE, tax * _BASE_TAX_SHARE)  # a till rounds the tax down to the unit
+    for am in src.amounts:
+        if start <= am.start < end and am.start >= rates[0].end():
+            base = abs(am.value)
+            if min(abs(base * rate / 100 - tax), abs(base * rate / (100 + rate) - tax)) <= near:
+                return rates[0]
+    return None
+
+
+_BASE_TAX_CLOSE = Decimal("0.02")
+_BASE_TAX_SHARE = Decimal("0.015")
 
 
 def _money(src: Source, i: int) -> bool:
@@ -873,7 +903,19 @@ def _cue_spans(src: Source, words: tuple[str, ...]) -> list[tuple[int, int]]:
 # "Order #", and its date the day it was paid or sold: on such a document, and only there,
 # the seller's order number is a fair reading of the invoice number, and the payment or
 # supply date of the invoice date. A buyer's purchase-order number never is.
-_BUYER_ORDER_WORDS = ("po", "p.o.", "purchase", "your", "customer")
+_BUYER_ORDER_WORDS = (
+    "po",
+    "p.o.",
+    "purchase",
+    "your",
+    "customer",
+    "pedido cliente",
+    "su pedido",
+    "bon de commande",
+    "votre",
+    "ihre",
+    "uw ",
+)
 _GENERIC_DOCUMENT_NUMBERS = frozenset(
     phrase
     for phrase in (*VALUE_LABEL_SETS["invoice_number"], *VALUE_LABEL_SETS["receipt_number"])
@@ -889,15 +931,21 @@ _STAND_IN_LABELS = {
     "invoice_number": frozenset(
         phrase for phrase in VALUE_LABEL_SETS["order_number"] if not phrase.startswith(_BUYER_ORDER_WORDS)
     )
-    | frozenset(VALUE_LABEL_SETS["quote_number"]),
+    | frozenset(VALUE_LABEL_SETS["quote_number"])
+    # a ride's or a stay's booking, where no document's number is printed
+    | frozenset(VALUE_LABEL_SETS["booking_number"])
+    # an Indian restaurant's kitchen ticket ("KOT No"), where its bill prints no number
+    | frozenset(phrase for phrase in VALUE_LABEL_SETS["till_number"] if phrase.startswith("kot ")),
     # an ERP's "Document No.", "Belegnummer" is a delivery note's or an order's number too
     "delivery_note_number": _GENERIC_DOCUMENT_NUMBERS,
     "order_number": _GENERIC_DOCUMENT_NUMBERS,
     # a receipt's date is the day it was paid ("Date paid: March 1, 2026") or the sale's;
-    # a UK invoice's, its tax point; a quote's, its own ("Quote date")
+    # a UK invoice's, its tax point; a quote's, its own ("Quote date"); a hotel folio's,
+    # the day of departure it is printed at
     "invoice_date": frozenset(VALUE_LABEL_SETS["payment_date"])
     | frozenset(VALUE_LABEL_SETS["supply_date"])
-    | frozenset(VALUE_LABEL_SETS["quote_date"]),
+    | frozenset(VALUE_LABEL_SETS["quote_date"])
+    | frozenset(VALUE_LABEL_SETS["departure_date"]),
     # an order's date is the day it was issued ("Datum vystavení", "発行日", "Issue date")
     "order_date": frozenset(phrase for phrase in VALUE_LABEL_SETS["invoice_date"] if _ISSUE_WORDS.search(phrase)),
     # a freight carrier's PRO, a bill of lading's or a lorry receipt's number is what its
@@ -954,7 +1002,7 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
             else:
                 unlabelled.append(span)
             continue
-        for joined in index.joined(label):
+        for joined in index.joined(label, after=True):
             if joined.role == role:
                 return check
             written = src.text[joined.start : joined.end]

@@ -49,6 +49,8 @@ WORD_RE = re.compile(r"[^\W\d_]+")
 MAX_FIRST_WORD_CHARS = 20
 _WS_RE = re.compile(r"\s+")
 _SPACE = r"[ \t\u00a0\u202f]{1,2}"
+_SPACE_OR_NONE = r"[ \t\u00a0\u202f]{0,2}"
+_GLUED_NUMBER_SIGN_RE = re.compile(r"(?<=[^\W\d_]|\.)#")
 # Chinese and Japanese write a word's characters together, and a till or a form spaces a
 # short label's out ("小　計", "合   計"): blanks between two of them are no word's end.
 _HAN_KANA = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
@@ -63,14 +65,19 @@ class LexiconError(ValueError):
 
 def normalise_phrase(text: str) -> str:
     """A matched phrase as the lexicon writes it: casefolded, whitespace runs as one space
-    (none between two Chinese or Japanese characters)."""
-    return _HAN_KANA_GAP_RE.sub("", _WS_RE.sub(" ", text.casefold()))
+    (none between two Chinese or Japanese characters), a number sign glued to the word
+    before it set apart ("AUTH#" is "auth #")."""
+    return _HAN_KANA_GAP_RE.sub("", _WS_RE.sub(" ", _GLUED_NUMBER_SIGN_RE.sub(" #", text.casefold())))
 
 
 def phrase_pattern(phrase: str) -> str:
-    """The regex for a phrase: its words with one or two spaces or tabs between them; a
-    Chinese or Japanese word's characters with blanks between them or none."""
-    return _SPACE.join(_word_pattern(w) for w in phrase.split(" "))
+    """The regex for a phrase: its words with one or two spaces or tabs between them (a
+    number sign may be glued to the word before it: "AUTH#", "Order#"); a Chinese or
+    Japanese word's characters with blanks between them or none."""
+    words = phrase.split(" ")
+    return _word_pattern(words[0]) + "".join(
+        (_SPACE_OR_NONE if word == "#" else _SPACE) + _word_pattern(word) for word in words[1:]
+    )
 
 
 def _word_pattern(word: str) -> str:
@@ -161,6 +168,14 @@ class Lexicon:
     # they qualify with a tax label names the goods' sum ("Totale senza IVA").
     tax_exclusive_re: re.Pattern[str]
     tax_exclusive_after_re: re.Pattern[str]
+    # After a tax label: a category free of that tax ("GST-free supplies", "MwSt-frei")
+    tax_free_after_re: re.Pattern[str]
+    # Those words less the ones that add the tax ("zzgl."), right before a tax label with
+    # no label before it: the label names the goods' sum ("Amount before VAT").
+    tax_left_out_re: re.Pattern[str]
+    # Qualifying words that qualify the label before only in its cell ("dont TVA"): across
+    # a run of blanks they start a column of their own ("Total TTC     dont TVA")
+    cell_qualifier_re: re.Pattern[str]
     # Total labels qualified as the goods' sum ("VALOR TOTAL DOS PRODUTOS", "Merchandise
     # total") name a figure before charges and taxes: `goods_role` (the schema's subtotal
     # field, None when it has none) is its role, not the total's.
@@ -309,6 +324,8 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
     payments = _deductions(data, "payments", adjustment_kind, _phrases)
     inclusion = _strings(_section(data, "qualifying_words", "words"), "qualifying_words")
     exclusion = _qualifying_subset(data, "qualifying_words", "excluding", inclusion)
+    adding = _qualifying_subset(data, "qualifying_words", "adding", exclusion, "excluding words")
+    in_its_cell = _qualifying_subset(data, "qualifying_words", "in_its_cell", inclusion)
     partial = _words(_section(data, "partial_figure_words", "words"), "partial_figure_words")
     pages = _words(_section(data, "page_words", "words"), "page_words")
     tip_guide = _phrases(_section(data, "tip_guide_words", "words"), "tip_guide_words")
@@ -374,6 +391,12 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         tax_inclusive_after_re=_starting_phrase(tax_inclusive),
         tax_exclusive_re=_ending_phrase(exclusion),
         tax_exclusive_after_re=_starting_phrase(exclusion),
+        tax_left_out_re=_ending_phrase(tuple(word for word in exclusion if word not in adding)),
+        cell_qualifier_re=_ending_phrase(in_its_cell),
+        tax_free_after_re=re.compile(
+            r"[ \t]*-?[ \t]*(?:" + _listed(data, "not_a_label_when_followed_by", "tax_words") + r")(?![^\W_])",
+            re.IGNORECASE,
+        ),
         goods_sum_labels=goods.labels,
         goods_after_re=_qualifier_after(goods.words, goods.connectors),
         goods_before_re=WordBefore(frozenset(goods.words)),
@@ -420,13 +443,15 @@ def _listed(data: Mapping[str, Any], section: str, key: str) -> str:
     return "|".join(map(re.escape, _strings(_section(data, section, key), section)))
 
 
-def _qualifying_subset(data: Mapping[str, Any], section: str, key: str, inclusion: tuple[str, ...]) -> tuple[str, ...]:
-    """`section.key`'s words, each of which must be a qualifying word: only a label a
-    qualifying word drops is read by what they say (the tax included or left out)."""
+def _qualifying_subset(
+    data: Mapping[str, Any], section: str, key: str, inclusion: tuple[str, ...], of: str = "qualifying_words"
+) -> tuple[str, ...]:
+    """`section.key`'s words, each of which must be a qualifying word (one of `of`): only a
+    label a qualifying word drops is read by what they say (the tax included or left out)."""
     words = _strings(_section(data, section, key), f"{section}.{key}")
     stray = [word for word in words if word not in inclusion]
     if stray:
-        raise LexiconError(f"{section}.{key}: {stray[0]!r} is not one of the qualifying_words")
+        raise LexiconError(f"{section}.{key}: {stray[0]!r} is not one of the {of}")
     return words
 
 
@@ -657,6 +682,9 @@ def _party_labels(data: Mapping[str, Any]) -> Mapping[str, tuple[str, ...]]:
 
 
 PARTY_LABELS = _party_labels(_AMOUNT_WORDS)
+# The labels of a party's name inside the block its label heads ("RECEPTOR" over "Nombre:
+# ...", "Cessionario/committente" over "Denominazione: ...", "购买方" beside "名称：...").
+PARTY_NAME_LABELS = _phrases(_section(_AMOUNT_WORDS, "party_labels", "name_labels"), "party_labels.name_labels")
 
 
 def numbers_dated_after_from_data(data: Mapping[str, Any]) -> Mapping[str, str]:

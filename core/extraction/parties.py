@@ -10,10 +10,11 @@ import re
 from bisect import bisect_left
 from collections.abc import Iterable
 
-from vetq.core.extraction.lexicon import PARTY_LABELS, normalise_phrase
+from vetq.core.extraction.lexicon import PARTY_LABELS, PARTY_NAME_LABELS, normalise_phrase
 from vetq.core.extraction.roles import LabelIndex, Lines
 
 OTHER_PARTY = {"seller": "buyer", "buyer": "seller"}
+DELIVERY = "delivery"  # labels of where goods go, which name neither party
 
 
 def _one_of(phrases: Iterable[str]) -> str:
@@ -36,6 +37,11 @@ _COLONS = (":", "：")
 # What may follow a label in its cell: marks, a bracketed note ("Invoice Date (Tax Point)").
 _LABEL_TAIL = re.compile(r"[ .:#]*(?:\([^()]*\))?[ .:#]*")
 _MAX_HEADING_WORDS = 4
+_NAME_LABELS = frozenset(PARTY_NAME_LABELS)
+# The keys of a party's block that may stand between its heading and its name's label.
+_MAX_BLOCK_KEYS = 4
+# A heading in capitals, a few words and no figure ("PROYECTO", "PROJET / PROJECT", "BILL TO").
+_CAPITAL_HEADING = re.compile(r"(?=[^a-z0-9:：]*$)[^\W\d_]+[^\w\n]*(?:[ /&-]{1,3}[^\W\d_]+[^\w\n]*){0,3}")
 # The blanks between two words of a letter-spaced heading ("C U S T O M E R  C O P Y").
 _SPACED_WORD_GAP = 3
 # What may close a name at its cell's end (a full stop, a quote, a bracket).
@@ -56,11 +62,12 @@ def written_only_as(
     text: str, lines: Lines, spans: Iterable[tuple[int, int]], party: str, value_labels: LabelIndex | None = None
 ) -> str | None:
     """`party`'s label, as written, when a name stands at each of `spans` under one of
-    that party's labels (`label_over`); None when it stands anywhere else."""
+    that party's labels (`label_over`), or under a delivery's at some ("BILL TO" and "SHIP
+    TO" over the same name); None when it stands anywhere else."""
     found = None
     for start, end in spans:
         label = label_over(text, lines, start, end, party, value_labels)
-        if label is None:
+        if label is None and label_over(text, lines, start, end, DELIVERY, value_labels) is None:
             return None
         found = found or label
     return found
@@ -85,6 +92,8 @@ def label_over(
         return None  # a line too long to read as cells
     if cell[0] < start:
         label = text[cell[0] : start].strip()
+        if label.endswith(_COLONS) and normalise_phrase(label[:-1].strip()) in _NAME_LABELS:
+            return _heading_its_block(text, lines, line, cell[0] - lines.starts[line], party)
         if not label.endswith(_COLONS) or not is_label_cell(label, party):
             return None
         # a line under the label in its column is its block, this name the next column's,
@@ -99,9 +108,34 @@ def label_over(
         return None
     cells = lines.cells(line - 1)
     k = cells.index(above)
-    if k + 1 < len(cells) and not _a_heading(text, above, cells[k + 1], value_labels):
+    if k + 1 < len(cells) and not (
+        _a_heading(text, above, cells[k + 1], value_labels) or _capital_headings(text, lines, above, cells[k + 1])
+    ):
         return None  # the label's value stands beside it
     return None if _under_a_heading(text, lines, line - 1) else text[above[0] : above[1]]
+
+
+def _heading_its_block(text: str, lines: Lines, line: int, column: int, party: str) -> str | None:
+    """The label of `party` heading the block whose name's own label ("Nombre:",
+    "Denominazione:") starts a cell at `column` of `line`: the party's label alone in its
+    cell in that column a few lines up, with only a key and its value (a colon in the
+    cell) on each line between ("RECEPTOR" / "Nombre: ..."; "Cessionario/committente
+    (cliente)" / "Codice fiscale: ..." / "Denominazione: ..."). None otherwise."""
+    for above in range(line - 1, max(-1, line - 1 - _MAX_BLOCK_KEYS - 1), -1):
+        cell = lines.cell_in_column(above, column)
+        if cell is None:
+            return None
+        written = text[cell[0] : cell[1]]
+        if is_label_cell(written, party):
+            # not one of a row of headings written one a line ("Sprzedawca" over "Nabywca"
+            # over the two blocks' keys, one cell a line)
+            return None if _under_a_heading(text, lines, above) else written.strip()
+        # only a key and its value: another party's heading ("From:", "Proveedor:") or a
+        # heading with its colon ("Datos del emisor:") starts another block
+        key, colon, value = written.partition(":") if ":" in written else written.partition("：")
+        if not colon or not value.strip() or any(is_label_cell(key, kind) for kind in PARTY_LABELS):
+            return None
+    return None
 
 
 def _a_heading(text: str, label: tuple[int, int], beside: tuple[int, int], value_labels: LabelIndex | None) -> bool:
@@ -118,6 +152,17 @@ def _a_heading(text: str, label: tuple[int, int], beside: tuple[int, int], value
     if _LETTER_SPACED.fullmatch(cell) is None:
         return False
     return _LETTER_SPACED.fullmatch(text, *label) is None or beside[0] - label[1] > _SPACED_WORD_GAP
+
+
+def _capital_headings(text: str, lines: Lines, label: tuple[int, int], beside: tuple[int, int]) -> bool:
+    """Whether a party's label with no colon and the cell beside it are a row of headings
+    in capitals, each over its own column ("FACTURAR A   PROYECTO" over the client's name
+    and the project's): not a label with its value beside it ("CUSTOMER   WALK IN" over a
+    name alone)."""
+    if not (_CAPITAL_HEADING.fullmatch(text, *label) and _CAPITAL_HEADING.fullmatch(text, *beside)):
+        return False
+    line = lines.line_of(beside[0])
+    return lines.cell_in_column(line + 1, beside[0] - lines.starts[line]) is not None
 
 
 def _a_value_label(text: str, cell: tuple[int, int], value_labels: LabelIndex) -> bool:

@@ -277,6 +277,8 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
             if lexicon.tax_sum_role is None:
                 continue
             role = lexicon.tax_sum_role  # "VALOR TOTAL DO IPI": the tax's sum
+        elif role == lexicon.tax_sum_role and lexicon.tax_free_after_re.match(text, m.end()):
+            continue  # "GST-free supplies", "MwSt-frei": a category free of the tax, no tax
         elif role in lexicon.grand_roles and lexicon.deduction_sum_after_re.match(text, m.end()):
             continue  # "Total das Retenções", "Total Deduções": deductions' sum, no total
         elif key in lexicon.grand_qualified_labels and lexicon.grand_after_re.match(text, m.end()):
@@ -329,8 +331,18 @@ def _unit_price_line(text: str, line_start: int, lexicon: Lexicon) -> bool:
 
 def _in_address(text: str, start: int) -> bool:
     """Whether a word is part of an e-mail or web address ("arivera@cargotek.net",
-    "www.total.fr"): joined to the word before it by a dot, "@" or "/"."""
-    return start >= 2 and text[start - 1] in ".@/" and text[start - 2].isalnum()
+    "www.total.fr", "shop.example.com/total"): joined to the word before it by a dot or
+    "@", or by "/" after a word with a dot (not two labels: "OCR-nr/Fakturanr")."""
+    if start < 2 or not text[start - 2].isalnum() or text[start - 1] not in ".@/":
+        return False
+    if text[start - 1] != "/":
+        return True
+    token = _TOKEN_BEFORE_RE.search(text, max(0, start - _MAX_ADDRESS_CHARS), start - 1)
+    return token is not None and "." in token.group()
+
+
+_TOKEN_BEFORE_RE = re.compile(r"\S+$")
+_MAX_ADDRESS_CHARS = 80
 
 
 _GOODS_BEFORE_REACH = 24
@@ -384,9 +396,14 @@ def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMent
             after = text[label.end : label.end + QUALIFIER_REACH]
             # in one cell ("Net (VAT 20%)"), not a header's next column ("Net   20% VAT   Total")
             rate_between = FILL_RUN_RE.search(gap) is None and RATE_RE.fullmatch(gap.strip(" \t("))
+            # two columns of a header row ("Exkl. moms  Moms 25 %" over the figures), not one
+            # cell ("Netto  BTW 9%      10,00": the net of that rate, its figure beside)
+            next_column = FILL_RUN_RE.search(gap) is not None and not _figure_after_on_its_line(
+                text, label.end, amounts
+            )
             if (
                 label.role == lexicon.tax_sum_role
-                and (not gap.strip(" \t(") or rate_between)
+                and ((not gap.strip(" \t(") and not next_column) or rate_between)
                 and not figure_between
                 and normalise_phrase(text[before.start : before.end]) in lexicon.net_labels
                 and (rate_between or RATE_RE.match(after.lstrip(" \t")))
@@ -399,6 +416,7 @@ def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMent
                 and _within_label_reach(gap)
                 and not figure_between
                 and (lexicon.inclusion_re.search(reach) or lexicon.inclusion_after_re.search(after))
+                and not (FILL_RUN_RE.search(gap) and lexicon.cell_qualifier_re.search(reach))
             ):
                 including = lexicon.tax_inclusive_re.search(reach) or lexicon.tax_inclusive_after_re.search(after)
                 before_key = normalise_phrase(text[before.start : before.end])
@@ -438,11 +456,41 @@ def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMent
                 # role qualifies that label, and names no figure before them
                 kept[-1] = replace(before, grand=before.grand or label.grand)
                 continue
+        if label.role == lexicon.tax_sum_role and _tax_left_out(text, label.start, lexicon):
+            # "Amount before VAT  5,000.00", "Importe sin IVA": the tax said to be left
+            # out of the figure, with no label before it to qualify, names the goods' sum
+            if lexicon.goods_role is None:
+                continue
+            label = replace(label, role=lexicon.goods_role, grand=False)
         kept.append(label)
     return kept
 
 
 QUALIFIER_REACH = 20
+
+
+def _figure_after_on_its_line(text: str, start: int, amounts: list[AmountMention]) -> bool:
+    line_end = text.find("\n", start)
+    k = bisect_left([am.start for am in amounts], start)
+    return k < len(amounts) and (line_end < 0 or amounts[k].start < line_end)
+
+
+def _tax_left_out(text: str, start: int, lexicon: Lexicon) -> bool:
+    """Whether a word that leaves the tax out stands right before a tax label at `start`
+    ("Amount before VAT"), within QUALIFIER_REACH on its line: across a run of blanks only
+    as the whole of its own cell ("Summa   exkl.    moms", as a converter spaces words
+    out), not at the end of another cell's words ("... 14 Tagen ohne      MwSt 19 %",
+    wrapped terms beside a totals column)."""
+    line_start = text.rfind("\n", 0, start) + 1
+    m = lexicon.tax_left_out_re.search(text, max(line_start, start - QUALIFIER_REACH), start)
+    if m is None:
+        return False
+    if FILL_RUN_RE.search(text, m.start(), start) is None:
+        return True
+    runs = [run.end() for run in FILL_RUN_RE.finditer(text, line_start, m.start())]
+    return not text[runs[-1] if runs else line_start : m.start()].strip()
+
+
 # A tax rate as written ("19 %", "7,5%"); its figure is group 1.
 RATE_RE = re.compile(r"(?<![0-9.,])([0-9]{1,2}(?:[.,][0-9]{1,3})?)[ \t]*%")
 # What may follow a label or a charge's phrase alone on its line over its figure: a colon,
@@ -1499,7 +1547,9 @@ def _column_label(
         if best is None:
             if _rate_over(c0, c1, s, e, lines) or (own_header and any(c.isdigit() for c in text[s:e])):
                 return None  # the label further up heads the row of figures between
-            own_header = own_header or (words_stop and row_of_cells and _words_over(c0, c1, s, e, lines))
+            own_header = own_header or (
+                words_stop and row_of_cells and (_words_over(c0, c1, s, e, lines) or _a_row_of_headings(text, s, e))
+            )
             continue
         if row_shows_columns or _shows_columns(text, s, e):
             return None if _unlabelled_cell_over(c0, c1, s, e, ls, le, best, labels, label_starts, lines) else best
@@ -1564,6 +1614,25 @@ def _words_over(c0: int, c1: int, s: int, e: int, lines: Lines) -> bool:
         _WORD_RE.search(text, cs, ce) and not only_currencies(text[cs:ce]) and not any(c.isdigit() for c in text[cs:ce])
         for cs, ce in _cells(text, s, e)
         if lines.column(s, cs) < c1 and lines.column(s, ce) > c0
+    )
+
+
+# A row of headings has three cells or more, each of a few words (a wrapped description's
+# line has one or two: "Projekt Nord      vor Ort").
+_HEADINGS_IN_A_ROW = 3
+_HEADING_WORDS = 3
+
+
+def _a_row_of_headings(text: str, s: int, e: int) -> bool:
+    """Whether line s..e is a row of three cells of words or more with no figure: another
+    table's header ("Adress  Telefon  Bankgiro" in a footer), whose own rows stand under
+    it, however far its cells stand from the figure's column. A label over the row of
+    figures above it heads that row, not the figures under this one."""
+    cells = _cells(text, s, e)
+    return (
+        len(cells) >= _HEADINGS_IN_A_ROW
+        and all(_WORD_RE.search(text, cs, ce) and len(text[cs:ce].split()) <= _HEADING_WORDS for cs, ce in cells)
+        and not any(c.isdigit() for c in text[s:e])
     )
 
 
@@ -1827,14 +1896,23 @@ class LabelIndex:
         joiners = ("", "-") if m.group(2) else (" ", "-", "")
         return {word + joiner + written[k:].lstrip(" -") for k in range(1, len(written) - 1) for joiner in joiners}
 
-    def joined(self, label: Label) -> list[Label]:
+    def joined(self, label: Label, *, after: bool = False) -> list[Label]:
         """The labels naming one value with `label`, joined to it before it on its line
-        ("Invoice Date (Tax Point)": both), `label` last."""
+        ("Invoice Date (Tax Point)": both), `label` last; with `after`, those joined after
+        it as well ("OCR-nr/Fakturanr: 10234", the value read after the first)."""
         k = bisect_left(self.starts, label.start)
         chain = [label]
         while k > 0 and _LABEL_JOIN.fullmatch(self.text, self.labels[k - 1].end, self.labels[k].start):
             k -= 1
             chain.insert(0, self.labels[k])
+        k = bisect_left(self.starts, label.start)
+        while (
+            after
+            and k + 1 < len(self.labels)
+            and _LABEL_JOIN.fullmatch(self.text, self.labels[k].end, self.labels[k + 1].start)
+        ):
+            k += 1
+            chain.append(self.labels[k])
         return chain
 
     def _stacked_cell(self, start: int, end: int) -> tuple[Label | None] | None:

@@ -141,6 +141,14 @@ class Source:
         if self._numbers is None:
             self._numbers = _number_index(self.text, [(m.start, m.end) for m in self.date_mentions])
         try:
+            if value < 0:
+                # a credit's or a return's count: the number with its minus glued before it
+                # ("-2"), not a part number's hyphen ("7781-2")
+                return [
+                    (s - 1, e)
+                    for s, e in self._numbers.get(-value.normalize(), [])
+                    if self.text[s - 1 : s] in _MINUS and not self.text[max(0, s - 2) : s - 1].isalnum()
+                ]
             return self._numbers.get(value.normalize(), [])
         except ArithmeticError:
             return []
@@ -517,6 +525,7 @@ class Source:
 
 
 _MAX_PHRASE_HITS = 100
+_MINUS = frozenset("-\u2212\u2013")
 # A figure right after a label on its line: "内消費税等 ¥75", "内税：¥1,000"
 _FIGURE_AFTER = re.compile(r"[ \t]*[:：]?[ \t]*[¥￥$€£]?[ \t]*[0-9]")
 _MAX_HEADING = 30
