@@ -683,7 +683,7 @@ def _party_labels(data: Mapping[str, Any]) -> Mapping[str, tuple[str, ...]]:
 
 PARTY_LABELS = _party_labels(_AMOUNT_WORDS)
 # The labels of a party's name inside the block its label heads ("RECEPTOR" over "Nombre:
-# ...", "Cessionario/committente" over "Denominazione: ...", "购买方" beside "名称：...").
+# ...", "Cessionario/committente" over "Denominazione: ...").
 PARTY_NAME_LABELS = _phrases(_section(_AMOUNT_WORDS, "party_labels", "name_labels"), "party_labels.name_labels")
 
 

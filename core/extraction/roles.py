@@ -398,9 +398,7 @@ def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMent
             rate_between = FILL_RUN_RE.search(gap) is None and RATE_RE.fullmatch(gap.strip(" \t("))
             # two columns of a header row ("Exkl. moms  Moms 25 %" over the figures), not one
             # cell ("Netto  BTW 9%      10,00": the net of that rate, its figure beside)
-            next_column = FILL_RUN_RE.search(gap) is not None and not _figure_after_on_its_line(
-                text, label.end, amounts
-            )
+            next_column = FILL_RUN_RE.search(gap) is not None and not _figure_after_on_its_line(text, label.end, starts)
             if (
                 label.role == lexicon.tax_sum_role
                 and ((not gap.strip(" \t(") and not next_column) or rate_between)
@@ -469,10 +467,11 @@ def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMent
 QUALIFIER_REACH = 20
 
 
-def _figure_after_on_its_line(text: str, start: int, amounts: list[AmountMention]) -> bool:
+def _figure_after_on_its_line(text: str, start: int, amount_starts: list[int]) -> bool:
+    """Whether an amount (of those starting at `amount_starts`) follows `start` on its line."""
     line_end = text.find("\n", start)
-    k = bisect_left([am.start for am in amounts], start)
-    return k < len(amounts) and (line_end < 0 or amounts[k].start < line_end)
+    k = bisect_left(amount_starts, start)
+    return k < len(amount_starts) and (line_end < 0 or amount_starts[k] < line_end)
 
 
 def _tax_left_out(text: str, start: int, lexicon: Lexicon) -> bool:
