@@ -5626,3 +5626,56 @@ def test_every_labelled_charge_together_makes_the_difference():
     assert min(factors(RIDE_RECEIPT, record, RECEIPT).values()) > 0.7
     # some of them are not: a total the fees do not make up is still flagged
     assert factors(RIDE_RECEIPT, {**record, "total": 31.55}, RECEIPT)["total"] < 0.7
+
+
+# 226. A fifth printed round's receipts: a Malaysian till's "NET TOTAL" right under its
+# rounding line is the rounded total, no net; a Philippine till's permit block ("PTU No." /
+# "Date Issued:") dates the permit, not the sale; its "Sub Total" with the VAT in it and
+# "VATable Sales" without are both the goods' sum, differing by the VAT
+MALAYSIAN_ROUNDED_TOTAL = (
+    "RESTORAN SERI MUTIARA\nDate : 15/11/2025           Time : 13:18\n2  Nasi Lemak Ayam Rendang  16.90 33.80\n"
+    "Subtotal                        33.80\nService Charge 10%               3.38\nService Tax 6%                   2.23\n"
+    "Total                           39.41\nRounding Adj                    -0.01\nNET TOTAL (RM)                  39.40\n"
+)
+
+
+def test_a_net_total_under_a_rounding_line_is_the_rounded_total():
+    roles = dict(amount_roles(MALAYSIAN_ROUNDED_TOTAL))
+    assert roles["39.40"] == "total"
+    record = {
+        "merchant_name": "RESTORAN SERI MUTIARA",
+        "date": "2025-11-15",
+        "subtotal": 33.8,
+        "tax": 2.23,
+        "total": 39.4,
+    }
+    assert min(factors(MALAYSIAN_ROUNDED_TOTAL, record, RECEIPT).values()) > 0.7
+    # a net total under no rounding line is still a net figure
+    assert dict(amount_roles("Net total   100.00\nVAT 20%   20.00\nTotal   120.00\n"))["100.00"] == "subtotal"
+
+
+PHILIPPINE_RECEIPT = (
+    "KUSINA NG ALON\nSI No.: 00048213  11/21/2025 19:42\n1 Sinigang na Hipon       485.00\n"
+    "1 Pancit Canton Guisado   320.00\nSub Total              805.00\nTOTAL DUE              805.00\n"
+    "VATable Sales          718.75\nVAT Amount (12%)        86.25\n"
+    "   PTU No. FP072025-049-0412345-00000\n       Date Issued: 07/15/2025\n       Valid until: 07/31/2030\n"
+)
+
+
+def test_a_philippine_tills_permit_date_and_gross_and_net_sums_raise_nothing():
+    record = {"merchant_name": "KUSINA NG ALON", "date": "2025-11-21", "subtotal": 718.75, "tax": 86.25, "total": 805.0}
+    assert min(factors(PHILIPPINE_RECEIPT, record, RECEIPT).values()) > 0.7
+    # the permit's dates given as the sale's are still caught
+    assert factors(PHILIPPINE_RECEIPT, {**record, "date": "2030-07-31"}, RECEIPT)["date"] < 0.7
+    # the gross given as the amount before tax is no rival of the net, but it does not add
+    # up (the arithmetic names the net the source labels); and a subtotal the VAT does not
+    # part from the other is a rival
+    gross = factors(PHILIPPINE_RECEIPT, {**record, "subtotal": 805.0}, RECEIPT)
+    assert not any(
+        "conflicting" in r for r in reasons(PHILIPPINE_RECEIPT, {**record, "subtotal": 805.0}, RECEIPT)["subtotal"]
+    )
+    assert gross["subtotal"] < 0.75
+    assert any(
+        "conflicting" in r
+        for r in reasons(PHILIPPINE_RECEIPT, {**record, "subtotal": 805.0, "tax": 80.0}, RECEIPT)["subtotal"]
+    )

@@ -166,7 +166,9 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
                 continue
             if name in agreed and (cents < mine_cents or cents in agreed.values()):
                 continue
-            if _gross_goods_sum(src, name, cents, mine_cents, agreed):
+            if _gross_goods_sum(src, name, cents, mine_cents, agreed) or _net_and_gross(
+                src, name, cents, mine_cents, checks
+            ):
                 continue
             parts.append((ai, cents))
         part_cents = [c for _, c in parts]
@@ -309,6 +311,21 @@ def _gross_goods_sum(
     if role != src.lexicon.goods_role or role not in agreed or total is None or cents <= mine_cents:
         return False
     return abs(total - cents) <= CENT or difference_made_of(src, total - cents, either_way=False) is not None
+
+
+def _net_and_gross(
+    src: Source, role: str, cents: Decimal, mine_cents: Decimal, checks: Mapping[str, FieldCheck]
+) -> bool:
+    """Whether two figures under the goods' sum's labels differ by the record's tax, to the
+    cent: the goods' sum with the tax in it and without ("Sub Total 1,800.00" over
+    "VATable Sales 1,607.14" and "VAT Amount (12%) 192.86", as Philippine tills print
+    both), either of which the record may give."""
+    tax_role = src.lexicon.tax_sum_role
+    tax = checks[tax_role].number if tax_role is not None and tax_role in checks else None
+    tax_cents = to_cents(abs(tax)) if tax is not None else None
+    if role != src.lexicon.goods_role or not tax_cents:
+        return False
+    return abs(abs(cents - mine_cents) - tax_cents) <= CENT
 
 
 def _greater_under_its_label(

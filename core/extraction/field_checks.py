@@ -1341,7 +1341,7 @@ def _named_outright(src: Source, index: LabelIndex, leaf: Leaf, kind: str) -> li
     document_date = not field_labels.isdisjoint(VALUE_LABEL_SETS["invoice_date"])
     document_number = _a_documents_number(leaf)
     for label in index.labels:
-        if label.role != leaf.field.path:
+        if label.role != leaf.field.path or (kind == "date" and _under_a_permit(src, index, label)):
             continue
         before = _before_on_its_line(src, label.start)
         if before.strip() and not before.endswith(("  ", "\t")):
@@ -1371,6 +1371,20 @@ def _named_outright(src: Source, index: LabelIndex, leaf: Leaf, kind: str) -> li
     if kind == "identifier" and document_number:
         found.extend(_title_numbers(src))
     return found
+
+
+def _under_a_permit(src: Source, index: LabelIndex, label: Label) -> bool:
+    """Whether a date's label stands on the line right under a permit's number (a till's
+    permit block: "PTU No. FP0720..." / "Date Issued: 07/15/2025"): the permit's date."""
+    line = src.lines.line_of(label.start)
+    if line == 0:
+        return False
+    start, end = src.lines.bounds(line - 1)
+    k = bisect_left(index.starts, start)
+    return k < len(index.labels) and index.starts[k] < end and index.labels[k].role == _PERMIT_ROLE
+
+
+_PERMIT_ROLE = "@permit_number"
 
 
 def _under_its_header(src: Source, index: LabelIndex, label: Label) -> list[tuple[int, int]]:

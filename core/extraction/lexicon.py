@@ -168,6 +168,9 @@ class Lexicon:
     # they qualify with a tax label names the goods' sum ("Totale senza IVA").
     tax_exclusive_re: re.Pattern[str]
     tax_exclusive_after_re: re.Pattern[str]
+    # A line that rounds the total ("Rounding Adj -0.02"): a net total's label right under
+    # it names the rounded total ("NET TOTAL (RM) 83.70")
+    rounding_re: re.Pattern[str]
     # After a tax label: a category free of that tax ("GST-free supplies", "MwSt-frei")
     tax_free_after_re: re.Pattern[str]
     # Those words less the ones that add the tax ("zzgl."), right before a tax label with
@@ -228,13 +231,17 @@ def _phrases(value: Any, where: str) -> tuple[str, ...]:
 
 
 def _deductions(
-    data: Mapping[str, Any], key: str, kinds: Mapping[str, str], read: Callable[[Any, str], tuple[str, ...]]
+    data: Mapping[str, Any],
+    key: str,
+    kinds: Mapping[str, str],
+    read: Callable[[Any, str], tuple[str, ...]],
+    kind: str = "deduction",
 ) -> tuple[str, ...]:
-    """A list of adjustments' deduction phrases (adjustments.<key>), each one of them."""
+    """A list of adjustments' phrases of one kind (adjustments.<key>), each one of them."""
     phrases = read(_section(data, "adjustments", key), f"adjustments.{key}")
-    stray = [p for p in phrases if kinds.get(p) != "deduction"]
+    stray = [p for p in phrases if kinds.get(p) != kind]
     if stray:
-        raise LexiconError(f"adjustments.{key}: {stray[0]!r} is not one of the deduction phrases")
+        raise LexiconError(f"adjustments.{key}: {stray[0]!r} is not one of the {kind} phrases")
     return phrases
 
 
@@ -320,6 +327,7 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
     )
     adjustment_kind = _kinds(_section(data, "adjustments", "phrases"), "adjustments.phrases", ADJUSTMENT_KINDS)
     withholdings = _deductions(data, "withholdings", adjustment_kind, _phrases)
+    rounding = _deductions(data, "rounding", adjustment_kind, _phrases, "either")
     summed = _deductions(data, "summed_after_total", adjustment_kind, _words)
     payments = _deductions(data, "payments", adjustment_kind, _phrases)
     inclusion = _strings(_section(data, "qualifying_words", "words"), "qualifying_words")
@@ -393,6 +401,10 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         tax_exclusive_after_re=_starting_phrase(exclusion),
         tax_left_out_re=_ending_phrase(tuple(word for word in exclusion if word not in adding)),
         cell_qualifier_re=_ending_phrase(in_its_cell),
+        rounding_re=re.compile(
+            r"(?<![^\W_])(?:" + "|".join(map(phrase_pattern, sorted(rounding, key=len, reverse=True))) + r")(?![^\W_])",
+            re.IGNORECASE,
+        ),
         tax_free_after_re=re.compile(
             r"[ \t]*-?[ \t]*(?:" + _listed(data, "not_a_label_when_followed_by", "tax_words") + r")(?![^\W_])",
             re.IGNORECASE,

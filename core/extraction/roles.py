@@ -277,6 +277,8 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
             if lexicon.tax_sum_role is None:
                 continue
             role = lexicon.tax_sum_role  # "VALOR TOTAL DO IPI": the tax's sum
+        elif key in lexicon.net_labels and (rounded := _rounded_total_role(text, line_start, key, lexicon)):
+            role, grand = rounded, True  # "Rounding Adj -0.02" / "NET TOTAL (RM) 83.70": the rounded total
         elif role == lexicon.tax_sum_role and lexicon.tax_free_after_re.match(text, m.end()):
             continue  # "GST-free supplies", "MwSt-frei": a category free of the tax, no tax
         elif role in lexicon.grand_roles and lexicon.deduction_sum_after_re.match(text, m.end()):
@@ -321,6 +323,17 @@ def _total_word_role(key: str, lexicon: Lexicon) -> str | None:
     first = key.split(" ", 1)[0]
     role = lexicon.role_of_label.get(first)
     return role if first != key and role in lexicon.grand_roles else None
+
+
+def _rounded_total_role(text: str, line_start: int, key: str, lexicon: Lexicon) -> str | None:
+    """The grand total's role for a net label with a total's word ("net total") on the line
+    right under one that rounds the total ("Rounding Adj  -0.02"), else None."""
+    if line_start == 0:
+        return None
+    above = text.rfind("\n", 0, line_start - 1) + 1
+    if not lexicon.rounding_re.search(text, above, line_start - 1):
+        return None
+    return next((r for w in key.split(" ") if (r := lexicon.role_of_label.get(w)) in lexicon.grand_roles), None)
 
 
 def _unit_price_line(text: str, line_start: int, lexicon: Lexicon) -> bool:
