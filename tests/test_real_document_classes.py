@@ -5679,3 +5679,52 @@ def test_a_philippine_tills_permit_date_and_gross_and_net_sums_raise_nothing():
         "conflicting" in r
         for r in reasons(PHILIPPINE_RECEIPT, {**record, "subtotal": 805.0, "tax": 80.0}, RECEIPT)["subtotal"]
     )
+
+
+# A sixth printed round: a Japanese till's tax added per rate ("外税8%  ¥115"), its rate glued
+# to the label and the rate's base on the line before ("外税8%対象額  ¥1,448"): two parts of the tax
+def test_a_tax_added_per_rate_with_its_rate_glued():
+    text = (
+        "スーパーみなと\n2026年03月14日 18:22\n小計               ¥1,701\n外税8%対象額          ¥1,448\n"
+        "外税8%              ¥115\n外税10%対象額          ¥253\n外税10%              ¥25\n合計               ¥1,841\n"
+    )
+    assert [role for _, role in amount_roles(text)] == ["subtotal", None, "tax", None, "tax", "total"]
+    record = {"merchant_name": "スーパーみなと", "date": "2026-03-14", "subtotal": 1701, "tax": 140, "total": 1841}
+    assert min(factors(text, record, RECEIPT).values()) > 0.7
+    assert factors(text, {**record, "tax": 1448}, RECEIPT)["tax"] < 0.7
+
+
+# 227. A review of test 226's changes: what they must leave alone, and what must still be caught
+@pytest.mark.parametrize(
+    "text,record",
+    [
+        # a net total under a rounding line with its VAT after it is still the net
+        ("Sub-total   4,019.70\nDiscount 5%  -200.99\nRounding  -0.71\nNet total   3,818.00\nVAT 20%  763.60\n"
+         "Total due (GBP)  4,581.60\n", {"subtotal": 3818.0, "tax": 763.6, "total": 4581.6}),
+        # one charge worth as much as the subtotal explains the difference as it did
+        ("Subtotal 12.00\nShipping 12.00\nSales tax 1.23\nOrder total 25.23\n",
+         {"subtotal": 12.0, "tax": 1.23, "total": 25.23}),
+    ],
+)  # fmt: skip
+def test_what_the_review_of_the_fifth_rounds_fixes_must_leave_alone(text, record):
+    assert min(factors(text, record).values()) > 0.7
+
+
+@pytest.mark.parametrize(
+    "text,record,field",
+    [
+        # a permit's column beside the invoice's: the permit's date given as the invoice's
+        ("Permit No: BP-2025-01173                   Invoice #: 1042\n"
+         "Permit issued: 03/02/2025                  Invoice Date: 07/21/2025\nTotal  $1,200.00\n",
+         {"invoice_date": "2025-03-02"}, "invoice_date"),
+        # the invoice's own date label under a permit's number still names the invoice's date
+        ("Import Permit No: 24071512345678            Job Ref: SCB-J-88120\n"
+         "Invoice Date: 22/07/2025                    Invoice No: SCB-25-07044\n"
+         "Payment due: 21/08/2025. Permit approval date: 15/07/2025\n", {"invoice_date": "2025-07-15"}, "invoice_date"),
+        # charges a later subtotal already holds explain no goods' sum given as the subtotal
+        ("Items total 30.00\nBooking fee 6.00\nCard handling fee 4.50\nSubtotal 40.50\nVAT 20% 8.10\n"
+         "Total paid GBP 48.60\n", {"subtotal": 30.0, "tax": 8.1, "total": 48.6}, "subtotal"),
+    ],
+)  # fmt: skip
+def test_what_the_review_of_the_fifth_rounds_fixes_must_still_catch(text, record, field):
+    assert factors(text, record)[field] <= X.ARITHMETIC_FACTOR

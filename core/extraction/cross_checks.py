@@ -6,7 +6,7 @@ invoice_date`, ...), each item's rule on that item's fields alone."""
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
@@ -668,8 +668,8 @@ def _check_equation(
             checks[path].penalise(EXTRA_CHARGE_FACTOR, f"{summary}: the difference {diff:.2f} is {included}")
         return
     made_of = difference_made_of(src, diff, either_way=False) if rule.spec.adjustments else None
-    read_values = [checks[p].number for p in read if p in checks]
-    if made_of is not None and (abs(diff) <= MAX_ADJUSTMENT_SHARE * abs(left) or _one_charge(src, diff, read_values)):
+    read_spans = {(span.start, span.end) for p in read if p in checks for span in checks[p].spans}
+    if made_of is not None and (abs(diff) <= MAX_ADJUSTMENT_SHARE * abs(left) or _one_charge(src, diff, read_spans)):
         for path in _forgiven(read, blamed, checks):
             checks[path].penalise(
                 EXTRA_CHARGE_FACTOR,
@@ -931,24 +931,42 @@ def _owed_on_a_condition(src: Source, ai: int) -> bool:
     return _CONDITION_WORDS.search(src.text, start, src.amounts[ai].start) is not None
 
 
-def _one_charge(src: Source, diff: Decimal, read: Sequence[Decimal | None]) -> str | None:
+def _one_charge(src: Source, diff: Decimal, read_spans: set[tuple[int, int]]) -> str | None:
     """The labelled charge that is, to the cent, what the total adds to the sum it
     corrects ("Shipping 1.99" on 1.80 + 0.27 = 4.06), or every labelled charge together
-    but those the rule already reads (`read`: a tip) ("Booking Fee 3.15", "Airport
-    Surcharge 4.00" on a fare of 22.40), or None. Either is evidence at any share of the
-    sum: a corrupted total is off by what the source labels as its charges only by chance.
-    Deductions and sums of some of the charges are not."""
+    after the goods' last sum, but those the rule already reads (a tip, at `read_spans`)
+    ("Booking Fee 3.15", "Airport Surcharge 4.00" on a fare of 22.40), or None. Either is
+    evidence at any share of the sum: a corrupted total is off by what the source labels
+    as its charges only by chance. Deductions, sums of some of the charges, and charges a
+    later subtotal already holds ("Items total 30.00 / Booking fee 6.00 / Subtotal 40.50")
+    are not."""
     cents = to_cents(diff)
     if cents is None or cents <= 0:
         return None
-    counted = {to_cents(abs(value)) for value in read if value is not None}
-    charges = [
-        (value, phrase) for value, kind, phrase in src.adjustments() if kind == "charge" and value not in counted
-    ]
-    one = next((phrase for value, phrase in charges if value == cents), None)
-    if one is None and len(charges) > 1 and sum(value for value, _ in charges) == cents:
-        return " + ".join(phrase for _, phrase in charges)
-    return one
+    one = next((phrase for value, kind, phrase in src.adjustments() if kind == "charge" and value == cents), None)
+    if one is not None:
+        return one
+    goods = src.lexicon.goods_role
+    after = max(
+        (am.end for ai, am in enumerate(src.amounts) if goods is not None and src.roles[ai] == goods), default=0
+    )
+    charges: dict[Decimal, str] = {}
+    for ai, am in enumerate(src.amounts):
+        phrase = src.context(ai).adjustment
+        worth = to_cents(abs(am.value))
+        if (
+            phrase is None
+            or worth is None
+            or src.lexicon.adjustment_kind.get(phrase) != "charge"
+            or (am.start, am.end) in read_spans
+        ):
+            continue
+        if am.start < after:
+            return None  # a subtotal after it holds it already
+        charges.setdefault(worth, phrase)
+    if len(charges) > 1 and sum(charges) == cents:
+        return " + ".join(charges.values())
+    return None
 
 
 def _number(value: Any, money: bool) -> str:

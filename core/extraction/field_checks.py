@@ -1374,17 +1374,29 @@ def _named_outright(src: Source, index: LabelIndex, leaf: Leaf, kind: str) -> li
 
 
 def _under_a_permit(src: Source, index: LabelIndex, label: Label) -> bool:
-    """Whether a date's label stands on the line right under a permit's number (a till's
-    permit block: "PTU No. FP0720..." / "Date Issued: 07/15/2025"): the permit's date."""
+    """Whether a date's label that says only "issued" or "date" stands on the line right
+    under a permit's number, in its column (a till's permit block: "PTU No. FP0720..." /
+    "Date Issued: 07/15/2025"): the permit's date; not a header's other column ("Permit
+    No: BP-1173    Invoice #: 1042" over "Permit issued: 03/02/2025    Invoice Date:
+    07/21/2025"), nor the invoice's own date label under it."""
     line = src.lines.line_of(label.start)
-    if line == 0:
-        return False
+    written = normalise_phrase(src.text[label.start : label.end])
+    if line == 0 or not (_ISSUE_WORDS.search(written) or written in _BARE_DATE_LABELS):
+        return False  # "Invoice Date:" under it is the invoice's, a permit's block or not
     start, end = src.lines.bounds(line - 1)
-    k = bisect_left(index.starts, start)
-    return k < len(index.labels) and index.starts[k] < end and index.labels[k].role == _PERMIT_ROLE
+    column = src.lines.column(src.lines.starts[line], label.start)
+    return any(
+        start <= other.start < end
+        and other.role == _PERMIT_ROLE
+        and abs(src.lines.column(start, other.start) - column) <= _PERMIT_COLUMN_SLACK
+        for other in index.labels[bisect_left(index.starts, start) :]
+        if other.start < end
+    )
 
 
 _PERMIT_ROLE = "@permit_number"
+_BARE_DATE_LABELS = frozenset(("date", "datum", "fecha", "data"))
+_PERMIT_COLUMN_SLACK = 8  # a till centres its lines: the block's labels start near each other
 
 
 def _under_its_header(src: Source, index: LabelIndex, label: Label) -> list[tuple[int, int]]:

@@ -290,9 +290,14 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
     # words after it make it no label ("KDV Matrahı (%)"), a shorter one it starts with
     # ("KDV") is not read in its place.
     # a label ending in a sign may have its value glued after it ("Order #100009733", "PO#4471");
-    # an Indian GST part its rate ("CGST9 (9%)", "SGST2.5", as Zoho names a tax group)
+    # an Indian GST part its rate ("CGST9 (9%)", "SGST2.5", as Zoho names a tax group); any
+    # label a rate with its sign
     label_pattern = (
-        r"(?<![^\W_])(?>(?:" + alternation + r")(?:(?<![^\W_])|(?![^\W_])|(?<=gst)[0-9]{1,2}(?:\.[0-9])?(?![^\W_])))"
+        r"(?<![^\W_])(?>(?:"
+        + alternation
+        + r")(?:(?<![^\W_])|(?![^\W_])|(?<=gst)[0-9]{1,2}(?:\.[0-9])?(?![^\W_])"
+        # a rate glued after it ("外税8%  ¥115", "MwSt19%")
+        + r"|(?=[0-9]{1,2}(?:[.,][0-9]{1,2})?[ \t]*%)))"
     )
     if not amounts:
         # payment terms in words: "Due on receipt", "Fälligkeit: sofort"

@@ -327,13 +327,29 @@ def _total_word_role(key: str, lexicon: Lexicon) -> str | None:
 
 def _rounded_total_role(text: str, line_start: int, key: str, lexicon: Lexicon) -> str | None:
     """The grand total's role for a net label with a total's word ("net total") on the line
-    right under one that rounds the total ("Rounding Adj  -0.02"), else None."""
+    right under one that starts with a phrase rounding the total and holds its figure
+    ("Rounding Adj  -0.02"), with no tax's label on the lines after it (a net before its
+    tax: "Rounding -0.71" / "Net total 3,818.00" / "VAT 20%"), else None."""
     if line_start == 0:
         return None
     above = text.rfind("\n", 0, line_start - 1) + 1
-    if not lexicon.rounding_re.search(text, above, line_start - 1):
+    rounding = lexicon.rounding_re.match(
+        text, above + len(text[above:line_start]) - len(text[above:line_start].lstrip())
+    )
+    if rounding is None or not any(c.isdigit() for c in text[rounding.end() : line_start]):
         return None
-    return next((r for w in key.split(" ") if (r := lexicon.role_of_label.get(w)) in lexicon.grand_roles), None)
+    role = next((r for w in key.split(" ") if (r := lexicon.role_of_label.get(w)) in lexicon.grand_roles), None)
+    after = text.find("\n", line_start)
+    following = text[after : after + _ROUNDED_TOTAL_REACH] if after >= 0 else ""
+    if role is None or any(
+        lexicon.role_of_label.get(label_key(m, lexicon)) == lexicon.tax_sum_role
+        for m in label_matches(following, lexicon)
+    ):
+        return None
+    return role
+
+
+_ROUNDED_TOTAL_REACH = 240  # the lines after a rounded total where a tax's label would say it is a net
 
 
 def _unit_price_line(text: str, line_start: int, lexicon: Lexicon) -> bool:
