@@ -5728,3 +5728,12 @@ def test_what_the_review_of_the_fifth_rounds_fixes_must_leave_alone(text, record
 )  # fmt: skip
 def test_what_the_review_of_the_fifth_rounds_fixes_must_still_catch(text, record, field):
     assert factors(text, record)[field] <= X.ARITHMETIC_FACTOR
+
+
+# A customer's own order ("Pedido cliente", "Bon de commande") is never the invoice's number,
+# even where the invoice prints no number of its own (a seller's "Pedido" may be)
+@pytest.mark.parametrize("label", ["Pedido cliente", "Su pedido", "Bon de commande", "N° bon de commande"])
+def test_a_customers_order_in_other_languages_stands_in_for_no_invoice_number(label):
+    text = f"Talleres Norte S.L.\nFecha: 14/10/2026\n{label}: PED-26-0219\nTotal  1.210,00 €\n"
+    assert factors(text, {"invoice_number": "PED-26-0219"})["invoice_number"] < 0.7
+    assert factors(text.replace(label, "Pedido"), {"invoice_number": "PED-26-0219"})["invoice_number"] == 1.0

@@ -951,15 +951,9 @@ def _one_charge(src: Source, diff: Decimal, read_spans: set[tuple[int, int]]) ->
         (am.end for ai, am in enumerate(src.amounts) if goods is not None and src.roles[ai] == goods), default=0
     )
     charges: dict[Decimal, str] = {}
-    for ai, am in enumerate(src.amounts):
-        phrase = src.context(ai).adjustment
-        worth = to_cents(abs(am.value))
-        if (
-            phrase is None
-            or worth is None
-            or src.lexicon.adjustment_kind.get(phrase) != "charge"
-            or (am.start, am.end) in read_spans
-        ):
+    for ai, worth, kind, phrase in src.adjustment_figures():
+        am = src.amounts[ai]
+        if kind != "charge" or (am.start, am.end) in read_spans:
             continue
         if am.start < after:
             return None  # a subtotal after it holds it already

@@ -912,9 +912,7 @@ _BUYER_ORDER_WORDS = (
     "pedido cliente",
     "su pedido",
     "bon de commande",
-    "votre",
-    "ihre",
-    "uw ",
+    "n° bon de commande",
 )
 _GENERIC_DOCUMENT_NUMBERS = frozenset(
     phrase
@@ -1002,7 +1000,7 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
             else:
                 unlabelled.append(span)
             continue
-        for joined in index.joined(label, after=True):
+        for joined in index.joined(label):
             if joined.role == role:
                 return check
             written = src.text[joined.start : joined.end]

@@ -689,7 +689,8 @@ VALUE_LABEL_SETS = _value_label_sets(_AMOUNT_WORDS)
 # over or before its name ("Bill to", "Nabywca"; "Seller", "Sprzedawca"); a delivery's
 # labels ("Ship to") head a block of either party's (goods collected at the seller's store).
 PARTIES = ("seller", "buyer")
-_PARTY_LABEL_KINDS = (*PARTIES, "delivery")
+DELIVERY = "delivery"  # labels of where goods go, which name neither party
+_PARTY_LABEL_KINDS = (*PARTIES, DELIVERY)
 
 
 def _party_labels(data: Mapping[str, Any]) -> Mapping[str, tuple[str, ...]]:

@@ -10,11 +10,10 @@ import re
 from bisect import bisect_left
 from collections.abc import Iterable
 
-from vetq.core.extraction.lexicon import PARTY_LABELS, PARTY_NAME_LABELS, normalise_phrase
+from vetq.core.extraction.lexicon import DELIVERY, PARTY_LABELS, PARTY_NAME_LABELS, normalise_phrase
 from vetq.core.extraction.roles import LabelIndex, Lines
 
 OTHER_PARTY = {"seller": "buyer", "buyer": "seller"}
-DELIVERY = "delivery"  # labels of where goods go, which name neither party
 
 
 def _one_of(phrases: Iterable[str]) -> str:

@@ -1924,23 +1924,14 @@ class LabelIndex:
         joiners = ("", "-") if m.group(2) else (" ", "-", "")
         return {word + joiner + written[k:].lstrip(" -") for k in range(1, len(written) - 1) for joiner in joiners}
 
-    def joined(self, label: Label, *, after: bool = False) -> list[Label]:
+    def joined(self, label: Label) -> list[Label]:
         """The labels naming one value with `label`, joined to it before it on its line
-        ("Invoice Date (Tax Point)": both), `label` last; with `after`, those joined after
-        it as well ("OCR-nr/Fakturanr: 10234", the value read after the first)."""
+        ("Invoice Date (Tax Point)": both), `label` last."""
         k = bisect_left(self.starts, label.start)
         chain = [label]
         while k > 0 and _LABEL_JOIN.fullmatch(self.text, self.labels[k - 1].end, self.labels[k].start):
             k -= 1
             chain.insert(0, self.labels[k])
-        k = bisect_left(self.starts, label.start)
-        while (
-            after
-            and k + 1 < len(self.labels)
-            and _LABEL_JOIN.fullmatch(self.text, self.labels[k].end, self.labels[k + 1].start)
-        ):
-            k += 1
-            chain.append(self.labels[k])
         return chain
 
     def _stacked_cell(self, start: int, end: int) -> tuple[Label | None] | None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from functools import lru_cache
@@ -501,18 +502,22 @@ class Source:
             if (phrase := self.context(ai).adjustment) is not None and self._listing(ai, phrase) in listed
         ]
 
+    def adjustment_figures(self) -> Iterator[tuple[int, Decimal, str, str]]:
+        """(amount index, worth, kind, phrase) of each figure a charge's or deduction's
+        phrase labels, in the text's order."""
+        for ai, am in enumerate(self.amounts):
+            phrase = self.context(ai).adjustment
+            cents = to_cents(abs(am.value))
+            if phrase is not None and cents is not None and cents != 0:
+                yield ai, cents, self.lexicon.adjustment_kind.get(phrase, "either"), phrase
+
     def adjustments(self) -> list[tuple[Decimal, str, str]]:
         """(amount, kind, phrase) of every labelled charge or deduction, each once."""
         if self._adjustments is not None:
             return self._adjustments
         seen: dict[tuple[Decimal, str], tuple[Decimal, str, str]] = {}
-        for ai, am in enumerate(self.amounts):
-            ctx = self.context(ai)
-            cents = to_cents(abs(am.value))
-            if ctx.adjustment is None or cents is None or cents == 0:
-                continue
-            kind = self.lexicon.adjustment_kind.get(ctx.adjustment, "either")
-            seen.setdefault((cents, kind), (cents, kind, self._listing(ai, ctx.adjustment)))
+        for ai, cents, kind, phrase in self.adjustment_figures():
+            seen.setdefault((cents, kind), (cents, kind, self._listing(ai, phrase)))
             if len(seen) >= _MAX_ADJUSTMENTS:
                 break
         self._adjustments = list(seen.values())
