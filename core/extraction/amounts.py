@@ -203,6 +203,9 @@ _NUM_RE = re.compile(
     r"|[1-9][0-9]{0,2}(?: [0-9]{3})+(?:,[0-9]+)?(?![.][0-9])"
     r"|[1-9][0-9]{0,2}(?:['\u2019][0-9]{3})+(?:[.,][0-9]+)?"
     r"|[0-9]+(?:[.,][0-9]+)?"
+    # cents alone, as US tills print a sum under a dollar (".69", "$.69"): a cell of its own
+    # (".00" is no sum: a zero balance reads as written nowhere)
+    r"|(?<![^\s$])\.(?!00)[0-9]{2}(?=[ \t]*(?:\n|$)|[ \t]{2}|[ \t]?[A-Z]\b)"
     r")"
     r"(?![0-9]|[.,'\u2019][0-9])"
 )
@@ -412,6 +415,25 @@ def _keep(text: str, s: int, e: int) -> bool:
     return True
 
 
+# A figure with cents after a bracket closes on its line: the line's amount
+_CENTS_AFTER = re.compile(r"[^\n]*?[0-9][.,][0-9]{2}(?![0-9])")
+
+
+def _in_a_labels_brackets(text: str, s: int, e: int) -> bool:
+    """Whether the whole number at text[s:e] stands inside brackets with words, on a line
+    whose figure with cents comes after them: a label's own words ("Total de plată (col.
+    5 + col. 6)  13.744,50", "(esclusa art. 15 DPR 633/72)  48,00")."""
+    line_start = text.rfind("\n", 0, s) + 1
+    line_end = text.find("\n", e)
+    line_end = len(text) if line_end < 0 else line_end
+    opening = text.rfind("(", line_start, s)
+    closing = text.find(")", e, line_end)
+    if opening < 0 or closing < 0 or ")" in text[opening:s] or "(" in text[e:closing]:
+        return False
+    inside = text[opening + 1 : closing]
+    return any(c.isalpha() for c in inside) and _CENTS_AFTER.match(text, closing + 1, line_end) is not None
+
+
 def find_amounts(text: str, *, date_mentions: list[DateMention] | None = None) -> list[AmountMention]:
     """Every amount written in ``text``, in order. Numbers that are part of dates,
     phone numbers, bank accounts, identifiers (``GLX/2026/778``), ordinals, times and
@@ -437,12 +459,14 @@ def find_amounts(text: str, *, date_mentions: list[DateMention] | None = None) -
             continue
         if zstarts and _in_zone(zstarts, zends, s, e):
             continue
-        value = Decimal(num) if _SIMPLE.fullmatch(num) else _parse_core(num)
+        value = Decimal("0" + num) if num[0] == "." else Decimal(num) if _SIMPLE.fullmatch(num) else _parse_core(num)
         if value is None:
             continue
         bracketed = s > 0 and e < len(text) and text[s - 1] + text[e] in ("()", "[]")
         if bracketed and not _DECIMALS.search(num):
             continue  # "SUMME [3]", "Artikel (1)": a count, not an amount
+        if not _DECIMALS.search(num) and _in_a_labels_brackets(text, s, e):
+            continue  # "Shipping (Royal Mail Tracked 48)  £3.95": the label's words, not its figure
         if _TIME_WORD.match(text, e):
             continue  # "9.00 Uhr": a time
         if _RATE_DIGITS.fullmatch(num) and _BASE_AFTER.match(text, e):

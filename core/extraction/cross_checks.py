@@ -279,15 +279,20 @@ def _counted_sums(figures: list[Decimal]) -> set[Decimal]:
 
 def _sums_agree(src: Source, checks: Mapping[str, FieldCheck]) -> dict[str, Decimal]:
     """The subtotal's, the tax's and the total's roles with their values in cents, when the
-    record's three are each verified under their own labels and subtotal + tax = total;
-    else none."""
+    record's three are each verified under their own labels and subtotal + tax = total,
+    or that and labelled charges (a tip: "Jootraha juhile 1,00"); else none."""
     lexicon = src.lexicon
     roles = [lexicon.goods_role, lexicon.tax_sum_role, *sorted(lexicon.grand_roles)]
     if len(roles) != 3 or None in roles:
         return {}
     found = [checks.get(str(role)) for role in roles]
     numbers = [c.number for c in found if c is not None and c.verified and c.number is not None]
-    if len(numbers) != 3 or abs(numbers[0] + numbers[1] - numbers[2]) > CENT or not numbers[2]:
+    if len(numbers) != 3 or not numbers[2]:
+        return {}
+    charged = numbers[2] - numbers[0] - numbers[1]
+    if abs(charged) > CENT and (
+        charged < 0 or difference_made_of(src, charged, either_way=False, kind="charge") is None
+    ):
         return {}
     cents = [to_cents(abs(n)) for n in numbers]
     agreed = {str(role): c for role, c in zip(roles, cents, strict=True) if c is not None}
@@ -769,9 +774,15 @@ def _tax_included(
     if not a_tax_rate_of(left - tax if lines else left - tax - tax, tax):
         return None
     rest = diff + tax
-    if lines and isinstance(total, Decimal) and abs(rest) > CENT and abs(total - left - rest) <= CENT:
+    if (
+        lines
+        and isinstance(total, Decimal)
+        and abs(rest) > CENT
+        and (abs(total - left - rest) <= CENT or _printed_as_a_total(src, left + rest))
+    ):
         # "RABATT -2,00" under a till's lines priced with the tax: the lines and the
-        # labelled discount make the total, the net and the tax make it too
+        # labelled discount make the total, the net and the tax make it too (or the
+        # total before a tip: "Sooduskood -1,50" / "Sõidu hind kokku 10,03")
         made_of = difference_made_of(src, rest, either_way=False)
         return None if made_of is None else f"the tax, which the lines include, and the labelled {' + '.join(made_of)}"
     if abs(rest) <= CENT:

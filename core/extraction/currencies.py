@@ -263,6 +263,9 @@ AMBIGUOUS_SYMBOLS: dict[str, frozenset[str]] = {
     "Bs": frozenset({"BOB", "VES"}),
     "Bs.": frozenset({"BOB", "VES"}),
     "元": frozenset({"CNY", "TWD", "HKD"}),
+    # the dirham as Morocco's and the Emirates' invoices abbreviate it ("29 232,00 DH")
+    "DH": frozenset({"MAD", "AED"}),
+    "Dhs": frozenset({"MAD", "AED"}),
 }
 
 # Every currency symbol, the longest first, so that an alternation of them matches "R$"
@@ -292,6 +295,8 @@ CURRENCY_WORDS: dict[str, str] = {
     "zloty": "PLN",
     "złoty": "PLN",
     "euroa": "EUR",  # Finnish, after a sum ("3352,98 euroa")
+    "ευρώ": "EUR",  # Greek, in capitals on tills ("ΣΥΝΟΛΟ ΕΥΡΩ 29,26")
+    "ευρω": "EUR",
     "rupiah": "IDR",
     "ringgit": "MYR",
     "forint": "HUF",

@@ -24,6 +24,7 @@ from vetq.core.extraction.roles import (
     BARE_GAP,
     DATE_WORDS,
     DATING_WORDS,
+    FILL_RUN_RE,
     GENERIC_LABEL_BEFORE,
     NUMBER_WORDS,
     RATE_RE,
@@ -283,9 +284,10 @@ def _a_rows_figures_under_it(src: Source, line: int, column: int) -> bool:
 
 
 # A price in a cell: a figure with cents ("1,500.00", "12,50 €"), not a date ("18.03.2026");
-# a cell that is a figure alone ("500", "1,450", "290,000"): a row's count or amount
+# a cell that is a figure alone ("500", "1,450", "1'450", "290,000", a row's "3."): a row's
+# count or amount; a length in feet ("8'", a wrapped description's end) is none
 _PRICE_IN_CELL = re.compile(r"[0-9][.,][0-9]{2}(?![0-9]|[.,/][0-9])")
-_FIGURE_CELL = re.compile(r"[0-9][0-9.,' ]*")
+_FIGURE_CELL = re.compile(r"[0-9](?:[0-9.,' ]*[0-9.,])?")
 # A figure in a cell with its currency's sign or code ("1.800,00 €", "₹ 45,000.00", "USD 12.50")
 _MONEY_CELL = re.compile(r"(?:(?:[^\w\s]{1,3}|[A-Z]{3}) ?)?[0-9][0-9.,' ]*(?: ?(?:[^\w\s]{1,3}|[A-Z]{3}))?")
 # A cell that starts with a label and its colon ("Vendor: Acme", "Service: Next Day"), not
@@ -412,12 +414,17 @@ def _zero_rate_labelled(src: Source, role: str) -> bool:
     return False
 
 
+# A word naming a net's category between its label and its figure
+_CATEGORY_WORD = re.compile(r"[^\W\d_]{2,}")
+
+
 def _distinct_tax_parts(src: Source, role: str) -> list[int]:
-    """The money figures that labels of the tax's role name on their own lines (no
-    rate's base, no page's part), when no two share their label and rate (the rate after
-    the label, or before it on its line): the parts of a tax printed per kind or per
-    rate. Empty when two figures share a label and rate (the same tax restated, whose sum
-    is no tax of the document)."""
+    """The money figures that labels of the tax's role (or the goods' sum's) name on their
+    own lines (no rate's base, no page's part), when no two share their label and rate
+    (the rate after the label, or before it on its line; a net's category words where it
+    has no rate): the parts of a tax or a net printed per kind or per rate. Empty when two
+    figures share a label and rate (the same sum restated, whose sum is none of the
+    document's)."""
     parts: list[int] = []
     seen: list[tuple[str, str, Decimal | None]] = []  # each part's label, rate and worth
     for i, amount in enumerate(src.amounts):
@@ -438,7 +445,15 @@ def _distinct_tax_parts(src: Source, role: str) -> list[int]:
         # forints), not a count under a tax's words ("ÁFA tételek száma 2")
         if not (_money(src, i) or (rate is not None and not src.writes_cents)):
             continue
-        kind = (normalise_phrase(src.text[label.start : label.end]), rate.group(1).replace(",", ".") if rate else "")
+        if rate is None and role == src.lexicon.goods_role:
+            # a net per category, named by its words ("Subtotal gravado tasa mínima")
+            category = " ".join(_CATEGORY_WORD.findall(src.text, label.end, amount.start))
+            kind = (normalise_phrase(src.text[label.start : label.end]), normalise_phrase(category))
+        else:
+            kind = (
+                normalise_phrase(src.text[label.start : label.end]),
+                rate.group(1).replace(",", ".") if rate else "",
+            )
         cents = to_cents(abs(amount.value))
         if any(
             (label_as, rate_as) == kind
@@ -500,15 +515,18 @@ def _printed_parts(src: Source, role: str, cents: Decimal | None) -> tuple[list[
     """The figures a value not printed itself is the sum of, and where they stand: the tax's
     parts, each under its own label ("CGST 9% 900.00 / SGST 9% 900.00", "GST 25.00 / PST
     35.00"), or a column under a header of the role ("MwSt" over each line's or each rate's
-    tax). None when no such figures add up to it to the cent, and for any role but the
-    tax's: a total or a net sum left unprinted is no sum a reviewer could trust unseen (the
-    lines' amounts add up to the net, which a record missing its tax would give as the
-    total)."""
-    if cents is None or role != src.lexicon.tax_sum_role:
+    tax); the net's parts per rate or category, each under a label of the goods' sum
+    ("Subtotal gravado tasa mínima 10.140,00 / ... tasa básica 27.700,00"). None when no
+    such figures add up to it to the cent, and for the total: a total left unprinted is no
+    sum a reviewer could trust unseen (the lines' amounts add up to the net, which a record
+    missing its tax would give as the total)."""
+    if cents is None or role not in (src.lexicon.tax_sum_role, src.lexicon.goods_role):
         return None
     tax_parts = _distinct_tax_parts(src, role)
     if len(tax_parts) > 1 and sum((src.amounts[i].value for i in tax_parts), Decimal(0)) == cents:
         return tax_parts, "labelled " + role
+    if role != src.lexicon.tax_sum_role:
+        return None
     assignment = src.assignment
     for k, column in assignment.columns.items():
         figures = [i for i in column if _money(src, i)]
@@ -1018,8 +1036,9 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
     # a title ("RECEIPT", "LIEFERSCHEIN") or a word in a sentence names nothing
     own_written = [src.text[lb.start : lb.end] for lb in index.labels if lb.role == role and index.names_a_value(lb)]
     if not own_written and _a_documents_number(leaf):
-        # "INVOICE 10461": its title names its number, so a quote's or an order's stands in for none
-        own_written = [src.text[s:e] for s, e in _title_numbers(src)][:1]
+        # "INVOICE 10461": its title names its number, so a quote's or an order's stands in
+        # for none; nor where a fiscal series and its number name it ("Seria CSS nr. 0457")
+        own_written = [src.text[s:e] for s, e in _title_numbers(src)][:1] or _fiscal_series(src)[:1]
     if others and _stands_in(leaf.field.labels, others, beside_own=bool(own_written)):
         return check  # under a label that may stand in for its own at one place at least
     listed = ", ".join(
@@ -1416,6 +1435,27 @@ def _under_its_header(src: Source, index: LabelIndex, label: Label) -> list[tupl
         token = _TOKEN_RE.match(src.text, cell[0], cell[1])
         return [token.span()] if token is not None and index.label_of(*token.span()) is label else []
     return []
+
+
+def _fiscal_series(src: Source) -> list[str]:
+    """A document's series and number as its own label writes them, the series' word
+    starting its line or cell (or after its title) and the number with a digit ("Seria CSS nr. 0457",
+    "Serija LTV Nr. 004512"); not a product's series in a line's words ("Xbox Series X
+    Console - No Disc Drive", "Свидетельство серия 77 № 012345678")."""
+    found = []
+    for m in src.lexicon.series_number_re.finditer(src.text):
+        line_start = src.text.rfind("\n", 0, m.start()) + 1
+        before = FILL_RUN_RE.split(src.text[line_start : m.start()])[-1].strip()
+        # the series' word starts its cell, or follows the title in capitals ("FACTURA
+        # FISCALA seria CDS nr. 0457", "PVM SĄSKAITA FAKTŪRA Serija BP Nr. 004512")
+        title = not any(c.isdigit() for c in before) and (before.isupper() or _TITLE_WORD.search(before) is not None)
+        if any(c.isdigit() for c in m.group("number")) and (not before or title):
+            found.append(m.group())
+    return found
+
+
+# A document's title before its series ("Factura seria CDS nr. 0457")
+_TITLE_WORD = re.compile(r"(?i)(?<![^\W\d_])(?:factura|faktura|faktūra|fattura|facture|fatura|invoice|rechnung|račun)")
 
 
 def _a_documents_number(leaf: Leaf) -> bool:

@@ -33,6 +33,8 @@ _LABEL_CELL = {
 _SPACED_LABEL = {party: frozenset(p.replace(" ", "") for p in PARTY_LABELS[party]) for party in PARTY_LABELS}
 _LETTER_SPACED = re.compile(r"(?:\S ){2,}\S")
 _COLONS = (":", "：")
+_MAX_KEY_GAP = 40
+_KEYS_REACH = 12  # the lines up and down where a key column's other keys stand (a seller's block with its bank)  # how far across a key's column its colon may be written ("RUC          : ...")
 # What may follow a label in its cell: marks, a bracketed note ("Invoice Date (Tax Point)").
 _LABEL_TAIL = re.compile(r"[ .:#]*(?:\([^()]*\))?[ .:#]*")
 _MAX_HEADING_WORDS = 4
@@ -86,20 +88,28 @@ def label_over(
     label across a gap ("Bill to:      Acme") is as often two columns' heads, the name the
     other column's."""
     line = lines.line_of(start)
-    cell = next(((s, e) for s, e in lines.cells(line) if s <= start < e), None)
+    cells = lines.cells(line)
+    cell = next(((s, e) for s, e in cells if s <= start < e), None)
     if cell is None:
         return None  # a line too long to read as cells
+    k = cells.index(cell)
+    if (
+        k > 0
+        and not text[cell[0] : start].strip(" \t:：")
+        and _a_keys_column(text, lines, line, cells[k - 1][0] - lines.starts[line], cell[0] - lines.starts[line])
+    ):
+        # a key's column beside its values' ("Покупець:      ПП «Галицька будова»",
+        # "Señor(es)              : COMERCIAL HUANCAYO"): the key's cell with the colon
+        # written on either side of the gap
+        key = text[cells[k - 1][0] : cells[k - 1][1]] + text[cell[0] : start].strip()
+        label = _label_with_colon(text, lines, line, cells[k - 1][0], key, party)
+        if label is not None:
+            return label
     if cell[0] < start:
         label = text[cell[0] : start].strip()
         if label.endswith(_COLONS) and normalise_phrase(label[:-1].strip()) in _NAME_LABELS:
             return _heading_its_block(text, lines, line, cell[0] - lines.starts[line], party)
-        if not label.endswith(_COLONS) or not is_label_cell(label, party):
-            return None
-        # a line under the label in its column is its block, this name the next column's,
-        # its gap closed ("Bill To: Acme" over "Contoso Ltd"); the label names the name only
-        # with nothing but the next label under it ("SOLD TO: Acme" over "TIN: 009-882")
-        under = lines.cell_in_column(line + 1, cell[0] - lines.starts[line])
-        return label if under is None or any(c in _COLONS for c in text[under[0] : under[1]]) else None
+        return _label_with_colon(text, lines, line, cell[0], label, party)
     if line == 0 or _CLOSING_MARKS.fullmatch(text, end, cell[1]) is None:
         return None  # a name with more in its cell ("Acme Ltd · 14 Marsh Road") is a footer's or a letterhead's
     above = lines.cell_in_column(line - 1, start - lines.starts[line])
@@ -112,6 +122,44 @@ def label_over(
     ):
         return None  # the label's value stands beside it
     return None if _under_a_heading(text, lines, line - 1) else text[above[0] : above[1]]
+
+
+def _a_keys_column(text: str, lines: Lines, line: int, key_column: int, value_column: int) -> bool:
+    """Whether the cell at `key_column` of `line` is one of a column of keys whose values
+    stand in `value_column`: another key with its colon some lines up or down in that
+    column, its value starting where the name does (" Договір:       Договір поставки №
+    17/24" under "Покупець:      ПП «...»"; "Fecha de Emisión       : 21/08/2025" over
+    "Señor(es)              : COMERCIAL ..."). A letterhead's name beside a party's label
+    ("Bill To:        Brightside Ltd" over "Name:   Greenway Bakery") has none."""
+    for other in (*range(line - 1, line - 1 - _KEYS_REACH, -1), *range(line + 1, line + 1 + _KEYS_REACH)):
+        key = lines.cell_in_column(other, key_column)
+        if key is None:
+            continue
+        cells = lines.cells(other)
+        k = cells.index(key)
+        if k + 1 == len(cells) or abs(cells[k + 1][0] - lines.starts[other] - value_column) > 1:
+            continue  # its value is not the next cell, in the name's column
+        value = cells[k + 1]
+        # a key alone in its cell, its colon at its end or starting its value's
+        if text[key[0] : key[1]].endswith(_COLONS) or text[value[0] : value[1]].startswith(_COLONS):
+            return True
+    return False
+
+
+def _label_with_colon(text: str, lines: Lines, line: int, start: int, label: str, party: str) -> str | None:
+    """`label`, written from `start` on `line` right before a name, when it is one of
+    `party`'s with its colon and names that name: a line under the label in its column is
+    its block, this name the next column's, its gap closed ("Bill To: Acme" over "Contoso
+    Ltd"); the label names the name only with nothing but the next label under it ("SOLD
+    TO: Acme" over "TIN: 009-882"), or nothing."""
+    if not label.endswith(_COLONS) or not is_label_cell(label, party):
+        return None
+    under = lines.cell_in_column(line + 1, start - lines.starts[line])
+    if under is None:
+        return label
+    # the next key, its colon in its cell or across the gap ("RUC          : 20487654321")
+    key_under = text[under[0] : under[1]] + text[under[1] : under[1] + _MAX_KEY_GAP].lstrip(" \t")[:1]
+    return label if any(c in _COLONS for c in key_under) else None
 
 
 def _heading_its_block(text: str, lines: Lines, line: int, column: int, party: str) -> str | None:

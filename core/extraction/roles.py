@@ -283,6 +283,8 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
             continue  # "GST-free supplies", "MwSt-frei": a category free of the tax, no tax
         elif role in lexicon.grand_roles and lexicon.deduction_sum_after_re.match(text, m.end()):
             continue  # "Total das Retenções", "Total Deduções": deductions' sum, no total
+        elif lexicon.tax_sum_role is not None and included_tax_at_its_rate(text, m, key, lexicon):
+            role, grand = lexicon.tax_sum_role, False  # "Including VAT 20%  £22.19": the tax within the figures
         elif key in lexicon.grand_qualified_labels and lexicon.grand_after_re.match(text, m.end()):
             grand = True
         elif role == lexicon.tax_sum_role and lexicon.tax_inclusive_after_re.match(
@@ -293,8 +295,39 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
                 # "Total IVA incluido 1.210,00", "Toplam KDV Dahil": a total of the tax
                 # said to include it is the document's total, not the tax's sum
                 role, grand = total_role, True
+        elif (
+            role == lexicon.tax_sum_role
+            and lexicon.tax_inclusive_re.search(text, max(line_start, m.start() - QUALIFIER_REACH), m.start())
+            # "davon MwSt. gesamt", "Varav moms totalt": of which, the tax's total
+            and not lexicon.cell_qualifier_re.search(text, max(line_start, m.start() - QUALIFIER_REACH), m.start())
+        ):
+            total_role = _total_word_role(key, lexicon, last=True)
+            if total_role is not None:
+                role, grand = total_role, True  # "Incl. GST Total  110.00": the total including the tax
         labels.append(Label(m.start(), m.end(), role, key.startswith(lexicon.trailing_label_prefixes), grand))
     return labels
+
+
+# A rate right after a label ("Including VAT 20%", "incl. GST (10%)")
+_A_RATE_NEXT = re.compile(r"[ \t]*\(?[ \t]*[0-9]{1,2}(?:[.,][0-9]{1,3})?[ \t]?%")
+
+
+def included_tax_at_its_rate(text: str, match: re.Match[str], key: str, lexicon: Lexicon) -> bool:
+    """Whether a total's label that is an inclusion word and a tax's ("Including VAT",
+    "incl. GST"), starting its line or its cell, has a rate right after it: it then names
+    the tax within the figures at that rate ("Including VAT 20%  £22.19"), not the total
+    including it."""
+    inclusion = lexicon.tax_inclusive_after_re.match(key)
+    line_start = text.rfind("\n", 0, match.start()) + 1
+    return (
+        inclusion is not None
+        and lexicon.role_of_label.get(key) in lexicon.grand_roles
+        and lexicon.role_of_label.get(key[inclusion.end() :].strip()) == lexicon.tax_sum_role
+        and _A_RATE_NEXT.match(text, match.end()) is not None
+        # starting its line or its cell: after a total's label it qualifies that total
+        # ("Total payable incl. VAT 20%  1,200.00", "Total (incl. VAT 20%)")
+        and not FILL_RUN_RE.split(text[line_start : match.start()])[-1].strip(" \t(*-\u2013")
+    )
 
 
 # A tip guide's row carries its rate before its total ("18%: Tip $7.37, Total $51.70",
@@ -317,12 +350,12 @@ def _in_a_tip_guide(text: str, line_start: int, start: int, lexicon: Lexicon) ->
     return lexicon.tip_guide_re.search(text, above, start) is not None
 
 
-def _total_word_role(key: str, lexicon: Lexicon) -> str | None:
-    """The grand total's role when the label `key` starts with a word that is a total
-    label of its own ("total iva", "toplam kdv"), else None."""
-    first = key.split(" ", 1)[0]
-    role = lexicon.role_of_label.get(first)
-    return role if first != key and role in lexicon.grand_roles else None
+def _total_word_role(key: str, lexicon: Lexicon, *, last: bool = False) -> str | None:
+    """The grand total's role when the label `key` starts (or, `last`, ends) with a word
+    that is a total label of its own ("total iva", "toplam kdv"; "gst total"), else None."""
+    word = key.rsplit(" ", 1)[-1] if last else key.split(" ", 1)[0]
+    role = lexicon.role_of_label.get(word)
+    return role if word != key and role in lexicon.grand_roles else None
 
 
 def _rounded_total_role(text: str, line_start: int, key: str, lexicon: Lexicon) -> str | None:
@@ -468,6 +501,23 @@ def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMent
                     else:
                         kept[-1] = replace(before, role=lexicon.goods_role, grand=False)
                 continue
+            if (
+                before.role == lexicon.tax_sum_role
+                and label.role in lexicon.grand_roles
+                and not label.grand
+                and gap in (" ", "\t")
+                and not figure_between
+                # its figure right after it: not a row of headers run together ("netto VAT
+                # brutto  Zapłacono: 0.00 zł")
+                and (nxt := bisect_left(starts, label.end)) < len(starts)
+                and "\n" not in text[label.end : starts[nxt]]
+                and only_currencies(text[label.end : starts[nxt]].strip(" \t:"))
+                and not (
+                    lexicon.tax_inclusive_re.search(text, max(0, before.start - QUALIFIER_REACH), before.start)
+                    or lexicon.tax_exclusive_re.search(text, max(0, before.start - QUALIFIER_REACH), before.start)
+                )
+            ):
+                continue  # "VSK samtals 48.627", "PDV ukupno": the tax's total, not the document's
             if (
                 before.grand
                 and before.role == label.role

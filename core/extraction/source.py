@@ -35,6 +35,7 @@ from vetq.core.extraction.roles import (
     assign_roles,
     caption_line,
     header_cell_over,
+    included_tax_at_its_rate,
     label_key,
     label_matches,
     laid_out_length,
@@ -235,6 +236,8 @@ class Source:
             if found is not None:
                 adjustment = normalise_phrase(found.group())
         if adjustment is None and self.roles[ai] is None:
+            adjustment = self._wrapped_phrase(ai, prev_end)
+        if adjustment is None and self.roles[ai] is None:
             after_phrase = self.lexicon.adjustment_re.match(after.lstrip(" \t\u00a0:"))
             rest = text[am.end + len(after) : min(le, next_start)]
             if after_phrase is not None and (
@@ -296,6 +299,36 @@ class Source:
             if k >= 0 and starts[k] >= start:
                 return max(start, min(window, starts[k]))
         return start
+
+    def _wrapped_phrase(self, ai: int, prev_end: int) -> str | None:
+        """A charge's or discount's label wrapped in a narrow column, its figure beside its
+        last part: the line above is one short cell that starts with the phrase and breaks off
+        mid-label (an open bracket, a joining sign: "Shipping (NZ Post" over "Courier –
+        North Island)   $9.50"), and amount ai's words, with no label of their own, start
+        in that cell's column. None where they do not."""
+        text, am = self.text, self.amounts[ai]
+        line = self.lines.line_of(am.start)
+        ls = self.lines.starts[line]
+        words = text[prev_end : am.start]
+        starts = self.assignment.label_starts
+        own_label = bisect_left(starts, am.start) > bisect_left(starts, ls)
+        if line == 0 or prev_end != ls or not words.strip() or own_label:
+            return None
+        s, e = self.lines.bounds(line - 1)
+        above = text[s:e]
+        cell = above.strip()
+        if not cell or len(cell) > _MAX_WRAPPED_PART or len(_CELL_GAP.split(words.strip())[0]) > _MAX_WRAPPED_PART:
+            return None  # a long line is an item's description, not a narrow column's label
+        if _CELL_GAP.search(cell) or any(c.isdigit() for c in cell):
+            return None
+        column, indent = len(above) - len(above.lstrip()), len(words) - len(words.lstrip())
+        if not column <= indent <= column + _WRAP_INDENT:
+            return None
+        if cell.count("(") <= cell.count(")") and not cell.endswith(_JOINING_ENDS):
+            return None
+        found = self.lexicon.adjustment_re.match(cell)
+        phrase = None if found is None else normalise_phrase(found.group())
+        return None if phrase is None or phrase in self.lexicon.payments else phrase
 
     def _named_from_above(self, ai: int) -> bool:
         """Whether amount ai has no role, or has it from a label on the line above it ("Total
@@ -395,6 +428,8 @@ class Source:
         own label ("Total incl. VAT") says nothing of the other figures."""
         role, text, lexicon = self.lexicon.tax_sum_role, self.text, self.lexicon
         for m in label_matches(text, lexicon):  # as written: "com IVA incluido" names no tax, but says it
+            if included_tax_at_its_rate(text, m, label_key(m, lexicon), lexicon):
+                return True  # "Including VAT 20%  £22.19"
             if lexicon.role_of_label.get(label_key(m, lexicon)) != role:
                 continue
             line_start = self.lines.bounds(self.lines.line_of(m.start()))[0]
@@ -428,13 +463,15 @@ class Source:
     def a_payment(self, ai: int) -> bool:
         """Whether the adjustment at amount ai is a payment: every adjustment phrase before
         it on its line is one of the lexicon's payments ("Discount card -1.50" is a
-        discount), or, with none there (its phrase over it), its own phrase is."""
+        discount; a phrase that may go either way says nothing: "Deposit paid" is paid), or,
+        with none there (its phrase over it), its own phrase is."""
         start = self.lines.bounds(self.lines.line_of(self.amounts[ai].start))[0]
         said = [
             phrase
             for m in self.lexicon.adjustment_re.finditer(self.text, start, self.amounts[ai].start)
             # "less" says the phrase after it is deducted ("Less Amount Paid"), no more
             if not self.lexicon.adjustment_in_label_re.fullmatch(phrase := normalise_phrase(m.group()))
+            and self.lexicon.adjustment_kind.get(phrase) != "either"
         ] or [self.context(ai).adjustment or ""]
         return all(phrase in self.lexicon.payments for phrase in said)
 
@@ -530,6 +567,12 @@ class Source:
 
 
 _MAX_PHRASE_HITS = 100
+# A label's wrapped part: its own cell, no more than a few blanks right of the first part's
+_CELL_GAP = re.compile(r"[ \t]{2,}")
+_WRAP_INDENT = 4
+_MAX_WRAPPED_PART = 32
+# Where a label breaks off mid-phrase at its line's end ("Shipping &", "Fees -")
+_JOINING_ENDS = ("&", "+", "/", "-", "\u2013", ",")
 _MINUS = frozenset("-\u2212\u2013")
 # A figure right after a label on its line: "内消費税等 ¥75", "内税：¥1,000"
 _FIGURE_AFTER = re.compile(r"[ \t]*[:：]?[ \t]*[¥￥$€£]?[ \t]*[0-9]")
@@ -562,6 +605,7 @@ def _phrases_re(phrases: tuple[str, ...]) -> re.Pattern[str]:
 # between groups (a plain space would join two numbers of a table row).
 _NUMBER_RE = re.compile(r"(?<![0-9])[0-9]{1,15}(?:[.,'\u2019\u00a0\u202f][0-9]{1,3})*(?![0-9])")
 _MAX_NUMBERS = 100_000
+_BARE_FRACTION_RE = re.compile(r"(?<![^\s$])\.[0-9]{1,3}(?![0-9.,])")
 _SPACED_THOUSANDS_RE = re.compile(r"(?<![0-9.,])[1-9][0-9]{0,2}(?: [0-9]{3})+(?:[.,][0-9]{1,2})?(?![0-9]|[.,][0-9])")
 
 
@@ -594,6 +638,9 @@ def _number_index(text: str, dates: list[tuple[int, int]]) -> dict[Decimal, list
     # "12 000": thousands grouped by plain spaces, read whole as well as digit by digit
     for m in _SPACED_THOUSANDS_RE.finditer(text):
         index.setdefault(Decimal(m.group().replace(" ", "").replace(",", ".")).normalize(), []).append(m.span())
+    # ".75": a fraction as US prints write it, with no zero before its point
+    for m in _BARE_FRACTION_RE.finditer(text):
+        index.setdefault(Decimal("0" + m.group()).normalize(), []).append(m.span())
     return index
 
 
@@ -650,6 +697,9 @@ _CUR_WORD_RE = re.compile(
     re.IGNORECASE,
 )
 _CAPS3_RE = re.compile(r"[A-Z]{3}")
+# The euro in Cyrillic right after a sum with cents ("492,00 евро", Bulgaria's since 2026):
+# in a sentence ("по курсу евро ЦБ РФ (1 евро = 98,50 руб.)") it names a rate's currency
+_CYRILLIC_EURO_AFTER_RE = re.compile(r"[0-9][.,][0-9]{2}[ \t\u00a0]?((?i:евро|євро))(?![^\W\d_])")
 _MALAYSIAN_COMPANY_BEFORE = re.compile(r"(?i)(?<![^\W\d_])sdn\.?[ \t]*$")
 # "MODA CAD. NO:45", "ATATÜRK CAD. 12": a Turkish street's "Caddesi" before its number
 _STREET_NUMBER_AFTER = re.compile(r"\.[ \t]*N[Oo][:.]?[ \t]*[0-9]")
@@ -701,6 +751,12 @@ _ICELANDIC_TAX_RE = _phrases_re(("vsk",))
 _MOMS_RE = _phrases_re(("moms",))
 _DANISH_WRITING = (re.compile("[æøÆØ]"), _phrases_re(("at betale", "i alt")))
 _SWEDISH_WRITING = (re.compile("[äöÄÖ]"), _phrases_re(("att betala",)))
+# "DH" beside French tax words is Morocco's dirham, beside the Emirates' tax number theirs
+# (Morocco's company number "ICE" in capitals before its digits: "Ice cream" is no tax word)
+_MOROCCAN_TAX_RE = re.compile(
+    r"(?i:(?<![^\W_])(?:tva|ttc)(?![^\W_]))|(?<![^\W_])ICE[ \t]*(?:N[°º]|No\.?)?[ \t]*:?[ \t]*[0-9]"
+)
+_EMIRATI_TAX_RE = _phrases_re(("trn", "vat"))
 
 
 def _named_by_script(text: str, codes: frozenset[str]) -> str | None:
@@ -717,6 +773,10 @@ def _named_by_script(text: str, codes: frozenset[str]) -> str | None:
             danish, swedish = (any(r.search(text) for r in writing) for writing in (_DANISH_WRITING, _SWEDISH_WRITING))
             if danish != swedish:
                 return "DKK" if danish else "SEK"
+    if codes == AMBIGUOUS_SYMBOLS["DH"]:
+        moroccan, emirati = _MOROCCAN_TAX_RE.search(text) is not None, _EMIRATI_TAX_RE.search(text) is not None
+        if moroccan != emirati:
+            return "MAD" if moroccan else "AED"
     return None
 
 
@@ -779,5 +839,7 @@ def currency_hits(text: str) -> list[CurrencyHit]:
             hits.append(CurrencyHit(word.start(), word.end(), AMBIGUOUS_SYMBOLS["$"], False))
         if len(hits) >= 3 * _MAX_CURRENCY_HITS:
             break
+    for m in _CYRILLIC_EURO_AFTER_RE.finditer(text):
+        hits.append(CurrencyHit(m.start(1), m.end(1), frozenset({"EUR"}), True))
     hits.sort(key=lambda h: h.start)
     return hits
