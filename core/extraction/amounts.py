@@ -415,6 +415,10 @@ def _keep(text: str, s: int, e: int) -> bool:
     return True
 
 
+# What may follow a till's trailing minus: no letter or digit, or one capital alone (a tax flag)
+_TRAILING_MINUS_END = re.compile(r"(?![^\W_])|[A-Z](?![^\W_])")
+
+
 # A figure with cents after a bracket closes on its line: the line's amount
 _CENTS_AFTER = re.compile(r"[^\n]*?[0-9][.,][0-9]{2}(?![0-9])")
 
@@ -479,8 +483,8 @@ def find_amounts(text: str, *, date_mentions: list[DateMention] | None = None) -
             s, e = s - 1, e + 1
         elif marked is not None and (marked.group("mark") != "(" or text[e : e + 1] == ")"):
             value = -value  # "-$10.00", "($10.00)": the sign is the figure's
-        elif _DECIMALS.search(num) and e < len(text) and text[e] in _MINUS and not text[e + 1 : e + 2].isalnum():
-            value = -value  # "0,25-": a deduction as tills print it
+        elif _DECIMALS.search(num) and e < len(text) and text[e] in _MINUS and _TRAILING_MINUS_END.match(text, e + 1):
+            value = -value  # "0,25-", "2.00-X" (its tax flag after): a deduction as tills print it
         elif _booking_side(text, s, e) == "C":
             value = -value  # "1,234.56CR": a credit
         out.append(AmountMention(value=value, start=s, end=e, raw=text[s:e]))

@@ -236,8 +236,15 @@ def _continued(
     if row_pending and _figures_alone(src, line + 1, column):
         # the row's figures centred between its description's lines
         return _continued(src, words, line + 1, column, aligned_only=True)
-    if aligned_only and _figures_alone(src, line + 2, column) and _a_rows_figures_under_it(src, line + 2, column):
-        return []  # the next row's first line over its own figures ("Travel expenses" over "1  250.00")
+    if (
+        aligned_only
+        and _figures_alone(src, line + 2, column)
+        and _a_rows_figures_under_it(src, line + 2, column)
+        and not _labelled_line(src, line + 2)
+    ):
+        # the next row's first line over its own figures ("Travel expenses" over "1  250.00"),
+        # not over the table's sums ("Razem:  4 206,00  X  967,38  5 173,38")
+        return []
     if aligned is not None:
         start, end = aligned
         beside = [cell for cell in cells if cell != aligned]
@@ -260,6 +267,13 @@ def _continued(
         rest = _continued(src, words[k:], line + 1, start - line_start, row_pending=row_pending)
         return [(start, end), *rest] if rest else []
     return []
+
+
+def _labelled_line(src: Source, line: int) -> bool:
+    """Whether a line holds a label of the sums ("Razem:", "Total")."""
+    start, end = src.lines.bounds(line)
+    starts = src.assignment.label_starts
+    return bisect_left(starts, end) > bisect_left(starts, start)
 
 
 def _figures_alone(src: Source, line: int, column: int) -> bool:

@@ -33,8 +33,8 @@ _LABEL_CELL = {
 _SPACED_LABEL = {party: frozenset(p.replace(" ", "") for p in PARTY_LABELS[party]) for party in PARTY_LABELS}
 _LETTER_SPACED = re.compile(r"(?:\S ){2,}\S")
 _COLONS = (":", "：")
-_MAX_KEY_GAP = 40
-_KEYS_REACH = 12  # the lines up and down where a key column's other keys stand (a seller's block with its bank)  # how far across a key's column its colon may be written ("RUC          : ...")
+_MAX_KEY_GAP = 40  # how far across a key's column its colon may be written ("RUC          : ...")
+_KEYS_REACH = 12  # the lines up and down where a key column's other keys stand (a seller's block with its bank)
 # What may follow a label in its cell: marks, a bracketed note ("Invoice Date (Tax Point)").
 _LABEL_TAIL = re.compile(r"[ .:#]*(?:\([^()]*\))?[ .:#]*")
 _MAX_HEADING_WORDS = 4

@@ -317,9 +317,9 @@ class Source:
         s, e = self.lines.bounds(line - 1)
         above = text[s:e]
         cell = above.strip()
-        if not cell or len(cell) > _MAX_WRAPPED_PART or len(_CELL_GAP.split(words.strip())[0]) > _MAX_WRAPPED_PART:
+        if not cell or len(cell) > _MAX_WRAPPED_PART or len(FILL_RUN_RE.split(words.strip())[0]) > _MAX_WRAPPED_PART:
             return None  # a long line is an item's description, not a narrow column's label
-        if _CELL_GAP.search(cell) or any(c.isdigit() for c in cell):
+        if FILL_RUN_RE.search(cell) or any(c.isdigit() for c in cell):
             return None
         column, indent = len(above) - len(above.lstrip()), len(words) - len(words.lstrip())
         if not column <= indent <= column + _WRAP_INDENT:
@@ -568,7 +568,6 @@ class Source:
 
 _MAX_PHRASE_HITS = 100
 # A label's wrapped part: its own cell, no more than a few blanks right of the first part's
-_CELL_GAP = re.compile(r"[ \t]{2,}")
 _WRAP_INDENT = 4
 _MAX_WRAPPED_PART = 32
 # Where a label breaks off mid-phrase at its line's end ("Shipping &", "Fees -")
