@@ -6185,3 +6185,10 @@ def test_a_tills_minus_after_the_figure_before_its_tax_flag():
 )  # fmt: skip
 def test_what_the_third_review_must_still_catch(text, record, field):
     assert factors(text, record)[field] < 0.7
+
+
+def test_an_italian_stamp_duty_is_a_charge():
+    text = "Totale imponibile   1.146,00\nTotale IVA   217,80\nImporto bollo   2,00\nTotale documento   1.365,80\n"
+    record = {"subtotal": 1146.0, "tax": 217.8, "total": 1365.8}
+    assert any("importo bollo 2,00" in r for r in reasons(text, record)["total"])
+    assert factors(text, {**record, "total": 1363.8})["total"] < 0.7
