@@ -6082,8 +6082,11 @@ def test_what_the_review_of_the_seventh_rounds_fixes_must_leave_alone(text, reco
         # an order's date beside the document's own "Fecha"
         ("FACTURA\nNº Factura: F-2026-0412\nFecha: 14/03/2026\nNº Pedido: P-7781\nFecha de pedido: 05/03/2026\n"
          "TOTAL  1.210,00 €\n", {"invoice_date": "2026-03-05"}, "invoice_date", INVOICE),
-        # a series after the title in capitals is still the document's own number
+        # a series after the title in capitals, or after the title's word, is still the
+        # document's own number
         ("FACTURA FISCALA seria CDS nr. 0457\nComanda nr. 8812\nTotal de plată  1.190,00\n",
+         {"invoice_number": "8812"}, "invoice_number", INVOICE),
+        ("Factura seria CDS nr. 0457 din 14.03.2026\nComanda nr. 8812\nTotal de plată  1.190,00\n",
          {"invoice_number": "8812"}, "invoice_number", INVOICE),
     ],
 )  # fmt: skip

@@ -306,3 +306,11 @@ CURRENCY_WORDS: dict[str, str] = {
     # riyals)
     "ریال": "IRR",
 }
+
+# Currency names that name the document's currency only right after a sum with cents
+# ("492,00 евро", Bulgaria's since 2026): in a sentence they name a rate's ("по курсу евро
+# ЦБ РФ (1 евро = 98,50 руб.)").
+CURRENCY_WORDS_AFTER_A_SUM: dict[str, str] = {
+    "евро": "EUR",
+    "євро": "EUR",
+}

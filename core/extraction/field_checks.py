@@ -24,12 +24,12 @@ from vetq.core.extraction.roles import (
     BARE_GAP,
     DATE_WORDS,
     DATING_WORDS,
-    FILL_RUN_RE,
     GENERIC_LABEL_BEFORE,
     NUMBER_WORDS,
     RATE_RE,
     Label,
     LabelIndex,
+    cell_before,
 )
 from vetq.core.extraction.schema import Span
 from vetq.core.extraction.source import CENTS_RE, CurrencyHit, Source
@@ -1458,18 +1458,13 @@ def _fiscal_series(src: Source) -> list[str]:
     Console - No Disc Drive", "Свидетельство серия 77 № 012345678")."""
     found = []
     for m in src.lexicon.series_number_re.finditer(src.text):
-        line_start = src.text.rfind("\n", 0, m.start()) + 1
-        before = FILL_RUN_RE.split(src.text[line_start : m.start()])[-1].strip()
+        before = cell_before(src.text, m.start()).strip()
         # the series' word starts its cell, or follows the title in capitals ("FACTURA
         # FISCALA seria CDS nr. 0457", "PVM SĄSKAITA FAKTŪRA Serija BP Nr. 004512")
         title = not any(c.isdigit() for c in before) and (before.isupper() or _TITLE_WORD.search(before) is not None)
         if any(c.isdigit() for c in m.group("number")) and (not before or title):
             found.append(m.group())
     return found
-
-
-# A document's title before its series ("Factura seria CDS nr. 0457")
-_TITLE_WORD = re.compile(r"(?i)(?<![^\W\d_])(?:factura|faktura|faktūra|fattura|facture|fatura|invoice|rechnung|račun)")
 
 
 def _a_documents_number(leaf: Leaf) -> bool:
@@ -1495,13 +1490,18 @@ def _title_numbers(src: Source) -> list[tuple[int, int]]:
 # Nr. 471113", "Rechnung # RE-1"). Not a compound meaning something else ("Rechnungsbetrag",
 # "Abrechnung", "Umrechnungskurs"), nor a title about another document ("Rechnung zu
 # Auftrag Nr. 12345").
-_TITLE_NUMBER_LABEL = re.compile(
-    r"(?im)(?:^[ \t]*|(?<=  )(?=[^ \t])|(?<=[^ \t]\t))"
+_DOCUMENT_TITLES = (
     r"(?:(?:handels|teil|schluss|bau|miet|abschlags|sammel|gesamt|proforma|pro-forma|end)?rechnung|invoice|"
-    r"facture|factura|fattura|faktura|fatura|gutschrift|avoir)(?![^\W\d_])"
+    r"facture|factura|fattura|faktura|fatura|gutschrift|avoir)"
+)
+_TITLE_NUMBER_LABEL = re.compile(
+    r"(?im)(?:^[ \t]*|(?<=  )(?=[^ \t])|(?<=[^ \t]\t))" + _DOCUMENT_TITLES + r"(?![^\W\d_])"
     rf"(?:(?: {{1,2}}\([0-9]{{3}}\))?(?: {{1,2}}{NUMBER_WORDS}\.?)(?: ?:)?|(?: ?:)?)"
     r" ?(?<=[ :#.])(?=[^\s:;,()\[\]]*[0-9])"
 )
+# A document's title before its series ("Factura seria CDS nr. 0457"; the Lithuanian
+# "faktūra", the Croatian and Serbian "račun")
+_TITLE_WORD = re.compile(r"(?i)(?<![^\W\d_])(?:" + _DOCUMENT_TITLES + r"|faktūra|račun)(?![^\W\d_])")
 # What follows a title and is no document's number: a count ("1 of 2", "1/2"), a month
 # or year ("03/2024", "2024-03", "2024"), an amount ("1.190,00").
 _MONTH = r"(?:0?[1-9]|1[0-2])"

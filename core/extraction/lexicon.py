@@ -407,7 +407,7 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         tax_left_out_re=_ending_phrase(tuple(word for word in exclusion if word not in adding)),
         cell_qualifier_re=_ending_phrase(in_its_cell),
         rounding_re=re.compile(
-            r"(?<![^\W_])(?:" + "|".join(map(phrase_pattern, sorted(rounding, key=len, reverse=True))) + r")(?![^\W_])",
+            r"(?<![^\W_])(?:" + _alternation(rounding) + r")(?![^\W_])",
             re.IGNORECASE,
         ),
         tax_free_after_re=re.compile(

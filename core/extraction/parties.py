@@ -33,7 +33,6 @@ _LABEL_CELL = {
 _SPACED_LABEL = {party: frozenset(p.replace(" ", "") for p in PARTY_LABELS[party]) for party in PARTY_LABELS}
 _LETTER_SPACED = re.compile(r"(?:\S ){2,}\S")
 _COLONS = (":", "：")
-_MAX_KEY_GAP = 40  # how far across a key's column its colon may be written ("RUC          : ...")
 _KEYS_REACH = 12  # the lines up and down where a key column's other keys stand (a seller's block with its bank)
 # What may follow a label in its cell: marks, a bracketed note ("Invoice Date (Tax Point)").
 _LABEL_TAIL = re.compile(r"[ .:#]*(?:\([^()]*\))?[ .:#]*")
@@ -139,11 +138,18 @@ def _a_keys_column(text: str, lines: Lines, line: int, key_column: int, value_co
         k = cells.index(key)
         if k + 1 == len(cells) or abs(cells[k + 1][0] - lines.starts[other] - value_column) > 1:
             continue  # its value is not the next cell, in the name's column
-        value = cells[k + 1]
         # a key alone in its cell, its colon at its end or starting its value's
-        if text[key[0] : key[1]].endswith(_COLONS) or text[value[0] : value[1]].startswith(_COLONS):
+        if text[key[0] : key[1]].endswith(_COLONS) or _colon_across_the_gap(text, lines, other, key):
             return True
     return False
+
+
+def _colon_across_the_gap(text: str, lines: Lines, line: int, cell: tuple[int, int]) -> bool:
+    """Whether the cell after `cell` on `line` starts with a colon: a key whose colon is
+    written with its value, across the key column's gap ("RUC          : 20487654321")."""
+    cells = lines.cells(line)
+    k = cells.index(cell)
+    return k + 1 < len(cells) and text[cells[k + 1][0] : cells[k + 1][1]].startswith(_COLONS)
 
 
 def _label_with_colon(text: str, lines: Lines, line: int, start: int, label: str, party: str) -> str | None:
@@ -155,11 +161,9 @@ def _label_with_colon(text: str, lines: Lines, line: int, start: int, label: str
     if not label.endswith(_COLONS) or not is_label_cell(label, party):
         return None
     under = lines.cell_in_column(line + 1, start - lines.starts[line])
-    if under is None:
+    if under is None or any(c in text[under[0] : under[1]] for c in _COLONS):
         return label
-    # the next key, its colon in its cell or across the gap ("RUC          : 20487654321")
-    key_under = text[under[0] : under[1]] + text[under[1] : under[1] + _MAX_KEY_GAP].lstrip(" \t")[:1]
-    return label if any(c in _COLONS for c in key_under) else None
+    return label if _colon_across_the_gap(text, lines, line + 1, under) else None  # the next key
 
 
 def _heading_its_block(text: str, lines: Lines, line: int, column: int, party: str) -> str | None:

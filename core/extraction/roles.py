@@ -318,7 +318,6 @@ def included_tax_at_its_rate(text: str, match: re.Match[str], key: str, lexicon:
     the tax within the figures at that rate ("Including VAT 20%  £22.19"), not the total
     including it."""
     inclusion = lexicon.tax_inclusive_after_re.match(key)
-    line_start = text.rfind("\n", 0, match.start()) + 1
     return (
         inclusion is not None
         and lexicon.role_of_label.get(key) in lexicon.grand_roles
@@ -326,8 +325,14 @@ def included_tax_at_its_rate(text: str, match: re.Match[str], key: str, lexicon:
         and _A_RATE_NEXT.match(text, match.end()) is not None
         # starting its line or its cell: after a total's label it qualifies that total
         # ("Total payable incl. VAT 20%  1,200.00", "Total (incl. VAT 20%)")
-        and not FILL_RUN_RE.split(text[line_start : match.start()])[-1].strip(" \t(*-\u2013")
+        and not cell_before(text, match.start()).strip(" \t(*-\u2013")
     )
+
+
+def cell_before(text: str, pos: int) -> str:
+    """The words of the cell that `pos` ends or stands in, from its line's start or the last
+    run of blanks before it (empty where `pos` starts a cell)."""
+    return FILL_RUN_RE.split(text[text.rfind("\n", 0, pos) + 1 : pos])[-1]
 
 
 # A tip guide's row carries its rate before its total ("18%: Tip $7.37, Total $51.70",

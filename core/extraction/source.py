@@ -17,6 +17,7 @@ from vetq.core.extraction.clock import PrintedTime, find_printed_times
 from vetq.core.extraction.currencies import (
     AMBIGUOUS_SYMBOLS,
     CURRENCY_WORDS,
+    CURRENCY_WORDS_AFTER_A_SUM,
     ISO_4217,
     SYMBOLS_LONGEST_FIRST,
     UNAMBIGUOUS_SYMBOLS,
@@ -696,9 +697,9 @@ _CUR_WORD_RE = re.compile(
     re.IGNORECASE,
 )
 _CAPS3_RE = re.compile(r"[A-Z]{3}")
-# The euro in Cyrillic right after a sum with cents ("492,00 евро", Bulgaria's since 2026):
-# in a sentence ("по курсу евро ЦБ РФ (1 евро = 98,50 руб.)") it names a rate's currency
-_CYRILLIC_EURO_AFTER_RE = re.compile(r"[0-9][.,][0-9]{2}[ \t\u00a0]?((?i:евро|євро))(?![^\W\d_])")
+_CUR_WORD_AFTER_A_SUM_RE = re.compile(
+    r"[0-9][.,][0-9]{2}[ \t\u00a0]?((?i:" + "|".join(map(re.escape, CURRENCY_WORDS_AFTER_A_SUM)) + r"))(?![^\W\d_])"
+)
 _MALAYSIAN_COMPANY_BEFORE = re.compile(r"(?i)(?<![^\W\d_])sdn\.?[ \t]*$")
 # "MODA CAD. NO:45", "ATATÜRK CAD. 12": a Turkish street's "Caddesi" before its number
 _STREET_NUMBER_AFTER = re.compile(r"\.[ \t]*N[Oo][:.]?[ \t]*[0-9]")
@@ -838,7 +839,9 @@ def currency_hits(text: str) -> list[CurrencyHit]:
             hits.append(CurrencyHit(word.start(), word.end(), AMBIGUOUS_SYMBOLS["$"], False))
         if len(hits) >= 3 * _MAX_CURRENCY_HITS:
             break
-    for m in _CYRILLIC_EURO_AFTER_RE.finditer(text):
-        hits.append(CurrencyHit(m.start(1), m.end(1), frozenset({"EUR"}), True))
+    for m in _CUR_WORD_AFTER_A_SUM_RE.finditer(text):
+        hits.append(
+            CurrencyHit(m.start(1), m.end(1), frozenset({CURRENCY_WORDS_AFTER_A_SUM[m.group(1).casefold()]}), True)
+        )
     hits.sort(key=lambda h: h.start)
     return hits
