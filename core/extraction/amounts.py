@@ -275,7 +275,12 @@ def _whole_space_grouped(text: str, m: re.Match[str]) -> bool:
     s, e = m.start(), m.end()
     if currency_beside(text, s, e):
         return True
-    return _CELL_BEFORE.search(text[max(0, s - 12) : s]) is not None and _CELL_AFTER.match(text, e) is not None
+    # a letter sign glued on starts the cell ("TOTAL DUE   R1 145.83")
+    cell_start = s - 1 if s > 0 and _glued_letter_sign(text, s, e) else s
+    return (
+        _CELL_BEFORE.search(text[max(0, cell_start - 12) : cell_start]) is not None
+        and _CELL_AFTER.match(text, e) is not None
+    )
 
 
 def _number_matches(text: str) -> list[re.Match[str]]:

@@ -331,6 +331,33 @@ def _numeric_dates(m: re.Match[str]) -> frozenset[date]:
     return frozenset(d for d in out if d is not None)
 
 
+def _reading(m: re.Match[str], order: str) -> date | None:
+    """A numeric mention with its day and month in ``order`` ("dm" or "md")."""
+    first, second = int(m.group("a")), int(m.group("b"))
+    day, month = (first, second) if order == "dm" else (second, first)
+    return _mk(_year(m.group("c")), month, day)
+
+
+def _documents_numeric_order(numeric: list[tuple[re.Match[str], frozenset[date]]]) -> str | None:
+    """The order ("dm" or "md") a document writes its slashed and dashed dates in,
+    where a date only one order can read ("23/04/2026", "04/23/2026") shows it and
+    none shows the other. A model reading "03/04/2026" in the other order names a
+    date the document never meant; where the document shows both orders, or neither,
+    both readings stand. Dotted dates are day-first already, and a dashed run with a
+    two-digit year is as often a part number as a date, so neither shows the order."""
+    shown: set[str] = set()
+    for m, ds in numeric:
+        if len(ds) != 1 or len(m.group("a")) > 2 or m.group("sep") == ".":
+            continue
+        if m.group("sep") == "-" and len(m.group("c")) != 4:
+            continue
+        (only,) = ds
+        for order in ("dm", "md"):
+            if _reading(m, order) == only and _reading(m, "md" if order == "dm" else "dm") is None:
+                shown.add(order)
+    return shown.pop() if len(shown) == 1 else None
+
+
 _WORD = re.compile(r"[^\W\d_]+")
 _DAY_BEFORE = re.compile(r"(?<![0-9])[0-9]")
 
@@ -346,8 +373,12 @@ def find_date_mentions(text: str) -> list[DateMention]:
         if m is not None and ds:
             found.setdefault((m.start(), m.end()), set()).update(ds)
 
-    for m in _NUMERIC.finditer(text):
-        add(m, _numeric_dates(m))
+    numeric = [(m, _numeric_dates(m)) for m in _NUMERIC.finditer(text)]
+    order = _documents_numeric_order(numeric)
+    for m, ds in numeric:
+        if order is not None and len(ds) == 2 and m.group("sep") != ".":
+            ds = frozenset(d for d in ds if d == _reading(m, order))
+        add(m, ds)
     for m in _OCR_NUMERIC.finditer(text):
         if m.group("s1") != m.group("s2") and "." in (m.group("s1"), m.group("s2")):
             day_first = _mk(_year(m.group("c")), int(m.group("b")), int(m.group("a")))

@@ -33,7 +33,7 @@ from vetq.core.extraction.roles import (
 )
 from vetq.core.extraction.schema import Span
 from vetq.core.extraction.source import CENTS_RE, CurrencyHit, Source
-from vetq.core.extraction.text_match import ASCII_FORMS, alnum_key
+from vetq.core.extraction.text_match import ASCII_FORMS, UNSPACED_SCRIPTS, alnum_key
 from vetq.core.schemas.records import Leaf
 from vetq.core.schemas.rules import EACH
 from vetq.core.schemas.spec import LABELLED_VALUE_KINDS
@@ -170,6 +170,11 @@ def check_text(src: Source, leaf: Leaf) -> FieldCheck:
 # Where a wrapped cell's first part may end: blanks to its line's end, or a column's gap.
 _CELL_ENDS = re.compile(r"[ \t]*(?:\n|\Z)|[ \t]{2,}")
 _MAX_WRAPPED_WORDS = 40
+_MAX_WRAPPED_PARTS = 120
+# Where a wrapped text may break: between its words, and between any two characters of a
+# script written with no spaces ("whole flat 全屋重" over "新佈線")
+_UNSPACED_CHAR = re.compile(f"[{UNSPACED_SCRIPTS}]")
+_WRAP_POINTS = re.compile(f"[{UNSPACED_SCRIPTS}]|[^\\s{UNSPACED_SCRIPTS}]+")
 # A run of characters between blanks: the words of a cell, read one by one.
 _TOKEN_IN_CELL = re.compile(r"\S+")
 
@@ -180,19 +185,36 @@ def _wrapped(src: Source, value: str) -> list[tuple[int, int]]:
     after them), the rest the first cell of the next line ("Consulting services for the
     data      10   150.00   1,500.00" over "migration project (phase 2)"), or of the
     lines after, wrapped again. The parts' spans, or none."""
-    words = value.split()
-    if not 2 <= len(words) <= _MAX_WRAPPED_WORDS:
+    words = _WRAP_POINTS.findall(value)
+    if not 2 <= len(words) <= _MAX_WRAPPED_PARTS or len(value.split()) > _MAX_WRAPPED_WORDS:
         return []
     keys = [alnum_key(word) for word in words]
-    # one search for the first word, then the value's words read along its cell: a search
-    # per way of cutting the value costs a scan of the text each
-    for start, _ in src.norm.find(words[0]):
+    # one search for the first word (for one in an unspaced script, for each of its
+    # beginnings: its line may break inside it), then the value's words read along its
+    # cell: a search per way of cutting the value costs a scan of the text each
+    first = value.split()[0]
+    beginnings = [first] + [
+        first[:n]
+        for n in range(len(first) - 1, 0, -1)
+        if _UNSPACED_CHAR.match(first, n - 1) and _UNSPACED_CHAR.match(first, n)
+    ]
+    for start in sorted({start for beginning in beginnings for start, _ in src.norm.find(beginning)}):
         line_end = src.lines.bounds(src.lines.line_of(start))[1]
         k, end = 0, start
         for token in _TOKEN_IN_CELL.finditer(src.text, start, line_end):
-            if k == len(keys) or alnum_key(token.group()) != keys[k]:
+            if k == len(keys):
                 break
-            k, end = k + 1, token.end()
+            written, joined, j = alnum_key(token.group()), keys[k], k + 1
+            while (
+                len(joined) < len(written)
+                and j < len(words)
+                and _UNSPACED_CHAR.fullmatch(words[j - 1])
+                and _UNSPACED_CHAR.fullmatch(words[j])
+            ):
+                joined, j = joined + keys[j], j + 1  # one token, several characters of an unspaced script
+            if joined != written:
+                break
+            k, end = j, token.end()
             if _CELL_ENDS.match(src.text, end):
                 break
         if 0 < k < len(words) and _CELL_ENDS.match(src.text, end):

@@ -239,6 +239,7 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
     ("VALOR TOTAL DOS PRODUTOS", "Merchandise total") takes the goods' role (the
     subtotal's), or is none; one qualified as the document's ("TOTAL DA NOTA") is grand."""
     labels: list[Label] = []
+    in_its_own_cell: list[Label] = []
     line_start, line_end, seen = 0, -1, 0
     for m in label_matches(text, lexicon):
         # the label's line, found once per line (a text flattened to one long line would
@@ -254,9 +255,11 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
         before = (
             line_start if line_end - line_start <= _MAX_COLUMN_LINE else max(line_start, m.start() - _LONG_LINE_REACH)
         )
+        column_word = lexicon.column_word_before_re.search(text, before, m.start())
+        own_cell = column_word is not None and _ends_the_label_before(text, column_word, labels)
         if (
             _in_address(text, m.start())
-            or lexicon.column_word_before_re.search(text, before, m.start())
+            or (column_word is not None and not own_cell)
             or _LEGAL_REFERENCE_BEFORE.search(text, before, m.start())
             # "Single price: €84.03 net / €100.00 gross": a unit price's net and gross
             or (_unit_price_line(text, line_start, lexicon) and any(c.isdigit() for c in text[before : m.start()]))
@@ -304,8 +307,21 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
             total_role = _total_word_role(key, lexicon, last=True)
             if total_role is not None:
                 role, grand = total_role, True  # "Incl. GST Total  110.00": the total including the tax
-        labels.append(Label(m.start(), m.end(), role, key.startswith(lexicon.trailing_label_prefixes), grand))
-    return labels
+        label = Label(m.start(), m.end(), role, key.startswith(lexicon.trailing_label_prefixes), grand)
+        (in_its_own_cell if own_cell else labels).append(label)
+    # a label in its own cell after a column word stands only for a role no other label
+    # names ("TOTAL BASE IMPONIBLE  TOTAL IVA REEMBOLSADO" in an annex, where the
+    # invoice's "IVA 15%" names its tax)
+    named = {lb.role for lb in labels}
+    return sorted(labels + [lb for lb in in_its_own_cell if lb.role not in named], key=lambda lb: lb.start)
+
+
+def _ends_the_label_before(text: str, column_word: re.Match[str], labels: list[Label]) -> bool:
+    """Whether a column word before a label ends the label found before it, a cell of
+    its own two blanks away ("Totale imponibile  Totale IVA" heading a row of sums): then
+    it heads its own column, not the label's ("Imponibile IVA", "Taux TVA")."""
+    word_end = column_word.start() + len(column_word.group().rstrip(" \t:-("))
+    return bool(labels) and labels[-1].end == word_end and text.startswith("  ", word_end)
 
 
 # A rate right after a label ("Including VAT 20%", "incl. GST (10%)")
@@ -626,6 +642,8 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
                 and not any(c.isdigit() for c in gap)
                 and not lexicon.term_unit_re.search(gap)  # "30 jours net": a payment term
                 and not _COLON_AFTER_RE.match(text, labels[k].end)  # "Menge 7,00  Umsatzsteuer: S"
+                # "(S$5,386.78 incl. GST)": a sum with the tax in it, not the tax
+                and not (labels[k].role == lexicon.tax_sum_role and lexicon.tax_inclusive_re.search(gap))
             ):
                 post[ai] = k
     pre_of = {k: ai for ai, k in enumerate(pre) if k >= 0}
@@ -642,8 +660,22 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
             continue
         nxt = pre_of.get(k)
         lb = labels[k]
-        trailing = lb.trailing and not _words_between(text, amounts[ai].end, lb.start)
-        if nxt is None or trailing or CLAUSE_BREAK_RE.search(text, lb.end, amounts[nxt].start):
+        if (
+            nxt is None
+            and k + 1 < len(labels)
+            and labels[k + 1].role == lb.role
+            and _IN_TWO_LANGUAGES.fullmatch(text, lb.end, labels[k + 1].start)
+        ):
+            nxt = pre_of.get(k + 1)  # "BTW / TVA  315,45": one label in two languages, the next figure's
+        right_after = not _words_between(text, amounts[ai].end, lb.start)
+        if (
+            nxt is None
+            or (lb.trailing and right_after)
+            or CLAUSE_BREAK_RE.search(text, lb.end, amounts[nxt].start)
+            # each figure with its label right after it ("1.162,00 € netto zzgl. 220,78 €
+            # MwSt. = 1.382,78 € brutto"): the next figure has its own
+            or (right_after and _labelled_right_after(text, amounts, labels, post, nxt))
+        ):
             owned_after[k] = ai
 
     _to_the_money(text, amounts, lines, pre, labels, label_starts, lexicon)
@@ -708,9 +740,22 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
     role_header: list[int] = [-1] * n
     for ai, k in sum_row.items():
         role_header[ai] = k
+    # two figures of one line under one label of a header with as many labels as the
+    # line has figures: the columns do not pair them (a row written narrower than its
+    # header, "Imponibile  Totale IVA  Totale documento" over "161,90  35,62  197,52");
+    # the order does (`_header_rows`)
+    pairs_seen: set[tuple[int, int]] = set()
+    unpaired_lines: set[int] = set()
+    for k, column in by_column.items():
+        for ai in column:
+            pair = (lines.line_of(amounts[ai].start), k)
+            if pair in pairs_seen and len(figures_on_line[pair[0]]) == labels_on_line[lines.line_of(labels[k].start)]:
+                unpaired_lines.add(pair[0])
+            pairs_seen.add(pair)
     for k, column in by_column.items():
         if (
             len(column) == 1
+            and lines.line_of(amounts[column[0]].start) not in unpaired_lines
             and k not in reached_across
             and not _column_goes_on(text, amounts, lines, figures_on_line, column[0])
         ):
@@ -978,6 +1023,8 @@ def _sum_row_columns(
                 k = _label_over(c0, c1, s, e, labels, label_starts, lines, min_overlap=1)
                 if k is not None:
                     under[j] = k
+            if len(under) < len(row) or len(set(under.values())) < len(under):
+                under = _under_in_order(row, spans, s, e, labels, label_starts, lines) or under
             roles_under = {labels[k].role for k in under.values()}
             sums_the_table = len(roles_under) == len(under) and labels[pre[ai]].role in roles_under
             # a grid of one role's parts and their sum right under its header ("TVA 9%  TVA 19%
@@ -987,6 +1034,45 @@ def _sum_row_columns(
                 out.update({j: under.get(j, -1) for j in row})
             break  # the nearest line of labels is the header, or there is none
     return out
+
+
+def _under_in_order(
+    row: list[int],
+    spans: list[tuple[int, int]],
+    s: int,
+    e: int,
+    labels: list[Label],
+    label_starts: list[int],
+    lines: Lines,
+) -> dict[int, int] | None:
+    """The labels over a row's figures where the columns do not pair them one to one
+    (figures set right under headers set left: "Wartość netto  Kwota VAT  Wartość brutto"
+    over "3 344,00  262,60  3 606,60", the first figure nearer the second header): each
+    figure under a cell of the header line s..e, in order, the cells' centres nearest the
+    figures' in sum; a figure's label is the one its cell holds. None where the header
+    has fewer cells than the row has figures."""
+    cells = _cells(lines.text, s, e)
+    if len(cells) < len(row):
+        return None
+    centres = [(lines.column(s, cs) + lines.column(s, ce)) / 2 for cs, ce in cells]
+    wanted = [(c0 + c1) / 2 for c0, c1 in spans]
+    # best[i][c]: the least cost of the first i figures under cells before c
+    n, m = len(wanted), len(cells)
+    best = [[0.0] * (m + 1)] + [[float("inf")] * (m + 1) for _ in range(n)]
+    for i in range(1, n + 1):
+        for c in range(i, m + 1):
+            best[i][c] = min(best[i][c - 1], best[i - 1][c - 1] + abs(wanted[i - 1] - centres[c - 1]))
+    under: dict[int, int] = {}
+    c = m
+    for i in range(n, 0, -1):
+        while best[i][c] == best[i][c - 1]:
+            c -= 1
+        cs, ce = cells[c - 1]
+        inside = [k for k in range(bisect_left(label_starts, cs), bisect_left(label_starts, ce)) if labels[k].end <= ce]
+        if len(inside) == 1:
+            under[row[i - 1]] = inside[0]
+        c -= 1
+    return under
 
 
 def _one_labelled_column(
@@ -1108,6 +1194,17 @@ def _currency_at_most(between: str) -> bool:
     "EUR "): no cell of its own before a figure."""
     rest = _LETTERS_RE.sub(lambda w: "" if only_currencies(w.group()) else w.group(), between)
     return all(c.isspace() or unicodedata.category(c) == "Sc" for c in rest)
+
+
+# Between a label's two languages ("BTW / TVA", "Te betalen / À payer")
+_IN_TWO_LANGUAGES = re.compile(r"[ \t]*/[ \t]*")
+
+
+def _labelled_right_after(
+    text: str, amounts: list[AmountMention], labels: list[Label], post: list[int], ai: int
+) -> bool:
+    """Whether amount ai has a label right after it, on its line, with no word between."""
+    return post[ai] >= 0 and not _words_between(text, amounts[ai].end, labels[post[ai]].start)
 
 
 def _words_between(text: str, start: int, end: int) -> bool:
@@ -1794,6 +1891,14 @@ def _ranked_header(
     return inside[0] if len(inside) == 1 and inside[0] not in used else None
 
 
+def _header_line_above(text: str, lines: Lines, li: int) -> int | None:
+    """The first line above line li with text, within a header's reach of it."""
+    j = li - 1
+    while j >= 0 and not text[slice(*lines.bounds(j))].strip():
+        j -= 1
+    return j if j >= 0 and li - j <= COLUMN_LOOKUP_LINES else None
+
+
 def header_cell_over(
     text: str, lines: Lines, labels: list[Label], label_starts: list[int], start: int
 ) -> tuple[int, int] | None:
@@ -1804,10 +1909,8 @@ def header_cell_over(
     cell of the value's rank. None when the lines do not pair so."""
     li = lines.line_of(start)
     row = _cells(text, *lines.bounds(li))
-    j = li - 1
-    while j >= 0 and not text[slice(*lines.bounds(j))].strip():
-        j -= 1
-    if len(row) < 2 or j < 0 or li - j > COLUMN_LOOKUP_LINES:
+    j = _header_line_above(text, lines, li)
+    if len(row) < 2 or j is None:
         return None
     hs, he = lines.bounds(j)
     header = _cells(text, hs, he)
@@ -1819,6 +1922,27 @@ def header_cell_over(
     ):
         return None
     return header[next((i for i, (_, e) in enumerate(row) if start < e), len(row) - 1)]
+
+
+def header_cell_overlapping(text: str, lines: Lines, start: int) -> tuple[int, int] | None:
+    """The one cell of the first line above with text whose columns overlap those of the
+    value's cell at `start`, where that line has more cells than the value's (a column
+    left empty: "Importo bollo  Sconto/Maggiorazione" over "2,00"); None when no cell or
+    more than one stands over it, or the line above holds a digit but a rate's."""
+    li = lines.line_of(start)
+    ls, le = lines.bounds(li)
+    row = _cells(text, ls, le)
+    j = _header_line_above(text, lines, li)
+    own = next(((s, e) for s, e in row if s <= start < e), None)
+    if own is None or j is None:
+        return None
+    hs, he = lines.bounds(j)
+    header = _cells(text, hs, he)
+    if len(header) <= len(row) or any(c.isdigit() for c in RATE_RE.sub("", text[hs:he])):
+        return None
+    c0, c1 = lines.column(ls, own[0]), lines.column(ls, own[1])
+    over = [cell for cell in header if lines.column(hs, cell[0]) < c1 and c0 < lines.column(hs, cell[1])]
+    return over[0] if len(over) == 1 else None
 
 
 # A label that ends a sentence: a full stop and the next sentence's first word after it

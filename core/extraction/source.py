@@ -36,6 +36,7 @@ from vetq.core.extraction.roles import (
     assign_roles,
     caption_line,
     header_cell_over,
+    header_cell_overlapping,
     included_tax_at_its_rate,
     label_key,
     label_matches,
@@ -43,7 +44,7 @@ from vetq.core.extraction.roles import (
     only_currencies,
     reach_start,
 )
-from vetq.core.extraction.text_match import ASCII_FORMS, NormalizedText
+from vetq.core.extraction.text_match import ASCII_FORMS, UNSPACED_SCRIPTS, NormalizedText
 
 __all__ = ["CENTS_RE", "AmountContext", "CurrencyHit", "Source", "currency_hits"]
 
@@ -233,6 +234,10 @@ class Source:
             # costs  Total due" over "$9,460.00  $1,986.60  $5,400.00  $16,846.60")
             a = self.assignment
             cell = header_cell_over(text, self.lines, a.labels, a.label_starts, am.start)
+            if cell is None and self._among_sums(ai):
+                # a row of sums under a header with a column left empty ("Importo bollo
+                # Sconto/Maggiorazione  Valuta" over "2,00  EUR"): the cell over it
+                cell = header_cell_overlapping(text, self.lines, am.start)
             found = None if cell is None else self.lexicon.adjustment_re.match(text, *cell)
             if found is not None:
                 adjustment = normalise_phrase(found.group())
@@ -300,6 +305,18 @@ class Source:
             if k >= 0 and starts[k] >= start:
                 return max(start, min(window, starts[k]))
         return start
+
+    def _among_sums(self, ai: int) -> bool:
+        """Whether amount ai's line holds two other figures with a sum's role: a row of
+        sums, not an item's row (whose figures head no role)."""
+        ls, le = self.lines.bounds(self.lines.line_of(self.amounts[ai].start))
+        sums = 0
+        for step in (-1, 1):
+            k = ai + step
+            while 0 <= k < len(self.amounts) and ls <= self.amounts[k].start < le:
+                sums += self.roles[k] is not None
+                k += step
+        return sums >= 2
 
     def _wrapped_phrase(self, ai: int, prev_end: int) -> str | None:
         """A charge's or discount's label wrapped in a narrow column, its figure beside its
@@ -584,7 +601,7 @@ _MAX_NAMED_HEADING = 60  # a charge's kind with its name ("Zuschlag: Standard Sh
 # script ends where none follows: Chinese, Japanese, Korean and Thai write their words
 # together, so "PayPay支払" holds "paypay". A phrase in one of those scripts ends at any
 # letter ("非现金支付", non-cash, holds no "现金").
-_SPACED_WORD_CHAR = r"[^\W_\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff]"
+_SPACED_WORD_CHAR = rf"[^\W_{UNSPACED_SCRIPTS}]"
 _SPACED_WORD_CHAR_RE = re.compile(_SPACED_WORD_CHAR)
 
 

@@ -17,9 +17,20 @@ from array import array
 from dataclasses import dataclass
 from functools import lru_cache
 
-__all__ = ["ASCII_FORMS", "NearMatch", "NormalizedText", "alnum_key", "find_normalized", "fold_with_map"]
+__all__ = [
+    "ASCII_FORMS",
+    "UNSPACED_SCRIPTS",
+    "NearMatch",
+    "NormalizedText",
+    "alnum_key",
+    "find_normalized",
+    "fold_with_map",
+]
 
 _NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
+# The scripts written with no spaces between words (Thai, Japanese kana, Chinese and
+# Japanese ideographs, Korean syllables as a line wraps them), as a character class's body
+UNSPACED_SCRIPTS = "\u0e00-\u0e7f\u3040-\u30ff\u3400-\u9fff\uac00-\ud7af\uf900-\ufaff"
 _MAX_NEEDLE_CHARS = 600
 _MAX_HITS = 200
 
