@@ -6358,3 +6358,130 @@ def test_what_the_tenth_rounds_fixes_still_catch():
         "93,45           Te betalen / À payer  EUR 4.460,45\n"
     )
     assert factors(belgian, {"subtotal": 4145.0, "tax": 315.45, "total": 93.45})["total"] < 0.7
+
+
+# 234. An eleventh printed round (24 documents: US, Latin American, Asian and Middle
+# Eastern invoices and receipts; Nordic, Central European, Greek, Turkish, Romanian,
+# Irish, Portuguese and Swiss ones), written against test 233's first version: 6 of 24
+# correct records flagged at first contact
+@pytest.mark.parametrize(
+    "text,record,schema",
+    [
+        # Taiwan's e-invoice: the grand total in traditional characters, a member's discount
+        ("全聯實業\n2026-01-06 18:42\n小計              437\n會員折扣          -11\n總計              426\n現金              500\n"
+         "找零               74\n",
+         {"merchant_name": "全聯實業", "date": "2026-01-06", "subtotal": 437.0, "total": 426.0}, RECEIPT),
+        # Portugal: "s/IVA" is without the tax
+        ("Total s/IVA            58,37\nTotal IVA               8,73\nTotal                  67,10\n",
+         {"subtotal": 58.37, "tax": 8.73, "total": 67.1}, INVOICE),
+        # Finland: a share "(sis. alv)" holds the tax, it is not the tax
+        ("Veroton yhteensä          1 692,80\nArvonlisävero 25,5 %        431,66\nYhteensä                  2 124,46\n\n"
+         "Kotitalousvähennykseen oikeuttava työn osuus (sis. alv): 512,04 €\n",
+         {"subtotal": 1692.8, "tax": 431.66, "total": 2124.46}, INVOICE),
+        # Turkey: one VAT line per rate, each with its rate written sign first, and no sum
+        ("               Mal Hizmet Toplam Tutarı     14.940,00 TL\n"
+         "                    Hesaplanan KDV(%10)      1.370,00 TL\n"
+         "                    Hesaplanan KDV(%20)        248,00 TL\n"
+         "               Vergiler Dahil Toplam Tutar  16.558,00 TL\n",
+         {"subtotal": 14940.0, "tax": 1618.0, "total": 16558.0}, INVOICE),
+    ],
+)  # fmt: skip
+def test_what_the_eleventh_round_flagged(text, record, schema):
+    passes(text, record, schema)
+
+
+def test_what_the_eleventh_rounds_fixes_still_catch():
+    finnish = (
+        "Arvonlisävero 25,5 %        431,66\nYhteensä                  2 124,46\nTyön osuus (sis. alv): 512,04 €\n"
+    )
+    assert factors(finnish, {"tax": 512.04, "total": 2124.46})["tax"] < 0.7
+    turkish = "Hesaplanan KDV(%10)      1.370,00 TL\nHesaplanan KDV(%20)        248,00 TL\nToplam  16.558,00 TL\n"
+    assert factors(turkish, {"tax": 1370.0, "total": 16558.0})["tax"] < 0.7
+
+
+# A review of test 233's first version (about 11,500 probes): what it broke, mended and kept
+@pytest.mark.parametrize(
+    "text,record",
+    [
+        # a label right after a figure is the next figure's where the labels come first
+        ("ACME SUPPLY\nInvoice No. 1042   Date 2026-03-14\n\nWidget 2 50.00 100.00\nGadget 1 30.00 30.00\n"
+         "Items 3  Subtotal 130.00  Tax 10.40  Total 140.40\n",
+         {"subtotal": 130.0, "tax": 10.4, "total": 140.4}),
+        ("ACME SUPPLY Rechnung Nr. 1042 Datum 14.03.2026 Widget 2 50,00 100,00 Gadget 1 30,00 30,00 "
+         "Nettobetrag 130,00 MwSt 10,40 Gesamtbetrag 140,40\n",
+         {"subtotal": 130.0, "tax": 10.4, "total": 140.4}),
+        ("ACME SUPPLY Facture N° 1042 Date 14/03/2026 Widget 2 50,00 100,00 Gadget 1 30,00 30,00 "
+         "Total HT 130,00 TVA 10,40 Total TTC 140,40\n",
+         {"subtotal": 130.0, "tax": 10.4, "total": 140.4}),
+        # "TVA  Total" runs across a column's gap: no label of a cell of its own
+        ("WIDGETCO\nFacture 771   Date 14/03/2026\n\nDésignation   Qté  P.U.    Base HT  TVA  Total TTC\n"
+         "Widget A        2  50,00    100,00  20,00  120,00\nWidget B        1  30,00     30,00   6,00   36,00\n\n"
+         "Total                       130,00 26,00    156,00\n",
+         {"subtotal": 130.0, "tax": 26.0, "total": 156.0}),
+        ("Base imponible  IVA  Total\n161,90  35,62  197,52\n", {"subtotal": 161.9, "tax": 35.62, "total": 197.52}),
+        # a Dutch summary row set right under its headers
+        ("Totaal excl. BTW  BTW  Totaal incl. BTW\n          161,90  35,62          197,52\n",
+         {"subtotal": 161.9, "tax": 35.62, "total": 197.52}),
+        # a fee total after the tax line is the grand total
+        ("Progettazione impianto                     2.000,00\nIVA 22%                                     440,00\n"
+         "Totale compensi                            2.440,00\n", {"subtotal": 2000.0, "tax": 440.0, "total": 2440.0}),
+        # a unit price "HTVA" is no subtotal
+        ("Prestations : 25 h x 50,00 € HTVA\nTotal HTVA   1.250,00\nTVA 21%   262,50\nTotal TVAC   1.512,50\n",
+         {"subtotal": 1250.0, "tax": 262.5, "total": 1512.5}),
+    ],
+)  # fmt: skip
+def test_what_the_fourth_review_flagged(text, record):
+    passes(text, record)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Invoice Date: 03/04/2026\nDue Date: 04/03/2026\nPatient DOB: 25/12/1980\n",  # another calendar's date
+        "Invoice Date: 03/04/2026\nDue Date: 04/03/2026\nAPPROVED  26/03/04 11:02\n",  # a terminal's year-first stamp
+        "Invoice Date: 03/04/2026\nDue Date: 04/03/2026\nPart 31-12-26\n",  # a dashed part number
+    ],
+)
+def test_dates_that_do_not_show_the_documents_order(text):
+    for reading in ("2026-04-03", "2026-03-04"):
+        assert factors(text, {"invoice_date": reading})["invoice_date"] == 1.0
+
+
+def test_a_tills_short_year_shows_its_order():
+    text = "    11/07/25  14:38:09\nID #: 7QZ9R4XWK1D  valid thru 11/21/25\n"
+    assert factors(text, {"invoice_date": "2025-11-07"})["invoice_date"] == 1.0
+    flagged(text, {"invoice_date": "2025-07-11"}, "invoice_date", "not found in the source")
+
+
+# A fifth review, of the mended version: what it broke, mended and kept
+@pytest.mark.parametrize(
+    "text,record,schema",
+    [
+        # a Taiwanese till's "總計" before the discount, the sum payable after it
+        ("全聯實業\n2026-01-06 18:42\n總計  165\n折扣  -15\n應付  150\n信用卡  150\n",
+         {"merchant_name": "全聯實業", "date": "2026-01-06", "total": 150.0}, RECEIPT),
+        ("全聯實業\n2026-01-06 18:42\n總計  165\n紅利折抵  -15\n應收金額  150\n",
+         {"merchant_name": "全聯實業", "date": "2026-01-06", "total": 150.0}, RECEIPT),
+        # each sum written with its currency after it, its label before it, on one line
+        ("Conseil  1  100,00 €  100,00 € Total HT 100,00 € TVA 20,00 € Total TTC 120,00 €\n",
+         {"subtotal": 100.0, "tax": 20.0, "total": 120.0}, INVOICE),
+        # a goods' sum after the tax line, with the total after it
+        ("Sales tax (8%)   8.00\nMerchandise total  100.00\nShipping  5.00\nTotal  113.00\n",
+         {"subtotal": 100.0, "tax": 8.0, "total": 113.0}, INVOICE),
+    ],
+)  # fmt: skip
+def test_what_the_fifth_review_flagged(text, record, schema):
+    passes(text, record, schema)
+
+
+def test_what_the_fifth_review_must_still_catch():
+    flat = "Conseil  1  100,00 €  100,00 € Total HT 100,00 € TVA 20,00 € Total TTC 120,00 €\n"
+    assert factors(flat, {"tax": 20.0, "total": 20.0})["total"] < 0.7
+    bracket_first = "Summe brutto  119,00 €\n(inkl. 19 % MwSt.)  19,00 €\n"
+    assert factors(bracket_first, {"tax": 119.0, "total": 119.0})["tax"] < 0.7
+    till = "全聯實業\n總計  165\n折扣  -15\n應付  150\n"
+    assert factors(till, {"merchant_name": "全聯實業", "total": 150.0}, RECEIPT)["total"] == 1.0
+    assert (
+        factors("Invoice Date: 03/04/2026\nTyre 14/03/25 batch\n", {"invoice_date": "2026-03-04"})["invoice_date"]
+        == 1.0
+    )

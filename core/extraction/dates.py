@@ -338,24 +338,36 @@ def _reading(m: re.Match[str], order: str) -> date | None:
     return _mk(_year(m.group("c")), month, day)
 
 
-def _documents_numeric_order(numeric: list[tuple[re.Match[str], frozenset[date]]]) -> str | None:
-    """The order ("dm" or "md") a document writes its slashed and dashed dates in,
-    where a date only one order can read ("23/04/2026", "04/23/2026") shows it and
-    none shows the other. A model reading "03/04/2026" in the other order names a
-    date the document never meant; where the document shows both orders, or neither,
-    both readings stand. Dotted dates are day-first already, and a dashed run with a
-    two-digit year is as often a part number as a date, so neither shows the order."""
-    shown: set[str] = set()
+def _orders_shown(numeric: list[tuple[re.Match[str], frozenset[date]]]) -> dict[int, set[str]]:
+    """The orders ("dm", "md") a document's slashed and dashed dates show, by year: a date
+    only one order can read ("23/04/2026", "04/23/2026", a till's "11/21/25") shows its
+    order. Not a dotted date (day-first already), nor a run with a two-digit year where the
+    document writes years in full or the run is dashed (a part's or a lot's code: "Tyre
+    14/03/25 batch", "Part 31-12-26"); a terminal's year-first stamp ("26/03/04") reads as
+    a year far from the document's, which `_order_near` passes over."""
+    shown: dict[int, set[str]] = {}
+    full_years = any(len(m.group("c")) == 4 for m, _ in numeric)
     for m, ds in numeric:
         if len(ds) != 1 or len(m.group("a")) > 2 or m.group("sep") == ".":
             continue
-        if m.group("sep") == "-" and len(m.group("c")) != 4:
+        if len(m.group("c")) != 4 and (m.group("sep") != "/" or full_years):
             continue
         (only,) = ds
         for order in ("dm", "md"):
             if _reading(m, order) == only and _reading(m, "md" if order == "dm" else "dm") is None:
-                shown.add(order)
-    return shown.pop() if len(shown) == 1 else None
+                shown.setdefault(only.year, set()).add(order)
+    return shown
+
+
+def _order_near(shown: dict[int, set[str]], year: int) -> str | None:
+    """The one order the document's dates within a year of `year` show, or None where they
+    show both or neither (a date of birth or a membership's start is another calendar's
+    matter). A model reading "03/04/2026" in the other order names a date the document
+    never meant."""
+    near: set[str] = set()
+    for y in (year - 1, year, year + 1):
+        near |= shown.get(y, set())
+    return near.pop() if len(near) == 1 else None
 
 
 _WORD = re.compile(r"[^\W\d_]+")
@@ -374,10 +386,12 @@ def find_date_mentions(text: str) -> list[DateMention]:
             found.setdefault((m.start(), m.end()), set()).update(ds)
 
     numeric = [(m, _numeric_dates(m)) for m in _NUMERIC.finditer(text)]
-    order = _documents_numeric_order(numeric)
+    shown = _orders_shown(numeric)
     for m, ds in numeric:
-        if order is not None and len(ds) == 2 and m.group("sep") != ".":
-            ds = frozenset(d for d in ds if d == _reading(m, order))
+        if len(ds) == 2 and m.group("sep") != ".":
+            order = _order_near(shown, next(iter(ds)).year)
+            if order is not None:
+                ds = frozenset(d for d in ds if d == _reading(m, order))
         add(m, ds)
     for m in _OCR_NUMERIC.finditer(text):
         if m.group("s1") != m.group("s2") and "." in (m.group("s1"), m.group("s2")):

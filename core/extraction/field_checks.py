@@ -454,6 +454,10 @@ def _zero_rate_labelled(src: Source, role: str) -> bool:
 _CATEGORY_WORD = re.compile(r"[^\W\d_]{2,}")
 
 
+# A rate with its sign first, as Turkish prints it ("KDV(%10)")
+_PERCENT_FIRST = re.compile(r"%[ \t]?([0-9]{1,2}(?:[.,][0-9]{1,3})?)(?![0-9])")
+
+
 def _distinct_tax_parts(src: Source, role: str) -> list[int]:
     """The money figures that labels of the tax's role (or the goods' sum's) name on their
     own lines (no rate's base, no page's part), when no two share their label and rate
@@ -471,7 +475,9 @@ def _distinct_tax_parts(src: Source, role: str) -> list[int]:
         if context.rate_base or context.partial:
             continue
         label = src.assignment.labels[own]
-        rate = RATE_RE.search(src.text, label.end, amount.start)
+        rate = RATE_RE.search(src.text, label.end, amount.start) or _PERCENT_FIRST.search(
+            src.text, label.end, amount.start
+        )
         if rate is None:  # its rate before its label on the line ("(8%対象 ¥278 内消費税 ¥20)")
             line_start = src.lines.bounds(src.lines.line_of(label.start))[0]
             rate = next(reversed([*RATE_RE.finditer(src.text, line_start, label.start)]), None)

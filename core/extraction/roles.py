@@ -240,6 +240,7 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
     subtotal's), or is none; one qualified as the document's ("TOTAL DA NOTA") is grand."""
     labels: list[Label] = []
     in_its_own_cell: list[Label] = []
+    after_the_tax: list[int] = []  # goods' sums right under the tax's line, as total labels
     line_start, line_end, seen = 0, -1, 0
     for m in label_matches(text, lexicon):
         # the label's line, found once per line (a text flattened to one long line would
@@ -256,7 +257,7 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
             line_start if line_end - line_start <= _MAX_COLUMN_LINE else max(line_start, m.start() - _LONG_LINE_REACH)
         )
         column_word = lexicon.column_word_before_re.search(text, before, m.start())
-        own_cell = column_word is not None and _ends_the_label_before(text, column_word, labels)
+        own_cell = column_word is not None and _ends_the_label_before(text, column_word, m.end(), labels)
         if (
             _in_address(text, m.start())
             or (column_word is not None and not own_cell)
@@ -273,9 +274,15 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
             continue
         grand = key in lexicon.grand_total_labels
         if key in lexicon.goods_sum_labels and _qualified_as_goods(text, m.start(), m.end(), lexicon):
-            if lexicon.goods_role is None:
+            if _right_under_a_tax_label(text, labels, m.start(), lexicon):
+                # "IVA 22%  440,00" over "Totale compensi  2.440,00": the sum after the
+                # tax, unless a total's label comes after it ("Merchandise total" before
+                # "Shipping" and "Total")
+                after_the_tax.append(len(labels))
+            elif lexicon.goods_role is None:
                 continue
-            role, grand = lexicon.goods_role, False
+            else:
+                role, grand = lexicon.goods_role, False
         elif key in lexicon.tax_sum_labels and lexicon.tax_sum_after_re.match(text, m.end()):
             if lexicon.tax_sum_role is None:
                 continue
@@ -309,6 +316,12 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
                 role, grand = total_role, True  # "Incl. GST Total  110.00": the total including the tax
         label = Label(m.start(), m.end(), role, key.startswith(lexicon.trailing_label_prefixes), grand)
         (in_its_own_cell if own_cell else labels).append(label)
+    goods_sums = [k for k in after_the_tax if any(lb.role in lexicon.grand_roles for lb in labels[k + 1 :])]
+    for k in goods_sums:
+        if lexicon.goods_role is not None:
+            labels[k] = replace(labels[k], role=lexicon.goods_role, grand=False)
+    if lexicon.goods_role is None and goods_sums:
+        labels = [lb for k, lb in enumerate(labels) if k not in set(goods_sums)]
     # a label in its own cell after a column word stands only for a role no other label
     # names ("TOTAL BASE IMPONIBLE  TOTAL IVA REEMBOLSADO" in an annex, where the
     # invoice's "IVA 15%" names its tax)
@@ -316,12 +329,25 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
     return sorted(labels + [lb for lb in in_its_own_cell if lb.role not in named], key=lambda lb: lb.start)
 
 
-def _ends_the_label_before(text: str, column_word: re.Match[str], labels: list[Label]) -> bool:
-    """Whether a column word before a label ends the label found before it, a cell of
-    its own two blanks away ("Totale imponibile  Totale IVA" heading a row of sums): then
-    it heads its own column, not the label's ("Imponibile IVA", "Taux TVA")."""
+def _right_under_a_tax_label(text: str, labels: list[Label], start: int, lexicon: Lexicon) -> bool:
+    """Whether the last label before `start` is the tax's, on its line or one of the two
+    above: a total after the tax ("IVA 22%  440,00" over "Totale compensi  2.440,00") sums
+    it in, whatever it is said to be the sum of."""
+    return bool(labels) and labels[-1].role == lexicon.tax_sum_role and text.count("\n", labels[-1].end, start) <= 2
+
+
+def _ends_the_label_before(text: str, column_word: re.Match[str], label_end: int, labels: list[Label]) -> bool:
+    """Whether a column word before a label ending at `label_end` ends the label found
+    before it, a cell of its own two blanks away ("Totale imponibile  Totale IVA" heading a
+    row of sums): then it heads its own column, not the label's ("Imponibile IVA", "Taux
+    TVA"). Not a label that runs across a column's gap itself ("IVA  Total")."""
     word_end = column_word.start() + len(column_word.group().rstrip(" \t:-("))
-    return bool(labels) and labels[-1].end == word_end and text.startswith("  ", word_end)
+    return (
+        bool(labels)
+        and labels[-1].end == word_end
+        and text.startswith("  ", word_end)
+        and _BLANK_RUN_RE.search(text, column_word.end(), label_end) is None
+    )
 
 
 # A rate right after a label ("Including VAT 20%", "incl. GST (10%)")
@@ -554,6 +580,8 @@ def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMent
                 # role qualifies that label, and names no figure before them
                 kept[-1] = replace(before, grand=before.grand or label.grand)
                 continue
+        if label.role == lexicon.tax_sum_role and _bracketed_inclusion(text, label, lexicon):
+            continue  # "työn osuus (sis. alv): 512,04 €": a gross figure of what comes before
         if label.role == lexicon.tax_sum_role and _tax_left_out(text, label.start, lexicon):
             # "Amount before VAT  5,000.00", "Importe sin IVA": the tax said to be left
             # out of the figure, with no label before it to qualify, names the goods' sum
@@ -565,6 +593,27 @@ def _without_qualifiers(text: str, labels: list[Label], amounts: list[AmountMent
 
 
 QUALIFIER_REACH = 20
+# An opening bracket and blanks before a qualifying word; a rate and the closing bracket
+# after the label it qualifies
+_OPENING_BRACKET_RE = re.compile(r"\([ \t]*$")
+_RATE_AND_CLOSING_BRACKET_RE = re.compile(r"[ \t]*(?:[0-9]{1,2}(?:[.,][0-9]{1,2})?[ \t]?%[ \t]*)?\)")
+
+
+def _bracketed_inclusion(text: str, label: Label, lexicon: Lexicon) -> bool:
+    """Whether a tax's label stands alone in brackets after an inclusion word, after words
+    of its cell ("työn osuus (sis. alv): 512,04 €"): the brackets say the figure holds the
+    tax, not that it is the tax."""
+    reach_start = max(0, label.start - QUALIFIER_REACH)
+    reach = text[reach_start : label.start]
+    word = lexicon.inclusion_re.search(reach)
+    bracket = None if word is None else _OPENING_BRACKET_RE.search(reach, 0, word.start())
+    if bracket is None or _RATE_AND_CLOSING_BRACKET_RE.match(text, label.end) is None:
+        return False
+    # words before the bracket in its cell, which it qualifies ("työn osuus (sis. alv)");
+    # a bracket starting its line or cell is the label of the figure after it
+    # ("(inkl. 19 % MwSt.)  19,00 €")
+    opening = reach_start + bracket.start()
+    return bool(cell_before(text, opening).strip())
 
 
 def _figure_after_on_its_line(text: str, start: int, amount_starts: list[int]) -> bool:
@@ -667,14 +716,19 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
             and _IN_TWO_LANGUAGES.fullmatch(text, lb.end, labels[k + 1].start)
         ):
             nxt = pre_of.get(k + 1)  # "BTW / TVA  315,45": one label in two languages, the next figure's
-        right_after = not _words_between(text, amounts[ai].end, lb.start)
+        trailing = lb.trailing and not _words_between(text, amounts[ai].end, lb.start)
         if (
             nxt is None
-            or (lb.trailing and right_after)
+            or trailing
             or CLAUSE_BREAK_RE.search(text, lb.end, amounts[nxt].start)
-            # each figure with its label right after it ("1.162,00 € netto zzgl. 220,78 €
-            # MwSt. = 1.382,78 € brutto"): the next figure has its own
-            or (right_after and _labelled_right_after(text, amounts, labels, post, nxt))
+            # each sum written with its currency, then what it is ("1.162,00 € netto zzgl.
+            # 220,78 € MwSt. = 1.382,78 € brutto"): the next figure has its own label
+            or (
+                _sign_then_label(text, amounts[ai].end, lb.start)
+                and _in_a_chain_of_trailing_labels(text, amounts, labels, ai, pre[ai], owned_after)
+                and post[nxt] >= 0
+                and _sign_then_label(text, amounts[nxt].end, labels[post[nxt]].start)
+            )
         ):
             owned_after[k] = ai
 
@@ -1024,7 +1078,9 @@ def _sum_row_columns(
                 if k is not None:
                     under[j] = k
             if len(under) < len(row) or len(set(under.values())) < len(under):
-                under = _under_in_order(row, spans, s, e, labels, label_starts, lines) or under
+                in_order = _under_in_order(row, spans, s, e, labels, label_starts, lines)
+                if in_order is not None and len(in_order) > len(under):
+                    under = in_order
             roles_under = {labels[k].role for k in under.values()}
             sums_the_table = len(roles_under) == len(under) and labels[pre[ai]].role in roles_under
             # a grid of one role's parts and their sum right under its header ("TVA 9%  TVA 19%
@@ -1196,15 +1252,35 @@ def _currency_at_most(between: str) -> bool:
     return all(c.isspace() or unicodedata.category(c) == "Sc" for c in rest)
 
 
+def _in_a_chain_of_trailing_labels(
+    text: str, amounts: list[AmountMention], labels: list[Label], figure: int, own_pre: int, owned_after: dict[int, int]
+) -> bool:
+    """Whether the label before a figure went to a sum before it, as a trailing phrase does
+    ("1.162,00 € netto zzgl. 220,78 €"): the line writes each label after its figure. Not
+    where the label before names the figure ("Items 3  Subtotal 130.00  Tax 10.40")."""
+    owner = owned_after.get(own_pre) if own_pre >= 0 else None
+    return (
+        owner is not None
+        and _CENTS_END_RE.search(amounts[owner].raw) is not None
+        # a word between that label and the figure ("netto zzgl. 220,78 €"), not a label
+        # right before it, which names it ("Total HT 100,00 €")
+        and _words_between(text, labels[own_pre].end, amounts[figure].start)
+    )
+
+
+_CENTS_END_RE = re.compile(r"[.,][0-9]{2}$")
 # Between a label's two languages ("BTW / TVA", "Te betalen / À payer")
 _IN_TWO_LANGUAGES = re.compile(r"[ \t]*/[ \t]*")
 
 
-def _labelled_right_after(
-    text: str, amounts: list[AmountMention], labels: list[Label], post: list[int], ai: int
-) -> bool:
-    """Whether amount ai has a label right after it, on its line, with no word between."""
-    return post[ai] >= 0 and not _words_between(text, amounts[ai].end, labels[post[ai]].start)
+def _sign_then_label(text: str, figure_end: int, label_start: int) -> bool:
+    """Whether only a currency's sign or name stands between a figure and the label after it
+    ("220,78 € MwSt."): a figure written with its currency, then what it is."""
+    between = text[figure_end:label_start]
+    return not _words_between(text, figure_end, label_start) and (
+        any(unicodedata.category(c) == "Sc" for c in between)
+        or any(w.group() in _CURRENCY_NAMES for w in _WORD_RE.finditer(between))
+    )
 
 
 def _words_between(text: str, start: int, end: int) -> bool:
