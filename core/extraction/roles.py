@@ -274,7 +274,7 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
             continue
         grand = key in lexicon.grand_total_labels
         if key in lexicon.goods_sum_labels and _qualified_as_goods(text, m.start(), m.end(), lexicon):
-            if _right_under_a_tax_label(text, labels, m.start(), lexicon):
+            if not own_cell and _right_under_a_tax_label(text, labels, m.start(), lexicon):
                 # "IVA 22%  440,00" over "Totale compensi  2.440,00": the sum after the
                 # tax, unless a total's label comes after it ("Merchandise total" before
                 # "Shipping" and "Total")
@@ -321,7 +321,8 @@ def find_labels(text: str, lexicon: Lexicon) -> list[Label]:
         if lexicon.goods_role is not None:
             labels[k] = replace(labels[k], role=lexicon.goods_role, grand=False)
     if lexicon.goods_role is None and goods_sums:
-        labels = [lb for k, lb in enumerate(labels) if k not in set(goods_sums)]
+        dropped = set(goods_sums)
+        labels = [lb for k, lb in enumerate(labels) if k not in dropped]
     # a label in its own cell after a column word stands only for a role no other label
     # names ("TOTAL BASE IMPONIBLE  TOTAL IVA REEMBOLSADO" in an annex, where the
     # invoice's "IVA 15%" names its tax)
