@@ -20,6 +20,7 @@ from vetq.core.extraction.dates import DateMention, find_date_mentions
 
 __all__ = [
     "CENT",
+    "CENTS_RE",
     "GLUED_LETTER_SIGNS",
     "GLUED_UNITS",
     "AmountMention",
@@ -30,6 +31,8 @@ __all__ = [
 ]
 
 CENT = Decimal("0.01")
+# A figure written with cents, as its text ends ("12,50", "(30,600.00)")
+CENTS_RE = re.compile(r"[.,][0-9]{2}\)?$")
 _GROUP_CHARS = " \u00a0\u202f\u2009'\u2019"
 _ALL_SEPS = ".," + _GROUP_CHARS
 _CORE_RE = re.compile(r"[0-9][0-9.,'\u2019 \u00a0\u202f\u2009]*[0-9]|[0-9]")

@@ -12,11 +12,11 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any
 
-from vetq.core.extraction.amounts import CENT, to_cents
+from vetq.core.extraction.amounts import CENT, CENTS_RE, to_cents
 from vetq.core.extraction.field_checks import FieldCheck, as_given
 from vetq.core.extraction.lexicon import normalise_phrase
 from vetq.core.extraction.roles import RATE_RE, Label, a_tax_rate_of
-from vetq.core.extraction.source import CENTS_RE, Source, difference_made_of
+from vetq.core.extraction.source import Source, difference_made_of
 from vetq.core.schemas.compiled import CompiledRule, CompiledSchema
 from vetq.core.schemas.records import Leaf
 from vetq.core.schemas.rules import EACH, Expr, PathRef, SumOf, concrete, evaluate, render

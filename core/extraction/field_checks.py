@@ -15,7 +15,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, TypeVar
 
 from vetq.core.extraction import formats
-from vetq.core.extraction.amounts import CENT, parse_amount, to_cents
+from vetq.core.extraction.amounts import CENT, CENTS_RE, parse_amount, to_cents
 from vetq.core.extraction.clock import clock_value, parse_time_value, same_time
 from vetq.core.extraction.dates import compact_date_spans, is_real_iso_date
 from vetq.core.extraction.lexicon import DATE_SET_ENDINGS, VALUE_LABEL_SETS, normalise_phrase
@@ -26,13 +26,14 @@ from vetq.core.extraction.roles import (
     DATING_WORDS,
     GENERIC_LABEL_BEFORE,
     NUMBER_WORDS,
+    PERCENT_FIRST_RATE_RE,
     RATE_RE,
     Label,
     LabelIndex,
     cell_before,
 )
 from vetq.core.extraction.schema import Span
-from vetq.core.extraction.source import CENTS_RE, CurrencyHit, Source
+from vetq.core.extraction.source import CurrencyHit, Source
 from vetq.core.extraction.text_match import ASCII_FORMS, UNSPACED_SCRIPTS, alnum_key
 from vetq.core.schemas.records import Leaf
 from vetq.core.schemas.rules import EACH
@@ -454,10 +455,6 @@ def _zero_rate_labelled(src: Source, role: str) -> bool:
 _CATEGORY_WORD = re.compile(r"[^\W\d_]{2,}")
 
 
-# A rate with its sign first, as Turkish prints it ("KDV(%10)")
-_PERCENT_FIRST = re.compile(r"%[ \t]?([0-9]{1,2}(?:[.,][0-9]{1,3})?)(?![0-9])")
-
-
 def _distinct_tax_parts(src: Source, role: str) -> list[int]:
     """The money figures that labels of the tax's role (or the goods' sum's) name on their
     own lines (no rate's base, no page's part), when no two share their label and rate
@@ -475,7 +472,7 @@ def _distinct_tax_parts(src: Source, role: str) -> list[int]:
         if context.rate_base or context.partial:
             continue
         label = src.assignment.labels[own]
-        rate = RATE_RE.search(src.text, label.end, amount.start) or _PERCENT_FIRST.search(
+        rate = RATE_RE.search(src.text, label.end, amount.start) or PERCENT_FIRST_RATE_RE.search(
             src.text, label.end, amount.start
         )
         if rate is None:  # its rate before its label on the line ("(8%対象 ¥278 内消費税 ¥20)")

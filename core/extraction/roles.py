@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
 
-from vetq.core.extraction.amounts import CENT, AmountMention, currency_beside
+from vetq.core.extraction.amounts import CENT, CENTS_RE, AmountMention, currency_beside
 from vetq.core.extraction.currencies import CURRENCY_WORDS, ISO_4217, SYMBOLS_LONGEST_FIRST
 from vetq.core.extraction.lexicon import (
     MAX_FIRST_WORD_CHARS,
@@ -597,7 +597,6 @@ QUALIFIER_REACH = 20
 # An opening bracket and blanks before a qualifying word; a rate and the closing bracket
 # after the label it qualifies
 _OPENING_BRACKET_RE = re.compile(r"\([ \t]*$")
-_RATE_AND_CLOSING_BRACKET_RE = re.compile(r"[ \t]*(?:[0-9]{1,2}(?:[.,][0-9]{1,2})?[ \t]?%[ \t]*)?\)")
 
 
 def _bracketed_inclusion(text: str, label: Label, lexicon: Lexicon) -> bool:
@@ -642,6 +641,10 @@ def _tax_left_out(text: str, start: int, lexicon: Lexicon) -> bool:
 
 # A tax rate as written ("19 %", "7,5%"); its figure is group 1.
 RATE_RE = re.compile(r"(?<![0-9.,])([0-9]{1,2}(?:[.,][0-9]{1,3})?)[ \t]*%")
+# A rate with its sign first, as Turkish prints it ("KDV(%10)")
+PERCENT_FIRST_RATE_RE = re.compile(r"%[ \t]?([0-9]{1,2}(?:[.,][0-9]{1,3})?)(?![0-9])")
+# A rate, then the closing bracket of a label it qualifies ("(sis. alv 24 %)")
+_RATE_AND_CLOSING_BRACKET_RE = re.compile(rf"[ \t]*(?:{RATE_RE.pattern}[ \t]*)?\)")
 # What may follow a label or a charge's phrase alone on its line over its figure: a colon,
 # or its rate ("Tax (7.5%)", "Discount 10%", "Discount %").
 RATE_TAIL_RE = re.compile(r"[ \t:]*(?:\(?[ \t]*(?:[0-9]{1,2}(?:[.,][0-9]{1,3})?)?[ \t]*%[ \t]*\)?)?[ \t:]*")
@@ -1262,14 +1265,13 @@ def _in_a_chain_of_trailing_labels(
     owner = owned_after.get(own_pre) if own_pre >= 0 else None
     return (
         owner is not None
-        and _CENTS_END_RE.search(amounts[owner].raw) is not None
+        and CENTS_RE.search(amounts[owner].raw) is not None
         # a word between that label and the figure ("netto zzgl. 220,78 €"), not a label
         # right before it, which names it ("Total HT 100,00 €")
         and _words_between(text, labels[own_pre].end, amounts[figure].start)
     )
 
 
-_CENTS_END_RE = re.compile(r"[.,][0-9]{2}$")
 # Between a label's two languages ("BTW / TVA", "Te betalen / À payer")
 _IN_TWO_LANGUAGES = re.compile(r"[ \t]*/[ \t]*")
 

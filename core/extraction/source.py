@@ -12,7 +12,15 @@ from decimal import Decimal
 from functools import lru_cache
 from itertools import combinations, product
 
-from vetq.core.extraction.amounts import CENT, GLUED_LETTER_SIGNS, AmountMention, find_amounts, parse_amount, to_cents
+from vetq.core.extraction.amounts import (
+    CENT,
+    CENTS_RE,
+    GLUED_LETTER_SIGNS,
+    AmountMention,
+    find_amounts,
+    parse_amount,
+    to_cents,
+)
 from vetq.core.extraction.clock import PrintedTime, find_printed_times
 from vetq.core.extraction.currencies import (
     AMBIGUOUS_SYMBOLS,
@@ -46,10 +54,9 @@ from vetq.core.extraction.roles import (
 )
 from vetq.core.extraction.text_match import ASCII_FORMS, UNSPACED_SCRIPTS, NormalizedText
 
-__all__ = ["CENTS_RE", "AmountContext", "CurrencyHit", "Source", "currency_hits"]
+__all__ = ["AmountContext", "CurrencyHit", "Source", "currency_hits"]
 
 # An amount written with cents ("583.20", "(12,50)"): a figure, not a count.
-CENTS_RE = re.compile(r"[.,][0-9]{2}\)?$")
 _MAX_ADJUSTMENTS = 8
 
 
