@@ -47,6 +47,13 @@ GLUED_UNITS = frozenset(
 # Philippines (or Botswana's pula) are written where a print lacks the sign ("R79.97",
 # "N1,162.50", "P1,250.00"): the sum is an amount, the capital its currency.
 GLUED_LETTER_SIGNS = {"R": frozenset({"ZAR"}), "N": frozenset({"NGN"}), "P": frozenset({"PHP", "BWP"})}
+# A letter sign set apart by one blank, only before a sum in thousands ("R 19,538.50", "R
+# 19 538,50"): no regular size costs that much
+SPACED_LETTER_SIGN_RE = re.compile(
+    r"(?<![^\W\d_])(?<![^\W\d_] )(["
+    + "".join(GLUED_LETTER_SIGNS)
+    + r"]) (?=[0-9]{1,3}(?:[, ][0-9]{3})+[.,][0-9]{2}(?![0-9]))"
+)
 _MAX_TOKEN = 40
 _SYMBOL_ALT = "|".join(re.escape(x) for x in SYMBOLS_LONGEST_FIRST)
 # A sign or an opening bracket before the currency written before a figure: "-$10.00",
@@ -278,8 +285,11 @@ def _whole_space_grouped(text: str, m: re.Match[str]) -> bool:
     s, e = m.start(), m.end()
     if currency_beside(text, s, e):
         return True
-    # a letter sign glued on starts the cell ("TOTAL DUE   R1 145.83")
+    # a letter sign glued on or one blank before starts the cell ("TOTAL DUE   R1 145.83",
+    # "VAT @ 15%   R 15 382.50")
     cell_start = s - 1 if s > 0 and _glued_letter_sign(text, s, e) else s
+    if s >= 2 and SPACED_LETTER_SIGN_RE.match(text, s - 2):
+        cell_start = s - 2
     return (
         _CELL_BEFORE.search(text[max(0, cell_start - 12) : cell_start]) is not None
         and _CELL_AFTER.match(text, e) is not None

@@ -709,9 +709,9 @@ def _labelled_to_add_up(
     """The one value of a failed equation the source contradicts: the value that would
     make it hold, the others as they are, is a figure the source labels as that field
     ("Total TVA 9,16 €" when the record's tax is one rate's 8,32 and the total is the
-    subtotal plus 9,16). The field and the figure as printed, or None when no field's or
-    more than one field's figure is."""
-    found = []
+    subtotal plus 9,16); failing that, the sum of the figures it labels so. The field and
+    the figure as printed, or None when no field's or more than one field's figure is."""
+    wanted: list[tuple[str, Decimal, Decimal]] = []  # each field, its value, the value that adds up
     labelled_roles = set(src.lexicon.role_of_label.values())  # an item's path never is one
     for path in dict.fromkeys(read):
         if path not in labelled_roles:
@@ -723,18 +723,41 @@ def _labelled_to_add_up(
         if any(not isinstance(side, Decimal) for side in moved):
             continue
         slope = (moved[1] - moved[0]) - diff
-        if not slope:
-            continue
-        cents = to_cents(given - diff / slope)
-        # the figure as signed: a credit note's "-200,00" is no tax of +200
-        hits = (
-            [i for i in src.amounts_of(cents) if src.roles[i] == path and to_cents(src.amounts[i].value) == cents]
-            if cents is not None
-            else []
+        cents = to_cents(given - diff / slope) if slope else None
+        if cents is not None:
+            wanted.append((path, given, cents))
+    # the figure as signed: a credit note's "-200,00" is no tax of +200
+    found = [
+        (path, src.amounts[hits[0]].raw)
+        for path, _, cents in wanted
+        if (
+            hits := [
+                i for i in src.amounts_of(cents) if src.roles[i] == path and to_cents(src.amounts[i].value) == cents
+            ]
         )
-        if hits:
-            found.append((path, src.amounts[hits[0]].raw))
+    ]
+    if not found:
+        found = [(path, parts) for path, given, cents in wanted if (parts := _parts_adding_to(src, path, given, cents))]
     return found[0] if len(found) == 1 else None
+
+
+def _parts_adding_to(src: Source, path: str, given: Decimal, cents: Decimal) -> str | None:
+    """The figures the source labels as `path`, each on a line with its rate and one of
+    them the record's value, written added ("20,223.00 + 20,223.00") when their sum is
+    `cents`: each rate's tax ("CGST9 (9%) 20,223.00", "SGST9 (9%) 20,223.00")."""
+    parts = [i for i, role in enumerate(src.roles) if role == path]
+    worth = [to_cents(src.amounts[i].value) for i in parts]
+    if (
+        len(parts) < 2
+        or any(c is None or c <= 0 for c in worth)
+        or to_cents(abs(given)) not in worth
+        or sum(c for c in worth if c is not None) != cents
+    ):
+        return None
+    lines = src.lines
+    if not all(RATE_RE.search(src.text, *lines.bounds(lines.line_of(src.amounts[i].start))) for i in parts):
+        return None
+    return " + ".join(src.amounts[i].raw for i in parts)
 
 
 HALF_UNIT = Decimal("0.50")

@@ -12,7 +12,14 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import date, datetime
 
-__all__ = ["MONTHS", "DateMention", "find_date_mentions", "find_date_spans", "is_real_iso_date"]
+__all__ = [
+    "MONTHS",
+    "DateMention",
+    "find_date_mentions",
+    "find_date_spans",
+    "is_real_iso_date",
+    "shows_the_month_first",
+]
 
 _ISO_RE = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
@@ -267,6 +274,9 @@ class DateMention:
     start: int
     end: int
     dates: frozenset[date]
+    # a numeric date with its year in full the document's other dates leave in either
+    # order ("03/04/2026"): its day-first reading, which its conventions may still decide
+    day_first: date | None = None
 
 
 def _mk(y: int, m: int, d: int) -> date | None:
@@ -370,6 +380,18 @@ def _order_near(shown: dict[int, set[str]], year: int) -> str | None:
     return near.pop() if len(near) == 1 else None
 
 
+def shows_the_month_first(text: str) -> bool:
+    """Whether any numeric date in `text`, of any year and however separated, is one only
+    a month-first reading can read ("02/28/26", "02-28-2019", "Client since 08/23/2019"):
+    the writer's software writes the month first, whatever else the document suggests."""
+    for m in _NUMERIC.finditer(text):
+        if len(m.group("a")) <= 2 and len(m.group("c")) != 1:
+            year = _year(m.group("c"))
+            if _mk(year, int(m.group("b")), int(m.group("a"))) is None and _reading(m, "md") is not None:
+                return True
+    return False
+
+
 _WORD = re.compile(r"[^\W\d_]+")
 _DAY_BEFORE = re.compile(r"(?<![0-9])[0-9]")
 
@@ -380,6 +402,7 @@ def find_date_mentions(text: str) -> list[DateMention]:
     if not isinstance(text, str) or not text:
         return []
     found: dict[tuple[int, int], set[date]] = {}
+    day_first_readings: dict[tuple[int, int], date] = {}
 
     def add(m: re.Match[str] | None, ds: frozenset[date]) -> None:
         if m is not None and ds:
@@ -392,6 +415,12 @@ def find_date_mentions(text: str) -> list[DateMention]:
             order = _order_near(shown, next(iter(ds)).year)
             if order is not None:
                 ds = frozenset(d for d in ds if d == _reading(m, order))
+            elif len(m.group("c")) == 4:
+                # a short year's order no convention decides: a shop's "%m/%d/%y" template
+                # prints it whatever the shop's money looks like
+                reading = _reading(m, "dm")
+                if reading is not None:
+                    day_first_readings[m.start(), m.end()] = reading
         add(m, ds)
     for m in _OCR_NUMERIC.finditer(text):
         if m.group("s1") != m.group("s2") and "." in (m.group("s1"), m.group("s2")):
@@ -433,7 +462,10 @@ def find_date_mentions(text: str) -> list[DateMention]:
                 if named is not None and named.start("mon") == ws:
                     add(named, _named_dates(named))
                     break
-    return [DateMention(s, e, frozenset(ds)) for (s, e), ds in sorted(found.items())]
+    return [
+        DateMention(s, e, frozenset(ds), day_first_readings.get((s, e)) if len(ds) == 2 else None)
+        for (s, e), ds in sorted(found.items())
+    ]
 
 
 def compact_date_spans(text: str, value: date) -> list[tuple[int, int]]:

@@ -51,6 +51,7 @@ __all__ = [
     "NO_CUE_FACTOR",
     "NO_ROLE_LABEL_FACTOR",
     "NO_UNIT_FACTOR",
+    "OTHER_ORDER_FACTOR",
     "ROLE_MISMATCH_FACTOR",
     "UNGROUNDED_FACTOR",
     "FieldCheck",
@@ -65,6 +66,7 @@ NO_ROLE_LABEL_FACTOR = 0.85  # amount present, the source labels no number for t
 FOREIGN_LABEL_FACTOR = 0.6  # a labelled date / identifier / text written only under other values' labels
 AMBIGUOUS_CURRENCY_FACTOR = 0.85  # only a shared symbol ("$") supports the code
 INVALID_DATE_FACTOR = 0.1  # not a real date
+OTHER_ORDER_FACTOR = 0.6  # a numeric date read month first where the document's conventions write the day first
 INVALID_FORMAT_FACTOR = 0.3  # fails its pattern, checksum or format (an OCR slip, a swapped digit)
 CONTRADICTED_FACTOR = 0.35  # the source has the words of another value, none of this one's
 NO_CUE_FACTOR = 0.6  # none of the words the schema lists for this value appears
@@ -768,8 +770,20 @@ def check_date(src: Source, leaf: Leaf) -> FieldCheck:
     if not isinstance(value, date):
         check.penalise(INVALID_DATE_FACTOR, f"{short(value)!r} is not a date")
         return check
-    found = [(m.start, m.end) for m in src.date_mentions if value in m.dates] or compact_date_spans(src.text, value)
-    return _grounded(check, src, found, f"date {value.isoformat()} not found in the source in any written form")
+    mentions = [m for m in src.date_mentions if value in m.dates]
+    found = [(m.start, m.end) for m in mentions] or compact_date_spans(src.text, value)
+    _grounded(check, src, found, f"date {value.isoformat()} not found in the source in any written form")
+    day_first = [m.day_first for m in mentions if m.day_first is not None]
+    if mentions and len(day_first) == len(mentions) and value not in day_first:
+        why = src.day_first_convention
+        if why is not None:
+            written = src.text[mentions[0].start : mentions[0].end]
+            check.penalise(
+                OTHER_ORDER_FACTOR,
+                f"'{written}' reads {min(day_first).isoformat()} day first, as this document writes dates ({why});"
+                f" {value.isoformat()} is its month-first reading",
+            )
+    return check
 
 
 def check_time(src: Source, leaf: Leaf) -> FieldCheck:

@@ -101,13 +101,18 @@ def label_over(
         # "Señor(es)              : COMERCIAL HUANCAYO"): the key's cell with the colon
         # written on either side of the gap
         key = text[cells[k - 1][0] : cells[k - 1][1]] + text[cell[0] : start].strip()
-        label = _label_with_colon(text, lines, line, cells[k - 1][0], key, party)
+        label = (
+            # a name's own key in a party's block ("Получател:" over "Име:    Витоша ООД")
+            _heading_its_block(text, lines, line, (cells[k - 1][0], cell[1]), party)
+            if key.endswith(_COLONS) and normalise_phrase(key[:-1].strip()) in _NAME_LABELS
+            else _label_with_colon(text, lines, line, cells[k - 1][0], key, party)
+        )
         if label is not None:
             return label
     if cell[0] < start:
         label = text[cell[0] : start].strip()
         if label.endswith(_COLONS) and normalise_phrase(label[:-1].strip()) in _NAME_LABELS:
-            return _heading_its_block(text, lines, line, cell[0] - lines.starts[line], party)
+            return _heading_its_block(text, lines, line, cell, party)
         return _label_with_colon(text, lines, line, cell[0], label, party)
     if line == 0 or _CLOSING_MARKS.fullmatch(text, end, cell[1]) is None:
         return None  # a name with more in its cell ("Acme Ltd · 14 Marsh Road") is a footer's or a letterhead's
@@ -116,8 +121,14 @@ def label_over(
         return None
     cells = lines.cells(line - 1)
     k = cells.index(above)
-    if k + 1 < len(cells) and not (
-        _a_heading(text, above, cells[k + 1], value_labels) or _capital_headings(text, lines, above, cells[k + 1])
+    if (
+        k + 1 < len(cells)
+        and not (
+            _a_heading(text, above, cells[k + 1], value_labels)
+            or _capital_headings(text, lines, above, cells[k + 1])
+            # the last of a row of parties' headings ("BILL TO   SHIP TO   INVOICE 1047")
+            or (k > 0 and _a_party_label(text[cells[k - 1][0] : cells[k - 1][1]]))
+        )
     ):
         return None  # the label's value stands beside it
     return None if _under_a_heading(text, lines, line - 1) else text[above[0] : above[1]]
@@ -166,25 +177,36 @@ def _label_with_colon(text: str, lines: Lines, line: int, start: int, label: str
     return label if _colon_across_the_gap(text, lines, line + 1, under) else None  # the next key
 
 
-def _heading_its_block(text: str, lines: Lines, line: int, column: int, party: str) -> str | None:
-    """The label of `party` heading the block whose name's own label ("Nombre:",
-    "Denominazione:") starts a cell at `column` of `line`: the party's label alone in its
-    cell in that column a few lines up, with only a key and its value (a colon in the
-    cell) on each line between ("RECEPTOR" / "Nombre: ..."; "Cessionario/committente
-    (cliente)" / "Codice fiscale: ..." / "Denominazione: ..."). None otherwise."""
+def _heading_its_block(text: str, lines: Lines, line: int, block: tuple[int, int], party: str) -> str | None:
+    """The label of `party` heading the block whose name, with its own label ("Nombre:",
+    "Denominazione:"), stands at `block` (its start and end) on `line`: the party's label
+    alone in its cell in the key's column a few lines up, or alone on its line and over
+    the name (a title centred over its block), with only a key and its value (a colon in
+    the cell) on each line between ("RECEPTOR" / "Nombre: ..."; "Cessionario/committente
+    (cliente)" / "Codice fiscale: ..." / "Denominazione: ..."; "TOMADOR DE SERVIÇOS" /
+    "Nome/Razão Social: ..."). None otherwise, and for one of a row of headings written
+    one a line ("Sprzedawca" over "Nabywca" over the two blocks' keys)."""
+    column, end_column = block[0] - lines.starts[line], block[1] - lines.starts[line]
     for above in range(line - 1, max(-1, line - 1 - _MAX_BLOCK_KEYS - 1), -1):
         cell = lines.cell_in_column(above, column)
         if cell is None:
-            return None
+            cells = lines.cells(above)
+            if len(cells) != 1 or not is_label_cell(text[cells[0][0] : cells[0][1]], party):
+                return None
+            title_start, title_end = (c - lines.starts[above] for c in cells[0])
+            over_the_name = title_start < end_column and title_end > column
+            return (
+                text[cells[0][0] : cells[0][1]].strip()
+                if over_the_name and not _under_a_heading(text, lines, above)
+                else None
+            )
         written = text[cell[0] : cell[1]]
         if is_label_cell(written, party):
-            # not one of a row of headings written one a line ("Sprzedawca" over "Nabywca"
-            # over the two blocks' keys, one cell a line)
             return None if _under_a_heading(text, lines, above) else written.strip()
         # only a key and its value: another party's heading ("From:", "Proveedor:") or a
         # heading with its colon ("Datos del emisor:") starts another block
         key, colon, value = written.partition(":") if ":" in written else written.partition("：")
-        if not colon or not value.strip() or any(is_label_cell(key, kind) for kind in PARTY_LABELS):
+        if not colon or not value.strip() or _a_party_label(key):
             return None
     return None
 
@@ -196,7 +218,7 @@ def _a_heading(text: str, label: tuple[int, int], beside: tuple[int, int], value
     reads ("Date of Issue", "Invoice Number"), or a heading's spaced letters ("I N V O I C E
     N O .") apart from the label's, not going on with them ("C U S T O M E R  C O P Y")."""
     cell = text[beside[0] : beside[1]]
-    if any(c in cell for c in _COLONS) or any(is_label_cell(cell, kind) for kind in PARTY_LABELS):
+    if any(c in cell for c in _COLONS) or _a_party_label(cell):
         return True
     if value_labels is not None and _a_value_label(text, beside, value_labels):
         return True
@@ -214,6 +236,11 @@ def _capital_headings(text: str, lines: Lines, label: tuple[int, int], beside: t
         return False
     line = lines.line_of(beside[0])
     return lines.cell_in_column(line + 1, beside[0] - lines.starts[line]) is not None
+
+
+def _a_party_label(cell: str) -> bool:
+    """Whether `cell` is a label of a party or a delivery ("SHIP TO", "Delivery Address")."""
+    return any(is_label_cell(cell, kind) for kind in PARTY_LABELS)
 
 
 def _a_value_label(text: str, cell: tuple[int, int], value_labels: LabelIndex) -> bool:

@@ -724,7 +724,11 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
         if (
             nxt is None
             or trailing
-            or CLAUSE_BREAK_RE.search(text, lb.end, amounts[nxt].start)
+            # not the dot of a currency's sign ("NET PAYABLE   Rs. 1,679.00")
+            or (
+                CLAUSE_BREAK_RE.search(text, lb.end, amounts[nxt].start)
+                and not _currency_at_most(text[lb.end : amounts[nxt].start])
+            )
             # each sum written with its currency, then what it is ("1.162,00 € netto zzgl.
             # 220,78 € MwSt. = 1.382,78 € brutto"): the next figure has its own label
             or (
@@ -1240,6 +1244,7 @@ def _header_rows(
 
 
 _LETTERS_RE = re.compile(r"[^\W\d_]+")
+_SIGN_WORD_RE = re.compile(r"[^\W\d_]+\.?")  # a sign written in letters, with its dot ("Rs.")
 
 
 def only_currencies(between: str) -> bool:
@@ -1251,8 +1256,8 @@ def only_currencies(between: str) -> bool:
 
 def _currency_at_most(between: str) -> bool:
     """Whether `between` holds nothing but blanks and a currency's sign or name ("$ ",
-    "EUR "): no cell of its own before a figure."""
-    rest = _LETTERS_RE.sub(lambda w: "" if only_currencies(w.group()) else w.group(), between)
+    "EUR ", "Rs. "): no cell of its own before a figure."""
+    rest = _SIGN_WORD_RE.sub(lambda w: "" if only_currencies(w.group()) else w.group(), between)
     return all(c.isspace() or unicodedata.category(c) == "Sc" for c in rest)
 
 

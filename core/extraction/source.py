@@ -16,6 +16,7 @@ from vetq.core.extraction.amounts import (
     CENT,
     CENTS_RE,
     GLUED_LETTER_SIGNS,
+    SPACED_LETTER_SIGN_RE,
     AmountMention,
     find_amounts,
     parse_amount,
@@ -30,7 +31,7 @@ from vetq.core.extraction.currencies import (
     SYMBOLS_LONGEST_FIRST,
     UNAMBIGUOUS_SYMBOLS,
 )
-from vetq.core.extraction.dates import find_date_mentions
+from vetq.core.extraction.dates import find_date_mentions, shows_the_month_first
 from vetq.core.extraction.lexicon import WORD_RE, Lexicon, first_word, normalise_phrase, phrase_pattern
 from vetq.core.extraction.roles import (
     CLAUSE_BREAK_RE,
@@ -58,6 +59,31 @@ __all__ = ["AmountContext", "CurrencyHit", "Source", "currency_hits"]
 
 # An amount written with cents ("583.20", "(12,50)"): a figure, not a count.
 _MAX_ADJUSTMENTS = 8
+
+
+# A document whose sums are mostly written as in continental Europe or Latin America
+# writes dates day first: with a decimal comma ("12,50") or with thousands grouped by
+# dots ("2.118.557" pesos, "13.014.000" đồng); two such sums at least, and four for each
+# with a decimal point (a weight's "0.75" on a German receipt)
+_CONTINENTAL_SUMS = 2
+_CONTINENTAL_MAJORITY = 4
+_DOT_GROUPED_RE = re.compile(r"[0-9]\.[0-9]{3}\.[0-9]{3}(?![0-9])")
+# The currencies of countries that write a numeric date day first and a sum with a
+# decimal point: a sum in euros written "1,234.56" is software set to English (as often
+# the United States' dates as not), but one in pounds or rupees is written as at home
+_DAY_FIRST_WITH_A_DECIMAL_POINT = frozenset(
+    {
+        *("GBP", "AUD", "NZD", "SGD", "HKD", "MYR", "THB", "IDR", "VND", "INR", "PKR", "LKR", "NPR", "BDT"),
+        *("ILS", "AED", "SAR", "QAR", "KWD", "BHD", "OMR", "JOD", "EGP", "KES", "NGN", "GHS", "ZAR", "MXN"),
+    }
+)
+# A United States address ("Pittsburgh, PA 15222"): a party whose software likely writes
+# the month first, whatever currency it bills in
+_US_STATES = (
+    "AL|AK|AZ|AR|CA|CO|CT|DE|DC|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|NV|NH|NJ|NM|NY|NC|ND|OH|"
+    "OK|OR|PA|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY|PR"
+)
+_US_ADDRESS_RE = re.compile(rf",[ \t]*(?:{_US_STATES})[ \t]+[0-9]{{5}}(?:-[0-9]{{4}})?(?![0-9])")
 
 
 @dataclass(frozen=True)
@@ -105,6 +131,7 @@ class Source:
         self._phrase_hits: dict[tuple[str, ...], list[tuple[int, int]]] = {}
         self._amount_index: dict[Decimal, list[int]] | None = None
         self._writes_cents: bool | None = None
+        self._day_first_convention: tuple[str | None] | None = None
         self._printed_times: list[PrintedTime] | None = None
         self._totals_before_deductions()
 
@@ -135,6 +162,47 @@ class Source:
         if self._writes_cents is None:
             self._writes_cents = any(CENTS_RE.search(am.raw) for am in self.amounts)
         return self._writes_cents
+
+    @property
+    def day_first_convention(self) -> str | None:
+        """Why the numeric dates this document's other dates leave in either order
+        ("03/04/2026") read day first, or None: its sums are written with a decimal comma,
+        as nowhere that writes the month first writes them, or are in currencies only of
+        countries that write the day first and a decimal point; None wherever it writes a
+        date only the month first reads, or an American address. Asked by a date field,
+        once."""
+        if self._day_first_convention is None:
+            self._day_first_convention = (self._day_first_reason(),)
+        return self._day_first_convention[0]
+
+    def _day_first_reason(self) -> str | None:
+        text = self.text
+        if shows_the_month_first(text) or _US_ADDRESS_RE.search(text):
+            return None  # the month first elsewhere, or an American party's software
+        cents = [(am, m.group()[0]) for am in self.amounts if (m := CENTS_RE.search(am.raw)) is not None]
+        separators = [separator for _, separator in cents]
+        points = separators.count(".")
+        for count, why in (
+            (separators.count(","), "its sums are written with a decimal comma"),
+            (sum(1 for am in self.amounts if _DOT_GROUPED_RE.search(am.raw)), "its sums group thousands with dots"),
+        ):
+            if count >= _CONTINENTAL_SUMS and count >= _CONTINENTAL_MAJORITY * points:
+                return why
+        # the currencies of its sums with cents, a shared sign's every currency ("$"), and
+        # a column's or a label's code ("Total Amount Due (AED)")
+        hits = [
+            hit
+            for am, _ in cents
+            for hit in self._currencies_next_to(am, *self.lines.bounds(self.lines.line_of(am.start)))
+        ] + [
+            hit
+            for hit in self.currency_hits
+            if hit.strong and text[hit.start - 1 : hit.start] == "(" and text[hit.end : hit.end + 1] == ")"
+        ]
+        if hits and all(hit.codes <= _DAY_FIRST_WITH_A_DECIMAL_POINT for hit in hits):
+            written = dict.fromkeys(text[hit.start : hit.end] for hit in hits)
+            return f"its sums are in {', '.join(written)}"
+        return None
 
     def phrase_spans(self, phrases: tuple[str, ...]) -> list[tuple[int, int]]:
         """Where any of `phrases` (normalised, as a schema's cue words are) stands, on
@@ -222,12 +290,13 @@ class Source:
                     adjustment = normalise_phrase(found.group())
         if adjustment is None and alone_under:
             # a charge's kind and its name over its figure, as e-invoice prints give them
-            # ("Nachlass: Loyalty Program Discount" / "- 14,00 €"): the kind names it
+            # ("Nachlass: Loyalty Program Discount" / "- 14,00 €"): the kind names it; or a
+            # long phrase that is the whole line ("abzüglich Ihrer Vorauszahlungen")
             named = self._heading(ai, _MAX_NAMED_HEADING)
             kind = self.lexicon.adjustment_re.match(named)
             if (
                 kind is not None
-                and named[kind.end() :].lstrip(" \t").startswith(":")
+                and (named[kind.end() :].lstrip(" \t").startswith(":") or kind.end() == len(named))
                 and not any(c.isdigit() for c in named)
             ):
                 adjustment = normalise_phrase(kind.group())
@@ -276,19 +345,47 @@ class Source:
             # the line above ("Zahlung per Lastschrift ……… EUR") make no figure partial
             heading != "" and len(heading) <= _MAX_HEADING and self.lexicon.partial_re.search(heading) is not None
         )
-        codes: set[str] = set()
-        hits = self.currency_hits
-        for h in hits[bisect_left(self._currency_starts, start) :]:
-            if h.start >= am.end + len(after):
+        hits = self._currencies_next_to(am, start, am.end + len(after)) or self._currencies_after_its_label(ai)
+        codes = frozenset(c for h in hits for c in h.codes)
+        ctx = AmountContext(adjustment, partial, rate_base, codes)
+        self._context[ai] = ctx
+        return ctx
+
+    def _currencies_next_to(self, am: AmountMention, start: int, end: int) -> list[CurrencyHit]:
+        """The currencies between `start` and `end` written right next to `am`, with
+        nothing alphanumeric between ("EUR 12,00", "12,00 €", "$ -5.00")."""
+        text, found = self.text, []
+        for h in self.currency_hits[bisect_left(self._currency_starts, start) :]:
+            if h.start >= end:
                 break
             between = (
                 text[h.end : am.start] if h.end <= am.start else text[am.end : h.start] if h.start >= am.end else "x"
             )
-            if not any(c.isalnum() for c in between):  # written right next to the number
-                codes |= h.codes
-        ctx = AmountContext(adjustment, partial, rate_base, frozenset(codes))
-        self._context[ai] = ctx
-        return ctx
+            if any(c.isalnum() for c in between):
+                continue
+            if ")" in between and h.end <= am.start:
+                # a rate's in brackets before the figure ("TOTAL EUR (Kurs 1 EUR = 0.9400
+                # CHF) 199.36"), not a column's ("Amount (CAD) 12.00")
+                opened = text.rfind("(", start, h.start)
+                if opened >= 0 and any(c.isdigit() for c in text[opened : h.start]):
+                    continue
+            found.append(h)
+        return found
+
+    def _currencies_after_its_label(self, ai: int) -> list[CurrencyHit]:
+        """The currency written right after amount ai's own label on its line, where the
+        figure stands farther off: "TOTAL EUR (Kurs 1 EUR = 0.9400 CHF)  199.36"."""
+        own = self.assignment.role_label[ai]
+        if own < 0:
+            return []
+        label, am = self.labels[own], self.amounts[ai]
+        if not label.end <= am.start or self.lines.line_of(label.start) != self.lines.line_of(am.start):
+            return []
+        i = bisect_left(self._currency_starts, label.end)
+        hits = self.currency_hits
+        if i < len(hits) and hits[i].end <= am.start and not self.text[label.end : hits[i].start].strip(" \t"):
+            return [hits[i]]
+        return []
 
     def _words_before(self, ai: int) -> tuple[int, int]:
         """Where the words before amount ai begin on its line: the end of the previous
@@ -740,13 +837,6 @@ _CENTS_AFTER_RE = re.compile(r"[ \t]?[0-9][0-9.,' ]{0,15}?[.,][0-9]{2}(?![0-9])"
 _GLUED_LETTER_RE = re.compile(
     r"(?<![^\W\d_])([" + "".join(GLUED_LETTER_SIGNS) + r"])(?=[0-9])(?=" + _CENTS_AFTER_RE.pattern + ")"
 )
-# Set apart by one blank, only before a sum in thousands ("R 19,538.50", "R 19 538,50"):
-# no regular size costs that much
-_SPACED_LETTER_RE = re.compile(
-    r"(?<![^\W\d_])(?<![^\W\d_] )(["
-    + "".join(GLUED_LETTER_SIGNS)
-    + r"]) (?=[0-9]{1,3}(?:[, ][0-9]{3})+[.,][0-9]{2}(?![0-9]))"
-)
 _CUR_FIRST_WORDS = frozenset(first_word(w) for w in _CUR_WORDS)
 _MAX_CURRENCY_HITS = 1000
 
@@ -826,7 +916,7 @@ def currency_hits(text: str) -> list[CurrencyHit]:
             hits.append(CurrencyHit(m.start(group), m.end(group), frozenset({written.upper()}), True))
             if len(hits) >= 2 * _MAX_CURRENCY_HITS:
                 break
-    for m in (*_GLUED_LETTER_RE.finditer(text), *_SPACED_LETTER_RE.finditer(text)):
+    for m in (*_GLUED_LETTER_RE.finditer(text), *SPACED_LETTER_SIGN_RE.finditer(text)):
         codes = GLUED_LETTER_SIGNS[m.group(1)]
         hits.append(CurrencyHit(m.start(1), m.end(1), codes, len(codes) == 1))
     named_by_script: dict[str, str | None] = {}
