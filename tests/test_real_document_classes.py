@@ -6503,6 +6503,8 @@ def test_what_the_fifth_review_must_still_catch():
         ("Invoice date: 03-04-2026\nSubtotal  AUD 100.00\nGST  AUD 10.00\nTotal  AUD 110.00\n", "in AUD"),
         ("Date: 03/04/2026\nNet  ₹100.00\nIGST  ₹18.00\nTotal  ₹118.00\n", "in ₹"),
         ("Date: 03/04/2026\nTOTAL KES          1,862.00\nVAT 16%          159.86\n", "in KES"),
+        # a label's abbreviation and a number is no American address
+        ("Customer ID 48213\nInvoice Date: 03/04/2026\nSubtotal  £100.00\nTotal Due £120.00\n", "in £"),
         ("Date: 03/04/2026\nNet  100,00 EUR\nVAT  21,00 EUR\nTotal  121,00 EUR\n", "decimal comma"),
         ("Fecha: 03/04/2026\nMonto neto $ 1.780.300\nIVA 19% $ 338.257\nTotal $ 2.118.557\n", "thousands with dots"),
     ],
@@ -6531,6 +6533,20 @@ def test_an_ambiguous_date_reads_day_first_where_the_documents_conventions_do(te
         "Invoice date: 03/04/2026\nClient since 08/23/2019\nTotal  £120.00\nVAT  £20.00\n",
         # an American party's software, billing in pounds
         "Northwind LLC\n500 Market St, San Francisco, CA 94103\nInvoice Date: 03/04/2026\nTotal Due £6,000.00\n",
+        "Brightline Analytics LLC\nAustin, Texas 78701\nInvoice Date: 03/04/2026\nTotal Due £6,000.00\n",
+        "Invoice Date: 03/04/2026\nEIN: 12-3456789\nTotal Due £6,000.00\nVAT  £0.00\n",
+        "Keller LLP\nWashington, D.C. 20001\nInvoice Date: 03/04/2026\nTotal Due £6,000.00\n",
+        "Brightline\n1420 Market St Ste 300 San Francisco CA 94103 USA\nInvoice Date: 03/04/2026\nTotal Due £6,000.00\n",
+        "Keller LLP\nTel +1 (415) 555-0182\nInvoice Date: 03/04/2026\nTotal Due £6,000.00\nVAT  £0.00\n",
+        # a date written with its month's name first, as American English writes it
+        "Invoice Date: 03/04/2026\nPayment due: April 17, 2026\nTotal Due £6,000.00\nVAT  £0.00\n",
+        # the document names its dates' format, or writes a day of a month only month first
+        "Date (MM/DD/YYYY): 03/04/2026\nSubtotal  £6,000.00\nTotal Due £6,000.00\n",
+        "Invoice Date: 03/04/2026\nTimesheet, week ending 02/27\nTotal Due £6,000.00\nVAT  £0.00\n",
+        # dollars named anywhere
+        "Invoice Date: 03/04/2026\nCurrency: USD\nCompanies House filing (GBP 120.00)   152.40\nTotal due  4,352.40\n",
+        # a Gulf till prints American software's dates as often as not
+        "03/04/2026                           08:15 PM\nSubtotal  175.00\nVAT 5%  8.75\nTotal  AED 183.75\n",
         # dollars beside a sum, pounds beside another: no one currency's convention
         "Invoice Date: 03/04/2026\nFiling fee (GBP 120.00)   $152.40\nTotal  $152.40\n",
         # a room's number is no sum in ringgit
@@ -6551,6 +6567,39 @@ def test_an_ambiguous_date_beside_a_date_with_mixed_separators():
     ambiguous, mixed = find_date_mentions("Date 03/04/2026 Paid 12.05,2026")
     assert ambiguous.day_first == date(2026, 4, 3)
     assert mixed.dates == {date(2026, 5, 12)} and mixed.day_first is None
+
+
+@pytest.mark.parametrize(
+    "text,meant",
+    [
+        # the other reading written with its month's name: the document repeats its date
+        ("Date of issue 03/05/2025\nPeriod: Mar 5, 2025 – Apr 4, 2025\nTotal $1,518.00\n", date(2025, 3, 5)),
+        ("Invoice WC-0902\nDate: 04/07/2026\n(issued 4 July 2026 for Q2 bookkeeping)\n", date(2026, 7, 4)),
+        # a bilingual Vietnamese e-invoice's glossed date words
+        ("Ngày (Date) 05 tháng (month) 11 năm (year) 2026\nKý ngày: 05/11/2026\n", date(2026, 11, 5)),
+        # a card slip's short year beside the bill's date in full, in pounds
+        (
+            "07/02/2026                   21:36\nTOTAL            £157.67\nSALE   £157.67\n07/02/26   21:41\n",
+            date(2026, 2, 7),
+        ),
+    ],
+)
+def test_an_ambiguous_date_the_document_writes_one_way_elsewhere(text, meant):
+    assert factors(text, {"invoice_date": meant.isoformat()})["invoice_date"] == 1.0
+    swapped = date(meant.year, meant.day, meant.month)
+    assert factors(text, {"invoice_date": swapped.isoformat()})["invoice_date"] < 0.7
+
+
+def test_a_day_of_the_week_before_an_ambiguous_date_settles_it():
+    text = "Date: Wed 03/04/2026\nSubtotal  £6,000.00\nTotal Due £6,000.00\n"  # 4 March 2026 was a Wednesday
+    assert factors(text, {"invoice_date": "2026-03-04"})["invoice_date"] == 1.0
+    assert factors(text, {"invoice_date": "2026-04-03"})["invoice_date"] < 0.7
+
+
+def test_both_readings_written_elsewhere_decide_nothing():
+    text = "Invoice date: 03/05/2025\nPeriod: Mar 5, 2025 – May 3, 2025\nTotal $1,518.00\n"
+    for reading in ("2025-03-05", "2025-05-03"):
+        assert factors(text, {"invoice_date": reading})["invoice_date"] == 1.0
 
 
 def test_a_documents_own_dates_outrank_its_currency():
@@ -6676,6 +6725,30 @@ def test_a_rand_sign_one_blank_before_a_sum_in_thousands_starts_its_cell():
 )  # fmt: skip
 def test_a_buyer_in_the_parties_blocks_of_the_twelfth_round_is_no_vendor(text, buyer, label):
     flagged(text, {"vendor_name": buyer}, "vendor_name", "only under", label)
+
+
+def test_a_title_over_the_next_blocks_name_is_not_over_one_a_blank_before_it():
+    # the converter joins the seller's long name and the buyer's key with one blank
+    text = (
+        "INVOICE 1047                                       Date: 12 March 2026\n"
+        "                                              Customer\n"
+        "Company: Northbridge Precision Engineering Ltd Company: Contoso Ltd\n"
+        "Address: 1 High Street, London                Address: 5 Low Road, Leeds\n"
+    )
+    clean(text, {"vendor_name": "Northbridge Precision Engineering Ltd"})
+
+
+def test_a_deliverys_key_and_value_belong_to_the_block_over_them():
+    text = (
+        "Acme Scaffolding Ltd, 1 High Street, London E1 6AN\nINVOICE 1047\nCustomer\nAccount No: C-4471\n"
+        "Site Address: Unit 4, Leeds LS1 4AP\nName: Contoso Ltd\n"
+    )
+    flagged(text, {"vendor_name": "Contoso Ltd"}, "vendor_name", "only under 'Customer'")
+
+
+def test_labels_each_after_its_figure_and_its_dotted_sign():
+    text = "Zopf                    Fr. 9.50\nFr. 25.42 netto  Fr. 2.08 MwSt  Fr. 27.50 brutto\nKarte Fr. 27.50\n"
+    passes(text, {"subtotal": 25.42, "tax": 2.08, "total": 27.5, "currency": "CHF"}, RECEIPT)
 
 
 def test_the_seller_of_a_centred_block_is_still_the_vendor():

@@ -261,10 +261,12 @@ _TH_DMY = re.compile(
     + r")[ \t\u00a0]*(?:พ\.ศ\.[ \t\u00a0]*)?(?P<y>[0-9]{4})(?![0-9])"
 )
 
-# Vietnamese: ngày 15 tháng 03 năm 2025 (day, month, year, each after its word)
+# Vietnamese: ngày 15 tháng 03 năm 2025 (day, month, year, each after its word, which
+# a bilingual e-invoice glosses: "Ngày (Date) 05 tháng (month) 11 năm (year) 2026")
+_VI_GLOSS = r"[ \t\u00a0]{1,3}(?:\([A-Za-z ]{1,12}\)[ \t\u00a0]{1,3})?"
 _VI_DMY = re.compile(
-    r"(?<![^\W\d_])ngày[ \t\u00a0]{1,3}(?P<d>[0-9]{1,2})[ \t\u00a0]{1,3}tháng[ \t\u00a0]{1,3}(?P<m>[0-9]{1,2})"
-    r"[ \t\u00a0]{1,3}năm[ \t\u00a0]{1,3}(?P<y>[0-9]{4})(?![0-9])",
+    rf"(?<![^\W\d_])ngày{_VI_GLOSS}(?P<d>[0-9]{{1,2}})[ \t\u00a0]{{1,3}}tháng{_VI_GLOSS}(?P<m>[0-9]{{1,2}})"
+    rf"[ \t\u00a0]{{1,3}}năm{_VI_GLOSS}(?P<y>[0-9]{{4}})(?![0-9])",
     re.IGNORECASE,
 )
 
@@ -380,10 +382,27 @@ def _order_near(shown: dict[int, set[str]], year: int) -> str | None:
     return near.pop() if len(near) == 1 else None
 
 
+# A document saying its dates' format ("Date (MM/DD/YYYY):"), and a day of a month
+# written without its year, both with two digits, that only the month first reads
+# ("week ending 02/27", "02/16 – 02/20"): a fraction or a page is not zero-padded
+_MONTH_FIRST_FORMAT_RE = re.compile(r"(?<![^\W\d_])mm[/.\-]dd(?![^\W\d_])", re.IGNORECASE)
+_MONTH_AND_DAY_RE = re.compile(r"(?<![0-9/.,\-])(0[1-9]|1[0-2])/(1[3-9]|2[0-9]|3[01])(?![0-9]|/[0-9])")
+
+
 def shows_the_month_first(text: str) -> bool:
     """Whether any numeric date in `text`, of any year and however separated, is one only
-    a month-first reading can read ("02/28/26", "02-28-2019", "Client since 08/23/2019"):
-    the writer's software writes the month first, whatever else the document suggests."""
+    a month-first reading can read ("02/28/26", "02-28-2019", "Client since 08/23/2019",
+    "week ending 02/27"), any date is written with its month's name first ("March 4,
+    2026"), or the text names the format ("MM/DD/YYYY"): the writer's software writes the
+    month first, whatever else the document suggests."""
+    if _MONTH_FIRST_FORMAT_RE.search(text) or _MONTH_AND_DAY_RE.search(text):
+        return True
+    for w in _WORD.finditer(text):
+        # a date written with its month's name first ("March 4, 2026"), as American English
+        # writes it
+        name = w.group().casefold()
+        if name in MONTHS and name not in _DAY_FIRST_ONLY and _MDY_NAMED.match(text, w.start()):
+            return True
     for m in _NUMERIC.finditer(text):
         if len(m.group("a")) <= 2 and len(m.group("c")) != 1:
             year = _year(m.group("c"))
@@ -392,6 +411,26 @@ def shows_the_month_first(text: str) -> bool:
     return False
 
 
+# A day of the week right before a numeric date ("Wed 03/04/2026", "Friday, 03/04/2026")
+_WEEKDAYS = {
+    name: day
+    for day, names in enumerate(
+        (
+            ("mon", "monday"),
+            ("tue", "tues", "tuesday"),
+            ("wed", "wednesday"),
+            ("thu", "thur", "thurs", "thursday"),
+            ("fri", "friday"),
+            ("sat", "saturday"),
+            ("sun", "sunday"),
+        )
+    )
+    for name in names
+}
+_WEEKDAY_REACH = 12
+_WEEKDAY_BEFORE = re.compile(
+    rf"(?<![^\W\d_])({'|'.join(sorted(_WEEKDAYS, key=len, reverse=True))})\.?,?[ \t]{{1,2}}$", re.IGNORECASE
+)
 _WORD = re.compile(r"[^\W\d_]+")
 _DAY_BEFORE = re.compile(r"(?<![0-9])[0-9]")
 
@@ -411,6 +450,11 @@ def find_date_mentions(text: str) -> list[DateMention]:
     numeric = [(m, _numeric_dates(m)) for m in _NUMERIC.finditer(text)]
     shown = _orders_shown(numeric)
     for m, ds in numeric:
+        weekday = _WEEKDAY_BEFORE.search(text, max(0, m.start() - _WEEKDAY_REACH), m.start()) if len(ds) == 2 else None
+        if weekday is not None:
+            # "Wed 03/04/2026": the reading that falls on that day of the week
+            on_it = frozenset(d for d in ds if d.weekday() == _WEEKDAYS[weekday.group(1).casefold()])
+            ds = on_it if len(on_it) == 1 else ds
         if len(ds) == 2 and m.group("sep") != ".":
             order = _order_near(shown, next(iter(ds)).year)
             if order is not None:

@@ -66,7 +66,7 @@ NO_ROLE_LABEL_FACTOR = 0.85  # amount present, the source labels no number for t
 FOREIGN_LABEL_FACTOR = 0.6  # a labelled date / identifier / text written only under other values' labels
 AMBIGUOUS_CURRENCY_FACTOR = 0.85  # only a shared symbol ("$") supports the code
 INVALID_DATE_FACTOR = 0.1  # not a real date
-OTHER_ORDER_FACTOR = 0.6  # a numeric date read month first where the document's conventions write the day first
+OTHER_ORDER_FACTOR = 0.6  # a numeric date read in the order the document's other dates or conventions do not write
 INVALID_FORMAT_FACTOR = 0.3  # fails its pattern, checksum or format (an OCR slip, a swapped digit)
 CONTRADICTED_FACTOR = 0.35  # the source has the words of another value, none of this one's
 NO_CUE_FACTOR = 0.6  # none of the words the schema lists for this value appears
@@ -773,16 +773,27 @@ def check_date(src: Source, leaf: Leaf) -> FieldCheck:
     mentions = [m for m in src.date_mentions if value in m.dates]
     found = [(m.start, m.end) for m in mentions] or compact_date_spans(src.text, value)
     _grounded(check, src, found, f"date {value.isoformat()} not found in the source in any written form")
+    if not mentions or any(len(m.dates) != 2 for m in mentions):
+        return check  # written so that it means this date only
+    written = src.text[mentions[0].start : mentions[0].end]
+    others = {d for m in mentions for d in m.dates} - {value}
+    # the other reading written where it means one date ("Date of issue 03/05/2025" and
+    # "Period: Mar 5, 2025 – Apr 4, 2025"): the document repeats its date
+    repeated = next((m for m in src.date_mentions if len(m.dates) == 1 and m.dates <= others), None)
     day_first = [m.day_first for m in mentions if m.day_first is not None]
-    if mentions and len(day_first) == len(mentions) and value not in day_first:
-        why = src.day_first_convention
-        if why is not None:
-            written = src.text[mentions[0].start : mentions[0].end]
-            check.penalise(
-                OTHER_ORDER_FACTOR,
-                f"'{written}' reads {min(day_first).isoformat()} day first, as this document writes dates ({why});"
-                f" {value.isoformat()} is its month-first reading",
-            )
+    if repeated is not None:
+        (other,) = repeated.dates
+        check.penalise(
+            OTHER_ORDER_FACTOR,
+            f"'{written}' is written elsewhere as '{src.text[repeated.start : repeated.end]}' ({other.isoformat()});"
+            f" {value.isoformat()} is its other reading",
+        )
+    elif day_first and value not in day_first and (why := src.day_first_convention):
+        check.penalise(
+            OTHER_ORDER_FACTOR,
+            f"'{written}' reads {min(day_first).isoformat()} day first, as this document writes dates ({why});"
+            f" {value.isoformat()} is its month-first reading",
+        )
     return check
 
 

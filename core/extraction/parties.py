@@ -10,7 +10,7 @@ import re
 from bisect import bisect_left
 from collections.abc import Iterable
 
-from vetq.core.extraction.lexicon import DELIVERY, PARTY_LABELS, PARTY_NAME_LABELS, normalise_phrase
+from vetq.core.extraction.lexicon import DELIVERY, PARTIES, PARTY_LABELS, PARTY_NAME_LABELS, normalise_phrase
 from vetq.core.extraction.roles import LabelIndex, Lines
 
 OTHER_PARTY = {"seller": "buyer", "buyer": "seller"}
@@ -103,7 +103,7 @@ def label_over(
         key = text[cells[k - 1][0] : cells[k - 1][1]] + text[cell[0] : start].strip()
         label = (
             # a name's own key in a party's block ("Получател:" over "Име:    Витоша ООД")
-            _heading_its_block(text, lines, line, (cells[k - 1][0], cell[1]), party)
+            _heading_its_block(text, lines, line, (cells[k - 1][0], end), party)
             if key.endswith(_COLONS) and normalise_phrase(key[:-1].strip()) in _NAME_LABELS
             else _label_with_colon(text, lines, line, cells[k - 1][0], key, party)
         )
@@ -112,7 +112,7 @@ def label_over(
     if cell[0] < start:
         label = text[cell[0] : start].strip()
         if label.endswith(_COLONS) and normalise_phrase(label[:-1].strip()) in _NAME_LABELS:
-            return _heading_its_block(text, lines, line, cell, party)
+            return _heading_its_block(text, lines, line, (cell[0], end), party)
         return _label_with_colon(text, lines, line, cell[0], label, party)
     if line == 0 or _CLOSING_MARKS.fullmatch(text, end, cell[1]) is None:
         return None  # a name with more in its cell ("Acme Ltd · 14 Marsh Road") is a footer's or a letterhead's
@@ -179,7 +179,7 @@ def _label_with_colon(text: str, lines: Lines, line: int, start: int, label: str
 
 def _heading_its_block(text: str, lines: Lines, line: int, block: tuple[int, int], party: str) -> str | None:
     """The label of `party` heading the block whose name, with its own label ("Nombre:",
-    "Denominazione:"), stands at `block` (its start and end) on `line`: the party's label
+    "Denominazione:"), stands at `block` (the label's start, the name's end) on `line`: the party's label
     alone in its cell in the key's column a few lines up, or alone on its line and over
     the name (a title centred over its block), with only a key and its value (a colon in
     the cell) on each line between ("RECEPTOR" / "Nombre: ..."; "Cessionario/committente
@@ -206,8 +206,8 @@ def _heading_its_block(text: str, lines: Lines, line: int, block: tuple[int, int
         # only a key and its value: another party's heading ("From:", "Proveedor:") or a
         # heading with its colon ("Datos del emisor:") starts another block
         key, colon, value = written.partition(":") if ":" in written else written.partition("：")
-        if not colon or not value.strip() or _a_party_label(key):
-            return None
+        if not colon or not value.strip() or any(is_label_cell(key, kind) for kind in PARTIES):
+            return None  # a delivery's key and its value ("Site Address: Farm 418") is the block's
     return None
 
 

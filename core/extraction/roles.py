@@ -724,10 +724,12 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
         if (
             nxt is None
             or trailing
-            # not the dot of a currency's sign ("NET PAYABLE   Rs. 1,679.00")
+            # not the dot of a currency's sign ("NET PAYABLE   Rs. 1,679.00"), unless the
+            # next figure has a label after it too ("Fr. 25.42 netto  Fr. 2.08 MwSt  Fr.
+            # 27.50 brutto": each label after its figure)
             or (
                 CLAUSE_BREAK_RE.search(text, lb.end, amounts[nxt].start)
-                and not _currency_at_most(text[lb.end : amounts[nxt].start])
+                and (post[nxt] >= 0 or not _currency_at_most(text[lb.end : amounts[nxt].start]))
             )
             # each sum written with its currency, then what it is ("1.162,00 € netto zzgl.
             # 220,78 € MwSt. = 1.382,78 € brutto"): the next figure has its own label

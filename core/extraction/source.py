@@ -71,19 +71,45 @@ _DOT_GROUPED_RE = re.compile(r"[0-9]\.[0-9]{3}\.[0-9]{3}(?![0-9])")
 # The currencies of countries that write a numeric date day first and a sum with a
 # decimal point: a sum in euros written "1,234.56" is software set to English (as often
 # the United States' dates as not), but one in pounds or rupees is written as at home
+# (not the Gulf's: its tills print American software's dates as often as not)
 _DAY_FIRST_WITH_A_DECIMAL_POINT = frozenset(
     {
         *("GBP", "AUD", "NZD", "SGD", "HKD", "MYR", "THB", "IDR", "VND", "INR", "PKR", "LKR", "NPR", "BDT"),
-        *("ILS", "AED", "SAR", "QAR", "KWD", "BHD", "OMR", "JOD", "EGP", "KES", "NGN", "GHS", "ZAR", "MXN"),
+        *("ILS", "JOD", "EGP", "KES", "NGN", "GHS", "ZAR", "MXN"),
     }
 )
-# A United States address ("Pittsburgh, PA 15222"): a party whose software likely writes
-# the month first, whatever currency it bills in
-_US_STATES = (
+# A United States address ("Pittsburgh, PA 15222", "Austin, Texas 78701"), employer
+# number ("EIN: 12-3456789") or telephone: a party whose software likely writes the month
+# first, whatever currency it bills in
+_US_STATE_CODES = (
     "AL|AK|AZ|AR|CA|CO|CT|DE|DC|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|NV|NH|NJ|NM|NY|NC|ND|OH|"
     "OK|OR|PA|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY|PR"
 )
-_US_ADDRESS_RE = re.compile(rf",[ \t]*(?:{_US_STATES})[ \t]+[0-9]{{5}}(?:-[0-9]{{4}})?(?![0-9])")
+_US_STATE_NAMES = (
+    "Alabama|Alaska|Arizona|Arkansas|California|Colorado|Connecticut|Delaware|Florida|Georgia|Hawaii|Idaho|"
+    "Illinois|Indiana|Iowa|Kansas|Kentucky|Louisiana|Maine|Maryland|Massachusetts|Michigan|Minnesota|"
+    "Mississippi|Missouri|Montana|Nebraska|Nevada|New Hampshire|New Jersey|New Mexico|New York|North Carolina|"
+    "North Dakota|Ohio|Oklahoma|Oregon|Pennsylvania|Rhode Island|South Carolina|South Dakota|Tennessee|Texas|"
+    "Utah|Vermont|Virginia|Washington|West Virginia|Wisconsin|Wyoming"
+)
+# the codes no word or label abbreviates ("Customer ID 48213", "Order IN 12345", "DE")
+_UNWORDLY_STATE_CODES = "|".join(
+    sorted(set(_US_STATE_CODES.split("|")) - {"ID", "IN", "OR", "ME", "OK", "HI", "DE", "CO", "MA", "LA", "AL", "OH"})
+)
+_AMERICAN_RE = re.compile(
+    # a state's code after its city's comma (not "Customer ID 48213"), or its name
+    rf"(?:,[ \t]*(?:{_US_STATE_CODES}|D\.C\.|N\.Y\.)|(?<![^\W\d_])(?:{_US_STATE_NAMES})),?[ \t\n]+[0-9]{{5}}"
+    r"(?:-[0-9]{4})?(?![0-9])"
+    # a code with no comma after a city's capitalised word, the code ending its line or
+    # followed by the country ("San Francisco CA 94103", "SAN FRANCISCO  CA  94103 USA")
+    rf"|(?<=[A-Za-z])[ \t]{{1,2}}(?:{_UNWORDLY_STATE_CODES})[ \t]{{1,2}}[0-9]{{5}}(?:-[0-9]{{4}})?"
+    r"(?=[ \t]*(?:\n|$|USA|U\.S\.A\.))"
+    r"|(?<![^\W\d_])EIN[ \t:#.]*[0-9]{2}-[0-9]{7}(?![0-9])"
+    # and a North American telephone number ("+1 (415) 555-0182")
+    r"|\+1[ \t.\-]?\(?[2-9][0-9]{2}\)?[ \t.\-]?[0-9]{3}[ \t.\-][0-9]{4}(?![0-9])"
+)
+# the currencies of countries writing the month first or either way, named anywhere
+_MONTH_FIRST_CURRENCIES = frozenset({"USD", "CAD", "PHP"})
 
 
 @dataclass(frozen=True)
@@ -177,8 +203,12 @@ class Source:
 
     def _day_first_reason(self) -> str | None:
         text = self.text
-        if shows_the_month_first(text) or _US_ADDRESS_RE.search(text):
-            return None  # the month first elsewhere, or an American party's software
+        if (
+            shows_the_month_first(text)
+            or _AMERICAN_RE.search(text)
+            or any(hit.strong and hit.codes & _MONTH_FIRST_CURRENCIES for hit in self.currency_hits)
+        ):
+            return None  # the month first elsewhere, an American party's software, dollars
         cents = [(am, m.group()[0]) for am in self.amounts if (m := CENTS_RE.search(am.raw)) is not None]
         separators = [separator for _, separator in cents]
         points = separators.count(".")
