@@ -179,10 +179,10 @@ def _label_with_colon(text: str, lines: Lines, line: int, start: int, label: str
 
 def _heading_its_block(text: str, lines: Lines, line: int, block: tuple[int, int], party: str) -> str | None:
     """The label of `party` heading the block whose name, with its own label ("Nombre:",
-    "Denominazione:"), stands at `block` (the label's start, the name's end) on `line`: the party's label
-    alone in its cell in the key's column a few lines up, or alone on its line and over
-    the name (a title centred over its block), with only a key and its value (a colon in
-    the cell) on each line between ("RECEPTOR" / "Nombre: ..."; "Cessionario/committente
+    "Denominazione:"), stands at `block` (the label's start, the name's end) on `line`:
+    the party's label alone in its cell in the key's column a few lines up, or alone on
+    its line and over the name (a title centred over its block), with only a key and its
+    value (a colon in the cell) on each line between ("RECEPTOR" / "Nombre: ..."; "Cessionario/committente
     (cliente)" / "Codice fiscale: ..." / "Denominazione: ..."; "TOMADOR DE SERVIÇOS" /
     "Nome/Razão Social: ..."). None otherwise, and for one of a row of headings written
     one a line ("Sprzedawca" over "Nabywca" over the two blocks' keys)."""

@@ -194,9 +194,9 @@ class Source:
         """Why the numeric dates this document's other dates leave in either order
         ("03/04/2026") read day first, or None: its sums are written with a decimal comma,
         as nowhere that writes the month first writes them, or are in currencies only of
-        countries that write the day first and a decimal point; None wherever it writes a
-        date only the month first reads, or an American address. Asked by a date field,
-        once."""
+        countries that write the day first and a decimal point; None wherever it shows the
+        month first (`dates.shows_the_month_first`), an American party, or names dollars.
+        Asked by a date field, once."""
         if self._day_first_convention is None:
             self._day_first_convention = (self._day_first_reason(),)
         return self._day_first_convention[0]
@@ -411,8 +411,8 @@ class Source:
         label, am = self.labels[own], self.amounts[ai]
         if not label.end <= am.start or self.lines.line_of(label.start) != self.lines.line_of(am.start):
             return []
+        hits = self.currency_hits  # read first: it sets the starts searched
         i = bisect_left(self._currency_starts, label.end)
-        hits = self.currency_hits
         if i < len(hits) and hits[i].end <= am.start and not self.text[label.end : hits[i].start].strip(" \t"):
             return [hits[i]]
         return []
