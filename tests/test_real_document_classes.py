@@ -6801,3 +6801,15 @@ def test_a_labels_figure_after_a_currency_sign_with_its_dot():
 
 def test_what_the_thirteenth_round_must_still_catch():
     assert factors(_PHARMACY_BILL, {"subtotal": 1678.53, "tax": 172.34, "total": 172.34}, RECEIPT)["total"] < 0.7
+
+
+def test_a_dutch_bill_to_label_names_the_buyer():
+    text = (
+        "                                     Bouwservice De Vries\n"
+        "Factuur\n"
+        "Factuur aan:                     Factuurnummer: 2025-046\n"
+        "Van Dijk Bouw B.V.\n"
+        "t.a.v. crediteurenadministratie  Factuurdatum:   10-02-2025\n"
+    )
+    flagged(text, {"vendor_name": "Van Dijk Bouw B.V."}, "vendor_name", "only under 'Factuur aan:'")
+    clean(text, {"vendor_name": "Bouwservice De Vries"})
