@@ -6602,6 +6602,13 @@ def test_both_readings_written_elsewhere_decide_nothing():
         assert factors(text, {"invoice_date": reading})["invoice_date"] == 1.0
 
 
+def test_a_due_date_thirty_days_on_is_no_repetition_of_the_date():
+    # invoiced on 4 March, due thirty days on: 3 April, the other reading of "03/04/2026"
+    text = "Invoice Date: 03/04/2026\nDue Date: April 3, 2026\nTotal $100.00\n"
+    for reading in ("2026-03-04", "2026-04-03"):
+        assert factors(text, {"invoice_date": reading})["invoice_date"] == 1.0, reading
+
+
 def test_a_documents_own_dates_outrank_its_currency():
     text = "Invoice date: 03/04/2026\nDue: 04/17/2026\nTotal  £120.00\n"
     assert factors(text, {"invoice_date": "2026-03-04"})["invoice_date"] == 1.0
@@ -6744,6 +6751,12 @@ def test_a_deliverys_key_and_value_belong_to_the_block_over_them():
         "Site Address: Unit 4, Leeds LS1 4AP\nName: Contoso Ltd\n"
     )
     flagged(text, {"vendor_name": "Contoso Ltd"}, "vendor_name", "only under 'Customer'")
+
+
+def test_a_figure_outside_the_scope_of_vat_is_no_tax():
+    text = "Net  100.00\nVAT 20%  20.00\nPostage (outside the scope of VAT)  5.00\nTotal  125.00\n"
+    assert ("5.00", None) in amount_roles(text)
+    passes(text, {"subtotal": 100.0, "tax": 20.0, "total": 125.0})
 
 
 def test_labels_each_after_its_figure_and_its_dotted_sign():

@@ -350,6 +350,15 @@ def _reading(m: re.Match[str], order: str) -> date | None:
     return _mk(_year(m.group("c")), month, day)
 
 
+def _only_order(m: re.Match[str]) -> str | None:
+    """The one order ("dm", "md") in which a numeric match names a real date, or None
+    where both do ("03/04/2026", "05/05/2026") or neither does."""
+    day_first, month_first = _reading(m, "dm"), _reading(m, "md")
+    if (day_first is None) == (month_first is None):
+        return None
+    return "dm" if day_first is not None else "md"
+
+
 def _orders_shown(numeric: list[tuple[re.Match[str], frozenset[date]]]) -> dict[int, set[str]]:
     """The orders ("dm", "md") a document's slashed and dashed dates show, by year: a date
     only one order can read ("23/04/2026", "04/23/2026", a till's "11/21/25") shows its
@@ -364,10 +373,10 @@ def _orders_shown(numeric: list[tuple[re.Match[str], frozenset[date]]]) -> dict[
             continue
         if len(m.group("c")) != 4 and (m.group("sep") != "/" or full_years):
             continue
-        (only,) = ds
-        for order in ("dm", "md"):
-            if _reading(m, order) == only and _reading(m, "md" if order == "dm" else "dm") is None:
-                shown.setdefault(only.year, set()).add(order)
+        order = _only_order(m)
+        if order is not None:
+            (only,) = ds
+            shown.setdefault(only.year, set()).add(order)
     return shown
 
 
@@ -403,12 +412,9 @@ def shows_the_month_first(text: str) -> bool:
         name = w.group().casefold()
         if name in MONTHS and name not in _DAY_FIRST_ONLY and _MDY_NAMED.match(text, w.start()):
             return True
-    for m in _NUMERIC.finditer(text):
-        if len(m.group("a")) <= 2 and len(m.group("c")) != 1:
-            year = _year(m.group("c"))
-            if _mk(year, int(m.group("b")), int(m.group("a"))) is None and _reading(m, "md") is not None:
-                return True
-    return False
+    return any(
+        len(m.group("a")) <= 2 and len(m.group("c")) != 1 and _only_order(m) == "md" for m in _NUMERIC.finditer(text)
+    )
 
 
 # A day of the week right before a numeric date ("Wed 03/04/2026", "Friday, 03/04/2026")

@@ -17,7 +17,7 @@ from typing import Any, TypeVar
 from vetq.core.extraction import formats
 from vetq.core.extraction.amounts import CENT, CENTS_RE, parse_amount, to_cents
 from vetq.core.extraction.clock import clock_value, parse_time_value, same_time
-from vetq.core.extraction.dates import compact_date_spans, is_real_iso_date
+from vetq.core.extraction.dates import DateMention, compact_date_spans, is_real_iso_date
 from vetq.core.extraction.lexicon import DATE_SET_ENDINGS, VALUE_LABEL_SETS, normalise_phrase
 from vetq.core.extraction.parties import OTHER_PARTY, written_only_as
 from vetq.core.extraction.roles import (
@@ -778,8 +778,11 @@ def check_date(src: Source, leaf: Leaf) -> FieldCheck:
     written = src.text[mentions[0].start : mentions[0].end]
     others = {d for m in mentions for d in m.dates} - {value}
     # the other reading written where it means one date ("Date of issue 03/05/2025" and
-    # "Period: Mar 5, 2025 – Apr 4, 2025"): the document repeats its date
-    repeated = next((m for m in src.date_mentions if len(m.dates) == 1 and m.dates <= others), None)
+    # "Period: Mar 5, 2025 – Apr 4, 2025"): the document repeats its date; not where a
+    # deadline's label names it (invoiced 03/04/2026, due "April 3, 2026": thirty days on)
+    repeated = next(
+        (m for m in src.date_mentions if len(m.dates) == 1 and m.dates <= others and not _a_deadline(src, m)), None
+    )
     day_first = [m.day_first for m in mentions if m.day_first is not None]
     if repeated is not None:
         (other,) = repeated.dates
@@ -795,6 +798,18 @@ def check_date(src: Source, leaf: Leaf) -> FieldCheck:
             f" {value.isoformat()} is its month-first reading",
         )
     return check
+
+
+# the labels of a deadline: a due date's, a validity's
+_DEADLINE_LABELS = frozenset(VALUE_LABEL_SETS["due_date"]) | frozenset(VALUE_LABEL_SETS["valid_until"])
+
+
+def _a_deadline(src: Source, mention: DateMention) -> bool:
+    """Whether a deadline's label names the date at `mention`, whatever field the schema
+    gives its labels to."""
+    index = src.value_labels
+    label = None if index is None else index.label_of(mention.start, mention.end)
+    return label is not None and normalise_phrase(src.text[label.start : label.end]) in _DEADLINE_LABELS
 
 
 def check_time(src: Source, leaf: Leaf) -> FieldCheck:
