@@ -6826,3 +6826,98 @@ def test_a_dutch_bill_to_label_names_the_buyer():
     )
     flagged(text, {"vendor_name": "Van Dijk Bouw B.V."}, "vendor_name", "only under 'Factuur aan:'")
     clean(text, {"vendor_name": "Bouwservice De Vries"})
+
+
+# 238. Another document's or the card slip's number given as the document's own, where the
+# rounds' numbers' labels were words no set knew ("Matter No.", "Job No.", "Mieter-Nr.",
+# "ABN", "AUT:", "Approved") or the document's own number was its title's
+_OTHER_NUMBERS_OF_AN_INVOICE = [
+    (
+        " Solano Provisions, Inc.                Invoice No.:       58213\n"
+        " Indianapolis, IN 46201                 Client No.:        2291\n"
+        "                                        Matter No.:        2291-004\n",
+        "2291-004",
+        "58213",
+    ),
+    (
+        " Bill To                Job Site               Invoice No.    INV-3317\n"
+        " Kauri Body Corp        14 Wattle Rd                          \n"
+        "                                               Job No.         J-2291\n",
+        "J-2291",
+        "INV-3317",
+    ),
+    (
+        "Hausverwaltung Brenner & Sohn GmbH · Lindenstraße 18 · 90409 Nürnberg  Objekt:  Pirckheimerstr. 61\n"
+        "                                                                       Mieter-Nr.:       0147-07\n"
+        "Sabine Kranz\n"
+        "                                                                       Rechnungs-Nr.:    BK-2025-0147\n",
+        "0147-07",
+        "BK-2025-0147",
+    ),
+    (
+        "DAUGAVAS LOĢISTIKA  RĒĶINS Nr. DL-2026/118\n"
+        "                    Datums:          07.04.2026\n"
+        "                    Pasūtījuma Nr.:  P-5521\n",
+        "P-5521",
+        "DL-2026/118",
+    ),
+    (
+        "Factuur INV/2026/00057\n"
+        "Factuurdatum:  Vervaldatum:  Bron:   Klantreferentie:\n"
+        "03-02-2026     05-03-2026    S00042  ZI-inkoop feb\n",
+        "S00042",
+        "INV/2026/00057",
+    ),
+    (
+        "Casa Matriz: Av. Brasil 1450, Valparaíso             FACTURA ELECTRÓNICA\n"
+        "Teléfono: +56 32 265 4410 · ventas@andespacifico.cl                     N° 4518\n"
+        " Referencias\n"
+        "                   Tipo documento  Folio                                     Fecha\n"
+        " Orden de Compra     8841                              02/03/2026\n",
+        "8841",
+        "4518",
+    ),
+    (
+        "Рахунок-фактура № СФ-0000213 від 03.02.2026\n Договір:       № 17/25 від 15.01.2025\n",
+        "17/25",
+        "СФ-0000213",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "text,other,own",
+    _OTHER_NUMBERS_OF_AN_INVOICE,
+    ids=["matter", "job", "tenant", "order", "source", "box", "contract"],
+)
+def test_another_labelled_number_is_not_the_invoices(text, other, own):
+    assert factors(text, {"invoice_number": other})["invoice_number"] < 0.7
+    clean(text, {"invoice_number": own})
+
+
+_OTHER_NUMBERS_OF_A_RECEIPT = [
+    # the business's number, its auth codes, a hotel's booking
+    ("   OFFICEWORKS-STYLE STATIONERS\n      ABN 12 345 678 901\nTax Invoice No: 4567812  Till 03\n", "12 345 678 901"),
+    ("FOLIO: 018734              MESA: 12\nVISA ************4821     AUT: 604417\n", "604417"),
+    ("Check: 2087\nINTERAC ************6621\nApproved 081467 Seq# 0010420\n", "081467"),
+    (" Folio 88\n Empresa      Lindqvist Consulting AB  Nº Reserva  BRB-88215\n", "BRB-88215"),
+]
+
+
+@pytest.mark.parametrize("text,other", _OTHER_NUMBERS_OF_A_RECEIPT, ids=["abn", "aut", "approved", "booking"])
+def test_another_labelled_number_is_not_the_receipts(text, other):
+    assert factors(text, {"receipt_number": other}, RECEIPT)["receipt_number"] < 0.7
+
+
+def test_a_receipts_number_under_another_label_and_in_a_footers_row_is_the_other_value():
+    text = (
+        "STORE: 4417   REG: 23\n"
+        "RECEIPT NO: 71620\n"
+        "2X4X8 PREM STUD        4.98\n"
+        "TOTAL                  4.98\n"
+        "    4417 23 71620 11/09/2025 1502\n"
+    )
+    assert factors(text, {"receipt_number": "4417"}, RECEIPT)["receipt_number"] < 0.7
+    clean(text, {"receipt_number": "71620"}, RECEIPT)
+    # a word no set knows before one of two numbers: either is a fair reading of the receipt's
+    clean("BonNr 00600\nBeleg-Nr 7609\nSUMME 4,98\n", {"receipt_number": "00600"}, RECEIPT)

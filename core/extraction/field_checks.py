@@ -8,7 +8,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from bisect import bisect_left
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal, InvalidOperation
@@ -1111,7 +1111,7 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
         # receipt's number is a fair reading of the document's whatever else is labelled)
         if others and _stands_in(leaf.field.labels, others, beside_own=True):
             return check
-        return _named_otherwise(check, src, leaf, unlabelled)
+        return _named_otherwise(check, src, leaf, unlabelled, under_others=bool(others))
     # a title ("RECEIPT", "LIEFERSCHEIN") or a word in a sentence names nothing
     own_written = [src.text[lb.start : lb.end] for lb in index.labels if lb.role == role and index.names_a_value(lb)]
     if not own_written and _a_documents_number(leaf):
@@ -1377,7 +1377,9 @@ def _a_documents_date(leaf: Leaf) -> bool:
     return not _DOCUMENT_DATE_LABELS.isdisjoint(leaf.field.labels)
 
 
-def _named_otherwise(check: FieldCheck, src: Source, leaf: Leaf, spans: list[Span]) -> FieldCheck:
+def _named_otherwise(
+    check: FieldCheck, src: Source, leaf: Leaf, spans: list[Span], *, under_others: bool = False
+) -> FieldCheck:
     """A date or identifier the source writes under no label (at `spans`), where the
     field's own label names one other value outright ("Rechnungsdatum 13.06.2018" when
     the record's date is the delivery date written elsewhere under no label): that value
@@ -1385,10 +1387,14 @@ def _named_otherwise(check: FieldCheck, src: Source, leaf: Leaf, spans: list[Spa
     word any date or number is written after ("Date: 12.03.2024", "Credit note no.
     CN-17", "Nr. 471113 vom 13.06.2018": the document's own, beside another document's
     number or date its labels name), nor where its labels name several values (a
-    statement's rows)."""
+    statement's rows). A receipt's number only where it is also written under another
+    value's label (a till's "STORE 4417" repeated in its footer's row of numbers): a
+    receipt prints several fair readings of its number."""
     index = src.value_labels
     kind = leaf.field.kind
-    if index is None or kind not in ("date", "identifier") or not _RECEIPT_NUMBER_LABELS.isdisjoint(leaf.field.labels):
+    if index is None or kind not in ("date", "identifier"):
+        return check
+    if not under_others and not _RECEIPT_NUMBER_LABELS.isdisjoint(leaf.field.labels):
         return check
     excuse = _DOCUMENT_DATE_BEFORE if kind == "date" else GENERIC_LABEL_BEFORE[kind]
     if (kind == "identifier" or _a_documents_date(leaf)) and any(
@@ -1538,11 +1544,12 @@ def _a_documents_number(leaf: Leaf) -> bool:
 
 def _title_numbers(src: Source) -> list[tuple[int, int]]:
     """The numbers a document's title names ("Handelsrechnung (380) Nr. 471113", "INVOICE
-    10461"): not a count, a month, a year, an amount or a date after it."""
+    10461", "FACTURA ELECTRÓNICA" over "N° 4518"): not a count, a month, a year, an amount
+    or a date after it."""
     text, found = src.text, []
-    for m in _TITLE_NUMBER_LABEL.finditer(text):
-        token = _TOKEN_RE.match(text, m.end())
-        written = _WRITTEN_RE.match(text, m.end())  # with its commas: an amount's cents
+    for at in (*(m.end() for m in _TITLE_NUMBER_LABEL.finditer(text)), *_numbers_under_a_title(src)):
+        token = _TOKEN_RE.match(text, at)
+        written = _WRITTEN_RE.match(text, at)  # with its commas: an amount's cents
         if token is None or written is None or _NO_DOCUMENT_NUMBER.fullmatch(written.group().rstrip(".,")):
             continue
         if not any(d.start < token.end() and token.start() < d.end for d in src.date_mentions):
@@ -1557,13 +1564,39 @@ def _title_numbers(src: Source) -> list[tuple[int, int]]:
 # Auftrag Nr. 12345").
 _DOCUMENT_TITLES = (
     r"(?:(?:handels|teil|schluss|bau|miet|abschlags|sammel|gesamt|proforma|pro-forma|end)?rechnung|invoice|"
-    r"facture|factura|fattura|faktura|fatura|gutschrift|avoir)"
+    r"facture|factura|fattura|faktura|fatura|factuur|rēķins|gutschrift|avoir)"
 )
 _TITLE_NUMBER_LABEL = re.compile(
     r"(?im)(?:^[ \t]*|(?<=  )(?=[^ \t])|(?<=[^ \t]\t))" + _DOCUMENT_TITLES + r"(?![^\W\d_])"
     rf"(?:(?: {{1,2}}\([0-9]{{3}}\))?(?: {{1,2}}{NUMBER_WORDS}\.?)(?: ?:)?|(?: ?:)?)"
     r" ?(?<=[ :#.])(?=[^\s:;,()\[\]]*[0-9])"
 )
+
+
+def _numbers_under_a_title(src: Source) -> Iterator[int]:
+    """Where the numbers start that a title alone in its cell has under it, in a cell of
+    the next line starting under the title (or where it ends) with a number's word (a Chilean tax
+    office's box: "FACTURA ELECTRÓNICA" over "N° 4518")."""
+    lines = sorted({src.lines.line_of(m.start()) for m in _TITLE_WORD.finditer(src.text)})
+    for line in (line for line in lines if line + 1 < len(src.lines.starts)):
+        title_cells = [(s, e) for s, e in src.lines.cells(line) if _TITLE_CELL.fullmatch(src.text, s, e)]
+        if not title_cells:
+            continue
+        line_start, next_start = src.lines.starts[line], src.lines.starts[line + 1]
+        for start, end in title_cells:
+            left, right = src.lines.column(line_start, start), src.lines.column(line_start, end)
+            for cell_start, cell_end in src.lines.cells(line + 1):
+                column = src.lines.column(next_start, cell_start)
+                number = _NUMBER_CELL.match(src.text, cell_start, cell_end)
+                if left - _UNDER_SLACK <= column <= right + _UNDER_SLACK and number is not None:
+                    yield number.end()
+
+
+_UNDER_SLACK = 2  # a box's lines centred or aligned right: the number may start where the title ends
+# A title alone in its cell, a word before or after it at most ("TAX INVOICE", "FACTURA
+# ELECTRÓNICA"), and a number's word starting a cell ("N° 4518", "Nr. 118")
+_TITLE_CELL = re.compile(rf"(?i)(?:[^\W\d_]+ )?{_DOCUMENT_TITLES}(?: [^\W\d_]+)?")
+_NUMBER_CELL = re.compile(rf"(?i){NUMBER_WORDS}\.?(?: ?:)? ?(?=[^\s:;,()\[\]]*[0-9])")
 # A document's title before its series ("Factura seria CDS nr. 0457"; the Lithuanian
 # "faktūra", the Croatian and Serbian "račun")
 _TITLE_WORD = re.compile(r"(?i)(?<![^\W\d_])(?:" + _DOCUMENT_TITLES + r"|faktūra|račun)(?![^\W\d_])")
