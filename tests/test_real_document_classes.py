@@ -4287,8 +4287,8 @@ def test_totals_and_goods_sums_of_more_trades(text, total):
 
 
 def test_a_patient_balance_is_the_amount_due():
-    # what insurance payments and adjustments leave; the charges before them are the
-    # grand total, which the schema's total ("the amount due / grand total") allows too
+    # what insurance payments and adjustments leave is what a clinic's statement bills
+    # the patient; the charges before them are its grand total: either passes
     text = "Total charges 5,347.00\nInsurance payments -2,870.30\nAdjustments -2,164.24\nPatient balance 312.46\n"
     assert min(factors(text, {"total": 312.46}).values()) >= 0.85
     assert factors(text, {"total": 2870.3})["total"] < 0.7
@@ -6909,15 +6909,274 @@ def test_another_labelled_number_is_not_the_receipts(text, other):
     assert factors(text, {"receipt_number": other}, RECEIPT)["receipt_number"] < 0.7
 
 
-def test_a_receipts_number_under_another_label_and_in_a_footers_row_is_the_other_value():
+# 239. A fifteenth printed round (36 long invoices, receipts of twelve countries, invoices
+# whose totals are not subtotal + tax): 10 of 36 correct records flagged at first contact
+def _rows_under(header: str, rows: list[str], gap: int = 0) -> str:
+    """A table's header over `rows`, `gap` rows of other lines between them."""
+    filler = [f"{100 + k}  ITEM-{k}  Other article {k}" for k in range(gap)]
+    return "\n".join([header, *filler, *rows]) + "\n"
+
+
+@pytest.mark.parametrize(
+    "text,line",
+    [
+        # a rate set right between the header's cells ("Rabatt %" ends before "5" starts),
+        # a letterhead's cells over it higher up
+        (
+            "Kunden-Nr.: 40213                                   Lieferschein: LS-4471\n"
+            + _rows_under(
+                "Pos. Bezeichnung          Menge ME  Einzelpreis € Rabatt %         Gesamt €",
+                ["10  Kalksandstein KS L 2DF  120 Stk        0,89               5   101,46"],
+            ),
+            {"quantity": 120, "unit_price": 0.89, "amount": 101.46},
+        ),
+        # a row more than twelve lines under its header
+        (
+            _rows_under(
+                "Código   Descripción                 Cantidad  Ud.  Precio  Dto. %  Importe",
+                ["PRO0016  Magnetotérmico 1P+N 16A      4 ud        9,85  25,00     29,55"],
+                gap=20,
+            ),
+            {"quantity": 4, "unit_price": 9.85, "amount": 29.55},
+        ),
+    ],
+)
+def test_a_lines_discount_rate_under_its_column_header(text, line):
+    passes(text, {"line_items": [{"description": None, **line}]})
+    assert factors(text, {"line_items": [{**line, "amount": line["amount"] + 1}]})["line_items[0].amount"] < 0.7
+
+
+def test_a_rounding_difference_makes_the_amount_due():
+    text = "Total exkl. MWST    534.90\nMWST 8.1 %           43.33\nTotal inkl. MWST    578.23\nRundungsdifferenz     0.02\nRechnungsbetrag CHF 578.25\n"
+    passes(text, {"subtotal": 534.9, "tax": 43.33, "total": 578.25, "currency": "CHF"})
+
+
+def test_a_total_of_fees_is_the_goods_sum():
     text = (
-        "STORE: 4417   REG: 23\n"
-        "RECEIPT NO: 71620\n"
-        "2X4X8 PREM STUD        4.98\n"
-        "TOTAL                  4.98\n"
-        "    4417 23 71620 11/09/2025 1502\n"
+        "   Totale onorari                                       € 5.450,00\n"
+        "   Contributo integrativo Inarcassa 4%                         € 218,00\n"
+        "   Imponibile IVA                                       € 5.668,00\n"
+        "   IVA 22%                                              € 1.246,96\n"
+        "   Totale fattura                                       € 6.914,96\n"
+        "   Ritenuta d'acconto 20% su € 5.450,00                - € 1.090,00\n"
+        "   NETTO A PAGARE                                       € 5.824,96\n"
     )
-    assert factors(text, {"receipt_number": "4417"}, RECEIPT)["receipt_number"] < 0.7
-    clean(text, {"receipt_number": "71620"}, RECEIPT)
-    # a word no set knows before one of two numbers: either is a fair reading of the receipt's
-    clean("BonNr 00600\nBeleg-Nr 7609\nSUMME 4,98\n", {"receipt_number": "00600"}, RECEIPT)
+    assert ("5.450,00", "subtotal") in amount_roles(text)
+    passes(text, {"subtotal": 5668.0, "tax": 1246.96, "total": 5824.96})
+
+
+def test_a_year_alone_on_the_last_line_ends_a_wrapped_description():
+    text = (
+        " Lp.  Nazwa usługi / Description  J.m.    Ilość  Cena    Wartość\n"
+        "   Usługi programistyczne -\n"
+        "   backend, kwiecień 2026 /\n"
+        "1  Software development        godz.     120    48,00  5 760,00\n"
+        "   services - backend, April\n"
+        "   2026\n"
+        "   Code review i testy QA /\n"
+        "2  Code review and QA testing  godz.      24    42,00  1 008,00\n"
+    )
+    described = "Usługi programistyczne - backend, kwiecień 2026 / Software development services - backend, April 2026"
+    clean(text, {"line_items": [{"description": described, "quantity": 120, "unit_price": 48.0, "amount": 5760.0}]})
+
+
+_DUTCH_TILL = (
+    "7  SUBTOTAAL               34,60\n"
+    "BONUS JONG BELEGEN KAAS    -1,50\n"
+    "UW VOORDEEL                 1,50\n"
+    "TOTAAL                     33,10\n"
+    "PINNEN                     33,10\n"
+    "BTW      OVER          BTW\n"
+    " 9%     10,06        0,90\n"
+    "21%     14,87        3,12\n"
+    "TOTAAL  24,93        4,02\n"
+    "Statiegeld (geen btw)   4,15\n"
+)
+
+
+def test_a_tax_tables_total_row_sums_its_rates_and_a_deposit_without_tax_is_no_tax():
+    roles = dict(amount_roles(_DUTCH_TILL))
+    assert roles["4,02"] == "tax" and roles["24,93"] is None and roles["4,15"] is None
+    record = {"subtotal": 34.6, "tax": 4.02, "total": 33.1}
+    passes(_DUTCH_TILL, record, RECEIPT)
+    assert factors(_DUTCH_TILL, {**record, "tax": 3.12}, RECEIPT)["tax"] < 0.7
+
+
+# 240. The buyer given as the vendor where the document writes the buyer as a letter's
+# addressee, under no label: the fifteenth round's largest silent class (14 of 48 misses)
+_ADDRESSED = [
+    # a German window: the recipient over "Herrn ...", the sender's line over both
+    (
+        "Elektro Brandt GmbH · Herforder Str. 212 · 33609 Bielefeld  Rechnungs-Nr.   2026-1187\n"
+        "Hausverwaltung Kemper & Partner GbR                         Rechnungsdatum  06.08.2026\n"
+        "Herrn Dirk Kemper                                           Leistungsdatum  28.07.2026\n"
+        "Niederwall 18\n"
+        "33602 Bielefeld\n"
+        "Mit freundlichen Grüßen\nElektro Brandt GmbH\n",
+        "Hausverwaltung Kemper & Partner GbR",
+        "Elektro Brandt GmbH",
+    ),
+    # a salutation over the name, past a line of the header's other column
+    (
+        "Hausverwaltung Brenner & Sohn GmbH · Lindenstraße 18 · 90409 Nürnberg\n"
+        "Frau\n"
+        "                                                  Mieter-Nr.:       0147-07\n"
+        "Sabine Kranz\n"
+        "Pirckheimerstr. 61\n",
+        "Sabine Kranz",
+        "Hausverwaltung Brenner & Sohn GmbH",
+    ),
+    # a name wrapped over two lines, its attention line under the second
+    (
+        "                        Invoice Date    Saltbush Creative Pty Ltd\n"
+        "TAX INVOICE             18 Jun 2026     Level 2, 9 Pakenham Street\n"
+        "Wattle Grove Community  Invoice Number  AUSTRALIA\n"
+        "Health Inc.             INV-0862        accounts@saltbushcreative.com.au\n"
+        "Attention: Accounts Payable\n"
+        "22 Banksia Street\n",
+        "Wattle Grove Community Health Inc.",
+        "Saltbush Creative Pty Ltd",
+    ),
+    # an Italian addressee's heading over the right column
+    (
+        "    TRASPORTI LOMBARDI LOGISTICA S.r.l.                           Spett.le / Destinatario\n"
+        "  Spedizioni nazionali e internazionali · Magazzinaggio · Dogana  Ceramiche Valdera S.p.A.\n",
+        "Ceramiche Valdera S.p.A.",
+        "TRASPORTI LOMBARDI LOGISTICA S.r.l.",
+    ),
+    # a name under its attention line, and again in a payment advice's keys written
+    # without colons
+    (
+        "Ngaio Gardens Ltd          Invoice Number  Wellington 6011\n"
+        "Attention: Tamsin Wheeler  INV-0583        NEW ZEALAND\n\n"
+        " PAYMENT ADVICE                 Customer        Ngaio Gardens Ltd\n"
+        "                                Invoice Number  INV-0583\n"
+        " To: Kōwhai Landscapes Limited  Amount Due      1,253.39\n"
+        "                                Due Date        21 Aug 2026\n",
+        "Ngaio Gardens Ltd",
+        "Kōwhai Landscapes Limited",
+    ),
+    # a buyer's name wrapped under its label
+    (
+        " Sprzedawca                            Nabywca\n"
+        " Hurtownia Budowlana MAZUR Sp. z o.o.  Przedsiębiorstwo Budowlane\n"
+        " ul. Żelazna 27                        KOWALEWSKI s.c.\n",
+        "Przedsiębiorstwo Budowlane KOWALEWSKI s.c.",
+        "Hurtownia Budowlana MAZUR Sp. z o.o.",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    "text,buyer,seller",
+    _ADDRESSED,
+    ids=["window", "salutation-over", "wrapped-attention", "spettabile", "advice-keys", "wrapped-label"],
+)
+def test_an_addressee_is_not_the_vendor(text, buyer, seller):
+    assert factors(text, {"vendor_name": buyer})["vendor_name"] < 0.7
+    clean(text, {"vendor_name": seller})
+
+
+@pytest.mark.parametrize(
+    "text,merchant",
+    [
+        # shops named with a salutation
+        ("MRS. FIELDS COOKIES\n12 Mall Rd, Dallas TX\nTOTAL 4.50\n", "MRS. FIELDS COOKIES"),
+        ("Mr Price Home\nCavendish Square\nTOTAL R 129.99\n", "Mr Price Home"),
+        ("MADAME TUSSAUDS LONDON\nReceipt #: 48812\nTOTAL £62.00\n", "MADAME TUSSAUDS LONDON"),
+        ("Pan Pacific Hotel\nReceipt #: 48812\nTOTAL £12.00\n", "Pan Pacific Hotel"),
+        # Swedish "to pay", no attention line
+        ("Pressbyrån Centralen\nAtt betala        45,00 kr\nKvitto nr 4471\n", "Pressbyrån Centralen"),
+        # the seller's own contact line under its name
+        ("Acme Supplies Ltd\nContact: Jane Doe\n14 Marsh Road\nTOTAL 12.00\n", "Acme Supplies Ltd"),
+    ],
+)
+def test_a_name_a_shop_takes_or_its_contact_line_is_no_addressee(text, merchant):
+    clean(text, {"merchant_name": merchant}, RECEIPT)
+
+
+@pytest.mark.parametrize(
+    "text,vendor",
+    [
+        # a first name's initial, and a registered address in another's care
+        ("M. Meier Handwerk GbR\nHauptstr. 5\n12345 Berlin\nRechnung 2024-01\n", "M. Meier Handwerk GbR"),
+        ("famoser GmbH\nc/o Florian Moser\nMusterweg 1, 8000 Zürich\nRechnung\n", "famoser GmbH"),
+        # two address blocks side by side, the client's first: no column of keys
+        (
+            "Client Name    Your Company\n789 Maple St  123 Main St\nCity          City\nCountry       Country\n"
+            "Factuur  Cliëntnummer   CUST001\n         Factuurnummer  INV001\n",
+            "Your Company",
+        ),
+        ("Invoice\n\nBill To    Your Company Name\nSomeTarget Inc.\n\nOrder #:  S4TIX8GX\n", "Your Company Name"),
+        # a guest house's owners under its name, and as its name
+        ("Gîte Les Tilleuls\nM. et Mme Lefèvre\n7 allée des Tilleuls\nFacture n° 2026-14\n", "Gîte Les Tilleuls"),
+        ("M. et Mme Lefèvre\nChambres d'hôtes\nFacture n° 2026-14\n", "M. et Mme Lefèvre"),
+        # a seller's label over its name and its contact's attention line; a remittance block
+        (
+            "INVOICE\nFrom:\nBrightline Design Studio\nAttn: Sarah Kim\n88 Pine St\n\nBill To:\nHarbor Dental\n",
+            "Brightline Design Studio",
+        ),
+        (
+            "Total  $321.00\nRemit To:\nMidwest Milling Supply Co.\nAttn: Accounts Receivable\nPO Box 8812\n",
+            "Midwest Milling Supply Co.",
+        ),
+        # a contact under the name, the Indian PAN, a company's suffix: no attention lines
+        ("Holzmann Schreinerei GmbH\nFrau Petra Lang\nRechnungsnr.: RE-2026-0412\n", "Holzmann Schreinerei GmbH"),
+        ("SHREE KRISHNA ENTERPRISES\nPAN: AAACS1234K\nInvoice No: SKE/2026/118\n", "SHREE KRISHNA ENTERPRISES"),
+        ("INVERSIONES LARA\nC.A. RIF: J-30123456-7\nN° de Factura: 000412\n", "INVERSIONES LARA"),
+        # the seller's name in a sender's line over the window's "Herrn ..."
+        (
+            "Holzmann Schreinerei GmbH · Bahnhofstr. 3 · 79098 Freiburg\nHerrn Max Mustermann\nRechnungsnr.: RE-1\n",
+            "Holzmann Schreinerei GmbH",
+        ),
+    ],
+    ids=[
+        "initial",
+        "care-of",
+        "blocks",
+        "headings",
+        "owners",
+        "owners-name",
+        "from",
+        "remit-to",
+        "contact",
+        "pan",
+        "suffix",
+        "sender-line",
+    ],
+)
+def test_a_sellers_own_block_is_no_addressee(text, vendor):
+    clean(text, {"vendor_name": vendor})
+
+
+# The reviews of 238-240: numbers other labels name that are the document's own where it
+# prints none of its own, titles followed by counts, tables whose total rows are no sums of
+# their rate rows
+@pytest.mark.parametrize(
+    "text,record,schema",
+    [
+        ("Rapid Plumbing & Heating LLC\nINVOICE\nWork Order #: 10482        Date: 03/12/2026\n", {"invoice_number": "10482"}, INVOICE),
+        ("THE BLUE DOOR GRILL\nTotal                      $19.61\nVISA XXXX1234\nSeq: 4471   Auth: 08215B\n", {"receipt_number": "4471"}, RECEIPT),
+        ("APARCAMIENTO PLAZA MAYOR\nEntrada 09:12  Salida 11:40\nNº OPERACIÓN: 004512\nTOTAL 6,35 €\n", {"receipt_number": "004512"}, RECEIPT),
+        ("TAX INVOICE\nNo. 12, Jalan Ampang, 50450 Kuala Lumpur\nRef: INV-4471            Date: 12/03/2026\n", {"invoice_number": "INV-4471"}, INVOICE),
+        ("MAJU JAYA SDN BHD\nINVOICE TO                          Ref  : MJ/INV/2026/0412\nNo. 15, Jalan SS2/24                Date : 03/11/2026\n", {"invoice_number": "MJ/INV/2026/0412"}, INVOICE),
+        ("FACTUUR 2e termijn\nFactuurnr.: VIS-2026-118    Datum: 03-11-2026\n", {"invoice_number": "VIS-2026-118"}, INVOICE),
+        ("Factuur 40 uur advieswerk\nFactuurnr.: VIS-2026-118    Datum: 03-11-2026\n", {"invoice_number": "VIS-2026-118"}, INVOICE),
+        ("CUSTOMER RECEIPT 1/2\nTOTAL 12.00\nTRM 003  SEQ 4412\nTHANK YOU\n", {"receipt_number": "4412"}, RECEIPT),
+        (
+            "Harper & Cole LLP\nTotal Professional Services        12,400.00\nTotal Disbursements                   312.50\n"
+            "Total This Invoice                $12,712.50\n",
+            {"total": 12712.5},
+            INVOICE,
+        ),
+        (
+            "TOTAAL                    11,28\nBTW      OVER      BTW\n9%       3,94      0,35\n21%      5,78      1,21\n"
+            "TOTAAL   9,72      1,56     11,28\n",
+            {"tax": 1.56, "total": 11.28},
+            RECEIPT,
+        ),
+    ],
+    ids=["work-order", "seq", "operacion", "address-under-title", "invoice-to", "ordinal", "count", "count-label", "fees", "three-figures"],
+)  # fmt: skip
+def test_what_the_reviews_of_the_fifteenth_rounds_fixes_found(text, record, schema):
+    passes(text, record, schema)

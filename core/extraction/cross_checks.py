@@ -900,7 +900,7 @@ def _rate_on_its_line(
 # a rate written without its sign in a column whose header carries it ("10" under
 # "Line Discount %", "Disc%", "Sc.%")
 _BARE_RATE_RE = re.compile(r"(?<![0-9.,])[0-9]{1,2}(?:[.,][0-9]{1,2})?(?![0-9.,%])")
-_HEADER_LOOKUP_LINES = 12
+_HEADER_LOOKUP_LINES = 40  # a page of rows under their header
 
 
 def _rates_under_a_percent_column(src: Source, line: int) -> list[tuple[str, str]]:
@@ -912,7 +912,8 @@ def _rates_under_a_percent_column(src: Source, line: int) -> list[tuple[str, str
     text, lines = src.text, src.lines
     start, end = lines.bounds(line)
     out = []
-    discount_column = _a_discount_rate_header(src, line)
+    discount_header = _a_discount_rate_header(src, line)
+    discount_column = None if discount_header is None else discount_header[1]
     for m in _BARE_RATE_RE.finditer(text, start, end):
         c0, c1 = lines.column(start, m.start()), lines.column(start, m.end())
         header = None
@@ -920,6 +921,8 @@ def _rates_under_a_percent_column(src: Source, line: int) -> list[tuple[str, str
             above_start = lines.bounds(above)[0]
             cells = lines.cells(above)
             over = [(s, e) for s, e in cells if lines.column(above_start, s) < c1 and lines.column(above_start, e) > c0]
+            if not over and discount_header is not None and above == discount_header[0]:
+                break  # set right, between the header's cells: the discount's table, no header over it
             words = " ".join(text[s:e] for s, e in over)
             if over and any(c.isalpha() for c in words) and len(cells) > 1:
                 header = words
@@ -937,9 +940,10 @@ _PERCENT_BESIDE = re.compile(r"[ \t.]*(?:%|\([ \t]*%[ \t]*\))")
 _PERCENT_BEFORE = re.compile(r"%[ \t]*$")
 
 
-def _a_discount_rate_header(src: Source, line: int) -> str | None:
+def _a_discount_rate_header(src: Source, line: int) -> tuple[int, str] | None:
     """A header cell above the row, within the lines a header is looked for, that names a
-    discount's rate: a deduction's word with a percent sign beside it."""
+    discount's rate: a deduction's word with a percent sign beside it (its line, and its
+    word as written)."""
     lexicon, text = src.lexicon, src.text
     for above in range(line - 1, max(-1, line - 1 - _HEADER_LOOKUP_LINES), -1):
         start, end = src.lines.bounds(above)
@@ -950,7 +954,7 @@ def _a_discount_rate_header(src: Source, line: int) -> str | None:
         ]
         for m in (*deductions, *lexicon.discount_column_re.finditer(text, start, end)):
             if _PERCENT_BESIDE.match(text, m.end(), end) or _PERCENT_BEFORE.search(text, start, m.start()):
-                return text[m.start() : m.end()]
+                return above, text[m.start() : m.end()]
     return None
 
 

@@ -18,8 +18,8 @@ from vetq.core.extraction import formats
 from vetq.core.extraction.amounts import CENT, CENTS_RE, parse_amount, to_cents
 from vetq.core.extraction.clock import clock_value, parse_time_value, same_time
 from vetq.core.extraction.dates import DateMention, compact_date_spans, is_real_iso_date
-from vetq.core.extraction.lexicon import DATE_SET_ENDINGS, VALUE_LABEL_SETS, normalise_phrase
-from vetq.core.extraction.parties import OTHER_PARTY, written_only_as
+from vetq.core.extraction.lexicon import DATE_SET_ENDINGS, DELIVERY, PARTIES, VALUE_LABEL_SETS, normalise_phrase
+from vetq.core.extraction.parties import OTHER_PARTY, is_label_cell, written_only_as
 from vetq.core.extraction.roles import (
     BARE_GAP,
     DATE_WORDS,
@@ -157,16 +157,17 @@ def check_text(src: Source, leaf: Leaf) -> FieldCheck:
     party = leaf.field.party
     if party is not None and check.spans:
         other = OTHER_PARTY[party]
-        label = written_only_as(
+        placed = written_only_as(
             src.text, src.lines, ((span.start, span.end) for span in check.spans), other, src.value_labels
         )
-        if label is not None:
+        if placed is not None:
             check.verified = False
-            check.penalise(
-                FOREIGN_LABEL_FACTOR,
-                f"'{short(value)}' stands in the source only under '{short(label, 40)}', "
-                f"where the {other} is named, not the {party}",
+            where = (
+                f"as the recipient a letter addresses ('{short(placed.written, 40)}')"
+                if placed.addressed
+                else f"under '{short(placed.written, 40)}', where the {other} is named"
             )
+            check.penalise(FOREIGN_LABEL_FACTOR, f"'{short(value)}' stands in the source only {where}, not the {party}")
     return check
 
 
@@ -274,7 +275,9 @@ def _continued(
         start, end = aligned
         beside = [cell for cell in cells if cell != aligned]
         rows_figures = any(_PRICE_IN_CELL.search(src.text, s, e) for s, e in beside) or _a_rows_figures(src, cells)
-        if rows_figures and not row_pending:
+        # a year alone on the last line ("services - backend, April" over "2026") ends the text
+        ends_it = not beside and alnum_key(src.text[start:end]) == alnum_key(" ".join(words))
+        if rows_figures and not row_pending and not ends_it:
             return []  # a table's next row, with its prices or counts
         if beside and _LABELLED_CELL.match(src.text, start, end):
             return []  # the next block's label ("Vendor: ..."), not this block's line
@@ -1022,6 +1025,7 @@ _ISSUE_WORDS = re.compile(
     r"issue|ausstellung|[ée]mission|emisi[oó]n|emiss[ãa]o|emissione|wystawienia|vystaven|izdavanja|izdaje|documento|"
     r"発行日|발행일|작성일자"
 )
+_A_TRANSACTION = re.compile(r"seq|op\b|op #|operación|nº operación|n° operación|num\. operación|trx")
 _STAND_IN_LABELS = {
     "invoice_number": frozenset(
         phrase for phrase in VALUE_LABEL_SETS["order_number"] if not phrase.startswith(_BUYER_ORDER_WORDS)
@@ -1030,7 +1034,11 @@ _STAND_IN_LABELS = {
     # a ride's or a stay's booking, where no document's number is printed
     | frozenset(VALUE_LABEL_SETS["booking_number"])
     # an Indian restaurant's kitchen ticket ("KOT No"), where its bill prints no number
-    | frozenset(phrase for phrase in VALUE_LABEL_SETS["till_number"] if phrase.startswith("kot ")),
+    | frozenset(phrase for phrase in VALUE_LABEL_SETS["till_number"] if phrase.startswith("kot "))
+    # a tradesman's job or work order, where the invoice prints no number of its own; a
+    # till's transaction ("SEQ 4412", "Nº operación"), where the receipt prints none
+    | frozenset(VALUE_LABEL_SETS["job_number"])
+    | frozenset(phrase for phrase in VALUE_LABEL_SETS["till_number"] if _A_TRANSACTION.match(phrase)),
     # an ERP's "Document No.", "Belegnummer" is a delivery note's or an order's number too
     "delivery_note_number": _GENERIC_DOCUMENT_NUMBERS,
     "order_number": _GENERIC_DOCUMENT_NUMBERS,
@@ -1111,9 +1119,13 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
         # receipt's number is a fair reading of the document's whatever else is labelled)
         if others and _stands_in(leaf.field.labels, others, beside_own=True):
             return check
-        return _named_otherwise(check, src, leaf, unlabelled, under_others=bool(others))
+        return _named_otherwise(check, src, leaf, unlabelled)
     # a title ("RECEIPT", "LIEFERSCHEIN") or a word in a sentence names nothing
-    own_written = [src.text[lb.start : lb.end] for lb in index.labels if lb.role == role and index.names_a_value(lb)]
+    own_written = [
+        src.text[lb.start : lb.end]
+        for lb in index.labels
+        if lb.role == role and index.names_a_value(lb) and not _names_a_count(src, lb)
+    ]
     if not own_written and _a_documents_number(leaf):
         # "INVOICE 10461": its title names its number, so a quote's or an order's stands in
         # for none; nor where a fiscal series and its number name it ("Seria CSS nr. 0457")
@@ -1138,6 +1150,16 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
 _PERIOD_JOIN = re.compile(
     r"[ \t]?(?:[-\u2010-\u2015~\u301c\uff5e]|(?i:bis|to|through|thru|till|until|au|al|a|à|até|ate|do|tot|t/m|tm))[ \t]?"
 )
+
+
+def _names_a_count(src: Source, label: Label) -> bool:
+    """Whether what a label names is a count or a page's number, no document's ("RECEIPT
+    1/2", "Check 2", "Bon 1/1"): it says nothing of the document's own number."""
+    gap = _BARE_GAP_RE.match(src.text, label.end)
+    written = _WRITTEN_RE.match(src.text, gap.end() if gap is not None else label.end)
+    if written is None:
+        return False
+    return _NO_DOCUMENT_NUMBER.fullmatch(written.group().rstrip(".,")) is not None
 
 
 def _label_kinds(role: str, kind_of_role: Mapping[str, str]) -> frozenset[str]:
@@ -1377,9 +1399,7 @@ def _a_documents_date(leaf: Leaf) -> bool:
     return not _DOCUMENT_DATE_LABELS.isdisjoint(leaf.field.labels)
 
 
-def _named_otherwise(
-    check: FieldCheck, src: Source, leaf: Leaf, spans: list[Span], *, under_others: bool = False
-) -> FieldCheck:
+def _named_otherwise(check: FieldCheck, src: Source, leaf: Leaf, spans: list[Span]) -> FieldCheck:
     """A date or identifier the source writes under no label (at `spans`), where the
     field's own label names one other value outright ("Rechnungsdatum 13.06.2018" when
     the record's date is the delivery date written elsewhere under no label): that value
@@ -1387,14 +1407,10 @@ def _named_otherwise(
     word any date or number is written after ("Date: 12.03.2024", "Credit note no.
     CN-17", "Nr. 471113 vom 13.06.2018": the document's own, beside another document's
     number or date its labels name), nor where its labels name several values (a
-    statement's rows). A receipt's number only where it is also written under another
-    value's label (a till's "STORE 4417" repeated in its footer's row of numbers): a
-    receipt prints several fair readings of its number."""
+    statement's rows)."""
     index = src.value_labels
     kind = leaf.field.kind
-    if index is None or kind not in ("date", "identifier"):
-        return check
-    if not under_others and not _RECEIPT_NUMBER_LABELS.isdisjoint(leaf.field.labels):
+    if index is None or kind not in ("date", "identifier") or not _RECEIPT_NUMBER_LABELS.isdisjoint(leaf.field.labels):
         return check
     excuse = _DOCUMENT_DATE_BEFORE if kind == "date" else GENERIC_LABEL_BEFORE[kind]
     if (kind == "identifier" or _a_documents_date(leaf)) and any(
@@ -1544,14 +1560,16 @@ def _a_documents_number(leaf: Leaf) -> bool:
 
 def _title_numbers(src: Source) -> list[tuple[int, int]]:
     """The numbers a document's title names ("Handelsrechnung (380) Nr. 471113", "INVOICE
-    10461", "FACTURA ELECTRÓNICA" over "N° 4518"): not a count, a month, a year, an amount
-    or a date after it."""
+    10461", "FACTURA ELECTRÓNICA" over "N° 4518"): not a count ("Factuur 40 uur"), a month,
+    a year, an amount or a date after it."""
     text, found = src.text, []
     for at in (*(m.end() for m in _TITLE_NUMBER_LABEL.finditer(text)), *_numbers_under_a_title(src)):
         token = _TOKEN_RE.match(text, at)
         written = _WRITTEN_RE.match(text, at)  # with its commas: an amount's cents
         if token is None or written is None or _NO_DOCUMENT_NUMBER.fullmatch(written.group().rstrip(".,")):
             continue
+        if _A_COUNT_OF_UNITS.match(text, token.start()):
+            continue  # "Factuur 12 maanden abonnement": a count and its unit
         if not any(d.start < token.end() and token.start() < d.end for d in src.date_mentions):
             found.append(token.span())
     return found
@@ -1584,14 +1602,22 @@ def _numbers_under_a_title(src: Source) -> Iterator[int]:
             continue
         line_start, next_start = src.lines.starts[line], src.lines.starts[line + 1]
         for start, end in title_cells:
+            if any(is_label_cell(src.text[start:end], kind) for kind in (*PARTIES, DELIVERY)):
+                continue  # "INVOICE TO" over "No. 15, Jalan SS2/24": the buyer's address
             left, right = src.lines.column(line_start, start), src.lines.column(line_start, end)
             for cell_start, cell_end in src.lines.cells(line + 1):
                 column = src.lines.column(next_start, cell_start)
                 number = _NUMBER_CELL.match(src.text, cell_start, cell_end)
-                if left - _UNDER_SLACK <= column <= right + _UNDER_SLACK and number is not None:
+                if (
+                    left - _UNDER_SLACK <= column <= right + _UNDER_SLACK
+                    and number is not None
+                    and _AN_ADDRESS_NUMBER.match(src.text, number.end()) is None  # not "No. 12, Jalan Ampang"
+                ):
                     yield number.end()
 
 
+_A_COUNT_OF_UNITS = re.compile(r"[0-9]{1,3} [^\W\d_]")
+_AN_ADDRESS_NUMBER = re.compile(r"[0-9][^\s,]*,[ \t]+[^\W\d_]")
 _UNDER_SLACK = 2  # a box's lines centred or aligned right: the number may start where the title ends
 # A title alone in its cell, a word before or after it at most ("TAX INVOICE", "FACTURA
 # ELECTRÓNICA"), and a number's word starting a cell ("N° 4518", "Nr. 118")
@@ -1606,6 +1632,8 @@ _MONTH = r"(?:0?[1-9]|1[0-2])"
 _NO_DOCUMENT_NUMBER = re.compile(
     rf"[0-9]|[0-9]{{1,3}}/[0-9]{{1,3}}|{_MONTH}[/.\-](?:19|20)?[0-9]{{2}}|(?:19|20)[0-9]{{2}}(?:[/.\-]{_MONTH})?"
     r"|[0-9]{1,3}(?:[.,'][0-9]{3})*[.,][0-9]{1,2}"
+    # an ordinal, a quarter, a share, a count ("Factuur 2e termijn", "Q3", "50%", "2x")
+    r"|(?i:[0-9]{1,2}(?:e|de|ste|st|nd|rd|th|er|ère|ème|º|ª|x|%)|q[1-4])"
 )
 
 

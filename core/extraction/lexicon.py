@@ -703,6 +703,12 @@ PARTY_LABELS = _party_labels(_AMOUNT_WORDS)
 # The labels of a party's name inside the block its label heads ("RECEPTOR" over "Nombre:
 # ...", "Cessionario/committente" over "Denominazione: ...").
 PARTY_NAME_LABELS = _phrases(_section(_AMOUNT_WORDS, "party_labels", "name_labels"), "party_labels.name_labels")
+# The words a letter addresses its recipient with: a salutation alone over the name
+# ("Herr", "Madame"), the words only an address starts a name with ("Herrn", "M. et
+# Mme", "Spett.le"), and an attention line's first words ("Attn", "z. Hd.", "t.a.v.").
+SALUTATIONS = _phrases(_section(_AMOUNT_WORDS, "party_labels", "salutations"), "party_labels.salutations")
+ADDRESSING_WORDS = _phrases(_section(_AMOUNT_WORDS, "party_labels", "addressing"), "party_labels.addressing")
+ATTENTION_WORDS = _phrases(_section(_AMOUNT_WORDS, "party_labels", "attention"), "party_labels.attention")
 
 
 def numbers_dated_after_from_data(data: Mapping[str, Any]) -> Mapping[str, str]:

@@ -9,15 +9,30 @@ from __future__ import annotations
 import re
 from bisect import bisect_left
 from collections.abc import Iterable
+from dataclasses import dataclass
 
-from vetq.core.extraction.lexicon import DELIVERY, PARTIES, PARTY_LABELS, PARTY_NAME_LABELS, normalise_phrase
+from vetq.core.extraction.lexicon import (
+    ADDRESSING_WORDS,
+    ATTENTION_WORDS,
+    DELIVERY,
+    PARTIES,
+    PARTY_LABELS,
+    PARTY_NAME_LABELS,
+    SALUTATIONS,
+    normalise_phrase,
+)
 from vetq.core.extraction.roles import LabelIndex, Lines
 
 OTHER_PARTY = {"seller": "buyer", "buyer": "seller"}
 
 
 def _one_of(phrases: Iterable[str]) -> str:
-    return "(?:" + "|".join(re.escape(p) for p in sorted(phrases, key=len, reverse=True)) + ")"
+    """One of `phrases`, longest first, blanks between their words."""
+    return (
+        "(?:"
+        + "|".join(r"[ \t]+".join(map(re.escape, p.split())) for p in sorted(phrases, key=len, reverse=True))
+        + ")"
+    )
 
 
 # A cell that is a party's label and nothing else, as `normalise_phrase` writes it: one
@@ -34,6 +49,7 @@ _SPACED_LABEL = {party: frozenset(p.replace(" ", "") for p in PARTY_LABELS[party
 _LETTER_SPACED = re.compile(r"(?:\S ){2,}\S")
 _COLONS = (":", "：")
 _KEYS_REACH = 12  # the lines up and down where a key column's other keys stand (a seller's block with its bank)
+_UNMARKED_KEYS = 2
 # What may follow a label in its cell: marks, a bracketed note ("Invoice Date (Tax Point)").
 _LABEL_TAIL = re.compile(r"[ .:#]*(?:\([^()]*\))?[ .:#]*")
 _MAX_HEADING_WORDS = 4
@@ -58,19 +74,117 @@ def is_label_cell(cell: str, party: str) -> bool:
     )
 
 
+@dataclass(frozen=True)
+class Placement:
+    """Where a document names a party: under its label ("Bill to:"), or, for the buyer,
+    as a letter's addressee (`addressed`: a salutation or an attention line beside it)."""
+
+    written: str
+    addressed: bool = False
+
+
 def written_only_as(
     text: str, lines: Lines, spans: Iterable[tuple[int, int]], party: str, value_labels: LabelIndex | None = None
-) -> str | None:
+) -> Placement | None:
     """`party`'s label, as written, when a name stands at each of `spans` under one of
-    that party's labels (`label_over`), or under a delivery's at some ("BILL TO" and "SHIP
-    TO" over the same name); None when it stands anywhere else."""
+    that party's labels (`label_over`), or as the buyer a letter addresses
+    (`addressed_as`), or under a delivery's at some ("BILL TO" and "SHIP TO" over the same
+    name); None when it stands anywhere else."""
     found = None
-    for start, end in spans:
-        label = label_over(text, lines, start, end, party, value_labels)
-        if label is None and label_over(text, lines, start, end, DELIVERY, value_labels) is None:
+    for written in _occurrences(lines, spans):
+        placed, delivered = None, False
+        for start, end in written:
+            label = label_over(text, lines, start, end, party, value_labels)
+            placed = placed or (Placement(label) if label is not None else None)
+            if placed is None and party == "buyer" and not _under_the_sellers_label(text, lines, start, end):
+                cue = addressed_as(text, lines, start, end)
+                placed = Placement(cue, addressed=True) if cue is not None else None
+            delivered = delivered or label_over(text, lines, start, end, DELIVERY, value_labels) is not None
+        if placed is None and not delivered:
             return None
-        found = found or label
+        found = found or placed
     return found
+
+
+def _occurrences(lines: Lines, spans: Iterable[tuple[int, int]]) -> list[list[tuple[int, int]]]:
+    """The spans of a name grouped by where it is written: a name wrapped over its cell's
+    lines is one writing of it, its parts on lines one after another."""
+    out: list[list[tuple[int, int]]] = []
+    for start, end in sorted(spans):
+        if out and lines.line_of(start) == lines.line_of(out[-1][-1][0]) + 1 and out[-1][-1][1] <= start:
+            out[-1].append((start, end))
+        else:
+            out.append([(start, end)])
+    return out
+
+
+def _under_the_sellers_label(text: str, lines: Lines, start: int, end: int) -> bool:
+    """Whether a seller's label names the name at `start:end`, or stands alone right over
+    its cell ("From:" over "Brightline Design Studio" over its contact's "Attn: Sarah Kim",
+    a heading over it or not)."""
+    if label_over(text, lines, start, end, "seller") is not None:
+        return True
+    line = lines.line_of(start)
+    over = lines.cell_in_column(line - 1, lines.column(lines.starts[line], start)) if line > 0 else None
+    return over is not None and is_label_cell(text[over[0] : over[1]], "seller")
+
+
+def addressed_as(text: str, lines: Lines, start: int, end: int) -> str | None:
+    """How a letter addresses the name at `start:end` as its recipient, as written, or
+    None: the name starting its cell after a word only an address starts a name with
+    ("Herrn ...", "M. et Mme Lefèvre", "Spett.le ..."); or, the name the whole of its
+    cell, a salutation alone in the cell over it ("Herr" over "Matthias Keller"), or an
+    attention line in its column right under its last line ("Attn: Ms. Teresa Solano",
+    "Att: Ekonomi", "Herrn Dirk Kemper"). Not a salutation starting a shop's name
+    ("Madame Tussauds", "Frau Gerolds Garten"), nor one under a name (a seller's contact:
+    "Frau Petra Lang"), nor a name in a sender's line ("Holzmann GmbH · Bahnhofstr. 3")."""
+    line = lines.line_of(start)
+    cell = next(((s, e) for s, e in lines.cells(line) if s <= start < e), None)
+    if cell is None:
+        return None
+    addressing = _ADDRESSING.match(text, cell[0], cell[1])
+    if addressing is not None and addressing.end() <= end and not text[addressing.end() : start].strip():
+        return text[cell[0] : min(end, cell[1])]
+    last = lines.line_of(max(start, end - 1))
+    if cell[0] < start or (last == line and _CLOSING_MARKS.fullmatch(text, end, cell[1]) is None):
+        return None  # the name not its cell's whole: a sender's line, a footer's
+    if _SEPARATOR_AFTER.match(text, cell[1]):
+        return None  # "Holzmann GmbH  ·  Bahnhofstr. 3": a sender's line in cells
+    column = lines.column(lines.starts[line], start)
+    for up in range(line - 1, max(-1, line - 1 - _SALUTATION_REACH), -1):
+        over = lines.cell_in_column(up, column)
+        if over is not None and _SALUTATION_CELL.fullmatch(text, *over):
+            return text[over[0] : over[1]]
+        if over is not None or _written_over(text, lines, up, column, end - start):
+            break  # another line of the block over it, not its salutation
+    under = lines.cell_in_column(last + 1, column)
+    if under is not None and _ATTENTION_LINE.match(text, *under):
+        return text[under[0] : under[1]]
+    return None
+
+
+def _written_over(text: str, lines: Lines, line: int, column: int, width: int) -> bool:
+    """Whether `line` writes anything over the columns `column` to `column + width`."""
+    start = lines.starts[line]
+    return any(
+        lines.column(start, s) < column + width and lines.column(start, e) > column for s, e in lines.cells(line)
+    )
+
+
+# the lines up to a salutation over a name, past lines of another column only (a window's
+# "Frau" over a line of the header's "Mieter-Nr.: 0147-07" beside it, then "Sabine Kranz")
+_SALUTATION_REACH = 2
+_SEPARATOR_AFTER = re.compile(r"[ \t]*[·•|–]")
+_ADDRESSING = re.compile(rf"(?i){_one_of(ADDRESSING_WORDS)}(?![^\W\d_])")
+_SALUTATION_CELL = re.compile(rf"(?i){_one_of(SALUTATIONS)}[ \t]*:?")
+# an attention line's words, a single word with its colon ("Att: Ekonomi"; not Swedish "Att
+# betala", "attention" in a sentence), or the address's "Herrn" before a name
+_ATTENTION_WORDS_AT_START = _one_of(p for p in ATTENTION_WORDS if " " in p or p.endswith("."))
+_ATTENTION_WORD_WITH_COLON = _one_of(p for p in ATTENTION_WORDS if " " not in p and not p.endswith("."))
+_ATTENTION_LINE = re.compile(
+    rf"(?i)(?:{_ATTENTION_WORDS_AT_START}|{_one_of(ADDRESSING_WORDS)}(?![^\W\d_])|{_ATTENTION_WORD_WITH_COLON}[ \t]*:)"
+    r"[ \t]*\S"
+)
 
 
 def label_over(
@@ -92,21 +206,25 @@ def label_over(
     if cell is None:
         return None  # a line too long to read as cells
     k = cells.index(cell)
-    if (
-        k > 0
-        and not text[cell[0] : start].strip(" \t:：")
-        and _a_keys_column(text, lines, line, cells[k - 1][0] - lines.starts[line], cell[0] - lines.starts[line])
-    ):
+    if k > 0 and not text[cell[0] : start].strip(" \t:："):
+        key_column, value_column = cells[k - 1][0] - lines.starts[line], cell[0] - lines.starts[line]
         # a key's column beside its values' ("Покупець:      ПП «Галицька будова»",
         # "Señor(es)              : COMERCIAL HUANCAYO"): the key's cell with the colon
         # written on either side of the gap
         key = text[cells[k - 1][0] : cells[k - 1][1]] + text[cell[0] : start].strip()
-        label = (
+        label = None
+        if not key.endswith(_COLONS):
+            # a remittance advice's keys, written without colons ("Customer      Ashcombe
+            # Academy Trust" over "Invoice No.  BW-INV-104882")
+            if is_label_cell(key, party) and _unmarked_keys(lines, line, key_column, value_column, value_labels):
+                label = key
+        elif not _a_keys_column(text, lines, line, key_column, value_column):
+            pass
+        elif normalise_phrase(key[:-1].strip()) in _NAME_LABELS:
             # a name's own key in a party's block ("Получател:" over "Име:    Витоша ООД")
-            _heading_its_block(text, lines, line, (cells[k - 1][0], end), party)
-            if key.endswith(_COLONS) and normalise_phrase(key[:-1].strip()) in _NAME_LABELS
-            else _label_with_colon(text, lines, line, cells[k - 1][0], key, party)
-        )
+            label = _heading_its_block(text, lines, line, (cells[k - 1][0], end), party)
+        else:
+            label = _label_with_colon(text, lines, line, cells[k - 1][0], key, party)
         if label is not None:
             return label
     if cell[0] < start:
@@ -153,6 +271,29 @@ def _a_keys_column(text: str, lines: Lines, line: int, key_column: int, value_co
         if text[key[0] : key[1]].endswith(_COLONS) or _colon_across_the_gap(text, lines, other, key):
             return True
     return False
+
+
+def _unmarked_keys(
+    lines: Lines, line: int, key_column: int, value_column: int, value_labels: LabelIndex | None
+) -> bool:
+    """Whether two keys or more without colons stand in the column of `line`'s key, some
+    lines up or down, their values in the name's column, each key a standard value label
+    ("Invoice No.", "Due Date"): a column of keys, not a block of address lines beside
+    another ("City    City")."""
+    if value_labels is None:
+        return False
+    found = 0
+    for other in (*range(line - 1, line - 1 - _KEYS_REACH, -1), *range(line + 1, line + 1 + _KEYS_REACH)):
+        key = lines.cell_in_column(other, key_column)
+        if key is None:
+            continue
+        cells = lines.cells(other)
+        k = cells.index(key)
+        if k + 1 == len(cells) or abs(cells[k + 1][0] - lines.starts[other] - value_column) > 1:
+            continue
+        at = bisect_left(value_labels.starts, key[0])
+        found += at < len(value_labels.starts) and value_labels.starts[at] == key[0]
+    return found >= _UNMARKED_KEYS
 
 
 def _colon_across_the_gap(text: str, lines: Lines, line: int, cell: tuple[int, int]) -> bool:

@@ -1096,10 +1096,36 @@ def _sum_row_columns(
             # a grid of one role's parts and their sum right under its header ("TVA 9%  TVA 19%
             # TVA TOTAL" over "TOTAL  1.49  17.56  19.05"): the row label sums the grid
             sums_the_grid = up == line - 1 and len(roles_under) == 1 and len(under) == len(row)
-            if len(under) >= 2 and (sums_the_table or sums_the_grid):
+            # a table of rates, one row each, over its total row ("BTW  OVER  BTW" over
+            # "9%  10,06  0,90" and "TOTAAL  24,93  4,02"): the row sums the rates' columns
+            sums_the_rates = (
+                bool(under)
+                and labels[pre[ai]].role not in roles_under
+                and all(
+                    _RATE_ROW.match(text, *lines.bounds(between))
+                    and len(_figures_after_the_rate(text, lines, between)) == len(row)
+                    for between in range(up + 1, line)
+                )
+            )
+            if (len(under) >= 2 and (sums_the_table or sums_the_grid)) or (line > up + 1 and sums_the_rates):
                 out.update({j: under.get(j, -1) for j in row})
             break  # the nearest line of labels is the header, or there is none
     return out
+
+
+# A row of a table of tax rates: its rate first, a code letter before it at most ("9%",
+# "B 8,00 %"), a figure after it
+_RATE_ROW = re.compile(r"[ \t]*(?:[A-Z][ \t]+)?[0-9]{1,2}(?:[.,][0-9]{1,2})?[ \t]?%[ \t]+[^\n]*[0-9]")
+_FIGURE_RE = re.compile(r"-?[0-9][0-9.,' ]*[0-9]|[0-9]")
+
+
+def _figures_after_the_rate(text: str, lines: Lines, line: int) -> list[str]:
+    """The figures of a rate row after its rate, one per cell ("9%  10,06  0,90": two),
+    so that its total row, as many figures, sums its columns one to one."""
+    start, end = lines.bounds(line)
+    rate = _RATE_ROW.match(text, start, end)
+    after = text.find("%", start, end) + 1 if rate is not None else start
+    return [text[s:e] for s, e in _cells(text, after, end) if _FIGURE_RE.fullmatch(text, s, e)]
 
 
 def _under_in_order(
