@@ -1098,6 +1098,12 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
         label = index.label_of(span.start, span.end)
         if label is not None and leaf.field.kind not in _label_kinds(label.role, index.kind_of_role):
             label = None  # "T-Mobile" over a date, "Incoterms: CIF" before a number: no label of it
+        elif (
+            label is not None
+            and _under_a_tax_id_label(src, span.start, span.end)
+            and _too_short_for_a_tax_id(src.text[span.start : span.end])
+        ):
+            label = None  # "Trn 5512": a till's transaction, no tax registration's (UAE "TRN")
         if label is None:
             whole = _part_of_another(src, leaf, span)
             if whole is not None:
@@ -1150,6 +1156,13 @@ def check_label(check: FieldCheck, src: Source, leaf: Leaf) -> FieldCheck:
 _PERIOD_JOIN = re.compile(
     r"[ \t]?(?:[-\u2010-\u2015~\u301c\uff5e]|(?i:bis|to|through|thru|till|until|au|al|a|à|até|ate|do|tot|t/m|tm))[ \t]?"
 )
+
+
+_TAX_ID_DIGITS = 6  # the shortest tax registrations run to eight or nine digits
+
+
+def _too_short_for_a_tax_id(written: str) -> bool:
+    return sum(c.isdigit() for c in written) < _TAX_ID_DIGITS
 
 
 def _names_a_count(src: Source, label: Label) -> bool:

@@ -709,6 +709,10 @@ PARTY_NAME_LABELS = _phrases(_section(_AMOUNT_WORDS, "party_labels", "name_label
 SALUTATIONS = _phrases(_section(_AMOUNT_WORDS, "party_labels", "salutations"), "party_labels.salutations")
 ADDRESSING_WORDS = _phrases(_section(_AMOUNT_WORDS, "party_labels", "addressing"), "party_labels.addressing")
 ATTENTION_WORDS = _phrases(_section(_AMOUNT_WORDS, "party_labels", "attention"), "party_labels.attention")
+# the honorific a Japanese or Korean address closes the recipient's name with ("御中", "様")
+ADDRESSING_AFTER = _phrases(
+    _section(_AMOUNT_WORDS, "party_labels", "addressing_after"), "party_labels.addressing_after"
+)
 
 
 def numbers_dated_after_from_data(data: Mapping[str, Any]) -> Mapping[str, str]:

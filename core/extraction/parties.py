@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from vetq.core.extraction.lexicon import (
+    ADDRESSING_AFTER,
     ADDRESSING_WORDS,
     ATTENTION_WORDS,
     DELIVERY,
@@ -48,6 +49,8 @@ _LABEL_CELL = {
 _SPACED_LABEL = {party: frozenset(p.replace(" ", "") for p in PARTY_LABELS[party]) for party in PARTY_LABELS}
 _LETTER_SPACED = re.compile(r"(?:\S ){2,}\S")
 _COLONS = (":", "：")
+# a delivery's site after the buyer's name in its cell ("Cascade Valley Hardware – Warehouse 2")
+_A_SITE_AFTER = re.compile(r"[ \t]+[–—-][ \t]+\S")
 _KEYS_REACH = 12  # the lines up and down where a key column's other keys stand (a seller's block with its bank)
 _UNMARKED_KEYS = 2
 # What may follow a label in its cell: marks, a bracketed note ("Invoice Date (Tax Point)").
@@ -145,6 +148,9 @@ def addressed_as(text: str, lines: Lines, start: int, end: int) -> str | None:
     addressing = _ADDRESSING.match(text, cell[0], cell[1])
     if addressing is not None and addressing.end() <= end and not text[addressing.end() : start].strip():
         return text[cell[0] : min(end, cell[1])]
+    honorific = _HONORIFIC_AFTER.match(text, end, cell[1])
+    if honorific is not None:
+        return text[start : honorific.end()]  # "株式会社青葉商事 御中"
     last = lines.line_of(max(start, end - 1))
     if cell[0] < start or (last == line and _CLOSING_MARKS.fullmatch(text, end, cell[1]) is None):
         return None  # the name not its cell's whole: a sender's line, a footer's
@@ -174,6 +180,7 @@ def _written_over(text: str, lines: Lines, line: int, column: int, width: int) -
 # the lines up to a salutation over a name, past lines of another column only (a window's
 # "Frau" over a line of the header's "Mieter-Nr.: 0147-07" beside it, then "Sabine Kranz")
 _SALUTATION_REACH = 2
+_HONORIFIC_AFTER = re.compile(rf"[ \t\u3000]*{_one_of(ADDRESSING_AFTER)}(?=[ \t\u3000]*$|[ \t\u3000]*\n|$)")
 _SEPARATOR_AFTER = re.compile(r"[ \t]*[·•|–]")
 _ADDRESSING = re.compile(rf"(?i){_one_of(ADDRESSING_WORDS)}(?![^\W\d_])")
 _SALUTATION_CELL = re.compile(rf"(?i){_one_of(SALUTATIONS)}[ \t]*:?")
@@ -232,7 +239,10 @@ def label_over(
         if label.endswith(_COLONS) and normalise_phrase(label[:-1].strip()) in _NAME_LABELS:
             return _heading_its_block(text, lines, line, (cell[0], end), party)
         return _label_with_colon(text, lines, line, cell[0], label, party)
-    if line == 0 or _CLOSING_MARKS.fullmatch(text, end, cell[1]) is None:
+    if line == 0 or (
+        _CLOSING_MARKS.fullmatch(text, end, cell[1]) is None
+        and not (party == DELIVERY and _A_SITE_AFTER.match(text, end, cell[1]))
+    ):
         return None  # a name with more in its cell ("Acme Ltd · 14 Marsh Road") is a footer's or a letterhead's
     above = lines.cell_in_column(line - 1, start - lines.starts[line])
     if above is None or not is_label_cell(text[above[0] : above[1]], party):
@@ -259,18 +269,24 @@ def _a_keys_column(text: str, lines: Lines, line: int, key_column: int, value_co
     17/24" under "Покупець:      ПП «...»"; "Fecha de Emisión       : 21/08/2025" over
     "Señor(es)              : COMERCIAL ..."). A letterhead's name beside a party's label
     ("Bill To:        Brightside Ltd" over "Name:   Greenway Bakery") has none."""
+    return any(
+        # a key alone in its cell, its colon at its end or starting its value's
+        text[key[0] : key[1]].endswith(_COLONS) or _colon_across_the_gap(text, lines, other, key)
+        for other, key in _keys_near(lines, line, key_column, value_column)
+    )
+
+
+def _keys_near(lines: Lines, line: int, key_column: int, value_column: int) -> Iterator[tuple[int, tuple[int, int]]]:
+    """The cells some lines up or down in `key_column` whose next cell starts in
+    `value_column`, the name's (each line and its key's cell)."""
     for other in (*range(line - 1, line - 1 - _KEYS_REACH, -1), *range(line + 1, line + 1 + _KEYS_REACH)):
         key = lines.cell_in_column(other, key_column)
         if key is None:
             continue
         cells = lines.cells(other)
         k = cells.index(key)
-        if k + 1 == len(cells) or abs(cells[k + 1][0] - lines.starts[other] - value_column) > 1:
-            continue  # its value is not the next cell, in the name's column
-        # a key alone in its cell, its colon at its end or starting its value's
-        if text[key[0] : key[1]].endswith(_COLONS) or _colon_across_the_gap(text, lines, other, key):
-            return True
-    return False
+        if k + 1 < len(cells) and abs(cells[k + 1][0] - lines.starts[other] - value_column) <= 1:
+            yield other, key
 
 
 def _unmarked_keys(
@@ -282,17 +298,11 @@ def _unmarked_keys(
     another ("City    City")."""
     if value_labels is None:
         return False
-    found = 0
-    for other in (*range(line - 1, line - 1 - _KEYS_REACH, -1), *range(line + 1, line + 1 + _KEYS_REACH)):
-        key = lines.cell_in_column(other, key_column)
-        if key is None:
-            continue
-        cells = lines.cells(other)
-        k = cells.index(key)
-        if k + 1 == len(cells) or abs(cells[k + 1][0] - lines.starts[other] - value_column) > 1:
-            continue
-        at = bisect_left(value_labels.starts, key[0])
-        found += at < len(value_labels.starts) and value_labels.starts[at] == key[0]
+    starts = value_labels.starts
+    found = sum(
+        (at := bisect_left(starts, key[0])) < len(starts) and starts[at] == key[0]
+        for _, key in _keys_near(lines, line, key_column, value_column)
+    )
     return found >= _UNMARKED_KEYS
 
 
