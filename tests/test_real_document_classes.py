@@ -7218,3 +7218,25 @@ def test_a_short_number_under_a_tax_registrations_label_is_a_tills():
     text = "Store 2107 Till 04      Op 1183\nTrn 5512   05/03/2026 18:06\nTOTAL R317.44\nVAT No 4123456789\n"
     clean(text, {"receipt_number": "5512"}, RECEIPT)
     assert factors(text, {"receipt_number": "4123456789"}, RECEIPT)["receipt_number"] < 0.7
+
+
+def test_a_names_writings_are_its_wrapped_parts_in_one_column_only():
+    from vetq.core.extraction.parties import _occurrences
+    from vetq.core.extraction.roles import Lines
+
+    text = " SOLD TO: LAKANDULA DENTAL CLINIC\n Registered Name: Lakandula Dental Clinic Co.\nWattle Grove\nCommunity Inc.\n"
+    lines = Lines(text)
+    first, second = text.index("LAKANDULA"), text.index("Lakandula")
+    wrapped, rest = text.index("Wattle"), text.index("Community")
+    spans = [(first, first + 23), (second, second + 23), (wrapped, wrapped + 12), (rest, rest + 14)]
+    assert _occurrences(lines, spans) == [[spans[0]], [spans[1]], [spans[2], spans[3]]]
+
+
+def test_a_credit_balance_applied_is_a_payment():
+    text = (
+        "Sous-total HT  502,68 €\nTVA (20 %)  100,54 €\nTotal  603,22 €\nSolde créditeur appliqué  −150,00 €\n"
+        "Montant dû  453,22 €\n"
+    )
+    passes(text, {"subtotal": 502.68, "tax": 100.54, "total": 603.22})
+    passes(text, {"subtotal": 502.68, "tax": 100.54, "total": 453.22})
+    assert factors(text, {"subtotal": 502.68, "tax": 100.54, "total": 150.0})["total"] < 0.7

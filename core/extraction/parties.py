@@ -53,6 +53,7 @@ _COLONS = (":", "：")
 _A_SITE_AFTER = re.compile(r"[ \t]+[–—-][ \t]+\S")
 _KEYS_REACH = 12  # the lines up and down where a key column's other keys stand (a seller's block with its bank)
 _UNMARKED_KEYS = 2
+_WRAP_SLACK = 2  # the columns a wrapped name's next line may start off its first line's
 # What may follow a label in its cell: marks, a bracketed note ("Invoice Date (Tax Point)").
 _LABEL_TAIL = re.compile(r"[ .:#]*(?:\([^()]*\))?[ .:#]*")
 _MAX_HEADING_WORDS = 4
@@ -111,10 +112,17 @@ def written_only_as(
 
 def _occurrences(lines: Lines, spans: Iterable[tuple[int, int]]) -> list[list[tuple[int, int]]]:
     """The spans of a name grouped by where it is written: a name wrapped over its cell's
-    lines is one writing of it, its parts on lines one after another."""
+    lines is one writing of it, its parts on lines one after another, in one column."""
     out: list[list[tuple[int, int]]] = []
     for start, end in sorted(spans):
-        if out and lines.line_of(start) == lines.line_of(out[-1][-1][0]) + 1 and out[-1][-1][1] <= start:
+        line = lines.line_of(start)
+        if out and line == lines.line_of(out[-1][-1][0]) + 1 and out[-1][-1][1] <= start:
+            before = out[-1][-1][0]
+            column = lines.column(lines.starts[line - 1], before)
+            wrapped = abs(lines.column(lines.starts[line], start) - column) <= _WRAP_SLACK
+        else:
+            wrapped = False
+        if wrapped:
             out[-1].append((start, end))
         else:
             out.append([(start, end)])
@@ -135,12 +143,14 @@ def _under_the_sellers_label(text: str, lines: Lines, start: int, end: int) -> b
 def addressed_as(text: str, lines: Lines, start: int, end: int) -> str | None:
     """How a letter addresses the name at `start:end` as its recipient, as written, or
     None: the name starting its cell after a word only an address starts a name with
-    ("Herrn ...", "M. et Mme Lefèvre", "Spett.le ..."); or, the name the whole of its
+    ("Herrn ...", "Spett.le ..."), or followed in it by a Japanese or Korean address's
+    honorific ("株式会社青葉商事 御中"); or, the name the whole of its
     cell, a salutation alone in the cell over it ("Herr" over "Matthias Keller"), or an
     attention line in its column right under its last line ("Attn: Ms. Teresa Solano",
     "Att: Ekonomi", "Herrn Dirk Kemper"). Not a salutation starting a shop's name
-    ("Madame Tussauds", "Frau Gerolds Garten"), nor one under a name (a seller's contact:
-    "Frau Petra Lang"), nor a name in a sender's line ("Holzmann GmbH · Bahnhofstr. 3")."""
+    ("Madame Tussauds", "Frau Gerolds Garten") or a couple's ("M. et Mme": a guest house's
+    owners), nor one under a name (a seller's contact: "Frau Petra Lang"), nor a name in
+    a sender's line ("Holzmann GmbH · Bahnhofstr. 3")."""
     line = lines.line_of(start)
     cell = next(((s, e) for s, e in lines.cells(line) if s <= start < e), None)
     if cell is None:
@@ -225,13 +235,13 @@ def label_over(
             # Academy Trust" over "Invoice No.  BW-INV-104882")
             if is_label_cell(key, party) and _unmarked_keys(lines, line, key_column, value_column, value_labels):
                 label = key
-        elif not _a_keys_column(text, lines, line, key_column, value_column):
-            pass
-        elif normalise_phrase(key[:-1].strip()) in _NAME_LABELS:
-            # a name's own key in a party's block ("Получател:" over "Име:    Витоша ООД")
-            label = _heading_its_block(text, lines, line, (cells[k - 1][0], end), party)
-        else:
-            label = _label_with_colon(text, lines, line, cells[k - 1][0], key, party)
+        elif _a_keys_column(text, lines, line, key_column, value_column):
+            label = (
+                # a name's own key in a party's block ("Получател:" over "Име:    Витоша ООД")
+                _heading_its_block(text, lines, line, (cells[k - 1][0], end), party)
+                if normalise_phrase(key[:-1].strip()) in _NAME_LABELS
+                else _label_with_colon(text, lines, line, cells[k - 1][0], key, party)
+            )
         if label is not None:
             return label
     if cell[0] < start:
