@@ -7240,3 +7240,22 @@ def test_a_credit_balance_applied_is_a_payment():
     passes(text, {"subtotal": 502.68, "tax": 100.54, "total": 603.22})
     passes(text, {"subtotal": 502.68, "tax": 100.54, "total": 453.22})
     assert factors(text, {"subtotal": 502.68, "tax": 100.54, "total": 150.0})["total"] < 0.7
+
+
+# The seventeenth round's platforms: a receipt's point-of-sale app or an invoice's payment
+# service given as the seller, where the document names it only after "Powered by"
+@pytest.mark.parametrize(
+    "text,platform,seller,schema",
+    [
+        ("  THE MAGNOLIA GRILL\n  New Orleans, LA\nCheck #142\nTotal  $48.20\n          Powered by Toast\n", "Toast", "THE MAGNOLIA GRILL", RECEIPT),
+        ("      Gemüsehof Brandtner\nBeleg-Nr. 2026-000418\nGESAMT   27,30 €\n     Kassensystem: SumUp Kassensystem\n", "SumUp Kassensystem", "Gemüsehof Brandtner", RECEIPT),
+        ("Opaline SAS\nFacture F-2026-0212\nMontant dû  453,22 €\nPaiement traité par Paylane Payments Europe Ltd.\n", "Paylane Payments Europe Ltd.", "Opaline SAS", INVOICE),
+    ],
+    ids=["toast", "sumup", "processor"],
+)  # fmt: skip
+def test_the_service_a_document_came_through_is_not_its_seller(text, platform, seller, schema):
+    field = "merchant_name" if schema is RECEIPT else "vendor_name"
+    assert factors(text, {field: platform}, schema)[field] < 0.7
+    clean(text, {field: seller}, schema)
+    # named elsewhere too: no reading of where it stands
+    clean(text + f"{platform}\n", {field: platform}, schema)

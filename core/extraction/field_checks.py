@@ -19,7 +19,7 @@ from vetq.core.extraction.amounts import CENT, CENTS_RE, parse_amount, to_cents
 from vetq.core.extraction.clock import clock_value, parse_time_value, same_time
 from vetq.core.extraction.dates import DateMention, compact_date_spans, is_real_iso_date
 from vetq.core.extraction.lexicon import DATE_SET_ENDINGS, DELIVERY, PARTIES, VALUE_LABEL_SETS, normalise_phrase
-from vetq.core.extraction.parties import OTHER_PARTY, is_label_cell, written_only_as
+from vetq.core.extraction.parties import OTHER_PARTY, is_label_cell, written_only_after_a_platform, written_only_as
 from vetq.core.extraction.roles import (
     BARE_GAP,
     DATE_WORDS,
@@ -157,9 +157,8 @@ def check_text(src: Source, leaf: Leaf) -> FieldCheck:
     party = leaf.field.party
     if party is not None and check.spans:
         other = OTHER_PARTY[party]
-        placed = written_only_as(
-            src.text, src.lines, ((span.start, span.end) for span in check.spans), other, src.value_labels
-        )
+        spans = [(span.start, span.end) for span in check.spans]
+        placed = written_only_as(src.text, src.lines, spans, other, src.value_labels)
         if placed is not None:
             check.verified = False
             where = (
@@ -168,6 +167,13 @@ def check_text(src: Source, leaf: Leaf) -> FieldCheck:
                 else f"under '{short(placed.written, 40)}', where the {other} is named"
             )
             check.penalise(FOREIGN_LABEL_FACTOR, f"'{short(value)}' stands in the source only {where}, not the {party}")
+        elif party == "seller" and (platform := written_only_after_a_platform(src.text, src.lines, spans)) is not None:
+            check.verified = False
+            check.penalise(
+                FOREIGN_LABEL_FACTOR,
+                f"'{short(value)}' stands in the source only after '{short(platform, 30)}': the software, marketplace "
+                "or payment service the document came through, not the seller",
+            )
     return check
 
 

@@ -709,6 +709,9 @@ PARTY_NAME_LABELS = _phrases(_section(_AMOUNT_WORDS, "party_labels", "name_label
 SALUTATIONS = _phrases(_section(_AMOUNT_WORDS, "party_labels", "salutations"), "party_labels.salutations")
 ADDRESSING_WORDS = _phrases(_section(_AMOUNT_WORDS, "party_labels", "addressing"), "party_labels.addressing")
 ATTENTION_WORDS = _phrases(_section(_AMOUNT_WORDS, "party_labels", "attention"), "party_labels.attention")
+# the words before the name of the software, marketplace or payment service a document
+# came through ("Powered by Square", "Paiement traité par ...")
+PLATFORM_BEFORE = _phrases(_section(_AMOUNT_WORDS, "party_labels", "platform_before"), "party_labels.platform_before")
 # the honorific a Japanese or Korean address closes the recipient's name with ("御中", "様")
 ADDRESSING_AFTER = _phrases(
     _section(_AMOUNT_WORDS, "party_labels", "addressing_after"), "party_labels.addressing_after"

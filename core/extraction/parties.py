@@ -19,6 +19,7 @@ from vetq.core.extraction.lexicon import (
     PARTIES,
     PARTY_LABELS,
     PARTY_NAME_LABELS,
+    PLATFORM_BEFORE,
     SALUTATIONS,
     normalise_phrase,
 )
@@ -110,6 +111,21 @@ def written_only_as(
     return found
 
 
+def written_only_after_a_platform(text: str, lines: Lines, spans: Iterable[tuple[int, int]]) -> str | None:
+    """The words before a name at each of `spans` that say it is the software,
+    marketplace or payment service the document came through ("Powered by Square",
+    "Kassensystem: SumUp Kassensystem"), as written; None when it stands anywhere
+    without them."""
+    found = None
+    for start, _ in spans:
+        line_start = lines.starts[lines.line_of(start)]
+        before = _PLATFORM_BEFORE.search(text, max(line_start, start - _PLATFORM_REACH), start)
+        if before is None:
+            return None
+        found = found or before.group().strip(" \t:")
+    return found
+
+
 def _occurrences(lines: Lines, spans: Iterable[tuple[int, int]]) -> list[list[tuple[int, int]]]:
     """The spans of a name grouped by where it is written: a name wrapped over its cell's
     lines is one writing of it, its parts on lines one after another, in one column."""
@@ -187,6 +203,8 @@ def _written_over(text: str, lines: Lines, line: int, column: int, width: int) -
     )
 
 
+_PLATFORM_REACH = 40  # characters: the words and a colon right before the name
+_PLATFORM_BEFORE = re.compile(rf"(?i)(?<![^\W\d_]){_one_of(PLATFORM_BEFORE)}[ \t]*:?[ \t]*$")
 # the lines up to a salutation over a name, past lines of another column only (a window's
 # "Frau" over a line of the header's "Mieter-Nr.: 0147-07" beside it, then "Sabine Kranz")
 _SALUTATION_REACH = 2
