@@ -7129,6 +7129,11 @@ def test_a_name_a_shop_takes_or_its_contact_line_is_no_addressee(text, merchant)
             "Holzmann Schreinerei GmbH · Bahnhofstr. 3 · 79098 Freiburg\nHerrn Max Mustermann\nRechnungsnr.: RE-1\n",
             "Holzmann Schreinerei GmbH",
         ),
+        # its cells set apart by blanks around the separators
+        (
+            "Holzmann Schreinerei GmbH  ·  Bahnhofstr. 3  ·  79098 Freiburg\nHerrn Max Mustermann\nRechnungsnr.: RE-1\n",
+            "Holzmann Schreinerei GmbH",
+        ),
     ],
     ids=[
         "initial",
@@ -7143,6 +7148,7 @@ def test_a_name_a_shop_takes_or_its_contact_line_is_no_addressee(text, merchant)
         "pan",
         "suffix",
         "sender-line",
+        "sender-cells",
     ],
 )
 def test_a_sellers_own_block_is_no_addressee(text, vendor):
@@ -7161,7 +7167,7 @@ def test_a_sellers_own_block_is_no_addressee(text, vendor):
         ("TAX INVOICE\nNo. 12, Jalan Ampang, 50450 Kuala Lumpur\nRef: INV-4471            Date: 12/03/2026\n", {"invoice_number": "INV-4471"}, INVOICE),
         ("MAJU JAYA SDN BHD\nINVOICE TO                          Ref  : MJ/INV/2026/0412\nNo. 15, Jalan SS2/24                Date : 03/11/2026\n", {"invoice_number": "MJ/INV/2026/0412"}, INVOICE),
         ("FACTUUR 2e termijn\nFactuurnr.: VIS-2026-118    Datum: 03-11-2026\n", {"invoice_number": "VIS-2026-118"}, INVOICE),
-        ("Factuur 40 uur advieswerk\nFactuurnr.: VIS-2026-118    Datum: 03-11-2026\n", {"invoice_number": "VIS-2026-118"}, INVOICE),
+        ("Factuur 40 uur advieswerk\nRef: VIS-2026-118    Datum: 03-11-2026\n", {"invoice_number": "VIS-2026-118"}, INVOICE),
         ("CUSTOMER RECEIPT 1/2\nTOTAL 12.00\nTRM 003  SEQ 4412\nTHANK YOU\n", {"receipt_number": "4412"}, RECEIPT),
         (
             "Harper & Cole LLP\nTotal Professional Services        12,400.00\nTotal Disbursements                   312.50\n"
@@ -7259,3 +7265,11 @@ def test_the_service_a_document_came_through_is_not_its_seller(text, platform, s
     clean(text, {field: seller}, schema)
     # named elsewhere too: no reading of where it stands
     clean(text + f"{platform}\n", {field: platform}, schema)
+
+
+def test_a_tax_tables_figures_one_blank_apart_are_not_read_by_its_columns():
+    text = (
+        "TOTAAL                      11,28\nPIN                         11,28\n  BTW     Bedrag  BTW\n"
+        "  9%            3,94 0,35\n  21%           5,78 1,21\n  TOTAAL        9,72 1,56\n"
+    )
+    passes(text, {"tax": 1.56, "total": 11.28}, RECEIPT)

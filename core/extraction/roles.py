@@ -1121,7 +1121,9 @@ _FIGURE_RE = re.compile(r"-?[0-9][0-9.,' ]*[0-9]|[0-9]")
 
 def _figures_after_the_rate(text: str, lines: Lines, line: int) -> list[str]:
     """The figures of a rate row after its rate, one per cell ("9%  10,06  0,90": two),
-    so that its total row, as many figures, sums its columns one to one."""
+    so that its total row, as many figures, sums its columns one to one. Cells, not
+    amounts: figures one blank apart ("3,94 0,35") are one cell, their columns not to be
+    read one to one."""
     start, end = lines.bounds(line)
     rate = _RATE_ROW.match(text, start, end)
     after = text.find("%", start, end) + 1 if rate is not None else start
