@@ -15,7 +15,7 @@ from typing import Any
 from vetq.core.extraction.amounts import CENT, CENTS_RE, to_cents
 from vetq.core.extraction.field_checks import FieldCheck, as_given
 from vetq.core.extraction.lexicon import normalise_phrase
-from vetq.core.extraction.roles import RATE_RE, Label, a_tax_rate_of
+from vetq.core.extraction.roles import PERCENT_FIRST_RATE_RE, RATE_RE, Label, a_tax_rate_of
 from vetq.core.extraction.source import Source, difference_made_of
 from vetq.core.schemas.compiled import CompiledRule, CompiledSchema
 from vetq.core.schemas.records import Leaf
@@ -217,7 +217,21 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
             and not any(_owed_on_a_condition(src, ai) for ai, c in parts if c == cents)
             and (charges := difference_made_of(src, cents - mine_cents, either_way=False, kind="charge"))
         ]
-        if not unexplained and before_charges:
+        before_payments = [
+            (raw, paid)
+            for cents, raw in others.items()
+            if name in src.lexicon.grand_roles and cents > mine_cents and (paid := _paid(src, cents - mine_cents))
+        ]
+        if before_payments:
+            # "Do zapłaty 13 661,28 / Zapłacono 3 000,00 / Pozostało do zapłaty 10 661,28":
+            # what a payment leaves is still owed, and the sum it was taken off is the total
+            raw, paid = before_payments[0]
+            check.penalise(
+                CONFLICT_FACTOR,
+                f"{name} {src.amounts[mine[0]].raw} is what is left after the labelled {paid}: the source's "
+                f"{raw} under a {name} label is the {name} before it",
+            )
+        elif not unexplained and before_charges:
             # "Totale compensi 1.805,00 / Rivalsa imposta di bollo 2,00 / Totale da pagare
             # 1.807,00": the record's total is the sum the charges are added to
             raw, charges = before_charges[0]
@@ -386,6 +400,29 @@ def _withheld(src: Source, difference: Decimal) -> bool:
         if src.context(ai).adjustment in src.lexicon.withholdings and (cents := to_cents(abs(am.value)))
     }
     return difference in withheld or (len(withheld) > 1 and sum(withheld) == difference)
+
+
+def _paid(src: Source, difference: Decimal) -> str | None:
+    """The labelled payment made before (or the payments together) that `difference` is,
+    or None. Cash handed over at a till pays the total or, as "CASH OUT", is added to it:
+    no part paid before; an insurer's share leaves what the buyer paid, a receipt's total."""
+    paid: dict[Decimal, str] = {}
+    for ai, am in enumerate(src.amounts):
+        phrase = src.context(ai).adjustment
+        start, end = src.lines.bounds(src.lines.line_of(am.start))
+        if (
+            phrase
+            and phrase not in src.lexicon.paid_by_others
+            and src.a_payment(ai)
+            and not src.lexicon.tender_re.search(src.text, start, end)
+            and (cents := to_cents(abs(am.value)))
+        ):
+            paid.setdefault(cents, f"'{phrase}' {am.raw}")
+    if difference in paid:
+        return paid[difference]
+    if len(paid) > 1 and sum(paid) == difference:
+        return " + ".join(paid.values())
+    return None
 
 
 def _outranked(src: Source, check: FieldCheck, role: str, mine_cents: Decimal, currency: Any) -> bool:
@@ -880,7 +917,8 @@ def _rate_on_its_line(
 ) -> str | None:
     """The rate printed on the item's row (where its value stands with the values it is
     made of) that is, to the cent, its discount off `left` (its quantity times its price):
-    "500  0,12  15,00%  51,00", "4  62,50  Sconto 10%  225,00". The rate, or None."""
+    "500  0,12  15,00%  51,00", "4  62,50  Sconto 10%  225,00", Turkish "1.249,00 TL  %10,00".
+    The rate, or None."""
     if check is None or not check.spans:
         return None
     rows = {src.lines.line_of(span.start) for span in check.spans}
@@ -889,7 +927,11 @@ def _rate_on_its_line(
             rows &= {src.lines.line_of(span.start) for span in made_of.spans}
     for line in sorted(rows):
         start, end = src.lines.bounds(line)
-        printed = [(m.group(1), m.group(0)) for m in RATE_RE.finditer(src.text, start, end)]
+        printed = [
+            (m.group(1), m.group(0))
+            for rates in (RATE_RE, PERCENT_FIRST_RATE_RE)
+            for m in rates.finditer(src.text, start, end)
+        ]
         for figure, shown in printed + _rates_under_a_percent_column(src, line):
             rate = Decimal(figure.replace(",", ".")) / 100
             if abs(rate * abs(left) - abs(diff)) <= CENT:

@@ -158,6 +158,8 @@ def check_text(src: Source, leaf: Leaf) -> FieldCheck:
     if party is not None and check.spans:
         other = OTHER_PARTY[party]
         spans = [(span.start, span.end) for span in check.spans]
+        # "deniz.kaya@example.com" is an address the name is read in, not a writing of it
+        spans = [span for span in spans if not _in_a_mail_or_web_address(src.text, *span)] or spans
         placed = written_only_as(src.text, src.lines, spans, other, src.value_labels)
         if placed is not None:
             check.verified = False
@@ -175,6 +177,16 @@ def check_text(src: Source, leaf: Leaf) -> FieldCheck:
                 "or payment service the document came through, not the seller",
             )
     return check
+
+
+_ADDRESS_TOKEN = re.compile(r"\S*(?:@|://|www\.)\S*", re.IGNORECASE)
+
+
+def _in_a_mail_or_web_address(text: str, start: int, end: int) -> bool:
+    """Whether `start:end` lies inside an e-mail or web address ("deniz.kaya@...")."""
+    left = max(text.rfind(" ", 0, start), text.rfind("\n", 0, start), text.rfind("\t", 0, start)) + 1
+    token = _ADDRESS_TOKEN.match(text, left)
+    return token is not None and token.end() >= end
 
 
 # Where a wrapped cell's first part may end: blanks to its line's end, or a column's gap.
@@ -1639,9 +1651,10 @@ _A_COUNT_OF_UNITS = re.compile(r"[0-9]{1,3} [^\W\d_]")
 _AN_ADDRESS_NUMBER = re.compile(r"[0-9][^\s,]*,[ \t]+[^\W\d_]")
 _UNDER_SLACK = 2  # a box's lines centred or aligned right: the number may start where the title ends
 # A title alone in its cell, a word before or after it at most ("TAX INVOICE", "FACTURA
-# ELECTRÓNICA"), and a number's word starting a cell ("N° 4518", "Nr. 118")
-_TITLE_CELL = re.compile(rf"(?i)(?:[^\W\d_]+ )?{_DOCUMENT_TITLES}(?: [^\W\d_]+)?")
-_NUMBER_CELL = re.compile(rf"(?i){NUMBER_WORDS}\.?(?: ?:)? ?(?=[^\s:;,()\[\]]*[0-9])")
+# ELECTRÓNICA", "FATURA-RECIBO"), and a number's word starting a cell ("N° 4518", "Nr. 118",
+# a Portuguese series before it: "N.º FR 2026A/1843")
+_TITLE_CELL = re.compile(rf"(?i)(?:[^\W\d_]+ )?{_DOCUMENT_TITLES}(?:[ -][^\W\d_]+)?")
+_NUMBER_CELL = re.compile(rf"(?i){NUMBER_WORDS}\.?(?: ?:)? ?(?:(?-i:[A-Z]{{1,4}}) )?(?=[^\s:;,()\[\]]*[0-9])")
 # A document's title before its series ("Factura seria CDS nr. 0457"; the Lithuanian
 # "faktūra", the Croatian and Serbian "račun")
 _TITLE_WORD = re.compile(r"(?i)(?<![^\W\d_])(?:" + _DOCUMENT_TITLES + r"|faktūra|račun)(?![^\W\d_])")

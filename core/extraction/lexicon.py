@@ -144,6 +144,9 @@ class Lexicon:
     # deductions that pay the total, or part of it ("Payment received", "Anzahlung", "Gift
     # card"): what they leave is still owed, the total stays the sum before them
     payments: frozenset[str]
+    # payments an insurer makes for the buyer ("Tiers payant", "Anteil Krankenkasse"): what
+    # is left after them is what the buyer paid, a receipt's total
+    paid_by_others: frozenset[str]
     # one of them, or a word for deductions, after a total label ("Total das Retenções",
     # "Total Deduções/Reduções", "Total discounts"): their sum, a deduction, not a total
     deduction_sum_after_re: QualifierAfter
@@ -335,6 +338,9 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
     rounding = _deductions(data, "rounding", adjustment_kind, _phrases, "either")
     summed = _deductions(data, "summed_after_total", adjustment_kind, _words)
     payments = _deductions(data, "payments", adjustment_kind, _phrases)
+    paid_by_others = _phrases(_section(data, "adjustments", "paid_by_others"), "adjustments.paid_by_others")
+    if stray := [p for p in paid_by_others if p not in payments]:
+        raise LexiconError(f"adjustments.paid_by_others: {stray[0]!r} is not one of the payments")
     inclusion = _strings(_section(data, "qualifying_words", "words"), "qualifying_words")
     exclusion = _qualifying_subset(data, "qualifying_words", "excluding", inclusion)
     adding = _qualifying_subset(data, "qualifying_words", "adding", exclusion, "excluding words")
@@ -374,6 +380,7 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         adjustment_kind=adjustment_kind,
         withholdings=frozenset(withholdings),
         payments=frozenset(payments),
+        paid_by_others=frozenset(paid_by_others),
         deduction_sum_after_re=_qualifier_after(
             (*(p for p in withholdings if " " not in p), *summed), goods.connectors
         ),

@@ -253,6 +253,10 @@ def label_over(
             # Academy Trust" over "Invoice No.  BW-INV-104882")
             if is_label_cell(key, party) and _unmarked_keys(lines, line, key_column, value_column, value_labels):
                 label = key
+            elif normalise_phrase(key.strip()) in _NAME_LABELS:
+                # a name's own key in a party's block of keys without colons ("ΣΤΟΙΧΕΙΑ
+                # ΠΕΛΑΤΗ" / "Κωδικός   30-0412" / "Επωνυμία   ΛΟΓΙΣΤΙΚΟ ΓΡΑΦΕΙΟ ...")
+                label = _heading_its_block(text, lines, line, (cells[k - 1][0], end), party, value_column)
         elif _a_keys_column(text, lines, line, key_column, value_column):
             label = (
                 # a name's own key in a party's block ("Получател:" over "Име:    Витоша ООД")
@@ -356,7 +360,9 @@ def _label_with_colon(text: str, lines: Lines, line: int, start: int, label: str
     return label if _colon_across_the_gap(text, lines, line + 1, under) else None  # the next key
 
 
-def _heading_its_block(text: str, lines: Lines, line: int, block: tuple[int, int], party: str) -> str | None:
+def _heading_its_block(
+    text: str, lines: Lines, line: int, block: tuple[int, int], party: str, value_column: int | None = None
+) -> str | None:
     """The label of `party` heading the block whose name, with its own label ("Nombre:",
     "Denominazione:"), stands at `block` (the label's start, the name's end) on `line`:
     the party's label alone in its cell in the key's column a few lines up, or alone on
@@ -364,24 +370,32 @@ def _heading_its_block(text: str, lines: Lines, line: int, block: tuple[int, int
     value (a colon in the cell) on each line between ("RECEPTOR" / "Nombre: ..."; "Cessionario/committente
     (cliente)" / "Codice fiscale: ..." / "Denominazione: ..."; "TOMADOR DE SERVIÇOS" /
     "Nome/Razão Social: ..."). None otherwise, and for one of a row of headings written
-    one a line ("Sprzedawca" over "Nabywca" over the two blocks' keys)."""
+    one a line ("Sprzedawca" over "Nabywca" over the two blocks' keys). With the values'
+    `value_column`, the block's keys have no colons: each line between is a key and its
+    value there, and the heading may have another block's beside it ("ΣΤΟΙΧΕΙΑ ΠΕΛΑΤΗ   ΣΤΟΙΧΕΙΑ
+    ΔΙΑΚΙΝΗΣΗΣ")."""
     column, end_column = block[0] - lines.starts[line], block[1] - lines.starts[line]
     for above in range(line - 1, max(-1, line - 1 - _MAX_BLOCK_KEYS - 1), -1):
         cell = lines.cell_in_column(above, column)
         if cell is None:
             cells = lines.cells(above)
-            if len(cells) != 1 or not is_label_cell(text[cells[0][0] : cells[0][1]], party):
+            over = [
+                (s, e) for s, e in cells if s - lines.starts[above] < end_column and e - lines.starts[above] > column
+            ]
+            if (len(cells) != 1 and value_column is None) or len(over) != 1:
                 return None
-            title_start, title_end = (c - lines.starts[above] for c in cells[0])
-            over_the_name = title_start < end_column and title_end > column
-            return (
-                text[cells[0][0] : cells[0][1]].strip()
-                if over_the_name and not _under_a_heading(text, lines, above)
-                else None
-            )
+            title = text[over[0][0] : over[0][1]]
+            return title.strip() if is_label_cell(title, party) and not _under_a_heading(text, lines, above) else None
         written = text[cell[0] : cell[1]]
         if is_label_cell(written, party):
             return None if _under_a_heading(text, lines, above) else written.strip()
+        if value_column is not None:
+            after = [s for s, _ in lines.cells(above) if s > cell[1]]
+            if any(is_label_cell(written, kind) for kind in PARTIES) or not (
+                after and abs(after[0] - lines.starts[above] - value_column) <= 1
+            ):
+                return None
+            continue  # a key without its colon and its value
         # only a key and its value: another party's heading ("From:", "Proveedor:") or a
         # heading with its colon ("Datos del emisor:") starts another block
         key, colon, value = written.partition(":") if ":" in written else written.partition("：")

@@ -84,7 +84,7 @@ BARE_GAP = r"\.?[ \t]*[:#\-–]?[ \t]*"
 # The words any date or number may be written after, labelling it as the document's own
 # without saying what it is ("Date:", "No.", "Nr.", "vom", "del"), ending the text before it.
 DATE_WORDS = r"(?:date|datum|fecha|data|dato|日付|дата)"
-NUMBER_WORDS = r"(?:(?<![^\W\d_])(?:no|nr|nro|num|number|nummer|numero|número|numer|n[°º])|[#№])"
+NUMBER_WORDS = r"(?:(?<![^\W\d_])(?:no|nr|nro|num|number|nummer|numero|número|numer|n\.?[°º])|[#№])"
 # The words that date a number before them ("Nr. 471113 vom 13.06.2018", "PO 4500123 dated")
 DATING_WORDS = r"(?:dated|vom|del|du|dd|от|від|z[ \t]+dnia|ze[ \t]+dne)"
 GENERIC_LABEL_BEFORE = {
