@@ -456,6 +456,13 @@ def _in_a_labels_brackets(text: str, s: int, e: int) -> bool:
     return any(c.isalpha() for c in inside) and _CENTS_AFTER.match(text, closing + 1, line_end) is not None
 
 
+# An article or paragraph of a law right before a whole number ("art. 15", "§ 14 Abs. 4")
+_LAW_BEFORE = re.compile(
+    r"(?i)(?:(?<![^\W\d_])(?:art|artt|article|articolo|artículo|articulo|artigo|artikel|abs|comma)\.?|§§?)[ \t]*\Z"
+)
+_LAW_REACH = 12
+
+
 def find_amounts(text: str, *, date_mentions: list[DateMention] | None = None) -> list[AmountMention]:
     """Every amount written in ``text``, in order. Numbers that are part of dates,
     phone numbers, bank accounts, identifiers (``GLX/2026/778``), ordinals, times and
@@ -491,6 +498,8 @@ def find_amounts(text: str, *, date_mentions: list[DateMention] | None = None) -
             continue  # "Shipping (Royal Mail Tracked 48)  £3.95": the label's words, not its figure
         if _TIME_WORD.match(text, e):
             continue  # "9.00 Uhr": a time
+        if not _DECIMALS.search(num) and _LAW_BEFORE.search(text, max(0, s - _LAW_REACH), s):
+            continue  # "escluse art. 15 DPR 633/72", "gemäß § 35a EStG": a law's article
         if _RATE_DIGITS.fullmatch(num) and _BASE_AFTER.match(text, e):
             continue  # "7.250 on $4.97": a rate, no amount
         marked = None if m.group("sign") or s == 0 else _SIGN_BEFORE_SYMBOL.search(text, max(0, s - 8), s)

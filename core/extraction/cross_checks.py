@@ -129,6 +129,16 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
         mine, with_cents, my_pages, my_currencies = own.figures, own.with_cents, own.pages, own.or_record(currency)
         if not mine:
             continue
+        after = _left_after_withholding(src, name, candidates, mine_cents, my_pages)
+        if after is not None:
+            # "Totale documento 1.784,13 / Ritenuta d'acconto -262,00 / Netto a pagare
+            # 1.522,13": the tax withheld is the state's, the invoice's total what is left
+            check.penalise(
+                CONFLICT_FACTOR,
+                f"{name} {src.amounts[mine[0]].raw} is the sum before the tax withheld: the source's {after} "
+                f"under a {name} label is what is left after it",
+            )
+            continue
         # a figure a grand total label names has no rival in a lesser one only a plain
         # total label names: a line's, a section's, what is left to pay (see _outranked)
         mine_grand = any(src.labels[src.role_label[ai]].grand for ai in mine)
@@ -220,7 +230,9 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
         before_payments = [
             (raw, paid)
             for cents, raw in others.items()
-            if name in src.lexicon.grand_roles and cents > mine_cents and (paid := _paid(src, cents - mine_cents))
+            if name in src.lexicon.grand_roles
+            and cents > mine_cents
+            and (paid := _paid(src, cents - mine_cents, mine_cents))
         ]
         if before_payments:
             # "Do zapłaty 13 661,28 / Zapłacono 3 000,00 / Pozostało do zapłaty 10 661,28":
@@ -402,22 +414,47 @@ def _withheld(src: Source, difference: Decimal) -> bool:
     return difference in withheld or (len(withheld) > 1 and sum(withheld) == difference)
 
 
-def _paid(src: Source, difference: Decimal) -> str | None:
+def _left_after_withholding(
+    src: Source, role: str, candidates: list[int], mine_cents: Decimal, pages: set[int]
+) -> str | None:
+    """A figure of `candidates` on the record's pages that the labelled withholdings take
+    the record's figure down to (as written), or None: for a total's role only."""
+    if role not in src.lexicon.grand_roles:
+        return None
+    for ai in candidates:
+        cents = to_cents(abs(src.amounts[ai].value))
+        if (
+            cents is not None
+            and cents < mine_cents
+            and src.page_of(src.amounts[ai].start) in pages
+            and _withheld(src, mine_cents - cents)
+        ):
+            return src.amounts[ai].raw
+    return None
+
+
+def _paid(src: Source, difference: Decimal, mine_cents: Decimal) -> str | None:
     """The labelled payment made before (or the payments together) that `difference` is,
     or None. Cash handed over at a till pays the total or, as "CASH OUT", is added to it:
-    no part paid before; an insurer's share leaves what the buyer paid, a receipt's total."""
+    no part paid before; an insurer's share leaves what the buyer paid, a receipt's total;
+    a payment worth the record's figure is the document's own sum (an advance invoice's
+    "Anzahlung 50 %: 2.380,00" under the order's total, a deposit's receipt); a credit may
+    be the price's reduction (a trade-in's, a provider's promotional credits)."""
     paid: dict[Decimal, str] = {}
     for ai, am in enumerate(src.amounts):
         phrase = src.context(ai).adjustment
         start, end = src.lines.bounds(src.lines.line_of(am.start))
         if (
             phrase
-            and phrase not in src.lexicon.paid_by_others
+            and phrase not in src.lexicon.payments_maybe_discounts
             and src.a_payment(ai)
             and not src.lexicon.tender_re.search(src.text, start, end)
+            and not src.lexicon.paid_by_others_re.search(src.text, start, end)
             and (cents := to_cents(abs(am.value)))
         ):
             paid.setdefault(cents, f"'{phrase}' {am.raw}")
+    if mine_cents in paid:
+        return None
     if difference in paid:
         return paid[difference]
     if len(paid) > 1 and sum(paid) == difference:

@@ -65,6 +65,7 @@ ROLE_MISMATCH_FACTOR = 0.6  # amount present, but another number carries this fi
 NO_ROLE_LABEL_FACTOR = 0.85  # amount present, the source labels no number for this field
 FOREIGN_LABEL_FACTOR = 0.6  # a labelled date / identifier / text written only under other values' labels
 AMBIGUOUS_CURRENCY_FACTOR = 0.85  # only a shared symbol ("$") supports the code
+COUNTRY_CURRENCY_FACTOR = 0.9  # no currency written; the code of the one country its script or words tell
 INVALID_DATE_FACTOR = 0.1  # not a real date
 OTHER_ORDER_FACTOR = 0.6  # a numeric date read in the order the document's other dates or conventions do not write
 INVALID_FORMAT_FACTOR = 0.3  # fails its pattern, checksum or format (an OCR slip, a swapped digit)
@@ -869,8 +870,15 @@ def check_currency(src: Source, leaf: Leaf) -> FieldCheck:
         )
         return check
     others = list(dict.fromkeys(c for h in hits if h.strong for c in h.codes))[:4]
+    tell = src.country_tell
     if others:
         check.penalise(UNGROUNDED_FACTOR, f"the source names {', '.join(others)}, not {short(code, 10)}")
+    elif not hits and tell is not None and tell.currency == code:
+        # a Korean till's "33,900" with no "원": the won, as only Korea writes Hangul
+        check.penalise(
+            COUNTRY_CURRENCY_FACTOR,
+            f"no currency is written; {code} is the currency of the one country whose documents show {tell.shown}",
+        )
     else:
         check.penalise(
             UNGROUNDED_FACTOR, f"currency {short(code, 10)} not found in the source (no code, symbol or name)"

@@ -144,9 +144,11 @@ class Lexicon:
     # deductions that pay the total, or part of it ("Payment received", "Anzahlung", "Gift
     # card"): what they leave is still owed, the total stays the sum before them
     payments: frozenset[str]
-    # payments an insurer makes for the buyer ("Tiers payant", "Anteil Krankenkasse"): what
-    # is left after them is what the buyer paid, a receipt's total
-    paid_by_others: frozenset[str]
+    # words of an insurer paying for the buyer on a payment's line ("Tiers payant", "Ins.
+    # paid", "Von Krankenkasse bezahlt"): what is left after it is what the buyer paid
+    paid_by_others_re: re.Pattern[str]
+    # payments that may be a reduction of the price instead ("Credits", a trade-in's credit)
+    payments_maybe_discounts: frozenset[str]
     # one of them, or a word for deductions, after a total label ("Total das Retenções",
     # "Total Deduções/Reduções", "Total discounts"): their sum, a deduction, not a total
     deduction_sum_after_re: QualifierAfter
@@ -154,6 +156,9 @@ class Lexicon:
     page_mark_re: re.Pattern[str]
     tip_guide_re: re.Pattern[str]
     tender_re: re.Pattern[str]  # "Bargeld", "Change": cash handed over and what it left
+    # a word only one currency's country prints ("NPWP"): its currency, its dates day first
+    country_of_word: Mapping[str, tuple[str, bool]]
+    country_words_re: re.Pattern[str]
     discount_column_re: re.Pattern[str]  # "Disc", "Dto": a discount written short (a column, a figure off)
     rate_base_re: re.Pattern[str]
     term_unit_re: re.Pattern[str]  # "days", "Tage", "jours": the number before it is a payment term
@@ -248,6 +253,28 @@ def _deductions(
     return phrases
 
 
+def _country_words(value: Any) -> dict[str, tuple[str, bool]]:
+    """country_words.countries: each word, casefolded, to its country's currency and whether
+    its numeric dates read day first."""
+    where = "country_words.countries"
+    if not isinstance(value, list):
+        raise LexiconError(f"{where} must be a list")
+    out: dict[str, tuple[str, bool]] = {}
+    for country in value:
+        if not isinstance(country, dict) or set(country) != {"currency", "day_first", "words"}:
+            raise LexiconError(f"{where}: each country has its currency, day_first and words")
+        currency, day_first = country["currency"], country["day_first"]
+        if not (isinstance(currency, str) and len(currency) == 3 and currency.isupper()) or not isinstance(
+            day_first, bool
+        ):
+            raise LexiconError(f"{where}: {currency!r} is no currency code, or day_first no true/false")
+        for word in _strings(country["words"], f"{where}.words"):
+            if word.casefold() in out:
+                raise LexiconError(f"{where}: {word!r} is listed twice")
+            out[word.casefold()] = (currency, day_first)
+    return out
+
+
 def _words(value: Any, where: str) -> tuple[str, ...]:
     words = _strings(value, where)
     for w in words:
@@ -339,8 +366,9 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
     summed = _deductions(data, "summed_after_total", adjustment_kind, _words)
     payments = _deductions(data, "payments", adjustment_kind, _phrases)
     paid_by_others = _phrases(_section(data, "adjustments", "paid_by_others"), "adjustments.paid_by_others")
-    if stray := [p for p in paid_by_others if p not in payments]:
-        raise LexiconError(f"adjustments.paid_by_others: {stray[0]!r} is not one of the payments")
+    maybe_discounts = _deductions(data, "payments_maybe_discounts", adjustment_kind, _phrases)
+    if stray := [p for p in maybe_discounts if p not in payments]:
+        raise LexiconError(f"adjustments.payments_maybe_discounts: {stray[0]!r} is not one of the payments")
     inclusion = _strings(_section(data, "qualifying_words", "words"), "qualifying_words")
     exclusion = _qualifying_subset(data, "qualifying_words", "excluding", inclusion)
     adding = _qualifying_subset(data, "qualifying_words", "adding", exclusion, "excluding words")
@@ -349,6 +377,7 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
     pages = _words(_section(data, "page_words", "words"), "page_words")
     tip_guide = _phrases(_section(data, "tip_guide_words", "words"), "tip_guide_words")
     tender = _words(_section(data, "tender_words", "words"), "tender_words")
+    country_of_word = _country_words(_section(data, "country_words", "countries"))
     rate_base = _words(_section(data, "rate_base_words", "words"), "rate_base_words")
     net_labels, tax_inclusive = _tax_included_net_labels(data, inclusion)
     goods = _GoodsSums.from_data(data, role_of_label)
@@ -380,7 +409,10 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         adjustment_kind=adjustment_kind,
         withholdings=frozenset(withholdings),
         payments=frozenset(payments),
-        paid_by_others=frozenset(paid_by_others),
+        payments_maybe_discounts=frozenset(maybe_discounts),
+        paid_by_others_re=re.compile(
+            r"(?<![^\W_])(?:" + "|".join(map(re.escape, paid_by_others)) + r")(?![^\W_])", re.IGNORECASE
+        ),
         deduction_sum_after_re=_qualifier_after(
             (*(p for p in withholdings if " " not in p), *summed), goods.connectors
         ),
@@ -389,6 +421,13 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         ),
         partial_re=re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, partial)) + r")(?![^\W_])", re.IGNORECASE),
         # a form feed, or a page word with its number
+        country_of_word=country_of_word,
+        country_words_re=re.compile(
+            r"(?<![^\W_])(?:"
+            + "|".join(map(re.escape, sorted(country_of_word, key=len, reverse=True)))
+            + r")(?![^\W_])",
+            re.IGNORECASE,
+        ),
         tender_re=re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, tender)) + r")(?![^\W_])", re.IGNORECASE),
         discount_column_re=re.compile(
             r"(?<![^\W_])(?:" + _listed(data, "discount_column_words", "words") + r")(?![^\W_])", re.IGNORECASE
@@ -401,7 +440,9 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         ),
         # after a percent sign, or a rate written without one ("7.250 on $4.97")
         rate_base_re=re.compile(
-            rf"(?:%|(?<![0-9.,]){RATE_WITHOUT_SIGN})[ \t]*(?:" + "|".join(map(re.escape, rate_base)) + r")(?![^\W_])",
+            rf"(?:%|(?<![0-9.,]){RATE_WITHOUT_SIGN})[ \t]*\(?[ \t]*(?:"
+            + "|".join(map(re.escape, rate_base))
+            + r")(?![^\W_])",
             re.IGNORECASE,
         ),
         inclusion_re=_ending_phrase(inclusion),

@@ -162,7 +162,7 @@ def addressed_as(text: str, lines: Lines, start: int, end: int) -> str | None:
     ("Herrn ...", "Spett.le ..."), or followed in it by a Japanese or Korean address's
     honorific ("株式会社青葉商事 御中"); or, the name the whole of its
     cell, a salutation alone in the cell over it ("Herr" over "Matthias Keller"), or an
-    attention line in its column right under its last line ("Attn: Ms. Teresa Solano",
+    attention line in its column under its last line, past a line of another column only ("Attn: Ms. Teresa Solano",
     "Att: Ekonomi", "Herrn Dirk Kemper"). Not a salutation starting a shop's name
     ("Madame Tussauds", "Frau Gerolds Garten") or a couple's ("M. et Mme": a guest house's
     owners), nor one under a name (a seller's contact: "Frau Petra Lang"), nor a name in
@@ -189,9 +189,12 @@ def addressed_as(text: str, lines: Lines, start: int, end: int) -> str | None:
             return text[over[0] : over[1]]
         if over is not None or _written_over(text, lines, up, column, end - start):
             break  # another line of the block over it, not its salutation
-    under = lines.cell_in_column(last + 1, column)
-    if under is not None and _ATTENTION_LINE.match(text, *under):
-        return text[under[0] : under[1]]
+    for down in range(last + 1, min(len(lines.starts), last + 1 + _ATTENTION_REACH)):
+        under = lines.cell_in_column(down, column)
+        if under is not None and _ATTENTION_LINE.match(text, *under):
+            return text[under[0] : under[1]]
+        if under is not None or _written_over(text, lines, down, column, end - start):
+            break  # another line of the block under it (past a line of another column only)
     return None
 
 
@@ -209,6 +212,7 @@ _PLATFORM_BEFORE = re.compile(rf"(?i)(?<![^\W\d_]){_one_of(PLATFORM_BEFORE)}[ \t
 # "Frau" over a line of the header's "Mieter-Nr.: 0147-07" beside it, then "Sabine Kranz")
 _SALUTATION_REACH = 2
 _HONORIFIC_AFTER = re.compile(rf"[ \t\u3000]*{_one_of(ADDRESSING_AFTER)}(?=[ \t\u3000]*$|[ \t\u3000]*\n|$)")
+_ATTENTION_REACH = 2  # the lines down to an attention line, past one of another column only
 _SEPARATOR_AFTER = re.compile(r"[ \t]*[·•|–]")
 _ADDRESSING = re.compile(rf"(?i){_one_of(ADDRESSING_WORDS)}(?![^\W\d_])")
 _SALUTATION_CELL = re.compile(rf"(?i){_one_of(SALUTATIONS)}[ \t]*:?")
@@ -373,7 +377,7 @@ def _heading_its_block(
     one a line ("Sprzedawca" over "Nabywca" over the two blocks' keys). With the values'
     `value_column`, the block's keys have no colons: each line between is a key and its
     value there, and the heading may have another block's beside it ("ΣΤΟΙΧΕΙΑ ΠΕΛΑΤΗ   ΣΤΟΙΧΕΙΑ
-    ΔΙΑΚΙΝΗΣΗΣ")."""
+    ΔΙΑΚΙΝΗΣΗΣ"), standing over its own block alone."""
     column, end_column = block[0] - lines.starts[line], block[1] - lines.starts[line]
     for above in range(line - 1, max(-1, line - 1 - _MAX_BLOCK_KEYS - 1), -1):
         cell = lines.cell_in_column(above, column)
@@ -384,6 +388,11 @@ def _heading_its_block(
             ]
             if (len(cells) != 1 and value_column is None) or len(over) != 1:
                 return None
+            title_start, title_end = (c - lines.starts[above] for c in over[0])
+            if value_column is not None and not _centred_over_its_block(
+                lines, above, line, (title_start, title_end), (column, end_column)
+            ):
+                return None  # over its own block only (not centred over two, nor the next one's)
             title = text[over[0][0] : over[0][1]]
             return title.strip() if is_label_cell(title, party) and not _under_a_heading(text, lines, above) else None
         written = text[cell[0] : cell[1]]
@@ -402,6 +411,25 @@ def _heading_its_block(
         if not colon or not value.strip() or any(is_label_cell(key, kind) for kind in PARTIES):
             return None  # a delivery's key and its value ("Site Address: Farm 418") is the block's
     return None
+
+
+def _centred_over_its_block(
+    lines: Lines, heading_line: int, line: int, title: tuple[int, int], block: tuple[int, int]
+) -> bool:
+    """Whether a heading (its columns `title`, on `heading_line`) stands centred over a
+    block of keys and values without colons (its columns `block`, its name on `line`):
+    within it, about its middle, and no other block's cell starting under the heading a
+    few lines down (a heading left-aligned with the next block is that block's)."""
+    (title_start, title_end), (column, end_column) = title, block
+    if not column <= title_start < title_end <= end_column:
+        return False
+    if abs((title_start + title_end) - (column + end_column)) > (end_column - column) // 2:
+        return False
+    for below in range(line + 1, min(len(lines.starts), line + 2 + _MAX_BLOCK_KEYS)):
+        start = lines.starts[below]
+        if any(abs(s - start - title_start) <= 1 for s, _ in lines.cells(below)):
+            return False
+    return True
 
 
 def _a_heading(text: str, label: tuple[int, int], beside: tuple[int, int], value_labels: LabelIndex | None) -> bool:

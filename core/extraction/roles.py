@@ -733,6 +733,8 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
             )
             # each sum written with its currency, then what it is ("1.162,00 € netto zzgl.
             # 220,78 € MwSt. = 1.382,78 € brutto"): the next figure has its own label
+            # or a sum after it ("220,78 € MwSt. = 1.382,78 €"): the figures before add up to it
+            or (_sign_then_label(text, amounts[ai].end, lb.start) and _EQUALS_AFTER.match(text, lb.end))
             or (
                 _sign_then_label(text, amounts[ai].end, lb.start)
                 and _in_a_chain_of_trailing_labels(text, amounts, labels, ai, pre[ai], owned_after)
@@ -1307,6 +1309,8 @@ def _in_a_chain_of_trailing_labels(
     )
 
 
+# A label's end, then an equals sign: the figure after it is a sum, not the label's
+_EQUALS_AFTER = re.compile(r"[ \t.:]*=")
 # Between a label's two languages ("BTW / TVA", "Te betalen / À payer")
 _IN_TWO_LANGUAGES = re.compile(r"[ \t]*/[ \t]*")
 

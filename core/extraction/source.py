@@ -23,6 +23,7 @@ from vetq.core.extraction.amounts import (
     to_cents,
 )
 from vetq.core.extraction.clock import PrintedTime, find_printed_times
+from vetq.core.extraction.country import CountryTell, country_tell
 from vetq.core.extraction.currencies import (
     AMBIGUOUS_SYMBOLS,
     CURRENCY_WORDS,
@@ -158,6 +159,7 @@ class Source:
         self._amount_index: dict[Decimal, list[int]] | None = None
         self._writes_cents: bool | None = None
         self._day_first_convention: tuple[str | None] | None = None
+        self._country_tell: tuple[CountryTell | None] | None = None
         self._printed_times: list[PrintedTime] | None = None
         self._totals_before_deductions()
 
@@ -194,7 +196,8 @@ class Source:
         """Why the numeric dates this document's other dates leave in either order
         ("03/04/2026") read day first, or None: its sums are written with a decimal comma,
         as nowhere that writes the month first writes them, or are in currencies only of
-        countries that write the day first and a decimal point; None wherever it shows the
+        countries that write the day first and a decimal point, or, naming no currency
+        beside them, it shows such a country's script or word (`country_tell`); None wherever it shows the
         month first (`dates.shows_the_month_first`), an American party, or names dollars.
         Asked by a date field, once."""
         if self._day_first_convention is None:
@@ -232,7 +235,17 @@ class Source:
         if hits and all(hit.codes <= _DAY_FIRST_WITH_A_DECIMAL_POINT for hit in hits):
             written = dict.fromkeys(text[hit.start : hit.end] for hit in hits)
             return f"its sums are in {', '.join(written)}"
+        tell = self.country_tell
+        if tell is not None and tell.day_first and not hits:
+            return f"it shows {tell.shown}, as only a country that writes the day first does"
         return None
+
+    @property
+    def country_tell(self) -> CountryTell | None:
+        """What tells the document's country (`country.country_tell`), read once."""
+        if self._country_tell is None:
+            self._country_tell = (country_tell(self.text, self.lexicon),)
+        return self._country_tell[0]
 
     def phrase_spans(self, phrases: tuple[str, ...]) -> list[tuple[int, int]]:
         """Where any of `phrases` (normalised, as a schema's cue words are) stands, on
