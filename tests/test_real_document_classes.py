@@ -7603,3 +7603,165 @@ def test_tax_registrations_the_nineteenth_round_printed(text, own, other, schema
     field = "receipt_number" if schema is RECEIPT else "invoice_number"
     clean(text, {field: own}, schema)
     assert factors(text, {field: other}, schema)[field] < 0.7
+
+
+# 245. The twentieth round (Latin American receipts, Nordic and Central European invoices,
+# scanned English receipts): dates read month first where an American party's software
+# wrote them, day first where a country's word or a currency named outright tells it
+_AMERICAN_INVOICE = (
+    "Front Range Landscape Supply LLC\n4410 Brighton Blvd, Denver, CO 80216\n\nINVOICE 1047\n"
+    "DATE       04/09/2025\nTERMS      Net 30\nTOTAL      $1,250.00\n"
+)
+
+
+def test_an_american_partys_software_writes_the_month_first():
+    clean(_AMERICAN_INVOICE, {"invoice_date": "2025-04-09"})
+    flagged(_AMERICAN_INVOICE, {"invoice_date": "2025-09-04"}, "invoice_date", "month first", "CO 80216")
+    # a medicine's expiry month and year reads no order; another currency is another country's
+    expiry = "Apollo Pharmacy\nDate: 04/03/2026\nPyrexa 650 Tab   08/27   2   33.60\nTotal  Rs. 60.48\n"
+    clean(expiry, {"invoice_date": "2026-03-04"})
+    euros = _AMERICAN_INVOICE.replace("$1,250.00", "€1.250,00")
+    clean(euros, {"invoice_date": "2025-09-04"})
+
+
+@pytest.mark.parametrize(
+    "text,written",
+    [
+        ("PRONTITO TIENDAS SA DE CV\nRFC: TPB080514KQ3\nFECHA: 05/03/2026  14:22\nTOTAL  $ 89.50\n", "05/03/2026"),
+        ("CAFÉ DEL PUERTO\nBOLETA ELECTRÓNICA N° 004417\nFecha Emisión: 05-03-2026\nTotal  $ 29.013\n", "05-03-2026"),
+        ("Fitzroy Social Pty Ltd\nABN 51 824 753 556\nDate 05/03/2026 9:41 am\nTotal  $52.10\n", "05/03/2026"),
+        ("FreshChoice Merivale\nEFTPOS  $49.87\nTOTAL   NZD 49.87\n05/03/2026 17:26\n", "05/03/2026"),
+        ("BOTICA SAN MARTÍN\nFecha de emisión: 05/03/2026\nOP. GRAVADA   S/   77.97\nTOTAL  S/ 92.00\n", "05/03/2026"),
+    ],
+    ids=["mexican-rfc", "chilean-boleta", "australian-abn", "nzd-named", "peruvian-soles"],
+)
+def test_a_country_word_or_a_named_currency_tells_the_day_first(text, written):
+    clean(text, {"date": "2026-03-05"}, RECEIPT)
+    (swapped,) = reasons(text, {"date": "2026-05-03"}, RECEIPT)["date"]
+    assert f"'{written}' reads 2026-03-05 day first" in swapped
+
+
+def test_a_mexican_receipt_beside_an_american_address_reads_the_day_first():
+    text = "PRONTITO TIENDAS SA DE CV\nRFC: TPB080514KQ3\nEnvíos: 1200 Main St, El Paso, TX 79901\nFECHA: 05/03/2026\nTOTAL  $ 89.50\n"
+    clean(text, {"date": "2026-03-05"}, RECEIPT)
+
+
+def test_a_lithuanian_sum_in_words_names_the_euro():
+    text = (
+        "Prekės pavadinimas   Kiekis  Kaina, Eur  Suma, Eur\nKonsultacija   1   1184,50   1184,50\n"
+        "Iš viso su PVM: 1433,25\nSuma žodžiais: vienas tūkstantis keturi šimtai trisdešimt trys eurai 25 ct\n"
+    )
+    clean(text, {"currency": "EUR"})
+
+
+def test_a_sales_taxs_base_is_no_second_subtotal():
+    text = "SUBTOTAL                      43.63\nTAXABLE AMOUNT                27.46\nSALES TAX 7.000%               1.92\nTOTAL  45.55\n"
+    clean(text, {"subtotal": 43.63, "tax": 1.92, "total": 45.55}, RECEIPT)
+    assert factors(text, {"subtotal": 27.46, "tax": 1.92, "total": 45.55}, RECEIPT)["subtotal"] < 0.7
+
+
+@pytest.mark.parametrize(
+    "text,field,wrong,right,schema",
+    [
+        ("FOGÓN DE LA CANDELARIA\nNIT 901.234.567-1\nTOTAL  $ 56.000\n"
+         "Proveedor tecnológico: SOLUCIONES DIGITALES ANDINAS S.A.S. NIT 900.876.543-2\n",
+         "merchant_name", "SOLUCIONES DIGITALES ANDINAS S.A.S.", "FOGÓN DE LA CANDELARIA", RECEIPT),
+        ("PARRILLA DON JULIO\nCUIT: 30-71234567-8   Inicio de Actividades: 01/03/2015\nFecha: 09/06/2026\nTOTAL  $ 48.600,00\n",
+         "date", "2015-03-01", "2026-06-09", RECEIPT),
+    ],
+    ids=["software-provider", "activity-start"],
+)  # fmt: skip
+def test_what_the_twentieth_round_left_silent(text, field, wrong, right, schema):
+    assert factors(text, {field: wrong}, schema)[field] < 0.7
+    clean(text, {field: right}, schema)
+
+
+# 246. A review of tests 243-245's changes
+def test_a_heading_a_few_columns_off_its_block_of_keys_still_heads_it():
+    text = (
+        "SUPPLIER                                   CUSTOMER\n"
+        "Name      Brightwave Consulting Ltd          Name      Northwind Traders plc\n"
+        "Address   5 Mill St, Leeds LS1 4AB           Address   1 Dock Road, London E16 1AA\n"
+    )
+    assert factors(text, {"vendor_name": "Northwind Traders plc"})["vendor_name"] < 0.7
+
+
+def test_an_attention_line_past_a_blank_line_is_the_next_names():
+    text = "Brightwave Consulting Ltd\n\nAttn: Accounts Payable\nNorthwind Traders plc\n1 Dock Road, London E16 1AA\n"
+    clean(text, {"vendor_name": "Brightwave Consulting Ltd"})
+
+
+def test_a_label_then_equals_names_the_figure_after_it_unless_the_two_before_add_up_to_it():
+    text = "Malerarbeiten Wohnzimmer 1.162,00 € MwSt = 220,78 €\nGesamt 1.382,78 €\n"
+    clean(text, {"tax": 220.78, "total": 1382.78})
+    assert factors(text, {"tax": 1162.0, "total": 1382.78})["tax"] < 0.7
+
+
+@pytest.mark.parametrize(
+    "retention",
+    ["Retención en garantía 5%", "Retención por garantía 5%", "Retenção caução 5%", "Ritenuta a garanzia 5%"],
+)
+def test_a_guarantee_retention_is_no_tax_withheld(retention):
+    text = (
+        "Base imponible                                  50.000,00 €\nIVA 10%                                          5.000,00 €\n"
+        f"Total factura                                   55.000,00 €\n{retention:<40}-2.750,00 €\n"
+        "Total a pagar                                   52.250,00 €\n"
+    )
+    passes(text, {"subtotal": 50000.0, "tax": 5000.0, "total": 55000.0})
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Credit applied (CM-1182)                        -120.00",
+        "Less: credit from prior overpayment             -120.00",
+        "Payment received - Bright Dental                -120.00",
+        "Paid to date (payment plan)                     -120.00",
+    ],
+)
+def test_a_credit_applied_or_a_payment_naming_no_insurer_leaves_a_balance(line):
+    text = f"Subtotal                                         505.90\nSales tax 10.25%   51.85\nTotal   557.75\n{line}\nBalance due   437.75\n"
+    flagged(text, {"total": 437.75}, "total", "left after")
+
+
+def test_a_shop_abroad_is_told_by_its_address_not_its_script():
+    korean_la = (
+        "   서울 순두부  SEOUL TOFU HOUSE\n 3470 W 6th St, Los Angeles, CA 90020\n03/09/2026  12:18 PM\n"
+        "순두부찌개 Soft Tofu Stew        2   31.98\n김치전 Kimchi Pancake         1   14.99\n"
+        "불고기 Bulgogi                  1   24.99\n합계 TOTAL                     71.96\n"
+    )
+    assert factors(korean_la, {"currency": "KRW"}, RECEIPT)["currency"] < 0.7
+    passes(korean_la, {"currency": "USD", "date": "2026-03-09"}, RECEIPT)
+    toronto = (
+        "   ΑΡΤΟΠΟΙΕΙΟ ΑΦΡΟΔΙΤΗ  AFRODITE BAKERY\n     598 Danforth Ave, Toronto ON M4K 1R1\n03/09/2026   10:05 AM\n"
+        "ΣΠΑΝΑΚΟΠΙΤΑ ΣΠΙΤΙΚΗ Spanakopita     2    9.00\nΜΠΑΚΛΑΒΑΣ ΜΕΛΙΟΥ Baklava           4   10.00\nTotal   19.77\n"
+    )
+    assert not reasons(toronto, {"date": "2026-03-09"}, RECEIPT)["date"]
+
+
+def test_a_delivery_notes_own_label_still_names_its_number():
+    text = "FAKTURA - DAŇOVÝ DOKLAD č. FV-2026-0153\nDodací list: DL-2026-0311\nCelkem k úhradě  12 100,00 Kč\n"
+    assert factors(text, {"invoice_number": "DL-2026-0311"})["invoice_number"] < 0.7
+    clean(text, {"invoice_number": "FV-2026-0153"})
+
+
+@pytest.mark.parametrize("line", ["Wall Art   120", "Sensor ABS   850"])
+def test_an_items_word_before_a_whole_number_is_no_laws_article(line):
+    assert any(figure == line.split()[-1] for figure, _ in roles(line + "\n"))
+
+
+def test_a_script_a_few_words_of_a_menu_are_written_in_tells_nothing():
+    # a London taverna's bilingual menu: mostly English, the Greek a few dishes' names
+    text = (
+        "THE OLIVE TREE TAVERNA\n14 Charlotte Street, London\nTable 7   Covers 2\n"
+        "ΜΟΥΣΑΚΑΣ Moussaka with salad and bread          1   16.50\n"
+        "ΣΟΥΒΛΑΚΙ Chicken souvlaki with pitta and chips  1   14.00\n"
+        "Sparkling water large bottle                    1    4.50\nTotal   35.00\nThank you for dining with us\n"
+    )
+    assert factors(text, {"currency": "EUR"}, RECEIPT)["currency"] < 0.7
+
+
+def test_a_countrys_word_and_another_countrys_address_tell_neither():
+    text = "PRONTITO TIENDAS SA DE CV\nRFC: TPB080514KQ3\nEnvíos: 1200 Main St, El Paso, TX 79901\nTOTAL  89.50\n"
+    assert factors(text, {"currency": "USD"}, RECEIPT)["currency"] < 0.7
+    assert factors(text, {"currency": "MXN"}, RECEIPT)["currency"] < 0.7

@@ -456,9 +456,11 @@ def _in_a_labels_brackets(text: str, s: int, e: int) -> bool:
     return any(c.isalpha() for c in inside) and _CENTS_AFTER.match(text, closing + 1, line_end) is not None
 
 
-# An article or paragraph of a law right before a whole number ("art. 15", "§ 14 Abs. 4")
+# An article or paragraph of a law right before a whole number ("art. 15", "§ 14 Abs. 4"):
+# its abbreviation with its full stop ("Wall Art 120", "Sensor ABS 850.000" are items; a
+# German till's "Artikel 3" an item's number)
 _LAW_BEFORE = re.compile(
-    r"(?i)(?:(?<![^\W\d_])(?:art|artt|article|articolo|artículo|articulo|artigo|artikel|abs|comma)\.?|§§?)[ \t]*\Z"
+    r"(?i)(?:(?<![^\W\d_])(?:(?:art|artt|abs)\.|article|articolo|artículo|articulo|artigo|comma)|§§?)[ \t]*\Z"
 )
 _LAW_REACH = 12
 

@@ -161,6 +161,8 @@ def check_conflicts(src: Source, checks: Mapping[str, FieldCheck], currency: Any
                 continue
             if _identifier_like(src.amounts[ai].raw) and not mine_identifier_like:
                 continue  # "P. IVA: 1234567890" (a VAT number) beside "Totale IVA 5,5"
+            if name == src.lexicon.goods_role and _a_taxed_base(src, cents, mine_cents, checks):
+                continue  # "TAXABLE AMOUNT 27.46" / "SALES TAX 7.000% 1.92": the tax's base, a part
             if cents < mine_cents and any(
                 c is not None
                 and (
@@ -414,6 +416,27 @@ def _withheld(src: Source, difference: Decimal) -> bool:
     return difference in withheld or (len(withheld) > 1 and sum(withheld) == difference)
 
 
+def _a_taxed_base(src: Source, cents: Decimal, mine_cents: Decimal, checks: Mapping[str, FieldCheck]) -> bool:
+    """Whether a figure worth `cents`, less than the record's subtotal, is what a labelled
+    tax is at the rate printed on the tax's line ("TAXABLE AMOUNT 27.46" / "SALES TAX
+    7.000%  1.92"), while the record's subtotal and that tax make its total (43.63 + 1.92 =
+    45.55): the base of the goods taxed, a part; not the net the record's gross subtotal
+    leaves ("Base imponible 43,15" beside a "Subtotal 51,20" with the tax in it)."""
+    totals = [check.number for role in src.lexicon.grand_roles if (check := checks.get(role)) and check.number]
+    if cents >= mine_cents or not totals:
+        return False
+    role = src.lexicon.tax_sum_role
+    for ai, am in enumerate(src.amounts):
+        if src.roles[ai] != role or not am.value or all(abs(mine_cents + abs(am.value) - t) > CENT for t in totals):
+            continue
+        start = src.lines.bounds(src.lines.line_of(am.start))[0]
+        for m in RATE_RE.finditer(src.text, start, am.start):
+            rate = Decimal(m.group(1).replace(",", ".")) / 100
+            if rate and abs(rate * cents - abs(am.value)) <= CENT / 2:
+                return True
+    return False
+
+
 def _left_after_withholding(
     src: Source, role: str, candidates: list[int], mine_cents: Decimal, pages: set[int]
 ) -> str | None:
@@ -433,6 +456,29 @@ def _left_after_withholding(
     return None
 
 
+# the words that name who paid, before the payer ("Betaald door verzekering", "Paid by insurance")
+_PAID_BY = re.compile(
+    r"(?i)(?<![^\W_])(?:by|door|par|por|pela|pelo|da|von|durch|af|av|przez|from)[ \t]+(?:the[ \t]+)?\Z"
+)
+
+
+def _an_insurers_payment(src: Source, ai: int, phrase: str) -> bool:
+    """Whether the payment at amount ai is an insurer's for the buyer: one of the lexicon's
+    `paid_by_others` before or in its phrase ("Ins. paid", "Von Krankenkasse bezahlt") or after a
+    word naming the payer ("Betaald door verzekering"), not anywhere on its line ("Payment
+    received - Bright Dental", "Paid to date (payment plan)")."""
+    start = src.lines.bounds(src.lines.line_of(src.amounts[ai].start))[0]
+    end = src.amounts[ai].start
+    said = [
+        m for m in src.lexicon.adjustment_re.finditer(src.text, start, end) if normalise_phrase(m.group()) == phrase
+    ]
+    where = said[-1].end() if said else end
+    for insurer in src.lexicon.paid_by_others_re.finditer(src.text, start, end):
+        if insurer.start() < where or _PAID_BY.search(src.text, start, insurer.start()):
+            return True
+    return False
+
+
 def _paid(src: Source, difference: Decimal, mine_cents: Decimal) -> str | None:
     """The labelled payment made before (or the payments together) that `difference` is,
     or None. Cash handed over at a till pays the total or, as "CASH OUT", is added to it:
@@ -449,7 +495,7 @@ def _paid(src: Source, difference: Decimal, mine_cents: Decimal) -> str | None:
             and phrase not in src.lexicon.payments_maybe_discounts
             and src.a_payment(ai)
             and not src.lexicon.tender_re.search(src.text, start, end)
-            and not src.lexicon.paid_by_others_re.search(src.text, start, end)
+            and not _an_insurers_payment(src, ai, phrase)
             and (cents := to_cents(abs(am.value)))
         ):
             paid.setdefault(cents, f"'{phrase}' {am.raw}")

@@ -295,6 +295,10 @@ CURRENCY_WORDS: dict[str, str] = {
     "zloty": "PLN",
     "złoty": "PLN",
     "euroa": "EUR",  # Finnish, after a sum ("3352,98 euroa")
+    "eurai": "EUR",  # Lithuanian, in a sum in words ("... trys eurai 25 ct")
+    "eurų": "EUR",
+    "eiro": "EUR",  # Latvian
+    "eurot": "EUR",  # Estonian
     "ευρώ": "EUR",  # Greek, in capitals on tills ("ΣΥΝΟΛΟ ΕΥΡΩ 29,26")
     "ευρω": "EUR",
     "rupiah": "IDR",

@@ -398,6 +398,28 @@ _MONTH_FIRST_FORMAT_RE = re.compile(r"(?<![^\W\d_])mm[/.\-]dd(?![^\W\d_])", re.I
 _MONTH_AND_DAY_RE = re.compile(r"(?<![0-9/.,\-])(0[1-9]|1[0-2])/(1[3-9]|2[0-9]|3[01])(?![0-9]|/[0-9])")
 
 
+def written_month_first(text: str) -> str | None:
+    """A date with its year that `text` writes so that only a month-first reading reads it
+    ("02/28/2026", "March 4, 2026"), as written; None where none is, or where another
+    reads only day first. Not a month and day alone ("08/27" is a medicine's expiry month
+    and year as often as a day)."""
+    orders = {
+        m.group(): order
+        for m in _NUMERIC.finditer(text)
+        if len(m.group("a")) <= 2 and len(m.group("c")) in (2, 4) and (order := _only_order(m)) is not None
+    }
+    if "dm" in orders.values():
+        return None  # it writes dates both ways ("17/03/2026 to 03/17/2026"): no order it keeps
+    for written, order in orders.items():
+        if order == "md":
+            return written
+    for w in _WORD.finditer(text):
+        name = w.group().casefold()
+        if name in MONTHS and name not in _DAY_FIRST_ONLY and (named := _MDY_NAMED.match(text, w.start())):
+            return named.group()
+    return None
+
+
 def shows_the_month_first(text: str) -> bool:
     """Whether any numeric date in `text`, of any year and however separated, is one only
     a month-first reading can read ("02/28/26", "02-28-2019", "Client since 08/23/2019",

@@ -819,6 +819,12 @@ def check_date(src: Source, leaf: Leaf) -> FieldCheck:
             f"'{written}' reads {min(day_first).isoformat()} day first, as this document writes dates ({why});"
             f" {value.isoformat()} is its month-first reading",
         )
+    elif day_first and value in day_first and (why := src.month_first_convention):
+        check.penalise(
+            OTHER_ORDER_FACTOR,
+            f"'{written}' reads {min(others).isoformat()} month first, as this document writes dates ({why});"
+            f" {value.isoformat()} is its day-first reading",
+        )
     return check
 
 

@@ -61,6 +61,7 @@ _MAX_HEADING_WORDS = 4
 _NAME_LABELS = frozenset(PARTY_NAME_LABELS)
 # The keys of a party's block that may stand between its heading and its name's label.
 _MAX_BLOCK_KEYS = 4
+_HEADING_DRIFT = 4  # columns a converter sets a bold heading off its block's keys
 # A heading in capitals, a few words and no figure ("PROYECTO", "PROJET / PROJECT", "BILL TO").
 _CAPITAL_HEADING = re.compile(r"(?=[^a-z0-9:：]*$)[^\W\d_]+[^\w\n]*(?:[ /&-]{1,3}[^\W\d_]+[^\w\n]*){0,3}")
 # The blanks between two words of a letter-spaced heading ("C U S T O M E R  C O P Y").
@@ -162,7 +163,7 @@ def addressed_as(text: str, lines: Lines, start: int, end: int) -> str | None:
     ("Herrn ...", "Spett.le ..."), or followed in it by a Japanese or Korean address's
     honorific ("株式会社青葉商事 御中"); or, the name the whole of its
     cell, a salutation alone in the cell over it ("Herr" over "Matthias Keller"), or an
-    attention line in its column under its last line, past a line of another column only ("Attn: Ms. Teresa Solano",
+    attention line in its column under its last line, past a line of a scan's marks only ("Attn: Ms. Teresa Solano",
     "Att: Ekonomi", "Herrn Dirk Kemper"). Not a salutation starting a shop's name
     ("Madame Tussauds", "Frau Gerolds Garten") or a couple's ("M. et Mme": a guest house's
     owners), nor one under a name (a seller's contact: "Frau Petra Lang"), nor a name in
@@ -193,8 +194,8 @@ def addressed_as(text: str, lines: Lines, start: int, end: int) -> str | None:
         under = lines.cell_in_column(down, column)
         if under is not None and _ATTENTION_LINE.match(text, *under):
             return text[under[0] : under[1]]
-        if under is not None or _written_over(text, lines, down, column, end - start):
-            break  # another line of the block under it (past a line of another column only)
+        if under is not None or not _MARKS_ONLY.fullmatch(text, *lines.bounds(down)):
+            break  # another line of the block, a blank, or words: no attention line of this name
     return None
 
 
@@ -212,7 +213,8 @@ _PLATFORM_BEFORE = re.compile(rf"(?i)(?<![^\W\d_]){_one_of(PLATFORM_BEFORE)}[ \t
 # "Frau" over a line of the header's "Mieter-Nr.: 0147-07" beside it, then "Sabine Kranz")
 _SALUTATION_REACH = 2
 _HONORIFIC_AFTER = re.compile(rf"[ \t\u3000]*{_one_of(ADDRESSING_AFTER)}(?=[ \t\u3000]*$|[ \t\u3000]*\n|$)")
-_ATTENTION_REACH = 2  # the lines down to an attention line, past one of another column only
+_ATTENTION_REACH = 2  # the lines down to an attention line, past one of a scan's marks only
+_MARKS_ONLY = re.compile(r"[ \t]*[^\w\s][^\w\n]*")  # "                 ." (a speck read as a full stop)
 _SEPARATOR_AFTER = re.compile(r"[ \t]*[·•|–]")
 _ADDRESSING = re.compile(rf"(?i){_one_of(ADDRESSING_WORDS)}(?![^\W\d_])")
 _SALUTATION_CELL = re.compile(rf"(?i){_one_of(SALUTATIONS)}[ \t]*:?")
@@ -416,18 +418,22 @@ def _heading_its_block(
 def _centred_over_its_block(
     lines: Lines, heading_line: int, line: int, title: tuple[int, int], block: tuple[int, int]
 ) -> bool:
-    """Whether a heading (its columns `title`, on `heading_line`) stands centred over a
-    block of keys and values without colons (its columns `block`, its name on `line`):
-    within it, about its middle, and no other block's cell starting under the heading a
-    few lines down (a heading left-aligned with the next block is that block's)."""
+    """Whether a heading (its columns `title`, on `heading_line`) stands over a block of
+    keys and values without colons (its columns `block`, its name on `line`): starting
+    within a few columns of its keys, or within it about its middle; and no other block's
+    cell starting under the heading a few lines down (a heading aligned with the next
+    block is that block's)."""
     (title_start, title_end), (column, end_column) = title, block
-    if not column <= title_start < title_end <= end_column:
-        return False
-    if abs((title_start + title_end) - (column + end_column)) > (end_column - column) // 2:
+    left_aligned = abs(title_start - column) <= _HEADING_DRIFT
+    centred = (
+        column <= title_start < title_end <= end_column
+        and abs((title_start + title_end) - (column + end_column)) <= (end_column - column) // 2
+    )
+    if not (left_aligned or centred):
         return False
     for below in range(line + 1, min(len(lines.starts), line + 2 + _MAX_BLOCK_KEYS)):
         start = lines.starts[below]
-        if any(abs(s - start - title_start) <= 1 for s, _ in lines.cells(below)):
+        if any(abs(s - start - title_start) <= 1 and abs(s - start - column) > 1 for s, _ in lines.cells(below)):
             return False
     return True
 

@@ -733,8 +733,12 @@ def assign_roles(text: str, amounts: list[AmountMention], lines: Lines, lexicon:
             )
             # each sum written with its currency, then what it is ("1.162,00 € netto zzgl.
             # 220,78 € MwSt. = 1.382,78 € brutto"): the next figure has its own label
-            # or a sum after it ("220,78 € MwSt. = 1.382,78 €"): the figures before add up to it
-            or (_sign_then_label(text, amounts[ai].end, lb.start) and _EQUALS_AFTER.match(text, lb.end))
+            # or the sum it makes after "=" ("1.162,00 € netto zzgl. 220,78 € MwSt. = 1.382,78 €")
+            or (
+                _sign_then_label(text, amounts[ai].end, lb.start)
+                and _EQUALS_AFTER.match(text, lb.end)
+                and _sums_the_two_before(amounts, ai, nxt)
+            )
             or (
                 _sign_then_label(text, amounts[ai].end, lb.start)
                 and _in_a_chain_of_trailing_labels(text, amounts, labels, ai, pre[ai], owned_after)
@@ -1311,6 +1315,22 @@ def _in_a_chain_of_trailing_labels(
 
 # A label's end, then an equals sign: the figure after it is a sum, not the label's
 _EQUALS_AFTER = re.compile(r"[ \t.:]*=")
+# An invoice's title and a word joining another document's title to it, right before that
+# title ("Invoice & Delivery Note", "FACTURA / AVIZ", "DODACÍ LIST A FAKTURA" is the other
+# way round and starts the line: its own title's number is the invoice's)
+_AN_INVOICE_AND = re.compile(
+    r"(?i)(?<![^\W\d_])(?:invoice|rechnung|faktura|factura|factură|fattura|fatura|facture|faktúra|račun)"
+    r"(?:[ \t]*[-–][ \t]*daňový doklad)?[ \t]*(?:/|&|\+|-|–|,|\band\b|\bund\b|\bși\b|\bsi\b|\ba\b|\bi\b|\by\b|\be\b|\bet\b)[ \t]*\Z"
+)
+
+
+def _sums_the_two_before(amounts: list[AmountMention], ai: int, nxt: int) -> bool:
+    """Whether the figure at `nxt` is the figure at `ai` and the one before it added up:
+    an equation's result ("1.162,00 € ... 220,78 € MwSt. = 1.382,78 €"), not the value a
+    label and its "=" give ("Wohnzimmer 1.162,00 € MwSt = 220,78 €")."""
+    return ai > 0 and abs(amounts[ai - 1].value + amounts[ai].value - amounts[nxt].value) <= CENT
+
+
 # Between a label's two languages ("BTW / TVA", "Te betalen / À payer")
 _IN_TWO_LANGUAGES = re.compile(r"[ \t]*/[ \t]*")
 
@@ -2104,6 +2124,7 @@ _COLON_ENDS_LINE = re.compile(r"[ \t]*:[ \t]*")
 # often an address's ("12 Mill Lane" over "Receipt 4471", "Store Street Sale 20931") or a
 # bank's name ("Caja Rural  Op. 004471").
 _INLINE_ONLY_ROLES = frozenset({"@till_number"})
+_DELIVERY_NOTE_ROLE = "@delivery_note_number"
 
 
 class LabelIndex:
@@ -2119,7 +2140,14 @@ class LabelIndex:
     def __init__(self, text: str, lines: Lines, lexicon: Lexicon) -> None:
         self.text = text
         self.lines = lines
-        self.labels = find_labels(text, lexicon)
+        # not another document's title joined to the invoice's ("FACTURĂ ȘI AVIZ DE
+        # ÎNSOȚIRE", "Faktura / dodací list č. 2026117"): one document, its number the invoice's
+        self.labels = [
+            lb
+            for lb in find_labels(text, lexicon)
+            if lb.role != _DELIVERY_NOTE_ROLE
+            or not _AN_INVOICE_AND.search(text, lines.starts[lines.line_of(lb.start)], lb.start)
+        ]
         self.starts = [lb.start for lb in self.labels]
         inline = set()
         for k, lb in enumerate(self.labels):

@@ -32,7 +32,7 @@ from vetq.core.extraction.currencies import (
     SYMBOLS_LONGEST_FIRST,
     UNAMBIGUOUS_SYMBOLS,
 )
-from vetq.core.extraction.dates import find_date_mentions, shows_the_month_first
+from vetq.core.extraction.dates import find_date_mentions, shows_the_month_first, written_month_first
 from vetq.core.extraction.lexicon import WORD_RE, Lexicon, first_word, normalise_phrase, phrase_pattern
 from vetq.core.extraction.roles import (
     CLAUSE_BREAK_RE,
@@ -77,6 +77,7 @@ _DAY_FIRST_WITH_A_DECIMAL_POINT = frozenset(
     {
         *("GBP", "AUD", "NZD", "SGD", "HKD", "MYR", "THB", "IDR", "VND", "INR", "PKR", "LKR", "NPR", "BDT"),
         *("ILS", "JOD", "EGP", "KES", "NGN", "GHS", "ZAR", "MXN"),
+        *("PEN", "CLP", "COP", "ARS", "UYU", "BOB", "PYG", "GTQ", "CRC"),
     }
 )
 # A United States address ("Pittsburgh, PA 15222", "Austin, Texas 78701"), employer
@@ -97,6 +98,11 @@ _US_STATE_NAMES = (
 _UNWORDLY_STATE_CODES = "|".join(
     sorted(set(_US_STATE_CODES.split("|")) - {"ID", "IN", "OR", "ME", "OK", "HI", "DE", "CO", "MA", "LA", "AL", "OH"})
 )
+# A Canadian address's province and postal code ("Toronto ON M4K 1R1")
+_CANADIAN_RE = re.compile(
+    r"(?<![^\W\d_])(?:AB|BC|MB|NB|NL|NS|NT|NU|ON|PE|QC|SK|YT)[ \t,]+[A-Z][0-9][A-Z][ \t]?[0-9][A-Z][0-9](?![^\W_])"
+)
+_AMERICAN_STRIP = " ,\t\n"  # the comma and blanks around an American address's state and code
 _AMERICAN_RE = re.compile(
     # a state's code after its city's comma (not "Customer ID 48213"), or its name
     rf"(?:,[ \t]*(?:{_US_STATE_CODES}|D\.C\.|N\.Y\.)|(?<![^\W\d_])(?:{_US_STATE_NAMES})),?[ \t\n]+[0-9]{{5}}"
@@ -160,6 +166,7 @@ class Source:
         self._writes_cents: bool | None = None
         self._day_first_convention: tuple[str | None] | None = None
         self._country_tell: tuple[CountryTell | None] | None = None
+        self._month_first_convention: tuple[str | None] | None = None
         self._printed_times: list[PrintedTime] | None = None
         self._totals_before_deductions()
 
@@ -196,7 +203,7 @@ class Source:
         """Why the numeric dates this document's other dates leave in either order
         ("03/04/2026") read day first, or None: its sums are written with a decimal comma,
         as nowhere that writes the month first writes them, or are in currencies only of
-        countries that write the day first and a decimal point, or, naming no currency
+        countries that write the day first and a decimal point, or, naming no other currency
         beside them, it shows such a country's script or word (`country_tell`); None wherever it shows the
         month first (`dates.shows_the_month_first`), an American party, or names dollars.
         Asked by a date field, once."""
@@ -232,19 +239,65 @@ class Source:
             for hit in self.currency_hits
             if hit.strong and text[hit.start - 1 : hit.start] == "(" and text[hit.end : hit.end + 1] == ")"
         ]
-        if hits and all(hit.codes <= _DAY_FIRST_WITH_A_DECIMAL_POINT for hit in hits):
+        # a shared sign is the currency the document names outright ("$" beside "NZD 49.87")
+        named = frozenset(code for hit in self.currency_hits if hit.strong for code in hit.codes)
+        if hits and all((hit.codes & named or hit.codes) <= _DAY_FIRST_WITH_A_DECIMAL_POINT for hit in hits):
             written = dict.fromkeys(text[hit.start : hit.end] for hit in hits)
             return f"its sums are in {', '.join(written)}"
         tell = self.country_tell
-        if tell is not None and tell.day_first and not hits:
+        # (or its sums' signs may be its currency: "$" beside "RFC" is a peso's)
+        if tell is not None and tell.day_first and all(tell.currency in hit.codes for hit in hits):
             return f"it shows {tell.shown}, as only a country that writes the day first does"
         return None
+
+    @property
+    def month_first_convention(self) -> str | None:
+        """Why the numeric dates this document leaves in either order read month first, or
+        None: another of its dates with its year reads only month first ("02/28/2026",
+        "March 4, 2026"; `dates.written_month_first`), or
+        an American party's address, employer number or telephone stands on it and its sums
+        are written with a decimal point in dollars or no currency. Asked by a date field."""
+        if self._month_first_convention is None:
+            self._month_first_convention = (self._month_first_reason(),)
+        return self._month_first_convention[0]
+
+    def _month_first_reason(self) -> str | None:
+        text = self.text
+        separators = [m.group()[0] for am in self.amounts if (m := CENTS_RE.search(am.raw)) is not None]
+        strong = {code for hit in self.currency_hits if hit.strong for code in hit.codes}
+        own = country_tell(text, self.lexicon)
+        if (
+            separators.count(",") > separators.count(".")
+            or not strong <= {"USD"}
+            or self.day_first_convention is not None
+            or (own is not None and own.word and own.day_first)
+        ):
+            return None  # sums of continental Europe's or another currency's, or a day-first country's
+        written = written_month_first(text)
+        if written is not None:
+            return f"'{written}' reads only month first"
+        american = _AMERICAN_RE.search(text)
+        if american is None:
+            return None
+        return f"an American party's '{american.group().strip(_AMERICAN_STRIP)}' stands on it"
 
     @property
     def country_tell(self) -> CountryTell | None:
         """What tells the document's country (`country.country_tell`), read once."""
         if self._country_tell is None:
-            self._country_tell = (country_tell(self.text, self.lexicon),)
+            # an American or a Canadian party's address tells first: a shop there may
+            # write another country's script ("ΣΠΑΝΑΚΟΠΙΤΑ Spanakopita", Toronto ON M4K 1R1)
+            american, canadian = _AMERICAN_RE.search(self.text), _CANADIAN_RE.search(self.text)
+            address = american or canadian
+            own = country_tell(self.text, self.lexicon)
+            told = (
+                None
+                if address is None
+                else CountryTell(f"'{address.group().strip(_AMERICAN_STRIP)}'", "USD" if american else "CAD", False)
+            )
+            if told is not None and own is not None and own.word and own.currency != told.currency:
+                told = own = None  # a Mexican till's "RFC" beside a buyer's Texan address: neither tells
+            self._country_tell = (told or own,)  # an address before a script (a Greek bakery in Toronto)
         return self._country_tell[0]
 
     def phrase_spans(self, phrases: tuple[str, ...]) -> list[tuple[int, int]]:
