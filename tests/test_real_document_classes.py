@@ -7752,6 +7752,31 @@ def test_a_script_a_few_words_of_a_menu_are_written_in_tells_nothing():
 
 
 def test_a_countrys_word_and_another_countrys_address_tell_neither():
-    text = "PRONTITO TIENDAS SA DE CV\nRFC: TPB080514KQ3\nEnvíos: 1200 Main St, El Paso, TX 79901\nTOTAL  89.50\n"
+    text = "PRONTITO TIENDAS SA DE CV\nRFC: TPB080514KQ3\n1200 Main St, El Paso, TX 79901\nTOTAL  89.50\n"
     assert factors(text, {"currency": "USD"}, RECEIPT)["currency"] < 0.7
     assert factors(text, {"currency": "MXN"}, RECEIPT)["currency"] < 0.7
+    # a buyer's address under its key is no word of the issuer's country
+    keyed = text.replace("1200 Main St", "Envíos: 1200 Main St")
+    passes(keyed, {"currency": "MXN"}, RECEIPT)
+
+
+# 247. A third review: a buyer's or a guest's American address is no word of how the issuer
+# writes dates, nor of its currency; a country's abbreviation counts only as printed
+@pytest.mark.parametrize(
+    "text,record,schema",
+    [
+        ("Harbour Lane Studio Ltd\n12 Clerkenwell Rd, London EC1M 5PQ\nVAT Reg No GB 284 5521 19\n\nINVOICE 2026-031\n"
+         "Bill To\nLonghorn Robotics Inc.\n100 Congress Ave, Austin, TX 78701 USA\nInvoice Date: 03/04/2026\n"
+         "Total (USD)  4,500.00\n", {"invoice_date": "2026-04-03"}, INVOICE),
+        ("              領収書 / RECEIPT\nホテルグランドさくら 東京\n東京都千代田区丸の内1-2-3   TEL 03-5555-0123\n"
+         "ご宿泊者様 / Guest: John Miller\nAddress: 742 Evergreen Terrace, Springfield, IL 62704\n日付 Date: 2026/03/04\n"
+         "ご宿泊料金 Room charge (2泊)          32,000\nサービス料 Service charge              3,200\n"
+         "合計 Total                            38,720\nお預り Paid (VISA)                    38,720\n"
+         "またのお越しをお待ちしております。ありがとうございました\n",
+         {"currency": "JPY"}, RECEIPT),
+        ("Corner Market\nTel (415) 555-0142\nCashier: Dian\nDate: 03/04/2026\nTotal $9.99\n", {"date": "2026-03-04"}, RECEIPT),
+    ],
+    ids=["uk-seller-us-buyer", "japanese-hotel-us-guest", "a-cashier-named-dian"],
+)  # fmt: skip
+def test_what_stands_for_another_party_tells_nothing_of_the_issuers_country(text, record, schema):
+    passes(text, record, schema)

@@ -51,7 +51,7 @@ _LETTERS = [
 # but for Vietnamese (Latin letters itself), a share of its letters enough that it is not
 # a shop abroad's bilingual menu ("ΣΠΑΝΑΚΟΠΙΤΑ Spanakopita" in Toronto)
 _MIN_LETTERS = 12
-_MIN_SHARE = 0.4
+_MIN_SHARE = 0.2
 _LATIN = re.compile(r"[A-Za-z]")
 
 

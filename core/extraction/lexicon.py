@@ -253,13 +253,27 @@ def _deductions(
     return phrases
 
 
-def _country_words(value: Any) -> dict[str, tuple[str, bool]]:
-    """country_words.countries: each word, casefolded, to its country's currency and whether
-    its numeric dates read day first."""
+def _country_words_re(printed: tuple[str, ...]) -> re.Pattern[str]:
+    """The country words as printed: an abbreviation as the lexicon writes it or in
+    capitals only ("RFC", "KvK": not a cashier's "Dian"), not joined to a ticket's number
+    ("RFC-2291"); a longer word in any case."""
+    forms = []
+    for word in sorted(printed, key=len, reverse=True):
+        if word.isascii() and word.isalpha() and len(word) <= 5:
+            forms.append("(?-i:" + "|".join(map(re.escape, dict.fromkeys((word, word.upper())))) + ")(?!-)")
+        else:
+            forms.append(re.escape(word))
+    return re.compile(r"(?i)(?<![^\W_])(?:" + "|".join(forms) + r")(?![^\W_])")
+
+
+def _country_words(value: Any) -> tuple[tuple[str, ...], dict[str, tuple[str, bool]]]:
+    """country_words.countries: the words as printed, and each word, casefolded, to its
+    country's currency and whether its numeric dates read day first."""
     where = "country_words.countries"
     if not isinstance(value, list):
         raise LexiconError(f"{where} must be a list")
     out: dict[str, tuple[str, bool]] = {}
+    printed: list[str] = []
     for country in value:
         if not isinstance(country, dict) or set(country) != {"currency", "day_first", "words"}:
             raise LexiconError(f"{where}: each country has its currency, day_first and words")
@@ -272,7 +286,8 @@ def _country_words(value: Any) -> dict[str, tuple[str, bool]]:
             if word.casefold() in out:
                 raise LexiconError(f"{where}: {word!r} is listed twice")
             out[word.casefold()] = (currency, day_first)
-    return out
+            printed.append(word)
+    return tuple(printed), out
 
 
 def _words(value: Any, where: str) -> tuple[str, ...]:
@@ -377,7 +392,7 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
     pages = _words(_section(data, "page_words", "words"), "page_words")
     tip_guide = _phrases(_section(data, "tip_guide_words", "words"), "tip_guide_words")
     tender = _words(_section(data, "tender_words", "words"), "tender_words")
-    country_of_word = _country_words(_section(data, "country_words", "countries"))
+    printed_country_words, country_of_word = _country_words(_section(data, "country_words", "countries"))
     rate_base = _words(_section(data, "rate_base_words", "words"), "rate_base_words")
     net_labels, tax_inclusive = _tax_included_net_labels(data, inclusion)
     goods = _GoodsSums.from_data(data, role_of_label)
@@ -422,12 +437,7 @@ def lexicon_from_data(data: Mapping[str, Any], role_labels: Mapping[str, Any], *
         partial_re=re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, partial)) + r")(?![^\W_])", re.IGNORECASE),
         # a form feed, or a page word with its number
         country_of_word=country_of_word,
-        country_words_re=re.compile(
-            r"(?<![^\W_])(?:"
-            + "|".join(map(re.escape, sorted(country_of_word, key=len, reverse=True)))
-            + r")(?![^\W_])",
-            re.IGNORECASE,
-        ),
+        country_words_re=_country_words_re(printed_country_words),
         tender_re=re.compile(r"(?<![^\W_])(?:" + "|".join(map(re.escape, tender)) + r")(?![^\W_])", re.IGNORECASE),
         discount_column_re=re.compile(
             r"(?<![^\W_])(?:" + _listed(data, "discount_column_words", "words") + r")(?![^\W_])", re.IGNORECASE

@@ -33,7 +33,8 @@ from vetq.core.extraction.currencies import (
     UNAMBIGUOUS_SYMBOLS,
 )
 from vetq.core.extraction.dates import find_date_mentions, shows_the_month_first, written_month_first
-from vetq.core.extraction.lexicon import WORD_RE, Lexicon, first_word, normalise_phrase, phrase_pattern
+from vetq.core.extraction.lexicon import DELIVERY, WORD_RE, Lexicon, first_word, normalise_phrase, phrase_pattern
+from vetq.core.extraction.parties import is_label_cell
 from vetq.core.extraction.roles import (
     CLAUSE_BREAK_RE,
     FILL_RUN_RE,
@@ -103,7 +104,7 @@ _CANADIAN_RE = re.compile(
     r"(?<![^\W\d_])(?:AB|BC|MB|NB|NL|NS|NT|NU|ON|PE|QC|SK|YT)[ \t,]+[A-Z][0-9][A-Z][ \t]?[0-9][A-Z][0-9](?![^\W_])"
 )
 _AMERICAN_STRIP = " ,\t\n"  # the comma and blanks around an American address's state and code
-_AMERICAN_RE = re.compile(
+_AMERICAN_ADDRESS = (
     # a state's code after its city's comma (not "Customer ID 48213"), or its name
     rf"(?:,[ \t]*(?:{_US_STATE_CODES}|D\.C\.|N\.Y\.)|(?<![^\W\d_])(?:{_US_STATE_NAMES})),?[ \t\n]+[0-9]{{5}}"
     r"(?:-[0-9]{4})?(?![0-9])"
@@ -112,8 +113,16 @@ _AMERICAN_RE = re.compile(
     rf"|(?<=[A-Za-z])[ \t]{{1,2}}(?:{_UNWORDLY_STATE_CODES})[ \t]{{1,2}}[0-9]{{5}}(?:-[0-9]{{4}})?"
     r"(?=[ \t]*(?:\n|$|USA|U\.S\.A\.))"
     r"|(?<![^\W\d_])EIN[ \t:#.]*[0-9]{2}-[0-9]{7}(?![0-9])"
-    # and a North American telephone number ("+1 (415) 555-0182")
-    r"|\+1[ \t.\-]?\(?[2-9][0-9]{2}\)?[ \t.\-]?[0-9]{3}[ \t.\-][0-9]{4}(?![0-9])"
+)
+# an American address or employer number where the issuer's letterhead stands (a buyer's
+# address lower down is no word of how the document's software writes dates)
+_AMERICAN_ISSUER_RE = re.compile(_AMERICAN_ADDRESS)
+_LETTERHEAD_LINES = 8
+_OTHER_PARTIES = ("buyer", DELIVERY)
+_AMERICAN_RE = re.compile(
+    _AMERICAN_ADDRESS
+    # or a North American telephone number ("+1 (415) 555-0182")
+    + r"|\+1[ \t.\-]?\(?[2-9][0-9]{2}\)?[ \t.\-]?[0-9]{3}[ \t.\-][0-9]{4}(?![0-9])"
 )
 # the currencies of countries writing the month first or either way, named anywhere
 _MONTH_FIRST_CURRENCIES = frozenset({"USD", "CAD", "PHP"})
@@ -216,6 +225,7 @@ class Source:
         if (
             shows_the_month_first(text)
             or _AMERICAN_RE.search(text)
+            or _CANADIAN_RE.search(text)
             or any(hit.strong and hit.codes & _MONTH_FIRST_CURRENCIES for hit in self.currency_hits)
         ):
             return None  # the month first elsewhere, an American party's software, dollars
@@ -254,12 +264,29 @@ class Source:
     def month_first_convention(self) -> str | None:
         """Why the numeric dates this document leaves in either order read month first, or
         None: another of its dates with its year reads only month first ("02/28/2026",
-        "March 4, 2026"; `dates.written_month_first`), or
-        an American party's address, employer number or telephone stands on it and its sums
-        are written with a decimal point in dollars or no currency. Asked by a date field."""
+        "March 4, 2026"; `dates.written_month_first`), or its issuer's letterhead has an
+        American address or employer number; and its sums are written with a decimal point
+        in dollars or no currency, and no day-first country tells. Asked by a date field."""
         if self._month_first_convention is None:
             self._month_first_convention = (self._month_first_reason(),)
         return self._month_first_convention[0]
+
+    def _in_the_letterhead(self, pattern: re.Pattern[str]) -> re.Match[str] | None:
+        """`pattern`'s first match in the document's first lines, where the issuer's
+        letterhead stands: before a buyer's or a delivery's heading, and on no line of a key
+        and its value ("Guest: Sarah Kim, 3300 Wilshire Blvd, Los Angeles, CA 90010")."""
+        last = min(_LETTERHEAD_LINES, len(self.lines.starts))
+        for line in range(last):
+            # the letterhead ends where a buyer's or a delivery's heading starts ("Bill To")
+            if any(is_label_cell(self.text[s:e], party) for s, e in self.lines.cells(line) for party in _OTHER_PARTIES):
+                last = line
+                break
+        end = self.lines.bounds(last - 1)[1] if last else 0
+        for found in pattern.finditer(self.text, 0, end):
+            line_start = self.lines.bounds(self.lines.line_of(found.start()))[0]
+            if ":" not in self.text[line_start : found.start()]:
+                return found
+        return None
 
     def _month_first_reason(self) -> str | None:
         text = self.text
@@ -276,18 +303,19 @@ class Source:
         written = written_month_first(text)
         if written is not None:
             return f"'{written}' reads only month first"
-        american = _AMERICAN_RE.search(text)
+        american = self._in_the_letterhead(_AMERICAN_ISSUER_RE)
         if american is None:
             return None
-        return f"an American party's '{american.group().strip(_AMERICAN_STRIP)}' stands on it"
+        return f"its issuer's American '{american.group().strip(_AMERICAN_STRIP)}' stands on it"
 
     @property
     def country_tell(self) -> CountryTell | None:
         """What tells the document's country (`country.country_tell`), read once."""
         if self._country_tell is None:
-            # an American or a Canadian party's address tells first: a shop there may
-            # write another country's script ("ΣΠΑΝΑΚΟΠΙΤΑ Spanakopita", Toronto ON M4K 1R1)
-            american, canadian = _AMERICAN_RE.search(self.text), _CANADIAN_RE.search(self.text)
+            # the issuer's American or Canadian address tells first: a shop there may write
+            # another country's script ("ΣΠΑΝΑΚΟΠΙΤΑ Spanakopita", Toronto ON M4K 1R1)
+            american = self._in_the_letterhead(_AMERICAN_ISSUER_RE)
+            canadian = self._in_the_letterhead(_CANADIAN_RE)
             address = american or canadian
             own = country_tell(self.text, self.lexicon)
             told = (
