@@ -409,11 +409,21 @@ def _withheld(src: Source, difference: Decimal) -> bool:
     """Whether `difference` is what the source's labelled withholdings come to (one of
     them, or all of them)."""
     withheld = {
-        cents
+        cents: am.raw
         for ai, am in enumerate(src.amounts)
         if src.context(ai).adjustment in src.lexicon.withholdings and (cents := to_cents(abs(am.value)))
     }
-    return difference in withheld or (len(withheld) > 1 and sum(withheld) == difference)
+    return _one_or_all(withheld, difference) is not None
+
+
+def _one_or_all(figures: Mapping[Decimal, str], difference: Decimal) -> str | None:
+    """The figure (as shown) that `difference` is, or all of them together where they add
+    up to it; None otherwise."""
+    if difference in figures:
+        return figures[difference]
+    if len(figures) > 1 and sum(figures) == difference:
+        return " + ".join(figures.values())
+    return None
 
 
 def _a_taxed_base(src: Source, cents: Decimal, mine_cents: Decimal, checks: Mapping[str, FieldCheck]) -> bool:
@@ -499,13 +509,7 @@ def _paid(src: Source, difference: Decimal, mine_cents: Decimal) -> str | None:
             and (cents := to_cents(abs(am.value)))
         ):
             paid.setdefault(cents, f"'{phrase}' {am.raw}")
-    if mine_cents in paid:
-        return None
-    if difference in paid:
-        return paid[difference]
-    if len(paid) > 1 and sum(paid) == difference:
-        return " + ".join(paid.values())
-    return None
+    return None if mine_cents in paid else _one_or_all(paid, difference)
 
 
 def _outranked(src: Source, check: FieldCheck, role: str, mine_cents: Decimal, currency: Any) -> bool:

@@ -175,6 +175,7 @@ class Source:
         self._writes_cents: bool | None = None
         self._day_first_convention: tuple[str | None] | None = None
         self._country_tell: tuple[CountryTell | None] | None = None
+        self._own_country_tell: tuple[CountryTell | None] | None = None
         self._month_first_convention: tuple[str | None] | None = None
         self._printed_times: list[PrintedTime] | None = None
         self._totals_before_deductions()
@@ -292,7 +293,7 @@ class Source:
         text = self.text
         separators = [m.group()[0] for am in self.amounts if (m := CENTS_RE.search(am.raw)) is not None]
         strong = {code for hit in self.currency_hits if hit.strong for code in hit.codes}
-        own = country_tell(text, self.lexicon)
+        own = self.own_country_tell
         if (
             separators.count(",") > separators.count(".")
             or not strong <= {"USD"}
@@ -309,6 +310,14 @@ class Source:
         return f"its issuer's American '{american.group().strip(_AMERICAN_STRIP)}' stands on it"
 
     @property
+    def own_country_tell(self) -> CountryTell | None:
+        """What the document's script or words tell of its country (`country.country_tell`),
+        its issuer's address left aside; read once."""
+        if self._own_country_tell is None:
+            self._own_country_tell = (country_tell(self.text, self.lexicon),)
+        return self._own_country_tell[0]
+
+    @property
     def country_tell(self) -> CountryTell | None:
         """What tells the document's country (`country.country_tell`), read once."""
         if self._country_tell is None:
@@ -317,7 +326,7 @@ class Source:
             american = self._in_the_letterhead(_AMERICAN_ISSUER_RE)
             canadian = self._in_the_letterhead(_CANADIAN_RE)
             address = american or canadian
-            own = country_tell(self.text, self.lexicon)
+            own = self.own_country_tell
             told = (
                 None
                 if address is None
